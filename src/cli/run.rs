@@ -1,0 +1,131 @@
+//! `retrysim run`: simulate every policy of a scenario and write the report.
+
+use crate::report::{self, Perf, ReportOptions};
+use crate::runner;
+use crate::scenario::{self, Scenario};
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Examples shown after `--help`.
+pub const EXAMPLES: &str = "Examples:
+  retrysim run                                   # the built-in 90-second-outage story
+  retrysim run scenarios/hotos21-toy.json -o out
+  retrysim run scenarios/spanner-90s.json --replications 10 --policy platform
+  retrysim run scenarios/spanner-90s.json --set backend.workers=120 --set traffic.rate=6000";
+
+/// The scenario `retrysim run` uses when given no file.
+pub const BUILTIN: &str = include_str!("../../scenarios/spanner-90s.json");
+
+/// Flags of `retrysim run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scenario files (.json or .toml); none = the built-in flagship scenario.
+    pub scenarios: Vec<PathBuf>,
+    /// Output directory; each scenario writes into DIR/<scenario name>/.
+    #[arg(short, long, default_value = "output")]
+    pub output: PathBuf,
+    /// Overrides the scenario's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Independent runs per policy (different random streams).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub replications: u32,
+    /// Simulate only the named policies (repeatable).
+    #[arg(long = "policy")]
+    pub policies: Vec<String>,
+    /// Overrides one scenario value, e.g. `backend.workers=120` (repeatable).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
+    /// Skip the PNG plots.
+    #[arg(long)]
+    pub no_plots: bool,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Runs the command.
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let mut scenarios = Vec::new();
+    if args.scenarios.is_empty() {
+        scenarios.push(scenario::load_str(
+            BUILTIN,
+            "built-in spanner-90s.json",
+            &args.sets,
+        )?);
+    }
+    for path in &args.scenarios {
+        scenarios.push(scenario::load(path, &args.sets)?);
+    }
+    for mut s in scenarios {
+        if let Some(seed) = args.seed {
+            s.spec.seed = seed;
+        }
+        select_policies(&mut s, &args.policies)?;
+        run_one(&s, &args)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn select_policies(s: &mut Scenario, names: &[String]) -> anyhow::Result<()> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    for n in names {
+        if !s.policies.iter().any(|p| &p.name == n) {
+            let known: Vec<_> = s.policies.iter().map(|p| p.name.as_str()).collect();
+            return Err(crate::error::invalid(format!(
+                "--policy {n:?}: scenario {:?} has no such policy (it has: {})",
+                s.spec.name,
+                known.join(", ")
+            )));
+        }
+    }
+    let keep: Vec<bool> = s.policies.iter().map(|p| names.contains(&p.name)).collect();
+    let mut i = 0;
+    s.policies.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+    let mut i = 0;
+    s.spec.policies.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+    Ok(())
+}
+
+fn run_one(s: &Scenario, args: &RunArgs) -> anyhow::Result<()> {
+    let dir = args.output.join(&s.spec.name);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
+    let started = Instant::now();
+    let results = runner::run_all(s, args.replications, &|| {});
+    let wall_s = started.elapsed().as_secs_f64();
+    let events: u64 = results.iter().map(|r| r.events).sum();
+    let perf = Perf {
+        events,
+        wall_s,
+        events_per_s: if wall_s > 0.0 {
+            events as f64 / wall_s
+        } else {
+            0.0
+        },
+        threads: rayon::current_num_threads(),
+        runs: results.len(),
+        requests: results.iter().map(|r| r.summary.requests).sum(),
+    };
+    let opts = ReportOptions {
+        no_plots: args.no_plots,
+    };
+    let written = report::write_all(&dir, s, &results, &perf, &opts)?;
+    if !args.quiet {
+        print!("{}", report::summary_table(s, &results));
+        for p in written {
+            println!("wrote {}", p.display());
+        }
+    }
+    Ok(())
+}

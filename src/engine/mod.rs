@@ -1,0 +1,8 @@
+//! How events run: time-ordered event queue and random streams. The engine
+//! knows nothing of requests or retries.
+
+pub mod queue;
+pub mod rng;
+
+pub use queue::{EventQueue, LaneId};
+pub use rng::{stream, SimRng, Stream};

@@ -1,0 +1,1 @@
+//! Streams counts into bins while a run goes (placeholder).

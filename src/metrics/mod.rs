@@ -1,0 +1,142 @@
+//! What a run measured: the per-bin time series and the per-run summary,
+//! plus the pure functions that derive report figures from them (recovery,
+//! quantiles, means over replications).
+//!
+//! The model streams counts into a [`collector::Collector`] while it runs, so
+//! memory stays proportional to the number of bins, never to the number of
+//! requests.
+
+pub mod collector;
+pub mod quantile;
+pub mod recovery;
+
+use serde::Serialize;
+
+/// One time bin of one run: the columns of `timeseries.csv`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct BinRow {
+    /// Start of the bin, seconds.
+    pub t_s: f64,
+    /// New requests per second.
+    pub demand_rps: f64,
+    /// First attempts sent per second.
+    pub first_attempt_rps: f64,
+    /// Retries sent per second.
+    pub retry_rps: f64,
+    /// Attempts arriving at the backend per second.
+    pub offered_rps: f64,
+    /// Attempts rejected (waiting room full, or shed) per second.
+    pub rejected_rps: f64,
+    /// Requests completed successfully per second.
+    pub goodput_rps: f64,
+    /// Attempts served after their client gave up, per second.
+    pub wasted_rps: f64,
+    /// Attempts abandoned by their client's attempt timeout, per second.
+    pub timeout_rps: f64,
+    /// Non-ok answers that reached a waiting client, per second.
+    pub error_rps: f64,
+    /// Requests dropped (limits, deadline, budget) per second.
+    pub dropped_rps: f64,
+    /// Time-weighted mean number of attempts in the waiting room.
+    pub queue_len_avg: f64,
+    /// Largest waiting-room length seen in the bin.
+    pub queue_len_max: f64,
+    /// Busy worker time ÷ available worker time.
+    pub utilization: f64,
+    /// Requests waiting to retry at the bin's end.
+    pub retrying: f64,
+    /// Median latency of the requests that succeeded in the bin (ms).
+    pub latency_p50_ms: Option<f64>,
+    /// 99th percentile of the same (ms).
+    pub latency_p99_ms: Option<f64>,
+    /// Nominal capacity in the bin (requests/s), faults included.
+    pub capacity_rps: f64,
+}
+
+/// Whole-run counts and figures of one (policy, replication) run; requests
+/// that arrived before `warmup` are left out.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RunSummary {
+    pub requests: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub dropped: u64,
+    pub unfinished: u64,
+    /// Attempts made by the counted requests (sent to the backend).
+    pub attempts: u64,
+    /// Attempts the workers served (after warmup).
+    pub served: u64,
+    /// Served attempts whose client had given up (after warmup).
+    pub wasted: u64,
+    /// Highest `offered_rps` over the bins after warmup.
+    pub peak_offered_rps: f64,
+    /// Nominal capacity without faults (requests/s).
+    pub capacity_rps: f64,
+    /// Start of the first incident fault (s).
+    pub fault_start_s: Option<f64>,
+    /// End of the last incident fault (s).
+    pub fault_end_s: Option<f64>,
+    /// First time at or after `fault_end_s` from which every bin for
+    /// `stable_for` is healthy (s).
+    pub recovered_at_s: Option<f64>,
+    pub latency_p50_ms: Option<f64>,
+    pub latency_mean_ms: Option<f64>,
+    pub latency_p99_ms: Option<f64>,
+}
+
+impl RunSummary {
+    /// `succeeded / requests`.
+    pub fn success_rate(&self) -> f64 {
+        ratio(self.succeeded as f64, self.requests as f64)
+    }
+    /// `attempts / requests`.
+    pub fn amplification(&self) -> f64 {
+        ratio(self.attempts as f64, self.requests as f64)
+    }
+    /// `attempts − requests`.
+    pub fn retries(&self) -> u64 {
+        self.attempts.saturating_sub(self.requests)
+    }
+    /// `peak_offered_rps / capacity_rps`.
+    pub fn peak_load_ratio(&self) -> f64 {
+        ratio(self.peak_offered_rps, self.capacity_rps)
+    }
+    /// `recovered_at_s − fault_end_s`.
+    pub fn recovery_after_fault_s(&self) -> Option<f64> {
+        Some(self.recovered_at_s? - self.fault_end_s?)
+    }
+    /// `recovered_at_s − fault_start_s`.
+    pub fn degraded_s(&self) -> Option<f64> {
+        Some(self.recovered_at_s? - self.fault_start_s?)
+    }
+    /// True when there was an incident and the run never recovered from it.
+    pub fn metastable(&self) -> bool {
+        self.fault_end_s.is_some() && self.recovered_at_s.is_none()
+    }
+    /// Served attempts that were wasted ÷ all served attempts.
+    pub fn wasted_fraction(&self) -> f64 {
+        ratio(self.wasted as f64, self.served as f64)
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
+    }
+}
+
+/// Everything one (policy, replication) run produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunResult {
+    /// The policy's name.
+    pub policy: String,
+    /// The policy's position in the scenario (0 = first).
+    pub policy_index: usize,
+    pub replication: u32,
+    pub bins: Vec<BinRow>,
+    pub summary: RunSummary,
+    /// Events the engine processed (for perf.json only).
+    pub events: u64,
+}

@@ -1,0 +1,136 @@
+//! Bounded-memory latency quantiles: a log-bucketed histogram with about
+//! 1 % relative error, fixed size whatever the number of samples.
+
+/// Sub-buckets per power of two: 2^6 = 64 gives ≤ 1.1 % relative error.
+const SUB_BITS: u32 = 6;
+const SUB: usize = 1 << SUB_BITS;
+/// Values up to 2^64 ns.
+const BUCKETS: usize = (64 - SUB_BITS as usize + 1) * SUB;
+
+/// Histogram of nanosecond values.
+#[derive(Clone, Debug)]
+pub struct LogHistogram {
+    counts: Vec<u64>,
+    total: u64,
+    sum: f64,
+}
+
+impl Default for LogHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn index(v: u64) -> usize {
+    if v < SUB as u64 {
+        return v as usize;
+    }
+    let msb = 63 - v.leading_zeros();
+    let shift = msb - SUB_BITS;
+    let sub = (v >> shift) as usize & (SUB - 1);
+    ((shift + 1) as usize) * SUB + sub
+}
+
+/// The midpoint of the values that land in bucket `i`.
+fn value_of(i: usize) -> f64 {
+    if i < SUB {
+        return i as f64;
+    }
+    let shift = (i / SUB - 1) as u32;
+    let sub = (i % SUB) as u64;
+    let lo = ((SUB as u64) | sub) << shift;
+    let width = 1u64 << shift;
+    lo as f64 + (width as f64 - 1.0) / 2.0
+}
+
+impl LogHistogram {
+    /// An empty histogram.
+    pub fn new() -> Self {
+        LogHistogram {
+            counts: vec![0; BUCKETS],
+            total: 0,
+            sum: 0.0,
+        }
+    }
+
+    /// Adds one value.
+    #[inline]
+    pub fn record(&mut self, v: u64) {
+        self.counts[index(v)] += 1;
+        self.total += 1;
+        self.sum += v as f64;
+    }
+
+    /// Values recorded.
+    pub fn count(&self) -> u64 {
+        self.total
+    }
+
+    /// Exact mean of the values recorded.
+    pub fn mean(&self) -> Option<f64> {
+        (self.total > 0).then(|| self.sum / self.total as f64)
+    }
+
+    /// The `q` quantile (0..=1), within about 1 %: the value below which a
+    /// share `q` of the samples lies (nearest rank).
+    pub fn quantile(&self, q: f64) -> Option<f64> {
+        if self.total == 0 {
+            return None;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * self.total as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return Some(value_of(i));
+            }
+        }
+        None
+    }
+
+    /// Empties the histogram.
+    pub fn clear(&mut self) {
+        if self.total > 0 {
+            self.counts.iter_mut().for_each(|c| *c = 0);
+        }
+        self.total = 0;
+        self.sum = 0.0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_within_one_percent() {
+        let mut h = LogHistogram::new();
+        for v in 1..=100_000u64 {
+            h.record(v * 1000);
+        }
+        for q in [0.5, 0.9, 0.99] {
+            let exact = q * 100_000.0 * 1000.0;
+            let got = h.quantile(q).unwrap();
+            assert!(
+                (got - exact).abs() / exact < 0.011,
+                "q={q} got {got} exact {exact}"
+            );
+        }
+        assert!((h.mean().unwrap() - 50_000_500.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn small_values_are_exact_and_empty_is_none() {
+        let mut h = LogHistogram::new();
+        assert_eq!(h.quantile(0.5), None);
+        for v in [3, 3, 7] {
+            h.record(v);
+        }
+        assert_eq!(h.quantile(0.5), Some(3.0));
+        assert_eq!(h.quantile(1.0), Some(7.0));
+        h.clear();
+        assert_eq!(h.count(), 0);
+        h.record(u64::MAX);
+        assert!(h.quantile(0.5).unwrap() > 1.8e19);
+    }
+}

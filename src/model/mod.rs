@@ -1,0 +1,4 @@
+//! What is simulated: traffic, the backend, faults and the clients' retry
+//! behaviour. One [`run::simulate`] call is one (policy, replication) run.
+
+pub mod run;

@@ -1,0 +1,276 @@
+//! Retry policies: what a client does after a failed attempt.
+//!
+//! Everything here is a pure function or a small state machine, tested
+//! alone: backoff schedules, jitter, retry budgets and circuit breakers. The
+//! model (`crate::model`) asks a [`Policy`] whether and when to retry; it
+//! never computes a delay itself.
+
+pub mod backoff;
+pub mod breaker;
+pub mod budget;
+pub mod jitter;
+pub mod presets;
+
+pub use backoff::Backoff;
+pub use jitter::Jitter;
+
+use crate::scenario::spec::{BackoffSpec, BreakerSpec, BudgetSpec, PolicySpec};
+use crate::status::{Status, StatusSet};
+use crate::time::Nanos;
+
+/// A policy with its preset applied and every default filled in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Policy {
+    pub name: String,
+    /// Attempts in all, the first included; `None` = unlimited.
+    pub max_attempts: Option<u32>,
+    /// Retry time limit from the first attempt; `None` = unlimited.
+    pub max_retry_duration: Option<Nanos>,
+    pub backoff: Backoff,
+    pub jitter: Jitter,
+    pub retry_on: StatusSet,
+    pub budget: Option<BudgetSpec>,
+    pub breaker: Option<BreakerSpec>,
+    pub honor_retry_after: bool,
+}
+
+/// Why a request stops retrying, or that it may go on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryVerdict {
+    /// Retry allowed (budgets and breakers are asked separately).
+    Retry,
+    /// The status is not in `retry_on`: the request has failed.
+    NotRetryable,
+    /// `max_attempts` / `max_retry_duration` ran out: the request is dropped.
+    Exhausted,
+}
+
+impl Policy {
+    /// Decides, from the limits alone, whether a request whose attempt number
+    /// `attempts` (1-based, the one that just failed) ended with `status`
+    /// `age` after its first attempt may be retried.
+    ///
+    /// Cloud Tasks' rule: when both limits are set the request is given up
+    /// only when *both* are reached; when one is set it alone decides.
+    pub fn verdict(&self, status: Status, attempts: u32, age: Nanos) -> RetryVerdict {
+        if !self.retry_on.contains(status) {
+            return RetryVerdict::NotRetryable;
+        }
+        let by_attempts = self.max_attempts.map(|m| attempts >= m);
+        let by_age = self.max_retry_duration.map(|d| age >= d);
+        let give_up = match (by_attempts, by_age) {
+            (Some(a), Some(d)) => a && d,
+            (Some(a), None) => a,
+            (None, Some(d)) => d,
+            (None, None) => false,
+        };
+        if give_up {
+            RetryVerdict::Exhausted
+        } else {
+            RetryVerdict::Retry
+        }
+    }
+
+    /// The delay before retry `n` (1 = first retry). `previous` holds the
+    /// request's last delay (decorrelated backoff keeps it per request) and
+    /// is updated; `u` is a uniform draw in [0, 1).
+    pub fn retry_delay(&self, n: u32, previous: &mut Nanos, u: f64) -> Nanos {
+        let d = match self.backoff {
+            Backoff::Decorrelated { base, max } => {
+                let prev = if *previous == 0 { base } else { *previous };
+                Backoff::decorrelated_next(base, max, prev, u)
+            }
+            _ => self.jitter.apply(self.backoff.nominal(n), u),
+        };
+        *previous = d;
+        d
+    }
+
+    /// Whether `retry_delay` consumes its random draw.
+    pub fn delay_is_random(&self) -> bool {
+        self.backoff.is_decorrelated() || self.jitter.is_random()
+    }
+
+    /// Whether this policy ever retries (more than one attempt allowed and
+    /// something to retry on).
+    pub fn may_retry(&self) -> bool {
+        self.max_attempts != Some(1) || self.max_retry_duration.is_some_and(|d| d > 0)
+    }
+}
+
+/// Resolves a backoff as written into integer-nanosecond form.
+pub fn resolve_backoff(spec: &BackoffSpec) -> Backoff {
+    match *spec {
+        BackoffSpec::Constant { delay } => Backoff::Constant { delay: delay.ns() },
+        BackoffSpec::Linear { initial, step, max } => Backoff::Linear {
+            initial: initial.ns(),
+            step: step.ns(),
+            max: max.map_or(u64::MAX, |m| m.ns()),
+        },
+        BackoffSpec::Exponential {
+            initial,
+            multiplier,
+            max,
+            max_doublings,
+        } => Backoff::Exponential {
+            initial: initial.ns(),
+            multiplier,
+            max: max.map_or(u64::MAX, |m| m.ns()),
+            max_doublings: max_doublings.unwrap_or(u32::MAX),
+        },
+        BackoffSpec::CloudTasks {
+            min_backoff,
+            max_backoff,
+            max_doublings,
+        } => Backoff::CloudTasks {
+            min_backoff: min_backoff.ns(),
+            max_backoff: max_backoff.ns(),
+            max_doublings,
+        },
+        BackoffSpec::Decorrelated { base, max } => Backoff::Decorrelated {
+            base: base.ns(),
+            max: max.ns(),
+        },
+    }
+}
+
+/// Applies the preset named in `spec` (if any) and the SPEC defaults.
+/// Errors are messages about the policy's own fields (the caller adds the
+/// path); validation of values happens in `crate::scenario::validate`.
+pub fn resolve(spec: &PolicySpec) -> Result<Policy, String> {
+    let base = match &spec.preset {
+        Some(name) => presets::preset(name).ok_or_else(|| {
+            format!(
+                "unknown preset {name:?}; known presets: {}",
+                presets::NAMES.join(", ")
+            )
+        })?,
+        None => PolicySpec::default(),
+    };
+    let max_attempts = spec.max_attempts.or(base.max_attempts).unwrap_or(1);
+    let max_attempts = if max_attempts <= 0 {
+        None
+    } else {
+        Some(u32::try_from(max_attempts).unwrap_or(u32::MAX))
+    };
+    let max_retry_duration = spec
+        .max_retry_duration
+        .or(base.max_retry_duration)
+        .map(|d| d.ns())
+        .filter(|&d| d > 0);
+    let backoff = match spec.backoff.as_ref().or(base.backoff.as_ref()) {
+        Some(b) => resolve_backoff(b),
+        None => {
+            let retries = max_attempts != Some(1) || max_retry_duration.is_some();
+            if retries {
+                return Err("a policy that may retry needs a `backoff` or a `preset`".into());
+            }
+            Backoff::Constant { delay: 0 }
+        }
+    };
+    let jitter = spec.jitter.or(base.jitter).unwrap_or_default().into();
+    let retry_on = match spec.retry_on.as_ref().or(base.retry_on.as_ref()) {
+        Some(list) => StatusSet::of(list),
+        None => StatusSet::default_retry_on(),
+    };
+    Ok(Policy {
+        name: spec.name.clone(),
+        max_attempts,
+        max_retry_duration,
+        backoff,
+        jitter,
+        retry_on,
+        budget: spec.budget.clone().or(base.budget),
+        breaker: spec.circuit_breaker.clone().or(base.circuit_breaker),
+        honor_retry_after: spec
+            .honor_retry_after
+            .or(base.honor_retry_after)
+            .unwrap_or(false),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::{Dur, NS_PER_SEC as S};
+
+    fn policy(max_attempts: Option<i64>, mrd: Option<u64>) -> Policy {
+        resolve(&PolicySpec {
+            name: "p".into(),
+            max_attempts,
+            max_retry_duration: mrd.map(Dur::from_secs),
+            backoff: Some(BackoffSpec::Constant {
+                delay: Dur::from_secs(1),
+            }),
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn both_limits_must_be_reached_when_both_are_set() {
+        let p = policy(Some(3), Some(60));
+        let u = Status::Unavailable;
+        assert_eq!(
+            p.verdict(u, 3, 10 * S),
+            RetryVerdict::Retry,
+            "age not reached"
+        );
+        assert_eq!(
+            p.verdict(u, 2, 70 * S),
+            RetryVerdict::Retry,
+            "attempts not reached"
+        );
+        assert_eq!(p.verdict(u, 3, 60 * S), RetryVerdict::Exhausted);
+    }
+
+    #[test]
+    fn one_limit_alone_decides() {
+        assert_eq!(
+            policy(Some(3), None).verdict(Status::Unavailable, 3, 0),
+            RetryVerdict::Exhausted
+        );
+        assert_eq!(
+            policy(Some(0), Some(5)).verdict(Status::Unavailable, 99, 4 * S),
+            RetryVerdict::Retry
+        );
+        assert_eq!(
+            policy(Some(-1), Some(5)).verdict(Status::Unavailable, 99, 5 * S),
+            RetryVerdict::Exhausted
+        );
+        assert_eq!(
+            policy(Some(0), None).verdict(Status::Unavailable, 1_000_000, u64::MAX),
+            RetryVerdict::Retry
+        );
+    }
+
+    #[test]
+    fn statuses_outside_retry_on_fail() {
+        let p = policy(Some(5), None);
+        assert_eq!(
+            p.verdict(Status::Internal, 1, 0),
+            RetryVerdict::NotRetryable
+        );
+        assert_eq!(
+            p.verdict(Status::DeadlineExceeded, 1, 0),
+            RetryVerdict::Retry
+        );
+    }
+
+    #[test]
+    fn default_is_one_attempt_and_needs_no_backoff() {
+        let p = resolve(&PolicySpec {
+            name: "once".into(),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(p.max_attempts, Some(1));
+        assert!(!p.may_retry());
+        let err = resolve(&PolicySpec {
+            name: "x".into(),
+            max_attempts: Some(3),
+            ..Default::default()
+        });
+        assert!(err.unwrap_err().contains("backoff"));
+    }
+}

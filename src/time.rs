@@ -1,0 +1,215 @@
+//! Simulation time and the duration strings of scenario files.
+//!
+//! Time is an integer count of nanoseconds from the start of a run, so a run
+//! never accumulates floating-point drift and two events at "the same" time
+//! really are at the same time. Scenario files write durations as strings with
+//! units (`"250us"`, `"1.5s"`, `"14m"`) or as a bare number of seconds.
+
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// Simulation time or a span of it, in nanoseconds.
+pub type Nanos = u64;
+
+/// Nanoseconds in one second.
+pub const NS_PER_SEC: u64 = 1_000_000_000;
+
+/// Converts nanoseconds to (floating) seconds, for reports.
+pub fn secs(ns: Nanos) -> f64 {
+    ns as f64 / NS_PER_SEC as f64
+}
+
+/// Converts (floating) seconds to nanoseconds, rounding to the nearest and
+/// saturating at the ends of the range.
+pub fn from_secs(s: f64) -> Nanos {
+    if !(s > 0.0) {
+        return 0;
+    }
+    let ns = (s * NS_PER_SEC as f64).round();
+    if ns >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        ns as u64
+    }
+}
+
+/// A non-negative duration read from a scenario file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Dur(pub Nanos);
+
+impl Dur {
+    /// The duration in nanoseconds.
+    pub fn ns(self) -> Nanos {
+        self.0
+    }
+    /// The duration in seconds.
+    pub fn secs(self) -> f64 {
+        secs(self.0)
+    }
+    /// A duration of whole seconds.
+    pub const fn from_secs(s: u64) -> Dur {
+        Dur(s * NS_PER_SEC)
+    }
+    /// A duration of whole milliseconds.
+    pub const fn from_millis(ms: u64) -> Dur {
+        Dur(ms * 1_000_000)
+    }
+}
+
+/// The largest duration a scenario may name (about 292 years would overflow
+/// u64 nanoseconds; a century is more than any retry window).
+const MAX_SECS: f64 = 100.0 * 365.0 * 86_400.0;
+
+/// Parses `"250us"`, `"100ms"`, `"1.5s"`, `"90s"`, `"14m"`, `"1h"`, `"2d"`,
+/// `"10ns"`, or a bare number of seconds (`"0.5"`).
+pub fn parse_duration(text: &str) -> Result<Dur, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("empty duration".into());
+    }
+    let split = t
+        .find(|c: char| {
+            !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E')
+        })
+        .unwrap_or(t.len());
+    // "1e3s" style exponents are fine, but "e" could also not be a unit, so
+    // only numeric parsing decides.
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("invalid duration {text:?}: expected a number with a unit such as \"250ms\", \"1.5s\" or \"2m\""))?;
+    let scale = match unit.trim() {
+        "" | "s" | "sec" | "secs" => 1.0,
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "m" | "min" | "mins" => 60.0,
+        "h" | "hr" | "hours" => 3600.0,
+        "d" | "days" => 86_400.0,
+        other => {
+            return Err(format!(
+                "invalid duration {text:?}: unknown unit {other:?} (use ns, us, ms, s, m, h or d)"
+            ))
+        }
+    };
+    secs_to_dur(value * scale, text)
+}
+
+fn secs_to_dur(s: f64, text: &str) -> Result<Dur, String> {
+    if !s.is_finite() {
+        return Err(format!("invalid duration {text:?}: not a finite number"));
+    }
+    if s < 0.0 {
+        return Err(format!(
+            "negative duration {text:?}: durations must be >= 0"
+        ));
+    }
+    if s > MAX_SECS {
+        return Err(format!("duration {text:?} is too long (at most 100 years)"));
+    }
+    Ok(Dur(from_secs(s)))
+}
+
+/// Formats a duration the way a person would write it in a scenario file.
+pub fn format_duration(ns: Nanos) -> String {
+    if ns == 0 {
+        return "0s".into();
+    }
+    let units: [(u64, &str); 6] = [
+        (3600 * NS_PER_SEC, "h"),
+        (60 * NS_PER_SEC, "m"),
+        (NS_PER_SEC, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+        (1, "ns"),
+    ];
+    for (size, name) in units {
+        if ns % size == 0 {
+            return format!("{}{}", ns / size, name);
+        }
+    }
+    unreachable!("1 divides everything")
+}
+
+impl fmt::Display for Dur {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&format_duration(self.0))
+    }
+}
+
+impl Serialize for Dur {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format_duration(self.0))
+    }
+}
+
+struct DurVisitor;
+
+impl Visitor<'_> for DurVisitor {
+    type Value = Dur;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a duration such as \"250ms\", \"1.5s\", \"2m\" or a number of seconds")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Dur, E> {
+        parse_duration(v).map_err(E::custom)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dur, E> {
+        secs_to_dur(v, &v.to_string()).map_err(E::custom)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
+        secs_to_dur(v as f64, &v.to_string()).map_err(E::custom)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Dur, E> {
+        secs_to_dur(v as f64, &v.to_string()).map_err(E::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for Dur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Dur, D::Error> {
+        d.deserialize_any(DurVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_unit() {
+        assert_eq!(parse_duration("250us").unwrap().ns(), 250_000);
+        assert_eq!(parse_duration("100ms").unwrap().ns(), 100_000_000);
+        assert_eq!(parse_duration("1.5s").unwrap().ns(), 1_500_000_000);
+        assert_eq!(parse_duration("90s").unwrap().ns(), 90 * NS_PER_SEC);
+        assert_eq!(parse_duration("14m").unwrap().ns(), 840 * NS_PER_SEC);
+        assert_eq!(parse_duration("1h").unwrap().ns(), 3600 * NS_PER_SEC);
+        assert_eq!(parse_duration("0.100s").unwrap().ns(), 100_000_000);
+        assert_eq!(parse_duration("2").unwrap().ns(), 2 * NS_PER_SEC);
+        assert_eq!(parse_duration("10ns").unwrap().ns(), 10);
+    }
+
+    #[test]
+    fn rejects_bad_durations() {
+        for bad in ["", "-1s", "abc", "10 parsecs", "1.2.3s", "NaNs", "inf"] {
+            assert!(parse_duration(bad).is_err(), "{bad} should be rejected");
+        }
+        assert!(parse_duration("-5ms").unwrap_err().contains("negative"));
+    }
+
+    #[test]
+    fn formats_round_trip() {
+        for text in ["0s", "250us", "100ms", "90s", "14m", "1h", "1500ms", "7ns"] {
+            let d = parse_duration(text).unwrap();
+            assert_eq!(format_duration(d.ns()), text);
+        }
+    }
+
+    #[test]
+    fn deserializes_numbers_as_seconds() {
+        let d: Dur = serde_json::from_str("1.5").unwrap();
+        assert_eq!(d.ns(), 1_500_000_000);
+        let d: Dur = serde_json::from_str("\"2m\"").unwrap();
+        assert_eq!(d.ns(), 120 * NS_PER_SEC);
+        assert!(serde_json::from_str::<Dur>("-3").is_err());
+    }
+}
