@@ -68,6 +68,12 @@ pub struct RunSummary {
     pub served: u64,
     /// Served attempts whose client had given up (after warmup).
     pub wasted: u64,
+    /// Attempts that reached the backend (after warmup).
+    pub offered: u64,
+    /// Attempts rejected by a full waiting room or load shedding (after warmup).
+    pub rejected: u64,
+    /// Attempts that had to wait for a worker (after warmup).
+    pub waited: u64,
     /// Highest `offered_rps` over the bins after warmup.
     pub peak_offered_rps: f64,
     /// Nominal capacity without faults (requests/s).

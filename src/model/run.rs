@@ -1,15 +1,886 @@
-//! One run (placeholder).
-use crate::metrics::{RunResult, RunSummary};
+//! One simulated run: one policy, one replication, single-threaded.
+//!
+//! Requests live in a slot vector reused through a free list, so memory
+//! follows what is in flight. Every event that refers to a request carries
+//! the slot's generation and the attempt number; an event whose request has
+//! moved on (a response to an attempt that already timed out, a timer for a
+//! request that already ended) is recognised as stale and skipped, so timers
+//! are never searched for or cancelled.
+
+use super::dist::Dist;
+use super::faults::{self, ActionState, FaultState};
+use super::traffic::{ArrivalClock, Profile, SortedUniforms};
+use crate::engine::{stream, EventQueue, SimRng, Stream};
+use crate::metrics::collector::Collector;
+use crate::metrics::quantile::LogHistogram;
+use crate::metrics::{recovery, RunResult, RunSummary};
+use crate::policy::breaker::Breaker;
+use crate::policy::budget::Budget;
+use crate::policy::{Policy, RetryVerdict};
+use crate::scenario::spec::{BudgetScope, Discipline, FaultSpec, Mode, ScenarioSpec};
 use crate::scenario::Scenario;
+use crate::status::Status;
+use crate::time::{secs, Nanos, NS_PER_SEC};
+use rand::Rng;
+use std::collections::VecDeque;
+
+/// One attempt of one request, as the backend and the network see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Job {
+    slot: u32,
+    gen: u32,
+    attempt: u32,
+}
+
+/// Everything that can happen. Kept small (16 bytes) for the event queue.
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// The next open-mode or burst arrival.
+    Arrival,
+    /// A closed-mode client sends its next request.
+    ClientNext { client: u32 },
+    /// A backoff timer fired: send the next attempt.
+    Send { slot: u32, gen: u32 },
+    /// An attempt reaches the backend.
+    AtBackend(Job),
+    /// A worker finishes what it was doing.
+    WorkerDone { worker: u32, wgen: u32 },
+    /// An answer reaches the client.
+    Response(Job, Status),
+    /// The client gives up waiting for an attempt.
+    AttemptTimeout(Job),
+    /// The client gives up the whole request.
+    Deadline { slot: u32, gen: u32 },
+    /// A fault or operator action starts or ends.
+    Edge,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Free,
+    /// An attempt is outstanding.
+    InFlight,
+    /// Waiting for a backoff timer.
+    Backoff,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Request {
+    gen: u32,
+    attempts: u32,
+    client: u32,
+    phase: Phase,
+    counted: bool,
+    start: Nanos,
+    prev_delay: Nanos,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Succeeded,
+    Failed,
+    Dropped,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WorkerState {
+    Idle,
+    Busy,
+    /// Beyond the capacity a fault left; takes no work.
+    Parked,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Work {
+    /// Serving an attempt (admission + service time).
+    Serve(Job),
+    /// Admitting an attempt during an outage; it fails with the status.
+    Fail(Job, Status),
+    /// Admitting an expired attempt that `drop_expired` discards.
+    Discard,
+    /// Paying for rejections.
+    Overhead,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Worker {
+    state: WorkerState,
+    wgen: u32,
+    work: Work,
+}
+
+/// The retry-limiting state of one client (or of all, when global).
+struct ClientGate {
+    budget: Option<Budget>,
+    breaker: Option<Breaker>,
+}
+
+struct Sim<'a> {
+    spec: &'a ScenarioSpec,
+    policy: &'a Policy,
+    q: EventQueue<Ev>,
+    run_end: Nanos,
+    warmup: Nanos,
+
+    reqs: Vec<Request>,
+    free: Vec<u32>,
+
+    waiting: VecDeque<Job>,
+    queue_limit: u64,
+    lifo: bool,
+    workers: Vec<Worker>,
+    idle: Vec<u32>,
+    busy: u64,
+    active_workers: u32,
+    reject_debt: Nanos,
+    admission: Nanos,
+    reject_cost: Nanos,
+    service: Dist,
+
+    network: Option<Dist>,
+    think: Option<Dist>,
+    attempt_timeout: Option<Nanos>,
+    deadline: Option<Nanos>,
+    clients: u32,
+
+    fault: FaultState,
+    actions: ActionState,
+    edges: Vec<Nanos>,
+    next_edge: usize,
+
+    arrivals: Option<ArrivalClock>,
+    burst: Option<(SortedUniforms, Nanos, Nanos, u32)>,
+    rng_arrivals: SimRng,
+    rng_service: SimRng,
+    rng_network: SimRng,
+    rng_backoff: SimRng,
+    rng_faults: SimRng,
+    rng_clients: SimRng,
+
+    budget_global: bool,
+    breaker_global: bool,
+    gates: Vec<ClientGate>,
+
+    col: Collector,
+    summary: RunSummary,
+    latency: LogHistogram,
+}
 
 /// Simulates policy `policy_index` of `scenario`, replication `replication`.
 pub fn simulate(scenario: &Scenario, policy_index: usize, replication: u32) -> RunResult {
-    RunResult {
-        policy: scenario.policies[policy_index].name.clone(),
-        policy_index,
-        replication,
-        bins: vec![],
-        summary: RunSummary::default(),
-        events: 0,
+    let policy = &scenario.policies[policy_index];
+    let mut sim = Sim::new(&scenario.spec, policy, replication);
+    sim.start();
+    sim.run();
+    sim.into_result(policy_index, replication)
+}
+
+impl<'a> Sim<'a> {
+    fn new(spec: &'a ScenarioSpec, policy: &'a Policy, replication: u32) -> Sim<'a> {
+        let seed = spec.seed;
+        let t = &spec.traffic;
+        let b = &spec.backend;
+        let workers = b.workers.unwrap_or(1);
+        let service = Dist::new(b.service_time.as_ref().unwrap_or(
+            &crate::scenario::spec::DistSpec::Constant {
+                value: Default::default(),
+            },
+        ));
+        let run_end = spec.duration.ns();
+        let budget_global = matches!(
+            policy.budget,
+            Some(
+                crate::scenario::spec::BudgetSpec::TokenBucket {
+                    scope: BudgetScope::Global,
+                    ..
+                } | crate::scenario::spec::BudgetSpec::Ratio {
+                    scope: BudgetScope::Global,
+                    ..
+                } | crate::scenario::spec::BudgetSpec::Quota {
+                    scope: BudgetScope::Global,
+                    ..
+                }
+            )
+        );
+        let breaker_global = policy
+            .breaker
+            .as_ref()
+            .is_some_and(|br| br.scope == BudgetScope::Global);
+        let needs_gates = policy.budget.is_some() || policy.breaker.is_some();
+        let gate_count = if !needs_gates {
+            0
+        } else if budget_global && (breaker_global || policy.breaker.is_none()) {
+            1
+        } else {
+            t.clients.max(1) as usize
+        };
+        let gates = (0..gate_count)
+            .map(|_| ClientGate {
+                budget: policy.budget.as_ref().map(Budget::new),
+                breaker: policy.breaker.as_ref().map(Breaker::new),
+            })
+            .collect();
+        let mut q = EventQueue::new();
+        for d in [t.attempt_timeout, t.deadline].into_iter().flatten() {
+            q.register_lane(d.ns());
+        }
+        let network = t.network_delay.as_ref().map(Dist::new);
+        if let Some(c) = network.and_then(|n| n.constant_value()) {
+            q.register_lane(c);
+        }
+        if let crate::policy::Backoff::Constant { delay } = policy.backoff {
+            if !policy.jitter.is_random() {
+                q.register_lane(delay);
+            }
+        }
+        Sim {
+            spec,
+            policy,
+            q,
+            run_end,
+            warmup: spec.warmup.ns(),
+            reqs: Vec::new(),
+            free: Vec::new(),
+            waiting: VecDeque::new(),
+            queue_limit: b.queue_limit.unwrap_or(u64::MAX),
+            lifo: b.discipline == Discipline::Lifo,
+            workers: vec![
+                Worker {
+                    state: WorkerState::Idle,
+                    wgen: 0,
+                    work: Work::Overhead,
+                };
+                workers as usize
+            ],
+            idle: (0..workers).rev().collect(),
+            busy: 0,
+            active_workers: workers,
+            reject_debt: 0,
+            admission: b.admission_cost.ns(),
+            reject_cost: b.reject_cost.ns(),
+            service,
+            network,
+            think: t.think_time.as_ref().map(Dist::new),
+            attempt_timeout: t.attempt_timeout.map(|d| d.ns()),
+            deadline: t.deadline.map(|d| d.ns()),
+            clients: t.clients.max(1),
+            fault: faults::state_at(&[], workers, 0),
+            actions: ActionState::default(),
+            edges: faults::edges(&spec.faults, &spec.actions),
+            next_edge: 0,
+            arrivals: None,
+            burst: None,
+            rng_arrivals: stream(seed, replication, Stream::Arrivals),
+            rng_service: stream(seed, replication, Stream::Service),
+            rng_network: stream(seed, replication, Stream::Network),
+            rng_backoff: stream(seed, replication, Stream::Backoff),
+            rng_faults: stream(seed, replication, Stream::Faults),
+            rng_clients: stream(seed, replication, Stream::Clients),
+            budget_global,
+            breaker_global,
+            gates,
+            col: Collector::new(spec.bin.ns(), run_end),
+            summary: RunSummary::default(),
+            latency: LogHistogram::new(),
+        }
+    }
+
+    /// Nominal capacity (requests/s) with `workers` workers and a service
+    /// time multiplied by `slowdown`.
+    fn capacity(&self, workers: u32, slowdown: f64) -> f64 {
+        let cost = self.admission as f64 + self.service.mean() * slowdown;
+        if cost > 0.0 {
+            workers as f64 * NS_PER_SEC as f64 / cost
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    fn update_capacity_metric(&mut self) {
+        let cap = if self.fault.outage.is_some() || self.fault.blackhole {
+            0.0
+        } else {
+            self.capacity(self.active_workers, self.fault.slowdown)
+        };
+        self.col.set_capacity(self.active_workers as u64, cap);
+    }
+
+    fn start(&mut self) {
+        self.update_capacity_metric();
+        if let Some(&t0) = self.edges.first() {
+            self.q.schedule_at(t0, Ev::Edge);
+        }
+        let t = &self.spec.traffic;
+        match t.mode {
+            Mode::Open => {
+                let profile = Profile::new(t.rate.unwrap_or(0.0), &t.profile);
+                let mut clock = ArrivalClock::new(profile, t.arrival);
+                if let Some(at) = clock.next(&mut self.rng_arrivals) {
+                    self.q.schedule_at(at, Ev::Arrival);
+                }
+                self.arrivals = Some(clock);
+            }
+            Mode::Closed => {
+                for client in 0..self.clients {
+                    let first = self.think_time();
+                    self.q.schedule_at(first, Ev::ClientNext { client });
+                }
+            }
+            Mode::Burst => {
+                let at = t.burst_at.map_or(0, |d| d.ns());
+                let spread = t.burst_spread.map_or(0, |d| d.ns());
+                self.burst = Some((SortedUniforms::new(self.clients as u64), at, spread, 0));
+                self.schedule_burst();
+            }
+        }
+    }
+
+    fn schedule_burst(&mut self) {
+        if let Some((order, at, spread, _)) = self.burst.as_mut() {
+            if let Some(u) = order.next(&mut self.rng_arrivals) {
+                let t = *at + (u * *spread as f64) as Nanos;
+                self.q.schedule_at(t.max(self.q.now()), Ev::Arrival);
+            }
+        }
+    }
+
+    fn think_time(&mut self) -> Nanos {
+        match self.think {
+            Some(d) => d.sample(&mut self.rng_clients),
+            None => 0,
+        }
+    }
+
+    fn net(&mut self) -> Nanos {
+        match self.network {
+            None => 0,
+            Some(Dist::Constant(v)) => v as Nanos,
+            Some(d) => d.sample(&mut self.rng_network),
+        }
+    }
+
+    fn run(&mut self) {
+        while let Some(t) = self.q.peek_time() {
+            if t >= self.run_end {
+                break;
+            }
+            let (now, ev) = self.q.pop().expect("peeked");
+            self.col.advance(now);
+            self.handle(now, ev);
+        }
+    }
+
+    fn handle(&mut self, now: Nanos, ev: Ev) {
+        match ev {
+            Ev::Arrival => self.on_arrival(now),
+            Ev::ClientNext { client } => self.new_request(now, client),
+            Ev::Send { slot, gen } => {
+                let r = &self.reqs[slot as usize];
+                if r.gen == gen && r.phase == Phase::Backoff {
+                    self.col.retrying -= 1;
+                    self.send_attempt(now, slot);
+                }
+            }
+            Ev::AtBackend(job) => self.at_backend(now, job),
+            Ev::WorkerDone { worker, wgen } => self.worker_done(now, worker, wgen),
+            Ev::Response(job, status) => {
+                if self.is_current(job) {
+                    if status == Status::Ok {
+                        self.succeed(now, job.slot);
+                    } else {
+                        self.col.now.errors += 1;
+                        self.failure(now, job.slot, status, false);
+                    }
+                }
+            }
+            Ev::AttemptTimeout(job) => {
+                if self.is_current(job) {
+                    self.col.now.timeouts += 1;
+                    self.failure(now, job.slot, Status::DeadlineExceeded, true);
+                }
+            }
+            Ev::Deadline { slot, gen } => {
+                let r = &self.reqs[slot as usize];
+                if r.gen == gen && r.phase != Phase::Free {
+                    self.finish(now, slot, Outcome::Dropped);
+                }
+            }
+            Ev::Edge => self.on_edge(now),
+        }
+    }
+
+    fn on_arrival(&mut self, now: Nanos) {
+        if let Some((_, _, _, next_client)) = self.burst.as_mut() {
+            let client = *next_client;
+            *next_client += 1;
+            self.new_request(now, client);
+            self.schedule_burst();
+            return;
+        }
+        let client = if self.clients > 1 {
+            self.rng_arrivals.random_range(0..self.clients)
+        } else {
+            0
+        };
+        self.new_request(now, client);
+        if let Some(at) = self
+            .arrivals
+            .as_mut()
+            .and_then(|c| c.next(&mut self.rng_arrivals))
+        {
+            if at < self.run_end {
+                self.q.schedule_at(at.max(now), Ev::Arrival);
+            }
+        }
+    }
+
+    fn gate(&mut self, client: u32, budget: bool) -> Option<&mut ClientGate> {
+        let global = if budget {
+            self.budget_global
+        } else {
+            self.breaker_global
+        };
+        let n = self.gates.len();
+        if n == 0 {
+            return None;
+        }
+        let i = if global || n == 1 {
+            0
+        } else {
+            client as usize % n
+        };
+        self.gates.get_mut(i)
+    }
+
+    fn new_request(&mut self, now: Nanos, client: u32) {
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.reqs.push(Request {
+                    gen: 0,
+                    attempts: 0,
+                    client: 0,
+                    phase: Phase::Free,
+                    counted: false,
+                    start: 0,
+                    prev_delay: 0,
+                });
+                (self.reqs.len() - 1) as u32
+            }
+        };
+        let counted = now >= self.warmup;
+        let r = &mut self.reqs[slot as usize];
+        r.attempts = 0;
+        r.client = client;
+        r.phase = Phase::InFlight;
+        r.counted = counted;
+        r.start = now;
+        r.prev_delay = 0;
+        let gen = r.gen;
+        self.col.now.demand += 1;
+        if counted {
+            self.summary.requests += 1;
+        }
+        if let Some(b) = self.gate(client, true).and_then(|g| g.budget.as_mut()) {
+            b.on_request(now);
+        }
+        if let Some(d) = self.deadline {
+            self.q.schedule_after(d, Ev::Deadline { slot, gen });
+        }
+        self.send_attempt(now, slot);
+    }
+
+    fn send_attempt(&mut self, now: Nanos, slot: u32) {
+        let client = self.reqs[slot as usize].client;
+        if let Some(br) = self.gate(client, false).and_then(|g| g.breaker.as_mut()) {
+            if !br.allow(now) {
+                // Refused by an open breaker: fails fast, never reaches the backend.
+                self.finish(now, slot, Outcome::Failed);
+                return;
+            }
+        }
+        let r = &mut self.reqs[slot as usize];
+        r.attempts += 1;
+        r.phase = Phase::InFlight;
+        let job = Job {
+            slot,
+            gen: r.gen,
+            attempt: r.attempts,
+        };
+        if job.attempt == 1 {
+            self.col.now.first_attempts += 1;
+        } else {
+            self.col.now.retries += 1;
+        }
+        let hop = self.net();
+        self.q.schedule_after(hop, Ev::AtBackend(job));
+        if let Some(t) = self.attempt_timeout {
+            self.q.schedule_after(t, Ev::AttemptTimeout(job));
+        }
+    }
+
+    /// Whether the client is still waiting for this attempt.
+    #[inline]
+    fn is_current(&self, job: Job) -> bool {
+        let r = &self.reqs[job.slot as usize];
+        r.gen == job.gen && r.attempts == job.attempt && r.phase == Phase::InFlight
+    }
+
+    fn reply(&mut self, job: Job, status: Status) {
+        let hop = self.net();
+        self.q.schedule_after(hop, Ev::Response(job, status));
+    }
+
+    fn at_backend(&mut self, now: Nanos, job: Job) {
+        self.col.now.offered += 1;
+        let counted = now >= self.warmup;
+        if counted {
+            self.summary.offered += 1;
+        }
+        if self.fault.blackhole {
+            return;
+        }
+        if self.actions.shed > 0.0 && self.rng_faults.random::<f64>() < self.actions.shed {
+            self.col.now.rejected += 1;
+            self.summary.rejected += counted as u64;
+            self.reply(job, self.spec.backend.reject_status);
+            return;
+        }
+        if let Some(w) = self.idle.pop() {
+            self.start_work(now, w, job);
+        } else if (self.waiting.len() as u64) < self.queue_limit {
+            self.waiting.push_back(job);
+            self.col.set_queue_len(self.waiting.len() as u64);
+            self.summary.waited += counted as u64;
+        } else {
+            self.col.now.rejected += 1;
+            self.summary.rejected += counted as u64;
+            self.reject_debt = self.reject_debt.saturating_add(self.reject_cost);
+            self.reply(job, self.spec.backend.reject_status);
+        }
+    }
+
+    fn start_work(&mut self, now: Nanos, w: u32, job: Job) {
+        let current = self.is_current(job);
+        let (work, cost) = if let Some(status) = self.fault.outage {
+            (Work::Fail(job, status), self.admission)
+        } else if !current && self.spec.backend.drop_expired {
+            (Work::Discard, self.admission)
+        } else {
+            let mut service = self.service.sample(&mut self.rng_service);
+            if self.fault.slowdown != 1.0 {
+                service = (service as f64 * self.fault.slowdown) as Nanos;
+            }
+            (Work::Serve(job), self.admission.saturating_add(service))
+        };
+        self.occupy(now, w, work, cost);
+    }
+
+    fn occupy(&mut self, _now: Nanos, w: u32, work: Work, cost: Nanos) {
+        let worker = &mut self.workers[w as usize];
+        worker.state = WorkerState::Busy;
+        worker.work = work;
+        let wgen = worker.wgen;
+        self.busy += 1;
+        self.col.set_busy(self.busy);
+        self.q
+            .schedule_after(cost, Ev::WorkerDone { worker: w, wgen });
+    }
+
+    fn worker_done(&mut self, now: Nanos, w: u32, wgen: u32) {
+        let worker = self.workers[w as usize];
+        if worker.wgen != wgen || worker.state != WorkerState::Busy {
+            return;
+        }
+        match worker.work {
+            Work::Serve(job) => {
+                if now >= self.warmup {
+                    self.summary.served += 1;
+                }
+                if self.is_current(job) {
+                    let status = self.served_status();
+                    self.reply(job, status);
+                } else {
+                    self.col.now.wasted += 1;
+                    if now >= self.warmup {
+                        self.summary.wasted += 1;
+                    }
+                }
+            }
+            Work::Fail(job, status) => {
+                if self.is_current(job) {
+                    self.reply(job, status);
+                }
+            }
+            Work::Discard | Work::Overhead => {}
+        }
+        self.busy -= 1;
+        self.col.set_busy(self.busy);
+        self.worker_free(now, w);
+    }
+
+    /// The status of a served attempt: `ok` unless an error burst hits it.
+    fn served_status(&mut self) -> Status {
+        for i in 0..self.fault.errors.len() {
+            let (rate, status) = self.fault.errors[i];
+            if self.rng_faults.random::<f64>() < rate {
+                return status;
+            }
+        }
+        Status::Ok
+    }
+
+    /// A worker has nothing to do: pay rejection debt, take the next waiting
+    /// attempt, or go idle (or park, beyond the current capacity).
+    fn worker_free(&mut self, now: Nanos, w: u32) {
+        let worker = &mut self.workers[w as usize];
+        worker.wgen = worker.wgen.wrapping_add(1);
+        if w >= self.active_workers {
+            worker.state = WorkerState::Parked;
+            return;
+        }
+        if self.reject_debt > 0 {
+            let debt = std::mem::take(&mut self.reject_debt);
+            self.occupy(now, w, Work::Overhead, debt);
+            return;
+        }
+        let next = if self.lifo {
+            self.waiting.pop_back()
+        } else {
+            self.waiting.pop_front()
+        };
+        match next {
+            Some(job) => {
+                self.col.set_queue_len(self.waiting.len() as u64);
+                self.start_work(now, w, job);
+            }
+            None => {
+                self.workers[w as usize].state = WorkerState::Idle;
+                self.idle.push(w);
+            }
+        }
+    }
+
+    fn succeed(&mut self, now: Nanos, slot: u32) {
+        let r = self.reqs[slot as usize];
+        if let Some(g) = self.gate(r.client, true).and_then(|g| g.budget.as_mut()) {
+            g.on_success(now, r.attempts > 1);
+        }
+        if let Some(br) = self.gate(r.client, false).and_then(|g| g.breaker.as_mut()) {
+            br.record(now, true);
+        }
+        let latency = now - r.start;
+        self.col.now.goodput += 1;
+        self.col.record_latency(latency);
+        if r.counted {
+            self.latency.record(latency);
+        }
+        self.finish(now, slot, Outcome::Succeeded);
+    }
+
+    fn failure(&mut self, now: Nanos, slot: u32, status: Status, timeout: bool) {
+        let r = self.reqs[slot as usize];
+        if let Some(br) = self.gate(r.client, false).and_then(|g| g.breaker.as_mut()) {
+            br.record(now, false);
+        }
+        let verdict = self.policy.verdict(status, r.attempts, now - r.start);
+        if verdict != RetryVerdict::NotRetryable {
+            if let Some(b) = self.gate(r.client, true).and_then(|g| g.budget.as_mut()) {
+                b.on_failure(now);
+            }
+        }
+        match verdict {
+            RetryVerdict::NotRetryable => self.finish(now, slot, Outcome::Failed),
+            RetryVerdict::Exhausted => self.finish(now, slot, Outcome::Dropped),
+            RetryVerdict::Retry => {
+                if self.actions.retries_disabled {
+                    self.finish(now, slot, Outcome::Dropped);
+                    return;
+                }
+                if let Some(b) = self.gate(r.client, true).and_then(|g| g.budget.as_mut()) {
+                    if !b.try_retry(now, timeout) {
+                        self.finish(now, slot, Outcome::Dropped);
+                        return;
+                    }
+                }
+                let u = if self.policy.delay_is_random() {
+                    self.rng_backoff.random::<f64>()
+                } else {
+                    0.0
+                };
+                let req = &mut self.reqs[slot as usize];
+                let mut delay = self
+                    .policy
+                    .retry_delay(req.attempts, &mut req.prev_delay, u);
+                if self.policy.honor_retry_after
+                    && !timeout
+                    && matches!(status, Status::Unavailable | Status::ResourceExhausted)
+                {
+                    if let Some(ra) = self.spec.backend.retry_after {
+                        delay = delay.max(ra.ns());
+                    }
+                }
+                req.phase = Phase::Backoff;
+                let gen = req.gen;
+                self.col.retrying += 1;
+                self.q.schedule_after(delay, Ev::Send { slot, gen });
+            }
+        }
+    }
+
+    fn finish(&mut self, _now: Nanos, slot: u32, outcome: Outcome) {
+        let r = self.reqs[slot as usize];
+        debug_assert!(r.phase != Phase::Free, "a request ended twice");
+        if r.phase == Phase::Backoff {
+            self.col.retrying -= 1;
+        }
+        if outcome == Outcome::Dropped {
+            self.col.now.dropped += 1;
+        }
+        if r.counted {
+            match outcome {
+                Outcome::Succeeded => self.summary.succeeded += 1,
+                Outcome::Failed => self.summary.failed += 1,
+                Outcome::Dropped => self.summary.dropped += 1,
+            }
+            self.summary.attempts += r.attempts as u64;
+        }
+        let req = &mut self.reqs[slot as usize];
+        req.phase = Phase::Free;
+        req.gen = req.gen.wrapping_add(1);
+        self.free.push(slot);
+        if self.spec.traffic.mode == Mode::Closed {
+            let pause = self.think_time();
+            self.q
+                .schedule_after(pause, Ev::ClientNext { client: r.client });
+        }
+    }
+
+    fn on_edge(&mut self, now: Nanos) {
+        while self.next_edge < self.edges.len() && self.edges[self.next_edge] <= now {
+            self.next_edge += 1;
+        }
+        if let Some(&t) = self.edges.get(self.next_edge) {
+            self.q.schedule_at(t, Ev::Edge);
+        }
+        let base = self.spec.backend.workers.unwrap_or(1);
+        let new = faults::state_at(&self.spec.faults, base, now);
+        self.actions = faults::actions_at(&self.spec.actions, now);
+        let flush = self.spec.faults.iter().find_map(|f| match *f {
+            FaultSpec::Outage {
+                start,
+                status,
+                flush: true,
+                ..
+            } if start.ns() == now => Some(status),
+            _ => None,
+        });
+        let old_workers = self.active_workers;
+        self.fault = new;
+        if self.fault.workers != old_workers {
+            self.set_workers(now, self.fault.workers);
+        }
+        if let Some(status) = flush {
+            self.flush(now, status);
+        }
+        self.update_capacity_metric();
+    }
+
+    fn set_workers(&mut self, now: Nanos, n: u32) {
+        let old = self.active_workers;
+        self.active_workers = n;
+        if n < old {
+            let workers = &mut self.workers;
+            self.idle.retain(|&w| {
+                if w >= n {
+                    workers[w as usize].state = WorkerState::Parked;
+                    false
+                } else {
+                    true
+                }
+            });
+        } else {
+            for w in old..n.min(self.workers.len() as u32) {
+                if self.workers[w as usize].state == WorkerState::Parked {
+                    self.worker_free(now, w);
+                }
+            }
+        }
+    }
+
+    /// A crash: every queued and in-service attempt fails at once.
+    fn flush(&mut self, now: Nanos, status: Status) {
+        let queued: Vec<Job> = self.waiting.drain(..).collect();
+        self.col.set_queue_len(0);
+        for job in queued {
+            if self.is_current(job) {
+                self.reply(job, status);
+            }
+        }
+        for w in 0..self.workers.len() as u32 {
+            let worker = self.workers[w as usize];
+            if worker.state != WorkerState::Busy {
+                continue;
+            }
+            if let Work::Serve(job) = worker.work {
+                if self.is_current(job) {
+                    self.reply(job, status);
+                }
+                self.busy -= 1;
+                self.col.set_busy(self.busy);
+                self.worker_free(now, w);
+            }
+        }
+    }
+
+    fn into_result(mut self, policy_index: usize, replication: u32) -> RunResult {
+        for r in &self.reqs {
+            if r.phase != Phase::Free && r.counted {
+                self.summary.unfinished += 1;
+                self.summary.attempts += r.attempts as u64;
+            }
+        }
+        let events = self.q.popped();
+        let spec = self.spec;
+        let bins = self.col.finish();
+        let mut s = self.summary;
+        let warmup_s = secs(self.warmup);
+        s.peak_offered_rps = bins
+            .iter()
+            .filter(|b| b.t_s >= warmup_s)
+            .map(|b| b.offered_rps)
+            .fold(0.0, f64::max);
+        s.capacity_rps = {
+            let cost = spec.backend.admission_cost.ns() as f64 + self.service.mean();
+            if cost > 0.0 {
+                spec.backend.workers.unwrap_or(1) as f64 * NS_PER_SEC as f64 / cost
+            } else {
+                0.0
+            }
+        };
+        if let Some((start, end)) = faults::incident(&spec.faults, self.run_end) {
+            s.fault_start_s = Some(secs(start));
+            s.fault_end_s = Some(secs(end));
+            s.recovered_at_s = recovery::recovered_at(
+                &bins,
+                spec.bin.secs(),
+                secs(end),
+                spec.report.recovery_threshold,
+                spec.report.stable_for.secs(),
+                secs(self.run_end),
+            );
+        }
+        let ms = |v: Option<f64>| v.map(|x| x / 1e6);
+        s.latency_p50_ms = ms(self.latency.quantile(0.5));
+        s.latency_p99_ms = ms(self.latency.quantile(0.99));
+        s.latency_mean_ms = ms(self.latency.mean());
+        RunResult {
+            policy: self.policy.name.clone(),
+            policy_index,
+            replication,
+            bins,
+            summary: s,
+            events,
+        }
     }
 }

@@ -1,0 +1,224 @@
+//! Faults and operator actions as a timeline of state changes.
+//!
+//! The run schedules one event per window edge; at each edge the state is
+//! recomputed from every window active at that instant, so overlapping
+//! faults combine without special cases (slowdowns multiply, the smallest
+//! capacity wins, error bursts apply one after another).
+
+use crate::scenario::spec::{ActionSpec, FaultSpec};
+use crate::status::Status;
+use crate::time::Nanos;
+
+/// What the faults do to the backend right now.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FaultState {
+    /// Attempts reaching a worker fail with this status.
+    pub outage: Option<Status>,
+    /// Attempts arriving now are never answered.
+    pub blackhole: bool,
+    /// Service-time multiplier.
+    pub slowdown: f64,
+    /// Workers available (the backend's own count when no capacity fault).
+    pub workers: u32,
+    /// Error bursts: (share of served attempts, status), in file order.
+    pub errors: Vec<(f64, Status)>,
+}
+
+/// Whether a window `[start, end)` holds `t`.
+fn active(window: (Nanos, Nanos), t: Nanos) -> bool {
+    window.0 <= t && t < window.1
+}
+
+/// The fault state at time `t` (edges belong to the window they open).
+pub fn state_at(faults: &[FaultSpec], base_workers: u32, t: Nanos) -> FaultState {
+    let mut s = FaultState {
+        slowdown: 1.0,
+        workers: base_workers,
+        ..Default::default()
+    };
+    for f in faults.iter().filter(|f| active(f.window(), t)) {
+        match *f {
+            FaultSpec::Outage { status, .. } => {
+                s.outage.get_or_insert(status);
+            }
+            FaultSpec::Blackhole { .. } => s.blackhole = true,
+            FaultSpec::Slowdown { factor, .. } => s.slowdown *= factor,
+            FaultSpec::Capacity { workers, .. } => s.workers = s.workers.min(workers),
+            FaultSpec::Errors { rate, status, .. } => s.errors.push((rate, status)),
+        }
+    }
+    s
+}
+
+/// What the operator's actions have switched on right now.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ActionState {
+    /// Clients do not retry.
+    pub retries_disabled: bool,
+    /// Share of arrivals the backend rejects at no cost.
+    pub shed: f64,
+}
+
+/// The action state at time `t`.
+pub fn actions_at(actions: &[ActionSpec], t: Nanos) -> ActionState {
+    let mut s = ActionState::default();
+    for a in actions {
+        match *a {
+            ActionSpec::DisableRetries { at, duration } => {
+                if active(window(at.ns(), duration.map(|d| d.ns())), t) {
+                    s.retries_disabled = true;
+                }
+            }
+            ActionSpec::ShedLoad {
+                at,
+                fraction,
+                duration,
+            } => {
+                if active(window(at.ns(), duration.map(|d| d.ns())), t) {
+                    s.shed = s.shed.max(fraction);
+                }
+            }
+            ActionSpec::ForceRun { .. } => {}
+        }
+    }
+    s
+}
+
+fn window(at: Nanos, duration: Option<Nanos>) -> (Nanos, Nanos) {
+    (at, duration.map_or(Nanos::MAX, |d| at.saturating_add(d)))
+}
+
+/// Every instant at which the fault or action state may change, sorted and
+/// without repeats.
+pub fn edges(faults: &[FaultSpec], actions: &[ActionSpec]) -> Vec<Nanos> {
+    let mut e: Vec<Nanos> = faults
+        .iter()
+        .flat_map(|f| {
+            let (s, end) = f.window();
+            [s, end]
+        })
+        .collect();
+    for a in actions {
+        let (s, end) = match *a {
+            ActionSpec::DisableRetries { at, duration }
+            | ActionSpec::ShedLoad { at, duration, .. } => {
+                window(at.ns(), duration.map(|d| d.ns()))
+            }
+            ActionSpec::ForceRun { at } => (at.ns(), Nanos::MAX),
+        };
+        e.push(s);
+        e.push(end);
+    }
+    e.retain(|&t| t != Nanos::MAX);
+    e.sort_unstable();
+    e.dedup();
+    e
+}
+
+/// The incident window: from the first start to the last end of the faults
+/// that do not cover the whole run (a fault spanning `[0, run_end]` is a
+/// background condition, such as a steady 1 % error rate, not an incident).
+pub fn incident(faults: &[FaultSpec], run_end: Nanos) -> Option<(Nanos, Nanos)> {
+    faults
+        .iter()
+        .map(|f| f.window())
+        .filter(|&(s, e)| !(s == 0 && e >= run_end) && s < run_end)
+        .fold(None, |acc, (s, e)| match acc {
+            None => Some((s, e.min(run_end))),
+            Some((a, b)) => Some((a.min(s), b.max(e.min(run_end)))),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Dur;
+
+    fn s(x: u64) -> Dur {
+        Dur::from_secs(x)
+    }
+
+    #[test]
+    fn overlapping_faults_combine() {
+        let faults = vec![
+            FaultSpec::Slowdown {
+                start: s(0),
+                duration: s(10),
+                factor: 2.0,
+            },
+            FaultSpec::Slowdown {
+                start: s(5),
+                duration: s(10),
+                factor: 3.0,
+            },
+            FaultSpec::Capacity {
+                start: s(5),
+                duration: s(1),
+                workers: 4,
+            },
+            FaultSpec::Capacity {
+                start: s(5),
+                duration: s(2),
+                workers: 7,
+            },
+            FaultSpec::Outage {
+                start: s(8),
+                duration: s(1),
+                status: Status::Internal,
+                flush: false,
+            },
+        ];
+        let at = |t: u64| state_at(&faults, 10, t * 1_000_000_000);
+        assert_eq!(at(1).slowdown, 2.0);
+        assert_eq!(at(6).slowdown, 6.0);
+        assert_eq!(at(5).workers, 4);
+        assert_eq!(at(6).workers, 7);
+        assert_eq!(at(7).workers, 10, "window end is exclusive");
+        assert_eq!(at(8).outage, Some(Status::Internal));
+        assert_eq!(edges(&faults, &[]).len(), 7);
+    }
+
+    #[test]
+    fn background_faults_are_not_incidents() {
+        let end = 1800 * 1_000_000_000;
+        let faults = vec![
+            FaultSpec::Errors {
+                start: s(0),
+                duration: s(1800),
+                rate: 0.01,
+                status: Status::Internal,
+            },
+            FaultSpec::Outage {
+                start: s(300),
+                duration: s(90),
+                status: Status::Unavailable,
+                flush: false,
+            },
+        ];
+        assert_eq!(
+            incident(&faults, end),
+            Some((300_000_000_000, 390_000_000_000))
+        );
+        assert_eq!(incident(&faults[..1], end), None);
+    }
+
+    #[test]
+    fn actions_switch_on_and_off() {
+        let actions = vec![
+            ActionSpec::DisableRetries {
+                at: s(10),
+                duration: Some(s(5)),
+            },
+            ActionSpec::ShedLoad {
+                at: s(12),
+                fraction: 0.5,
+                duration: None,
+            },
+        ];
+        let at = |t: u64| actions_at(&actions, t * 1_000_000_000);
+        assert!(!at(9).retries_disabled);
+        assert!(at(10).retries_disabled);
+        assert!(!at(15).retries_disabled);
+        assert_eq!(at(100).shed, 0.5);
+    }
+}
