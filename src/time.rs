@@ -23,7 +23,7 @@ pub fn secs(ns: Nanos) -> f64 {
 /// Converts (floating) seconds to nanoseconds, rounding to the nearest and
 /// saturating at the ends of the range.
 pub fn from_secs(s: f64) -> Nanos {
-    if !(s > 0.0) {
+    if s.is_nan() || s <= 0.0 {
         return 0;
     }
     let ns = (s * NS_PER_SEC as f64).round();
@@ -125,7 +125,7 @@ pub fn format_duration(ns: Nanos) -> String {
         (1, "ns"),
     ];
     for (size, name) in units {
-        if ns % size == 0 {
+        if ns.is_multiple_of(size) {
             return format!("{}{}", ns / size, name);
         }
     }

@@ -94,7 +94,7 @@ impl Dist {
         match *self {
             Dist::Constant(v) => Some(to_ns(v)),
             Dist::Uniform { min, max } if min == max => Some(to_ns(min)),
-            Dist::FoldedNormal { mean, sd } if sd == 0.0 => Some(to_ns(mean.abs())),
+            Dist::FoldedNormal { mean, sd: 0.0 } => Some(to_ns(mean.abs())),
             _ => None,
         }
     }
