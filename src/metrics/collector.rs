@@ -94,7 +94,7 @@ impl Collector {
             let dt = (t - self.last) as u128;
             self.queue_area += self.queue_len as u128 * dt;
             self.busy_area += self.busy as u128 * dt;
-            self.active_area += self.active as u128 * dt;
+            self.active_area += self.active.max(self.busy) as u128 * dt;
             self.capacity_area += self.capacity_rps * dt as f64;
             self.last = t;
         }

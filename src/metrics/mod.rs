@@ -41,7 +41,8 @@ pub struct BinRow {
     pub queue_len_avg: f64,
     /// Largest waiting-room length seen in the bin.
     pub queue_len_max: f64,
-    /// Busy worker time ÷ available worker time.
+    /// Busy worker time ÷ available worker time (workers still finishing
+    /// work after a capacity fault took them away count as available).
     pub utilization: f64,
     /// Requests waiting to retry at the bin's end.
     pub retrying: f64,

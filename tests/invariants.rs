@@ -1,0 +1,130 @@
+//! Invariants on randomized scenarios: every request ends exactly once, the
+//! bins add up to the summary, levels stay in range. The engine's own debug
+//! assertions (nothing scheduled in the past, no request ending twice) are
+//! on in the test profile, so these runs check them too.
+
+use proptest::prelude::*;
+use retrysim::model::run::simulate;
+use retrysim::scenario::Scenario;
+use serde_json::{json, Value};
+
+fn dist() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (0u64..30).prop_map(|v| json!({"constant": {"value": format!("{v}ms")}})),
+        (1u64..30).prop_map(|m| json!({"exponential": {"mean": format!("{m}ms")}})),
+        (0u64..10, 0u64..20).prop_map(|(a, b)| json!({"uniform": {"min": format!("{a}ms"), "max": format!("{}ms", a + b)}})),
+        (1u64..10, 0u64..40).prop_map(|(m, d)| json!({"lognormal": {"median": format!("{m}ms"), "p99": format!("{}ms", m + d)}})),
+        (0u64..10, 0u64..5).prop_map(|(m, s)| json!({"normal": {"mean": format!("{m}ms"), "stddev": format!("{s}ms")}})),
+    ]
+}
+
+fn backoff() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (0u64..200).prop_map(|d| json!({"constant": {"delay": format!("{d}ms")}})),
+        (1u64..100, 0u64..100).prop_map(|(i, s)| json!({"linear": {"initial": format!("{i}ms"), "step": format!("{s}ms"), "max": "1s"}})),
+        (1u64..100, 1u32..6).prop_map(|(i, d)| json!({"exponential": {"initial": format!("{i}ms"), "multiplier": 2.0, "max": "2s", "max_doublings": d}})),
+        (1u64..100, 0u32..4).prop_map(|(i, d)| json!({"cloud_tasks": {"min_backoff": format!("{i}ms"), "max_backoff": "1s", "max_doublings": d}})),
+        (1u64..50).prop_map(|b| json!({"decorrelated": {"base": format!("{b}ms"), "max": "1s"}})),
+    ]
+}
+
+fn jitter() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(json!("none")),
+        Just(json!("full")),
+        Just(json!("equal")),
+        (0.0f64..1.0).prop_map(|f| json!({"proportional": f})),
+    ]
+}
+
+fn fault() -> impl Strategy<Value = Value> {
+    let window = (0u64..15, 1u64..10);
+    prop_oneof![
+        (window.clone(), any::<bool>(), prop::sample::select(vec!["unavailable", "internal", "resource_exhausted"]))
+            .prop_map(|((s, d), flush, st)| json!({"outage": {"start": s, "duration": d, "flush": flush, "status": st}})),
+        window.clone().prop_map(|(s, d)| json!({"blackhole": {"start": s, "duration": d}})),
+        (window.clone(), 0.2f64..5.0).prop_map(|((s, d), f)| json!({"slowdown": {"start": s, "duration": d, "factor": f}})),
+        (window.clone(), 0u32..4).prop_map(|((s, d), w)| json!({"capacity": {"start": s, "duration": d, "workers": w}})),
+        (window, 0.0f64..1.0).prop_map(|((s, d), r)| json!({"errors": {"start": s, "duration": d, "rate": r, "status": "unavailable"}})),
+    ]
+}
+
+prop_compose! {
+    fn scenario()(
+        mode in prop::sample::select(vec!["open", "open", "closed", "burst"]),
+        arrival in prop::sample::select(vec!["poisson", "uniform"]),
+        rate in 10.0f64..400.0,
+        clients in 1u32..50,
+        workers in 1u32..6,
+        service in dist(),
+        net in prop::option::of(dist()),
+        queue_limit in prop::option::of(0u64..50),
+        lifo in any::<bool>(),
+        drop_expired in any::<bool>(),
+        timeout in prop::option::of(5u64..300),
+        deadline in prop::option::of(50u64..3000),
+        admission in 0u64..3,
+        reject in 0u64..3,
+        faults in prop::collection::vec(fault(), 0..4),
+        max_attempts in -1i64..6,
+        mrd in prop::option::of(0u64..5),
+        backoff in backoff(),
+        jitter in jitter(),
+        disable_at in prop::option::of(0u64..20),
+        shed in prop::option::of((0u64..20, 0.0f64..1.0)),
+        seed in 0u64..1000,
+    ) -> Value {
+        let mut traffic = json!({"rate": rate, "clients": clients, "mode": mode, "arrival": arrival,
+            "profile": [{"at": "0s", "scale": 1.0}, {"at": "10s", "scale": 1.5}, {"at": "20s", "scale": 0.5}],
+            "think_time": {"exponential": {"mean": "20ms"}}, "burst_spread": "2s", "burst_at": "1s"});
+        if let Some(n) = net { traffic["network_delay"] = n; }
+        if let Some(t) = timeout { traffic["attempt_timeout"] = json!(format!("{t}ms")); }
+        if let Some(d) = deadline { traffic["deadline"] = json!(format!("{d}ms")); }
+        let mut backend = json!({"workers": workers, "service_time": service, "discipline": if lifo {"lifo"} else {"fifo"},
+            "drop_expired": drop_expired, "admission_cost": format!("{admission}ms"), "reject_cost": format!("{reject}ms")});
+        if let Some(k) = queue_limit { backend["queue_limit"] = json!(k); }
+        let mut policy = json!({"name": "p", "max_attempts": max_attempts, "backoff": backoff, "jitter": jitter});
+        if let Some(m) = mrd { policy["max_retry_duration"] = json!(m); }
+        let mut actions = vec![];
+        if let Some(at) = disable_at { actions.push(json!({"disable_retries": {"at": at}})); }
+        if let Some((at, f)) = shed { actions.push(json!({"shed_load": {"at": at, "fraction": f, "duration": "3s"}})); }
+        json!({"name": "random", "seed": seed, "duration": "25s", "bin": "500ms", "traffic": traffic, "backend": backend,
+               "faults": faults, "actions": actions, "policies": [policy]})
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_request_ends_exactly_once_and_bins_add_up(v in scenario()) {
+        let s = Scenario::from_json(&v.to_string()).unwrap();
+        let r = simulate(&s, 0, 0);
+        let m = &r.summary;
+        prop_assert_eq!(m.succeeded + m.failed + m.dropped + m.unfinished, m.requests);
+        let bin = 0.5;
+        let total = |f: fn(&retrysim::metrics::BinRow) -> f64| -> u64 {
+            r.bins.iter().map(|b| (f(b) * bin).round() as u64).sum()
+        };
+        prop_assert_eq!(r.bins.len(), 50);
+        prop_assert_eq!(total(|b| b.demand_rps), m.requests);
+        prop_assert_eq!(total(|b| b.goodput_rps), m.succeeded);
+        prop_assert_eq!(total(|b| b.dropped_rps), m.dropped);
+        prop_assert_eq!(total(|b| b.first_attempt_rps) + total(|b| b.retry_rps), m.attempts);
+        prop_assert_eq!(total(|b| b.offered_rps), m.offered);
+        prop_assert_eq!(total(|b| b.rejected_rps), m.rejected);
+        prop_assert_eq!(total(|b| b.wasted_rps), m.wasted);
+        prop_assert!(m.offered <= m.attempts);
+        prop_assert!(m.wasted <= m.served);
+        let limit = s.spec.backend.queue_limit.unwrap_or(u64::MAX) as f64;
+        for b in &r.bins {
+            prop_assert!(b.utilization >= 0.0 && b.utilization <= 1.0 + 1e-9, "utilization {}", b.utilization);
+            prop_assert!(b.queue_len_avg <= b.queue_len_max + 1e-9);
+            prop_assert!(b.queue_len_max <= limit);
+            prop_assert!(b.retrying >= 0.0);
+        }
+        if !s.policies[0].may_retry() {
+            prop_assert_eq!(m.attempts, m.requests);
+        }
+    }
+}
