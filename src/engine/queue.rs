@@ -124,7 +124,6 @@ impl<E> RadixHeap<E> {
         }
     }
 
-    #[cold]
     #[inline(never)]
     fn redistribute(&mut self) {
         let j = self.mask.trailing_zeros() as usize;
