@@ -1,11 +1,25 @@
 //! Scenario files: reading them (JSON or TOML), applying `--set`
 //! overrides, validating every value, and resolving policies, so the model
 //! only ever sees a [`Scenario`] that makes sense.
+//!
+//! Every error is an [`crate::error::InvalidInput`] (exit status 2) shaped
+//! `<file>:<line>:<col>: <field path>: <what is wrong>`, with the parts that
+//! are unknown left out; validation reports all problems, one per line.
 
+mod load;
+mod locate;
+pub mod set;
 pub mod spec;
+pub mod validate;
 
+pub use load::Format;
+pub use set::apply_set;
+pub use validate::{validate, Problem};
+
+use crate::error::invalid;
 use crate::policy::{self, Policy};
 use spec::ScenarioSpec;
+use std::path::Path;
 
 /// A validated scenario with its policies resolved.
 #[derive(Clone, Debug)]
@@ -25,27 +39,178 @@ impl Scenario {
         Ok(Scenario { spec, policies })
     }
 
-    /// Parses JSON text (no validation yet; the loader adds it).
+    /// Parses, validates and resolves JSON text (for tests and embedders
+    /// that hold a scenario in memory); the error is the loader's message.
     pub fn from_json(text: &str) -> Result<Scenario, String> {
-        let spec: ScenarioSpec = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        Scenario::from_spec(spec)
+        load_str(text, "scenario.json", &[]).map_err(|e| e.to_string())
     }
 }
 
-use crate::error::invalid;
-use std::path::Path;
-
 /// Reads, overrides (`--set PATH=VALUE`), validates and resolves a scenario
 /// file. Errors are `InvalidInput` naming the file and the field.
-/// (First version: JSON only, no validation.)
 pub fn load(path: &Path, sets: &[String]) -> anyhow::Result<Scenario> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| invalid(format!("{}: cannot read: {e}", path.display())))?;
-    load_str(&text, &path.display().to_string(), sets)
+    let origin = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| invalid(format!("{origin}: cannot read: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let (line, col) = load::line_col(
+            &String::from_utf8_lossy(e.as_bytes()),
+            e.utf8_error().valid_up_to(),
+        );
+        invalid(format!("{origin}:{line}:{col}: not UTF-8 text"))
+    })?;
+    load_str(&text, &origin, sets)
 }
 
 /// Like [`load`], for text already in memory; `origin` names it in errors
-/// and its extension (`.json`/`.toml`) picks the format.
-pub fn load_str(text: &str, origin: &str, _sets: &[String]) -> anyhow::Result<Scenario> {
-    Scenario::from_json(text).map_err(|e| invalid(format!("{origin}: {e}")))
+/// and its extension (`.json`/`.toml`) picks the format (text without one
+/// is JSON when it starts with `{`, else TOML).
+pub fn load_str(text: &str, origin: &str, sets: &[String]) -> anyhow::Result<Scenario> {
+    if text.trim().is_empty() {
+        return Err(invalid(format!("{origin}: the file is empty")));
+    }
+    let format = Format::detect(origin, text);
+    let spec = load::parse(text, format, sets).map_err(|loc| invalid(loc.render(origin)))?;
+    if let Err(problems) = validate(&spec) {
+        let lines: Vec<String> = problems
+            .iter()
+            .map(|p| {
+                // Positions are only exact when no override changed the text.
+                let at = if sets.is_empty() {
+                    locate::locate(text, format, &p.path)
+                } else {
+                    None
+                };
+                match at {
+                    Some((line, col)) => format!("{origin}:{line}:{col}: {p}"),
+                    None => format!("{origin}: {p}"),
+                }
+            })
+            .collect();
+        return Err(invalid(lines.join("\n")));
+    }
+    Scenario::from_spec(spec).map_err(|e| invalid(format!("{origin}: policies: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = include_str!("../../scenarios/example.json");
+    const EXAMPLE_TOML: &str = include_str!("../../tests/good/example.toml");
+
+    fn err(text: &str, origin: &str, sets: &[&str]) -> String {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let e = load_str(text, origin, &sets).unwrap_err();
+        assert!(
+            e.downcast_ref::<crate::error::InvalidInput>().is_some(),
+            "not InvalidInput: {e}"
+        );
+        e.to_string()
+    }
+
+    #[test]
+    fn the_example_loads() {
+        let s = load_str(EXAMPLE, "example.json", &[]).unwrap();
+        assert_eq!(s.policies.len(), 4);
+        assert_eq!(s.policies[3].name, "queue-default");
+        let from_file = load(Path::new("scenarios/example.json"), &[]).unwrap();
+        assert_eq!(from_file.policies, s.policies);
+    }
+
+    #[test]
+    fn toml_and_json_give_the_same_scenario() {
+        let j = load_str(EXAMPLE, "example.json", &[]).unwrap();
+        let t = load_str(EXAMPLE_TOML, "example.toml", &[]).unwrap();
+        assert_eq!(
+            serde_json::to_value(&j.spec).unwrap(),
+            serde_json::to_value(&t.spec).unwrap()
+        );
+        assert_eq!(j.policies, t.policies);
+        // Without an extension the content decides.
+        let t2 = load_str(EXAMPLE_TOML, "<stdin>", &[]).unwrap();
+        assert_eq!(t2.policies, t.policies);
+        assert!(load_str(EXAMPLE, "built-in spanner-90s.json", &[]).is_ok());
+    }
+
+    #[test]
+    fn sets_override_fields_in_both_formats() {
+        let sets: Vec<String> = [
+            "backend.workers=120",
+            "policies.1.backoff.initial=200ms",
+            "policies.platform.max_attempts=7",
+            "faults.0.outage.duration=60s",
+            "name=renamed",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for (text, origin) in [(EXAMPLE, "e.json"), (EXAMPLE_TOML, "e.toml")] {
+            let s = load_str(text, origin, &sets).unwrap();
+            assert_eq!(s.spec.backend.workers, Some(120));
+            assert_eq!(s.spec.name, "renamed");
+            assert_eq!(s.policies[2].max_attempts, Some(7));
+            assert_eq!(
+                s.spec.faults[0].window().1 - s.spec.faults[0].window().0,
+                60_000_000_000
+            );
+            match &s.spec.policies[1].backoff {
+                Some(spec::BackoffSpec::Exponential { initial, .. }) => {
+                    assert_eq!(initial.ns(), 200_000_000)
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn set_errors_name_the_assignment() {
+        let e = err(EXAMPLE, "e.json", &["policies.nobody.max_attempts=3"]);
+        assert!(
+            e.starts_with("e.json: --set policies.nobody.max_attempts=3"),
+            "{e}"
+        );
+        assert!(e.contains("platform"), "lists the names: {e}");
+        let e = err(EXAMPLE, "e.json", &["backend.workers=-4"]);
+        assert!(e.contains("backend.workers"), "{e}");
+    }
+
+    #[test]
+    fn validation_problems_carry_positions() {
+        let text = EXAMPLE.replace("\"rate\": 7000", "\"rate\": 0");
+        let e = err(&text, "e.json", &[]);
+        assert!(e.starts_with("e.json:9:13:"), "{e}");
+        assert!(e.contains("traffic.rate"), "{e}");
+        // With overrides the text no longer matches, so no position.
+        let e = err(EXAMPLE, "e.json", &["traffic.rate=0"]);
+        assert!(e.starts_with("e.json: traffic.rate:"), "{e}");
+    }
+
+    #[test]
+    fn all_problems_are_reported() {
+        let text = EXAMPLE
+            .replace("\"rate\": 7000", "\"rate\": 0")
+            .replace("\"recovery_threshold\": 0.9", "\"recovery_threshold\": 2");
+        let e = err(&text, "e.json", &[]);
+        assert_eq!(e.lines().count(), 2, "{e}");
+        assert!(e.contains("report.recovery_threshold"), "{e}");
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let deep_json = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        err(&deep_json, "d.json", &[]);
+        err(&deep_json, "d.json", &["a=1"]);
+        let deep_toml = format!("a = {}{}", "[".repeat(100_000), "]".repeat(100_000));
+        err(&deep_toml, "d.toml", &[]);
+        err(&deep_toml, "d.toml", &["a=1"]);
+        let deep_inline = format!("a = {}{}", "{b = ".repeat(10_000), "}".repeat(10_000));
+        err(&deep_inline, "d.toml", &[]);
+    }
+
+    #[test]
+    fn from_json_validates() {
+        assert!(Scenario::from_json(EXAMPLE).is_ok());
+        let e = Scenario::from_json(&EXAMPLE.replace("\"30m\"", "\"0s\"")).unwrap_err();
+        assert!(e.contains("duration"), "{e}");
+    }
 }

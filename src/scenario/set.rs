@@ -1,0 +1,270 @@
+//! `--set PATH=VALUE` overrides, applied to a scenario file parsed into a
+//! generic JSON value before it is typed, so `run` and `sweep` can change
+//! any field without a flag per field.
+//!
+//! `PATH` is dotted: object keys, array indexes (`policies.0`), or a policy
+//! name (`policies.platform`). A segment missing from an object that has
+//! exactly one key holding an object — an externally tagged variant such as
+//! `{"exponential": {...}}` — is looked up inside that key, so
+//! `policies.0.backoff.initial` reaches the exponential backoff's `initial`.
+
+use serde_json::Value;
+
+/// Applies one `PATH=VALUE` assignment to `value`.
+///
+/// `VALUE` is read as JSON when it parses (`120`, `true`, `{"constant":
+/// {"delay": "1s"}}`, `"text"`), else taken as a plain string (`200ms`).
+/// Setting a missing leaf key creates it; a missing intermediate is an
+/// error. The error message is meant to follow `--set <assignment>: `.
+pub fn apply_set(value: &mut Value, assignment: &str) -> Result<(), String> {
+    let (path, raw) = assignment
+        .split_once('=')
+        .ok_or_else(|| "expected PATH=VALUE (e.g. backend.workers=120)".to_string())?;
+    let path = path.trim();
+    if path.is_empty() {
+        return Err("empty PATH before `=`".into());
+    }
+    let segments: Vec<&str> = path.split('.').collect();
+    if let Some(i) = segments.iter().position(|s| s.is_empty()) {
+        return Err(format!("empty segment {} in path `{path}`", i + 1));
+    }
+    set_path(value, &segments, parse_value(raw))
+}
+
+/// Reads the right-hand side of `PATH=VALUE`: JSON if it parses, else the
+/// text itself as a string (so `200ms` needs no quotes).
+pub fn parse_value(raw: &str) -> Value {
+    serde_json::from_str(raw.trim()).unwrap_or_else(|_| Value::String(raw.to_string()))
+}
+
+/// Sets `new` at `segments` under `root`.
+fn set_path(root: &mut Value, segments: &[&str], new: Value) -> Result<(), String> {
+    let (last, parents) = segments.split_last().expect("at least one segment");
+    let mut cur = root;
+    for (i, seg) in parents.iter().enumerate() {
+        let so_far = segments[..i].join(".");
+        cur = descend(cur, seg).map_err(|why| at(&so_far, seg, &why))?;
+    }
+    let so_far = parents.join(".");
+    let target = leaf_parent(cur, last).map_err(|why| at(&so_far, last, &why))?;
+    match target {
+        Value::Object(map) => {
+            map.insert((*last).to_string(), new);
+        }
+        Value::Array(items) => {
+            let i = array_index(items, last).map_err(|why| at(&so_far, last, &why))?;
+            items[i] = new;
+        }
+        _ => unreachable!("leaf_parent returns containers only"),
+    }
+    Ok(())
+}
+
+/// Formats "where" for an error: the path walked so far and the segment.
+fn at(so_far: &str, seg: &str, why: &str) -> String {
+    if so_far.is_empty() {
+        format!("`{seg}`: {why}")
+    } else {
+        format!("`{so_far}.{seg}`: {why}")
+    }
+}
+
+/// The child of `cur` named by `seg` (key, index, or policy name), looking
+/// through single-key variant objects.
+fn descend<'a>(cur: &'a mut Value, seg: &str) -> Result<&'a mut Value, String> {
+    match cur {
+        Value::Object(map) => {
+            if map.contains_key(seg) {
+                return Ok(map.get_mut(seg).expect("checked"));
+            }
+            if is_single_variant(map) {
+                let inner = map.values_mut().next().expect("one key");
+                return descend(inner, seg);
+            }
+            Err(format!("no such field (fields here: {})", keys(map)))
+        }
+        Value::Array(items) => {
+            let i = array_index(items, seg)?;
+            Ok(&mut items[i])
+        }
+        other => Err(format!(
+            "cannot go inside a {}; the path is too long",
+            kind(other)
+        )),
+    }
+}
+
+/// The container in which the final segment `seg` is set: `cur` itself,
+/// or the body of a single-key variant that already holds `seg`.
+fn leaf_parent<'a>(cur: &'a mut Value, seg: &str) -> Result<&'a mut Value, String> {
+    let into_variant = match &*cur {
+        Value::Object(map) => !map.contains_key(seg) && is_single_variant(map),
+        Value::Array(items) => {
+            array_index(items, seg)?;
+            false
+        }
+        other => return Err(format!("cannot set a field of a {}", kind(other))),
+    };
+    if into_variant {
+        let inner = match cur {
+            Value::Object(map) => map.values_mut().next().expect("one key"),
+            _ => unreachable!("checked above"),
+        };
+        return leaf_parent(inner, seg);
+    }
+    Ok(cur)
+}
+
+/// Whether `map` looks like an externally tagged variant with data: one
+/// key whose value is itself an object.
+fn is_single_variant(map: &serde_json::Map<String, Value>) -> bool {
+    map.len() == 1 && map.values().all(Value::is_object)
+}
+
+/// Resolves an array segment: a numeric index, or the `name` of an element.
+fn array_index(items: &[Value], seg: &str) -> Result<usize, String> {
+    if let Ok(i) = seg.parse::<usize>() {
+        if i < items.len() {
+            return Ok(i);
+        }
+        return Err(format!(
+            "index {i} is out of range (the list has {} item{})",
+            items.len(),
+            if items.len() == 1 { "" } else { "s" }
+        ));
+    }
+    let by_name = items
+        .iter()
+        .position(|v| v.get("name").and_then(Value::as_str) == Some(seg));
+    by_name.ok_or_else(|| {
+        let names: Vec<&str> = items
+            .iter()
+            .filter_map(|v| v.get("name").and_then(Value::as_str))
+            .collect();
+        if names.is_empty() {
+            format!(
+                "not an index of this list (0..{})",
+                items.len().saturating_sub(1)
+            )
+        } else {
+            format!(
+                "no item with this name (names: {}; or use an index)",
+                names.join(", ")
+            )
+        }
+    })
+}
+
+fn keys(map: &serde_json::Map<String, Value>) -> String {
+    if map.is_empty() {
+        return "none".into();
+    }
+    map.keys().cloned().collect::<Vec<_>>().join(", ")
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "list",
+        Value::Object(_) => "table",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc() -> Value {
+        json!({
+            "name": "x",
+            "backend": {"workers": 100},
+            "faults": [{"outage": {"start": "5m", "duration": "90s"}}],
+            "policies": [
+                {"name": "a", "backoff": {"exponential": {"initial": "100ms"}}},
+                {"name": "platform", "max_attempts": 5},
+            ],
+            "report": {"stable_for": "30s"}
+        })
+    }
+
+    #[test]
+    fn sets_numbers_strings_and_json() {
+        let mut v = doc();
+        apply_set(&mut v, "backend.workers=120").unwrap();
+        assert_eq!(v["backend"]["workers"], 120);
+        apply_set(&mut v, "name=hello world").unwrap();
+        assert_eq!(v["name"], "hello world");
+        apply_set(&mut v, "name=\"42\"").unwrap();
+        assert_eq!(v["name"], "42");
+        apply_set(&mut v, "backend.drop_expired=true").unwrap();
+        assert_eq!(v["backend"]["drop_expired"], true);
+        apply_set(&mut v, r#"policies.1.backoff={"constant":{"delay":"1s"}}"#).unwrap();
+        assert_eq!(v["policies"][1]["backoff"]["constant"]["delay"], "1s");
+    }
+
+    #[test]
+    fn looks_through_variants() {
+        let mut v = doc();
+        apply_set(&mut v, "policies.0.backoff.initial=200ms").unwrap();
+        assert_eq!(
+            v["policies"][0]["backoff"]["exponential"]["initial"],
+            "200ms"
+        );
+        apply_set(&mut v, "policies.0.backoff.max=10s").unwrap();
+        assert_eq!(v["policies"][0]["backoff"]["exponential"]["max"], "10s");
+        apply_set(&mut v, "faults.0.duration=60s").unwrap();
+        assert_eq!(v["faults"][0]["outage"]["duration"], "60s");
+        apply_set(&mut v, "faults.0.outage.duration=30s").unwrap();
+        assert_eq!(v["faults"][0]["outage"]["duration"], "30s");
+    }
+
+    #[test]
+    fn addresses_policies_by_name() {
+        let mut v = doc();
+        apply_set(&mut v, "policies.platform.max_attempts=7").unwrap();
+        assert_eq!(v["policies"][1]["max_attempts"], 7);
+    }
+
+    #[test]
+    fn creates_missing_leaves_only() {
+        let mut v = doc();
+        apply_set(&mut v, "report.recovery_threshold=0.5").unwrap();
+        assert_eq!(v["report"]["recovery_threshold"], 0.5);
+        let e = apply_set(&mut v, "dispatcher.max_burst_size=5").unwrap_err();
+        assert!(e.contains("`dispatcher`"), "{e}");
+        let e = apply_set(&mut v, "backend.nope.deeper=1").unwrap_err();
+        assert!(e.contains("`backend.nope`"), "{e}");
+    }
+
+    #[test]
+    fn reports_bad_paths() {
+        let mut v = doc();
+        for bad in [
+            "noequals",
+            "=5",
+            "a..b=1",
+            "policies.9.max_attempts=1",
+            "policies.nobody.max_attempts=1",
+            "name.inner=1",
+            "backend.workers.x=1",
+        ] {
+            assert!(apply_set(&mut v, bad).is_err(), "{bad} should fail");
+        }
+        let e = apply_set(&mut v, "policies.9.max_attempts=1").unwrap_err();
+        assert!(
+            e.contains("`policies.9`") && e.contains("out of range"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn value_after_first_equals_is_kept_whole() {
+        let mut v = doc();
+        apply_set(&mut v, "description=a=b").unwrap();
+        assert_eq!(v["description"], "a=b");
+    }
+}

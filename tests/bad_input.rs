@@ -1,0 +1,351 @@
+//! Bad scenario input ends with exit status 2 and a message naming the
+//! file, the field path and (for syntax errors) the line — never a panic.
+
+use proptest::prelude::*;
+use std::path::Path;
+use std::process::Command;
+
+/// Runs the binary with `args`; returns (exit code, stderr).
+fn retrysim(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// `retrysim check tests/bad/<file>` must exit 2 with every `want` in
+/// stderr (the file name is always expected).
+fn check_bad(file: &str, want: &[&str]) {
+    let path = format!("tests/bad/{file}");
+    assert!(Path::new(env!("CARGO_MANIFEST_DIR")).join(&path).exists());
+    let (code, err) = retrysim(&["check", &path]);
+    assert!(!err.contains("panicked"), "{file} panicked:\n{err}");
+    assert_eq!(code, Some(2), "{file}: exit status; stderr:\n{err}");
+    assert!(
+        err.contains(&path),
+        "{file}: stderr does not name the file:\n{err}"
+    );
+    for w in want {
+        assert!(err.contains(w), "{file}: stderr lacks {w:?}:\n{err}");
+    }
+}
+
+/// `retrysim run <good file> --set <set>` must exit 2 before simulating.
+fn run_bad_set(set: &str, want: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let (code, err) = retrysim(&[
+        "run",
+        "tests/good/minimal.json",
+        "--no-plots",
+        "--quiet",
+        "-o",
+        out,
+        "--set",
+        set,
+    ]);
+    assert!(!err.contains("panicked"), "--set {set} panicked:\n{err}");
+    assert_eq!(code, Some(2), "--set {set}: exit status; stderr:\n{err}");
+    assert!(err.contains("tests/good/minimal.json"), "{err}");
+    for w in want {
+        assert!(err.contains(w), "--set {set}: stderr lacks {w:?}:\n{err}");
+    }
+}
+
+#[test]
+fn json_syntax_error_names_line_and_column() {
+    check_bad("syntax_missing_comma.json", &[":4:3:", "expected `,`"]);
+    check_bad("trailing_garbage.json", &[":27:1:", "trailing characters"]);
+}
+
+#[test]
+fn toml_syntax_error_names_line_and_column() {
+    check_bad("syntax_unterminated_string.toml", &[":1:12:", "string"]);
+}
+
+#[test]
+fn unknown_fields_are_named_with_their_path() {
+    check_bad(
+        "unknown_field.json",
+        &[
+            ":14:",
+            "backend.wokers",
+            "unknown field `wokers`",
+            "`workers`",
+        ],
+    );
+    check_bad(
+        "unknown_field_in_variant.json",
+        &["policies[0].backoff.exponential.maxx", "`max_doublings`"],
+    );
+}
+
+#[test]
+fn wrong_types_are_named_with_their_path() {
+    check_bad(
+        "wrong_type.json",
+        &[":8:", "backend.workers", "invalid type"],
+    );
+    check_bad("wrong_type.toml", &[":5:", "traffic.rate", "invalid type"]);
+}
+
+#[test]
+fn bad_durations() {
+    check_bad("negative_duration.json", &[":3:", "duration: ", "negative"]);
+    check_bad(
+        "unknown_unit.toml",
+        &[
+            ":12:",
+            "faults[0].outage.duration",
+            "unknown unit \"parsecs\"",
+        ],
+    );
+}
+
+#[test]
+fn unknown_status_lists_the_valid_names() {
+    check_bad(
+        "unknown_status.json",
+        &[
+            "policies[0].retry_on[1]",
+            "unavailabel",
+            "resource_exhausted",
+            "permission_denied",
+        ],
+    );
+}
+
+#[test]
+fn unknown_preset_lists_the_known_ones() {
+    check_bad(
+        "unknown_preset.json",
+        &[
+            "policies[0].preset",
+            "cloud-tasks-fast",
+            "cloud-tasks-default",
+        ],
+    );
+}
+
+#[test]
+fn policy_list_problems() {
+    check_bad(
+        "empty_policies.json",
+        &["policies: needs at least one policy"],
+    );
+    check_bad(
+        "duplicate_policy_names.json",
+        &["policies[1].name", "unique"],
+    );
+    check_bad(
+        "retries_without_backoff.json",
+        &["policies[0]: ", "`backoff` or a `preset`"],
+    );
+    check_bad(
+        "max_attempts_below_minus_one.json",
+        &["policies[0].max_attempts"],
+    );
+}
+
+#[test]
+fn min_above_max() {
+    check_bad(
+        "cloud_tasks_min_gt_max.json",
+        &[
+            ":21:",
+            "policies[0].backoff.cloud_tasks.min_backoff",
+            "max_backoff",
+        ],
+    );
+    check_bad(
+        "uniform_min_gt_max.toml",
+        &[
+            ":9:",
+            "backend.service_time.uniform.min",
+            "greater than max",
+        ],
+    );
+}
+
+#[test]
+fn missing_required_fields() {
+    check_bad("missing_duration.json", &["missing field `duration`"]);
+    check_bad("rate_missing_open_mode.json", &["traffic.rate", "burst"]);
+}
+
+#[test]
+fn out_of_range_values() {
+    check_bad(
+        "jitter_out_of_range.json",
+        &[":25:", "policies[0].jitter.proportional"],
+    );
+    check_bad(
+        "profile_not_increasing.json",
+        &[":16:", "traffic.profile[2].at"],
+    );
+    check_bad("bin_longer_than_duration.json", &["bin: ", "longer than"]);
+    check_bad("errors_rate_above_one.json", &["faults[0].errors.rate"]);
+    check_bad("outage_status_ok.json", &["faults[0].outage.status"]);
+    check_bad(
+        "lognormal_half_pair.json",
+        &["backend.service_time.lognormal"],
+    );
+    check_bad(
+        "token_bucket_too_big.json",
+        &["policies[0].budget.token_bucket.max_tokens"],
+    );
+    check_bad(
+        "contention_with_workers.json",
+        &["backend.workers", "contention"],
+    );
+}
+
+#[test]
+fn absurd_sizes_are_refused() {
+    check_bad("too_many_bins.json", &["bin: ", "too many"]);
+    check_bad("too_many_clients.json", &["traffic.clients", "too many"]);
+}
+
+#[test]
+fn unreadable_files() {
+    check_bad("empty.json", &["empty"]);
+    check_bad("not_utf8.json", &[":1:11:", "UTF-8"]);
+    let (code, err) = retrysim(&["check", "tests/bad/does-not-exist.json"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("does-not-exist.json") && !err.contains("panicked"));
+}
+
+#[test]
+fn bad_set_path() {
+    run_bad_set(
+        "policies.9.max_attempts=3",
+        &[
+            "--set policies.9.max_attempts=3",
+            "`policies.9`",
+            "out of range",
+        ],
+    );
+    run_bad_set("backend.nope.x=1", &["`backend.nope`", "no such field"]);
+    run_bad_set("novalue", &["PATH=VALUE"]);
+}
+
+#[test]
+fn set_value_of_the_wrong_type() {
+    run_bad_set(
+        "backend.workers=lots",
+        &["backend.workers", "invalid type", "--set"],
+    );
+    run_bad_set(
+        "policies.p.backoff.initial=soon",
+        &["policies[0].backoff.exponential.initial"],
+    );
+    run_bad_set("traffic.rate=-3", &["traffic.rate"]);
+}
+
+#[test]
+fn every_fixture_is_rejected() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        check_bad(&name, &[]);
+        n += 1;
+    }
+    assert!(n >= 20, "only {n} fixtures");
+}
+
+#[test]
+fn good_files_pass_check() {
+    let (code, err) = retrysim(&[
+        "check",
+        "scenarios/example.json",
+        "scenarios/spanner-90s.json",
+        "tests/good/example.toml",
+        "tests/good/minimal.json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+const EXAMPLE: &str = include_str!("../scenarios/example.json");
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        let text = String::from_utf8_lossy(&bytes);
+        for origin in ["x.json", "x.toml", "stdin"] {
+            let _ = retrysim::scenario::load_str(&text, origin, &[]);
+        }
+    }
+
+    #[test]
+    fn mutated_example_never_panics(
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..3, any::<char>()), 1..6),
+    ) {
+        let mut chars: Vec<char> = EXAMPLE.chars().collect();
+        for (at, op, c) in edits {
+            let i = at.index(chars.len());
+            match op {
+                0 => { chars.remove(i); }
+                1 => chars.insert(i, c),
+                _ => chars[i] = c,
+            }
+        }
+        let text: String = chars.into_iter().collect();
+        if let Err(e) = retrysim::scenario::load_str(&text, "x.json", &[]) {
+            prop_assert!(e.downcast_ref::<retrysim::error::InvalidInput>().is_some());
+        }
+    }
+
+    #[test]
+    fn mutated_numbers_never_panic(
+        which in 0usize..40,
+        value in prop_oneof![
+            Just("-1".to_string()), Just("0".to_string()), Just("1e308".to_string()),
+            Just("-1e308".to_string()), Just("18446744073709551615".to_string()),
+            Just("\"0s\"".to_string()), Just("\"1e300s\"".to_string()),
+            Just("null".to_string()), Just("[]".to_string()), Just("{}".to_string()),
+            any::<f64>().prop_map(|f| f.to_string()),
+            any::<i64>().prop_map(|i| i.to_string()),
+        ],
+    ) {
+        // Replace the `which`-th number or string value of the example.
+        let mut n = 0;
+        let mut out = String::new();
+        let mut rest = EXAMPLE;
+        while let Some(i) = rest.find(": ") {
+            out.push_str(&rest[..i + 2]);
+            rest = &rest[i + 2..];
+            let end = rest.find([',', '}', '\n']).unwrap_or(rest.len());
+            let token = &rest[..end];
+            if !token.starts_with(['{', '[']) && n == which {
+                out.push_str(&value);
+                rest = &rest[end..];
+            }
+            if !token.starts_with(['{', '[']) {
+                n += 1;
+            }
+        }
+        out.push_str(rest);
+        if let Err(e) = retrysim::scenario::load_str(&out, "x.json", &[]) {
+            prop_assert!(e.downcast_ref::<retrysim::error::InvalidInput>().is_some());
+        }
+    }
+
+    #[test]
+    fn random_sets_never_panic(
+        path in "(policies|backend|traffic|faults|report|name|[0-9]|platform|backoff|initial|workers|rate|outage|duration)(\\.(policies|backend|traffic|faults|report|[0-9]|platform|backoff|initial|workers|rate|outage|duration|exponential)){0,4}",
+        value in "(-?[0-9]{1,3}|true|null|\"x\"|[a-z]{1,4}|\\{\\}|\\[\\])",
+    ) {
+        let set = format!("{path}={value}");
+        if let Err(e) = retrysim::scenario::load_str(EXAMPLE, "x.json", &[set]) {
+            prop_assert!(e.downcast_ref::<retrysim::error::InvalidInput>().is_some());
+        }
+    }
+}
