@@ -40,7 +40,11 @@ pub struct Budget {
 #[derive(Clone, Debug)]
 enum State {
     /// gRPC throttling, in thousandths of a token.
-    TokenBucket { tokens: i64, max: i64, ratio: i64 },
+    TokenBucket {
+        tokens: i64,
+        max: i64,
+        ratio: i64,
+    },
     Ratio(RatioWindow),
     Quota {
         available: f64,

@@ -310,7 +310,10 @@ mod tests {
         let s = schedule(&preset("grpc"), None);
         assert_eq!(s.retries, Some(4));
         let r = &s.rows[0];
-        assert_eq!((r.delay, r.min, r.max), (100_000_000, 80_000_000, 120_000_000));
+        assert_eq!(
+            (r.delay, r.min, r.max),
+            (100_000_000, 80_000_000, 120_000_000)
+        );
         assert_eq!(s.rows[3].delay, 800_000_000, "100 ms doubled three times");
         let aws = schedule(&preset("aws-standard"), None);
         assert_eq!(aws.rows[1].min, 0);
