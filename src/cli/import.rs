@@ -18,9 +18,12 @@ pub enum ImportCommand {
     Grpc { file: PathBuf },
 }
 
+/// An importer: text and the file's name in errors → the block.
+type Importer = fn(&str, &str) -> anyhow::Result<Imported>;
+
 /// Reads and imports the file the command names.
 pub fn import(cmd: &ImportCommand) -> anyhow::Result<Imported> {
-    let (file, f): (&Path, fn(&str, &str) -> anyhow::Result<Imported>) = match cmd {
+    let (file, f): (&Path, Importer) = match cmd {
         ImportCommand::Gcloud { file } => (file, gcloud::import_str),
         ImportCommand::Grpc { file } => (file, grpc::import_str),
     };
