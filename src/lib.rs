@@ -23,6 +23,7 @@
 pub mod cli;
 pub mod engine;
 pub mod error;
+pub mod import;
 pub mod metrics;
 pub mod model;
 pub mod policy;

@@ -10,6 +10,7 @@ pub mod breaker;
 pub mod budget;
 pub mod jitter;
 pub mod presets;
+pub mod schedule;
 
 pub use backoff::Backoff;
 pub use jitter::Jitter;

@@ -1,0 +1,133 @@
+//! `retrysim schedule` and `retrysim import` end to end: output shape and
+//! exit statuses (0 success, 2 invalid input).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn retrysim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn schedule_of_the_default_queue() {
+    let o = retrysim(&["schedule", "--preset", "cloud-tasks-default"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    assert!(text.contains("84.8 h"), "{text}");
+    assert!(text.contains("over 99 retries"), "{text}");
+}
+
+#[test]
+fn schedule_csv_of_the_documented_example() {
+    let o = retrysim(&[
+        "schedule",
+        "--backoff",
+        "cloud_tasks",
+        "--min-backoff",
+        "10s",
+        "--max-backoff",
+        "300s",
+        "--max-doublings",
+        "3",
+        "--attempts",
+        "8",
+        "--csv",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    let cum: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(5).unwrap())
+        .collect();
+    assert_eq!(cum, ["10", "30", "70", "150", "310", "550", "850", "1150"]);
+}
+
+#[test]
+fn schedule_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = write(
+        dir.path(),
+        "p.json",
+        r#"{"name": "x", "max_attempts": "many"}"#,
+    );
+    for args in [
+        vec!["schedule", "--preset", "nope"],
+        vec!["schedule", "--policy", bad.as_str()],
+        vec!["schedule", "--policy", "/nonexistent/p.json"],
+        vec!["schedule", "--backoff", "exponential"],
+        vec!["schedule", "--jitter", "sometimes", "--preset", "grpc"],
+    ] {
+        let o = retrysim(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+    }
+    let o = retrysim(&["schedule", "--policy", &bad]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("p.json") && err.contains("max_attempts"),
+        "{err}"
+    );
+}
+
+#[test]
+fn import_gcloud_and_grpc() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = write(
+        dir.path(),
+        "q.yaml",
+        "name: projects/p/locations/l/queues/orders\nretryConfig:\n  maxAttempts: 10\n  minBackoff: 0.100s\n  maxBackoff: 10s\n  maxDoublings: 5\n",
+    );
+    let o = retrysim(&["import", "gcloud", &q]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["policies"][0]["name"], "orders");
+    assert_eq!(v["policies"][0]["max_attempts"], 10);
+    assert_eq!(v["dispatcher"]["max_dispatches_per_second"], 500.0);
+
+    let sc = write(
+        dir.path(),
+        "sc.json",
+        r#"{"methodConfig": [{"name": [{"service": "a.B"}], "retryPolicy": {"maxAttempts": 4,
+            "initialBackoff": "0.1s", "maxBackoff": "1s", "backoffMultiplier": 2,
+            "retryableStatusCodes": ["UNAVAILABLE"]}}],
+            "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}}"#,
+    );
+    let o = retrysim(&["import", "grpc", &sc]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["policies"][0]["name"], "a.B");
+    assert_eq!(
+        v["policies"][0]["budget"]["token_bucket"]["max_tokens"],
+        10.0
+    );
+}
+
+#[test]
+fn import_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let y = write(dir.path(), "q.yaml", "retryConfig:\n  maxDoublings: -3\n");
+    let j = write(dir.path(), "sc.json", "{\"methodConfig\": 7}");
+    for args in [
+        vec!["import", "gcloud", y.as_str()],
+        vec!["import", "grpc", j.as_str()],
+        vec!["import", "grpc", "/nonexistent/sc.json"],
+    ] {
+        let o = retrysim(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.starts_with("error: "), "{err}");
+    }
+}
