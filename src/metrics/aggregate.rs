@@ -16,7 +16,9 @@
 
 use super::{BinRow, RunResult};
 
-/// The columns of `summary.csv` after `policy`, in SPEC order.
+/// The columns of `summary.csv` after `policy`, in SPEC order; each
+/// variant is the column of the same name (see [`Col::name`] and SPEC
+/// "Report files" for the definitions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Col {
     Requests,
@@ -117,9 +119,13 @@ impl Col {
 /// (`metastable` as 1.0 / 0.0), `None` where a figure does not exist.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunFigures {
+    /// The policy's name.
     pub policy: String,
+    /// The policy's position in the scenario.
     pub policy_index: usize,
+    /// Which replication this run was.
     pub replication: u32,
+    /// One value per column, indexed by [`Col::index`].
     pub values: [Option<f64>; NCOLS],
 }
 
@@ -199,7 +205,9 @@ pub fn run_figures(results: &[RunResult]) -> Vec<RunFigures> {
 /// One policy's figures over its replications: the row of `summary.csv`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PolicySummary {
+    /// The policy's name.
     pub policy: String,
+    /// The policy's position in the scenario (fixes its colour in plots).
     pub policy_index: usize,
     /// Number of replications averaged.
     pub replications: usize,
@@ -361,9 +369,13 @@ pub fn t975(dof: u64) -> f64 {
 /// Bins are matched by position; a bin where no run has a value is `None`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BandPoint {
+    /// Start of the bin (s).
     pub t_s: f64,
+    /// Mean over the runs that have a value in this bin.
     pub mean: f64,
+    /// Smallest of those values.
     pub min: f64,
+    /// Largest of those values.
     pub max: f64,
 }
 

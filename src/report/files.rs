@@ -38,8 +38,11 @@ pub const TIMESERIES_COLUMNS: [&str; 20] = [
 /// One cell of a summary row, typed so CSV and JSON can each write it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cell {
+    /// A name, written as is (CSV) or as a JSON string.
     Text(String),
+    /// A number under the report rule; `None` is empty / `null`.
     Num(Option<f64>),
+    /// `true` / `false`.
     Bool(bool),
 }
 

@@ -25,8 +25,11 @@ footer{margin-top:3em;color:#888;font-size:.85em}";
 
 /// The PNG files to embed: (title, alt text, bytes).
 pub struct Figure {
+    /// Section heading above the image.
     pub title: String,
+    /// Text alternative for readers who cannot see the image.
     pub alt: String,
+    /// The PNG file's bytes.
     pub png: Vec<u8>,
 }
 

@@ -24,11 +24,17 @@ use std::path::{Path, PathBuf};
 /// between identical runs).
 #[derive(Clone, Debug, Serialize)]
 pub struct Perf {
+    /// Events the engine processed, all runs together.
     pub events: u64,
+    /// Wall-clock seconds the runs took.
     pub wall_s: f64,
+    /// `events / wall_s`.
     pub events_per_s: f64,
+    /// Worker threads used.
     pub threads: usize,
+    /// (policy, replication) runs made.
     pub runs: usize,
+    /// Requests counted in all runs.
     pub requests: u64,
 }
 

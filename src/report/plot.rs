@@ -557,7 +557,7 @@ pub fn load_png(path: &Path, scenario: &Scenario, results: &[RunResult]) -> Resu
             "attempts arriving at the backend per second (log scale)",
         )
     } else {
-        let hi = if peak > 0.0 { peak * 1.12 } else { 1.0 };
+        let hi = if peak > 0.0 { peak * 1.18 } else { 1.0 };
         (
             YAxis::Linear(0.0, hi),
             0.0,
