@@ -6,6 +6,7 @@
 //! memory stays proportional to the number of bins, never to the number of
 //! requests.
 
+pub mod aggregate;
 pub mod collector;
 pub mod quantile;
 pub mod recovery;

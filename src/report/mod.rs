@@ -1,8 +1,22 @@
 //! Reports made from finished runs: CSV, JSON, plots, HTML and the terminal
 //! table. Reporting reads results; it never touches the engine.
+//!
+//! Every file except `perf.json` is a pure function of the scenario and the
+//! results: numbers go through one formatting rule ([`format::num`]), sums
+//! run in (policy, replication) order, JSON keys keep a fixed order and the
+//! plots use an embedded font, so identical inputs give identical bytes.
 
+pub mod describe;
+pub mod files;
+pub mod format;
+pub mod html;
+pub mod plot;
+pub mod table;
+
+use crate::metrics::aggregate::{aggregate_figures, run_figures};
 use crate::metrics::RunResult;
 use crate::scenario::Scenario;
+use anyhow::Context;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -10,18 +24,32 @@ use std::path::{Path, PathBuf};
 /// between identical runs).
 #[derive(Clone, Debug, Serialize)]
 pub struct Perf {
+    /// Events the engine processed, all runs together.
     pub events: u64,
+    /// Wall-clock seconds the runs took.
     pub wall_s: f64,
+    /// `events / wall_s`.
     pub events_per_s: f64,
+    /// Worker threads used.
     pub threads: usize,
+    /// (policy, replication) runs made.
     pub runs: usize,
+    /// Requests counted in all runs.
     pub requests: u64,
 }
 
 /// Which optional outputs to make.
 #[derive(Clone, Debug, Default)]
 pub struct ReportOptions {
+    /// Skip `load.png` and `recovery.png` (and their place in the HTML).
     pub no_plots: bool,
+}
+
+fn save(dir: &Path, name: &str, bytes: &[u8], written: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    written.push(path);
+    Ok(())
 }
 
 /// Writes every report file into `dir` (created if needed) and returns the
@@ -31,29 +59,77 @@ pub fn write_all(
     scenario: &Scenario,
     results: &[RunResult],
     perf: &Perf,
-    _opts: &ReportOptions,
+    opts: &ReportOptions,
 ) -> anyhow::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)?;
-    let _ = (scenario, results);
-    let path = dir.join("perf.json");
-    std::fs::write(&path, serde_json::to_string_pretty(perf)?)?;
-    Ok(vec![path])
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create output directory {}", dir.display()))?;
+    let figures = run_figures(results);
+    let summaries = aggregate_figures(&figures);
+    let reps = summaries.iter().map(|s| s.replications).max().unwrap_or(0);
+    let mut written = Vec::new();
+    save(
+        dir,
+        "timeseries.csv",
+        &files::timeseries_csv(results)?,
+        &mut written,
+    )?;
+    save(
+        dir,
+        "summary.csv",
+        &files::summary_csv(&summaries, reps)?,
+        &mut written,
+    )?;
+    save(
+        dir,
+        "summary.json",
+        files::summary_json(scenario, &summaries, reps).as_bytes(),
+        &mut written,
+    )?;
+    save(
+        dir,
+        "replications.csv",
+        &files::replications_csv(&figures)?,
+        &mut written,
+    )?;
+
+    let mut pngs = Vec::new();
+    if !opts.no_plots && !results.is_empty() {
+        let load = dir.join("load.png");
+        plot::load_png(&load, scenario, results)?;
+        let recovery = dir.join("recovery.png");
+        plot::recovery_png(&recovery, scenario, results)?;
+        pngs.push(html::Figure {
+            title: "Offered load".into(),
+            alt: "Attempts per second reaching the backend for each policy over time, with demand, nominal capacity and the fault windows".into(),
+            png: std::fs::read(&load)?,
+        });
+        pngs.push(html::Figure {
+            title: "Recovery".into(),
+            alt: "Goodput divided by demand for each policy over time, with the recovery threshold and each policy's recovery time".into(),
+            png: std::fs::read(&recovery)?,
+        });
+        written.push(load);
+        written.push(recovery);
+    }
+    let capacity = results.first().map(|r| r.summary.capacity_rps);
+    let page = html::page(scenario, &summaries, capacity, &pngs);
+    save(dir, "report.html", page.as_bytes(), &mut written)?;
+    save(
+        dir,
+        "perf.json",
+        (serde_json::to_string_pretty(perf)? + "\n").as_bytes(),
+        &mut written,
+    )?;
+    Ok(written)
 }
 
-/// The summary table printed on stdout.
-pub fn summary_table(_scenario: &Scenario, results: &[RunResult]) -> String {
-    let mut out = String::new();
-    for r in results {
-        let s = &r.summary;
-        out.push_str(&format!(
-            "{:<16} rep {:>2}  requests {:>9}  ok {:>6.2}%  amp {:>6.3}  recovered {:?}\n",
-            r.policy,
-            r.replication,
-            s.requests,
-            100.0 * s.success_rate(),
-            s.amplification(),
-            s.recovered_at_s
-        ));
-    }
-    out
+/// The summary table printed on stdout, plain text.
+pub fn summary_table(scenario: &Scenario, results: &[RunResult]) -> String {
+    table::render(scenario, results, false)
+}
+
+/// The summary table with ANSI colours when `color` is true (pass
+/// `std::io::stdout().is_terminal()`), plain otherwise.
+pub fn summary_table_colored(scenario: &Scenario, results: &[RunResult], color: bool) -> String {
+    table::render(scenario, results, color)
 }

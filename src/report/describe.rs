@@ -1,0 +1,457 @@
+//! Words for the HTML page: the scenario's parameters as a reader would
+//! state them, and one sentence per policy saying what happened.
+
+use super::format::{human_secs, num};
+use crate::metrics::aggregate::{Col, PolicySummary};
+use crate::policy::{Backoff, Jitter, Policy};
+use crate::scenario::spec::{
+    ActionSpec, BackendKind, BudgetScope, BudgetSpec, DistSpec, FaultSpec, ScenarioSpec,
+};
+use crate::scenario::Scenario;
+use crate::time::{format_duration, secs, Dur, Nanos};
+
+/// A distribution as written: `exponential, mean 10ms`.
+pub fn dist(d: &DistSpec) -> String {
+    match d {
+        DistSpec::Constant { value } => format!("constant {value}"),
+        DistSpec::Exponential { mean } => format!("exponential, mean {mean}"),
+        DistSpec::Uniform { min, max } => format!("uniform {min}–{max}"),
+        DistSpec::Lognormal {
+            median,
+            p99,
+            mean,
+            stddev,
+        } => {
+            let mut parts = vec![];
+            for (k, v) in [
+                ("median", median),
+                ("p99", p99),
+                ("mean", mean),
+                ("sd", stddev),
+            ] {
+                if let Some(v) = v {
+                    parts.push(format!("{k} {v}"));
+                }
+            }
+            format!("lognormal, {}", parts.join(", "))
+        }
+        DistSpec::Normal { mean, stddev } => format!("normal, mean {mean}, sd {stddev}"),
+    }
+}
+
+/// A fault in words: `outage 300–390 s (unavailable, flush)`.
+pub fn fault(f: &FaultSpec) -> String {
+    let (s, e) = f.window();
+    let when = format!("{}–{} s", num(secs(s)), num(secs(e)));
+    let what = match f {
+        FaultSpec::Outage { status, flush, .. } => format!(
+            "attempts fail with {}{}",
+            status.name(),
+            if *flush {
+                "; queue flushed at the start"
+            } else {
+                ""
+            }
+        ),
+        FaultSpec::Blackhole { .. } => "attempts are never answered".into(),
+        FaultSpec::Slowdown { factor, .. } => format!("service time ×{}", num(*factor)),
+        FaultSpec::Capacity { workers, .. } => format!("only {workers} workers"),
+        FaultSpec::Errors { rate, status, .. } => {
+            format!(
+                "{}% of served attempts fail with {}",
+                num(100.0 * rate),
+                status.name()
+            )
+        }
+    };
+    format!("{} {when}: {what}", f.kind())
+}
+
+/// An operator action in words.
+pub fn action(a: &ActionSpec) -> String {
+    let until = |d: &Option<Dur>| {
+        d.map(|d| format!(" for {d}"))
+            .unwrap_or_else(|| " until the end".into())
+    };
+    match a {
+        ActionSpec::DisableRetries { at, duration } => {
+            format!("at {at}: retries disabled{}", until(duration))
+        }
+        ActionSpec::ShedLoad {
+            at,
+            fraction,
+            duration,
+        } => format!(
+            "at {at}: {}% of arrivals shed{}",
+            num(100.0 * fraction),
+            until(duration)
+        ),
+        ActionSpec::ForceRun { at } => format!("at {at}: every waiting task forced to run"),
+    }
+}
+
+fn ns(n: Nanos) -> String {
+    if n == u64::MAX {
+        "∞".into()
+    } else {
+        format_duration(n)
+    }
+}
+
+/// A backoff schedule in words.
+pub fn backoff(b: &Backoff) -> String {
+    match b {
+        Backoff::Constant { delay } => format!("constant {}", ns(*delay)),
+        Backoff::Linear { initial, step, max } => {
+            format!(
+                "linear {} + {} per retry, max {}",
+                ns(*initial),
+                ns(*step),
+                ns(*max)
+            )
+        }
+        Backoff::Exponential {
+            initial,
+            multiplier,
+            max,
+            max_doublings,
+        } => {
+            let mut s = format!("exponential {} ×{}", ns(*initial), num(*multiplier));
+            if *max != u64::MAX {
+                s.push_str(&format!(", max {}", ns(*max)));
+            }
+            if *max_doublings != u32::MAX {
+                s.push_str(&format!(", {max_doublings} doublings"));
+            }
+            s
+        }
+        Backoff::CloudTasks {
+            min_backoff,
+            max_backoff,
+            max_doublings,
+        } => format!(
+            "Cloud Tasks {}–{}, {max_doublings} doublings",
+            ns(*min_backoff),
+            ns(*max_backoff)
+        ),
+        Backoff::Decorrelated { base, max } => {
+            format!("decorrelated {}–{}", ns(*base), ns(*max))
+        }
+    }
+}
+
+/// A jitter mode in words.
+pub fn jitter(j: Jitter) -> String {
+    match j {
+        Jitter::None => "none".into(),
+        Jitter::Full => "full".into(),
+        Jitter::Equal => "equal".into(),
+        Jitter::Proportional(f) => format!("±{}%", num(100.0 * f)),
+    }
+}
+
+fn scope(s: BudgetScope) -> &'static str {
+    match s {
+        BudgetScope::Client => "per client",
+        BudgetScope::Global => "global",
+    }
+}
+
+/// A retry budget in words.
+pub fn budget(b: &BudgetSpec) -> String {
+    match b {
+        BudgetSpec::TokenBucket {
+            max_tokens,
+            token_ratio,
+            scope: s,
+        } => format!(
+            "token bucket {} tokens, +{} per success ({})",
+            num(*max_tokens),
+            num(*token_ratio),
+            scope(*s)
+        ),
+        BudgetSpec::Ratio {
+            percent,
+            min_per_second,
+            ttl,
+            scope: s,
+        } => format!(
+            "ratio {}% + {}/s over {ttl} ({})",
+            num(*percent),
+            num(*min_per_second),
+            scope(*s)
+        ),
+        BudgetSpec::Quota {
+            capacity,
+            cost,
+            timeout_cost,
+            refund,
+            scope: s,
+        } => format!(
+            "quota {}, cost {} (timeout {}), refund {} ({})",
+            num(*capacity),
+            num(*cost),
+            num(*timeout_cost),
+            num(*refund),
+            scope(*s)
+        ),
+    }
+}
+
+/// One row per policy setting: (label, value).
+pub fn policy_settings(p: &Policy, preset: Option<&str>) -> Vec<(&'static str, String)> {
+    let mut rows = vec![];
+    if let Some(preset) = preset {
+        rows.push(("preset", preset.to_string()));
+    }
+    rows.push((
+        "max attempts",
+        p.max_attempts
+            .map(|m| m.to_string())
+            .unwrap_or_else(|| "unlimited".into()),
+    ));
+    rows.push((
+        "max retry duration",
+        p.max_retry_duration
+            .map(format_duration)
+            .unwrap_or_else(|| "none".into()),
+    ));
+    if p.may_retry() {
+        rows.push(("backoff", backoff(&p.backoff)));
+        rows.push(("jitter", jitter(p.jitter)));
+        let on: Vec<&str> = p.retry_on.to_vec().iter().map(|s| s.name()).collect();
+        rows.push(("retry on", on.join(", ")));
+    }
+    rows.push((
+        "budget",
+        p.budget
+            .as_ref()
+            .map(budget)
+            .unwrap_or_else(|| "none".into()),
+    ));
+    if let Some(b) = &p.breaker {
+        rows.push((
+            "circuit breaker",
+            format!(
+                "opens at {}% failures over {}, open {}, {} probe(s) ({})",
+                num(100.0 * b.failure_rate),
+                b.window,
+                b.open_for,
+                b.half_open_probes,
+                scope(b.scope)
+            ),
+        ));
+    }
+    if p.honor_retry_after {
+        rows.push(("retry-after", "honoured".into()));
+    }
+    rows
+}
+
+/// The scenario-level parameters that matter, as (label, value) rows.
+/// `capacity_rps` is the nominal capacity the runs reported (if any).
+pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(String, String)> {
+    let mut rows: Vec<(String, String)> = vec![];
+    let mut push = |k: &str, v: String| rows.push((k.to_string(), v));
+    push(
+        "run",
+        format!(
+            "{} (warm-up {}), bins of {}, seed {}",
+            spec.duration, spec.warmup, spec.bin, spec.seed
+        ),
+    );
+    let t = &spec.traffic;
+    let mut traffic = match t.rate {
+        Some(r) => format!("{} new requests/s", num(r)),
+        None => "burst".into(),
+    };
+    traffic.push_str(&format!(
+        " from {} client(s), {:?} arrivals, {:?} mode",
+        t.clients, t.arrival, t.mode
+    ));
+    push("traffic", traffic.to_lowercase());
+    if let Some(d) = t.attempt_timeout {
+        push("attempt timeout", d.to_string());
+    }
+    if let Some(d) = t.deadline {
+        push("request deadline", d.to_string());
+    }
+    if let Some(d) = &t.network_delay {
+        push("network delay (one way)", dist(d));
+    }
+    let b = &spec.backend;
+    match b.kind {
+        BackendKind::Queue => {
+            let mut s = format!("{} workers", b.workers.unwrap_or(0));
+            if let Some(d) = &b.service_time {
+                s.push_str(&format!(", service time {}", dist(d)));
+            }
+            if b.admission_cost.ns() > 0 {
+                s.push_str(&format!(", admission cost {}", b.admission_cost));
+            }
+            if b.reject_cost.ns() > 0 {
+                s.push_str(&format!(", reject cost {}", b.reject_cost));
+            }
+            s.push_str(&match b.queue_limit {
+                Some(q) => format!(", queue limit {q}"),
+                None => ", unlimited queue".into(),
+            });
+            s.push_str(&format!(", {:?}", b.discipline).to_lowercase());
+            if b.drop_expired {
+                s.push_str(", drops expired attempts");
+            }
+            push("backend", s);
+        }
+        BackendKind::Contention => push("backend", "optimistic concurrency on one record".into()),
+    }
+    if let Some(c) = capacity_rps.filter(|c| *c > 0.0) {
+        push("nominal capacity", format!("{} requests/s", num(c.round())));
+    }
+    if let Some(d) = &spec.dispatcher {
+        push(
+            "dispatcher",
+            format!(
+                "{}/s (burst {}), {} concurrent, deadline {}",
+                num(d.max_dispatches_per_second),
+                d.max_burst_size,
+                d.max_concurrent_dispatches,
+                d.dispatch_deadline
+            ),
+        );
+    }
+    if spec.faults.is_empty() {
+        push("faults", "none".into());
+    }
+    for f in &spec.faults {
+        push("fault", fault(f));
+    }
+    for a in &spec.actions {
+        push("operator action", action(a));
+    }
+    push(
+        "recovery",
+        format!(
+            "goodput ≥ {}% of demand held for {}",
+            num(100.0 * spec.report.recovery_threshold),
+            spec.report.stable_for
+        ),
+    );
+    rows
+}
+
+/// The name of the fault whose end is `fault_end_s` ("the outage").
+fn incident_name(scenario: &Scenario, fault_end_s: Option<f64>) -> String {
+    let Some(end) = fault_end_s else {
+        return "the fault".into();
+    };
+    let best = scenario
+        .spec
+        .faults
+        .iter()
+        .min_by(|a, b| {
+            let da = (secs(a.window().1) - end).abs();
+            let db = (secs(b.window().1) - end).abs();
+            da.total_cmp(&db)
+        })
+        .map(|f| f.kind());
+    match best {
+        Some("outage") => "the outage",
+        Some("blackhole") => "the blackhole",
+        Some("slowdown") => "the slowdown",
+        Some("capacity") => "the capacity loss",
+        Some("errors") => "the error burst",
+        _ => "the fault",
+    }
+    .into()
+}
+
+/// One sentence saying what happened to the policy of `s`; `first` is the
+/// first policy (the `retry_reduction` baseline), `None` for itself.
+pub fn sentence(scenario: &Scenario, s: &PolicySummary, first: Option<&str>) -> String {
+    let spec = &scenario.spec;
+    let incident = incident_name(scenario, s.get(Col::FaultEndS));
+    let after = |v: Option<f64>| match v {
+        Some(v) if v <= 0.0 => format!("as soon as {incident} ended"),
+        Some(v) => format!("{} after {incident} ended", human_secs(v)),
+        None => format!("after {incident} ended"),
+    };
+    let r = s.replications;
+    let k = s.metastable_runs;
+    let mut parts: Vec<String> = vec![];
+    let head = if s.get(Col::FaultEndS).is_none() {
+        "had no fault to recover from".to_string()
+    } else if k == r {
+        format!(
+            "stayed metastable until the end of the run{}: goodput never held {}% of demand for {} after {incident} ended",
+            if r > 1 { format!(" in all {r} replications") } else { String::new() },
+            num(100.0 * spec.report.recovery_threshold),
+            human_secs(spec.report.stable_for.secs())
+        )
+    } else if k == 0 {
+        let mut h = format!("recovered {}", after(s.get(Col::RecoveryAfterFaultS)));
+        if let Some(d) = s.get(Col::DegradedS) {
+            h.push_str(&format!(" ({} degraded in all)", human_secs(d)));
+        }
+        h
+    } else if s.metastable {
+        format!(
+            "stayed metastable in {k} of {r} replications; the others recovered {}",
+            after(s.get(Col::RecoveryAfterFaultS))
+        )
+    } else {
+        format!(
+            "recovered {} in {} of {r} replications but stayed metastable in {k}",
+            after(s.get(Col::RecoveryAfterFaultS)),
+            r - k
+        )
+    };
+    if let Some(p) = s.get(Col::PeakLoadRatio).filter(|p| *p > 0.0) {
+        parts.push(format!(
+            "peak load {}× capacity",
+            num((p * 10.0).round() / 10.0)
+        ));
+    }
+    if let Some(ok) = s.get(Col::SuccessRate) {
+        parts.push(format!(
+            "{}% of requests succeeded",
+            num((ok * 1000.0).round() / 10.0)
+        ));
+    }
+    if let (Some(d), Some(n)) = (s.get(Col::Dropped), s.get(Col::Requests)) {
+        if d > 0.0 && n > 0.0 {
+            parts.push(format!("{}% dropped", num((d / n * 1000.0).round() / 10.0)));
+        }
+    }
+    if let (Some(first), Some(red)) = (first, s.get(Col::RetryReduction)) {
+        let pctv = (red.abs() * 100.0).round();
+        parts.push(if pctv < 1.0 {
+            format!("about as many retries as {first}")
+        } else if red > 0.0 {
+            format!("{}% fewer retries than {first}", num(pctv))
+        } else {
+            format!("{}% more retries than {first}", num(pctv))
+        });
+    }
+    if parts.is_empty() {
+        format!("{head}.")
+    } else {
+        format!("{head}; {}.", parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules_read_naturally() {
+        let b = Backoff::Exponential {
+            initial: 100_000_000,
+            multiplier: 2.0,
+            max: 10_000_000_000,
+            max_doublings: u32::MAX,
+        };
+        assert_eq!(backoff(&b), "exponential 100ms ×2, max 10s");
+        assert_eq!(jitter(Jitter::Proportional(0.1)), "±10%");
+    }
+}

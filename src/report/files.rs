@@ -1,0 +1,233 @@
+//! The CSV and JSON report files, built in memory as bytes so tests can
+//! compare them and `write_all` only has to save them.
+//!
+//! Layout of `summary.csv` / `summary.json` rows: `policy`, then the 22 SPEC
+//! columns in SPEC order (always, so scripts can rely on positions). With
+//! more than one replication, the `<col>_ci95` half-widths of the numeric
+//! columns follow, again in SPEC order, and `metastable_share` comes last.
+
+use super::format::{json_num, json_str, num, opt};
+use crate::metrics::aggregate::{Col, PolicySummary, RunFigures};
+use crate::metrics::RunResult;
+use crate::scenario::Scenario;
+
+/// The columns of `timeseries.csv`, exactly as SPEC names them.
+pub const TIMESERIES_COLUMNS: [&str; 20] = [
+    "policy",
+    "replication",
+    "t_s",
+    "demand_rps",
+    "first_attempt_rps",
+    "retry_rps",
+    "offered_rps",
+    "rejected_rps",
+    "goodput_rps",
+    "wasted_rps",
+    "timeout_rps",
+    "error_rps",
+    "dropped_rps",
+    "queue_len_avg",
+    "queue_len_max",
+    "utilization",
+    "retrying",
+    "latency_p50_ms",
+    "latency_p99_ms",
+    "capacity_rps",
+];
+
+/// One cell of a summary row, typed so CSV and JSON can each write it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    /// A name, written as is (CSV) or as a JSON string.
+    Text(String),
+    /// A number under the report rule; `None` is empty / `null`.
+    Num(Option<f64>),
+    /// `true` / `false`.
+    Bool(bool),
+}
+
+impl Cell {
+    fn csv(&self) -> String {
+        match self {
+            Cell::Text(s) => s.clone(),
+            Cell::Num(x) => opt(*x),
+            Cell::Bool(b) => b.to_string(),
+        }
+    }
+    fn json(&self) -> String {
+        match self {
+            Cell::Text(s) => json_str(s),
+            Cell::Num(x) => json_num(*x),
+            Cell::Bool(b) => b.to_string(),
+        }
+    }
+}
+
+/// The header of `summary.csv` for `replications` runs per policy.
+pub fn summary_header(replications: usize) -> Vec<String> {
+    let mut h = vec!["policy".to_string()];
+    h.extend(Col::ALL.iter().map(|c| c.name().to_string()));
+    if replications > 1 {
+        h.extend(
+            Col::ALL
+                .iter()
+                .filter(|c| c.is_numeric())
+                .map(|c| format!("{}_ci95", c.name())),
+        );
+        h.push("metastable_share".into());
+    }
+    h
+}
+
+/// One policy's `summary.csv` row (see [`summary_header`]).
+pub fn summary_row(s: &PolicySummary, replications: usize) -> Vec<Cell> {
+    let mut row = vec![Cell::Text(s.policy.clone())];
+    for c in Col::ALL {
+        row.push(match c {
+            Col::Metastable => Cell::Bool(s.metastable),
+            c => Cell::Num(s.get(c)),
+        });
+    }
+    if replications > 1 {
+        for c in Col::ALL.iter().filter(|c| c.is_numeric()) {
+            row.push(Cell::Num(s.ci(*c)));
+        }
+        row.push(Cell::Num(Some(s.metastable_share)));
+    }
+    row
+}
+
+/// The header of `replications.csv`: `policy,replication` then the SPEC
+/// summary columns.
+pub fn replications_header() -> Vec<String> {
+    let mut h = vec!["policy".to_string(), "replication".to_string()];
+    h.extend(Col::ALL.iter().map(|c| c.name().to_string()));
+    h
+}
+
+fn csv_bytes(
+    header: &[String],
+    rows: impl Iterator<Item = Vec<String>>,
+) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    w.write_record(header)?;
+    for row in rows {
+        w.write_record(&row)?;
+    }
+    w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))
+}
+
+/// `timeseries.csv`: one row per (policy, replication, bin), in the order
+/// of `results`.
+pub fn timeseries_csv(results: &[RunResult]) -> anyhow::Result<Vec<u8>> {
+    let header: Vec<String> = TIMESERIES_COLUMNS.iter().map(|s| s.to_string()).collect();
+    let rows = results.iter().flat_map(|r| {
+        r.bins.iter().map(move |b| {
+            vec![
+                r.policy.clone(),
+                r.replication.to_string(),
+                num(b.t_s),
+                num(b.demand_rps),
+                num(b.first_attempt_rps),
+                num(b.retry_rps),
+                num(b.offered_rps),
+                num(b.rejected_rps),
+                num(b.goodput_rps),
+                num(b.wasted_rps),
+                num(b.timeout_rps),
+                num(b.error_rps),
+                num(b.dropped_rps),
+                num(b.queue_len_avg),
+                num(b.queue_len_max),
+                num(b.utilization),
+                num(b.retrying),
+                opt(b.latency_p50_ms),
+                opt(b.latency_p99_ms),
+                num(b.capacity_rps),
+            ]
+        })
+    });
+    csv_bytes(&header, rows)
+}
+
+/// `summary.csv`: one row per policy.
+pub fn summary_csv(summaries: &[PolicySummary], replications: usize) -> anyhow::Result<Vec<u8>> {
+    let rows = summaries
+        .iter()
+        .map(|s| summary_row(s, replications).iter().map(Cell::csv).collect());
+    csv_bytes(&summary_header(replications), rows)
+}
+
+/// `replications.csv`: one row per (policy, replication) with that run's
+/// own figures, so a policy that recovered in some runs only shows it.
+pub fn replications_csv(figures: &[RunFigures]) -> anyhow::Result<Vec<u8>> {
+    let rows = figures.iter().map(|f| {
+        let mut row = vec![f.policy.clone(), f.replication.to_string()];
+        for c in Col::ALL {
+            row.push(match c {
+                Col::Metastable => f.metastable().to_string(),
+                c => opt(f.get(c)),
+            });
+        }
+        row
+    });
+    csv_bytes(&replications_header(), rows)
+}
+
+/// `summary.json`: `{"scenario": {...}, "columns": [...], "policies":
+/// [{...}, ...]}`. Written by hand so that keys keep the column order.
+pub fn summary_json(
+    scenario: &Scenario,
+    summaries: &[PolicySummary],
+    replications: usize,
+) -> String {
+    let spec = &scenario.spec;
+    let header = summary_header(replications);
+    let mut out = String::from("{\n  \"scenario\": {\n");
+    let fields = [
+        ("name", json_str(&spec.name)),
+        (
+            "description",
+            spec.description
+                .as_deref()
+                .map(json_str)
+                .unwrap_or_else(|| "null".into()),
+        ),
+        ("seed", spec.seed.to_string()),
+        ("replications", replications.to_string()),
+        ("duration_s", num(spec.duration.secs())),
+        ("warmup_s", num(spec.warmup.secs())),
+        ("bin_s", num(spec.bin.secs())),
+        ("recovery_threshold", num(spec.report.recovery_threshold)),
+        ("stable_for_s", num(spec.report.stable_for.secs())),
+    ];
+    let body: Vec<String> = fields
+        .iter()
+        .map(|(k, v)| format!("    {}: {}", json_str(k), v))
+        .collect();
+    out.push_str(&body.join(",\n"));
+    out.push_str("\n  },\n  \"columns\": [");
+    let cols: Vec<String> = header.iter().map(|c| json_str(c)).collect();
+    out.push_str(&cols.join(", "));
+    out.push_str("],\n  \"policies\": [");
+    let rows: Vec<String> = summaries
+        .iter()
+        .map(|s| {
+            let cells = summary_row(s, replications);
+            let kv: Vec<String> = header
+                .iter()
+                .zip(&cells)
+                .map(|(k, v)| format!("      {}: {}", json_str(k), v.json()))
+                .collect();
+            format!("\n    {{\n{}\n    }}", kv.join(",\n"))
+        })
+        .collect();
+    out.push_str(&rows.join(","));
+    if !rows.is_empty() {
+        out.push_str("\n  ");
+    }
+    out.push_str("]\n}\n");
+    out
+}

@@ -1,0 +1,116 @@
+//! The one rule for writing numbers into report files, and HTML escaping.
+//!
+//! Every float in every CSV and JSON file goes through [`num`]: rounded to
+//! six digits after the decimal point, trailing zeros and a trailing point
+//! removed, `-0` written as `0`. Rust formats a rounded float exactly, so
+//! the text depends only on the value, never on the platform or the thread
+//! count. A missing value (`None`) is an empty CSV cell and a JSON `null`.
+
+/// Formats `x` by the report rule (see the module docs); non-finite values
+/// have no sensible cell and are written empty.
+pub fn num(x: f64) -> String {
+    if !x.is_finite() {
+        return String::new();
+    }
+    let mut s = format!("{x:.6}");
+    if s.contains('.') {
+        while s.ends_with('0') {
+            s.pop();
+        }
+        if s.ends_with('.') {
+            s.pop();
+        }
+    }
+    if s == "-0" {
+        s = "0".into();
+    }
+    s
+}
+
+/// [`num`] for an optional value: empty when `None`.
+pub fn opt(x: Option<f64>) -> String {
+    x.map(num).unwrap_or_default()
+}
+
+/// The JSON text of an optional value under the report rule: `null`, an
+/// integer when the rounded value is whole, else the rounded decimal.
+pub fn json_num(x: Option<f64>) -> String {
+    match x {
+        Some(v) if v.is_finite() => num(v),
+        _ => "null".into(),
+    }
+}
+
+/// A JSON string literal (quotes and escapes included).
+pub fn json_str(s: &str) -> String {
+    serde_json::to_string(s).expect("strings always serialize")
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A duration in seconds as a person would say it: `45 s`, `12.5 s`,
+/// `4 min 30 s`, `1 h 5 min`.
+pub fn human_secs(s: f64) -> String {
+    if !s.is_finite() {
+        return "?".into();
+    }
+    let sign = if s < 0.0 { "-" } else { "" };
+    let a = s.abs();
+    if a < 60.0 {
+        let r = (a * 10.0).round() / 10.0;
+        return format!("{sign}{} s", num(r));
+    }
+    let total = a.round() as u64;
+    let (h, m, sec) = (total / 3600, (total % 3600) / 60, total % 60);
+    let text = match (h, m, sec) {
+        (0, m, 0) => format!("{m} min"),
+        (0, m, s) => format!("{m} min {s} s"),
+        (h, 0, _) => format!("{h} h"),
+        (h, m, _) => format!("{h} h {m} min"),
+    };
+    format!("{sign}{text}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_follow_one_rule() {
+        assert_eq!(num(1.0), "1");
+        assert_eq!(num(0.1 + 0.2), "0.3");
+        assert_eq!(num(2.0 / 3.0), "0.666667");
+        assert_eq!(num(-0.0000001), "0");
+        assert_eq!(num(123456789.0), "123456789");
+        assert_eq!(num(f64::NAN), "");
+        assert_eq!(opt(None), "");
+        assert_eq!(json_num(None), "null");
+        assert_eq!(json_num(Some(7000.0)), "7000");
+    }
+
+    #[test]
+    fn escapes_html_and_says_durations() {
+        assert_eq!(
+            html("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+        assert_eq!(human_secs(12.0), "12 s");
+        assert_eq!(human_secs(12.34), "12.3 s");
+        assert_eq!(human_secs(270.0), "4 min 30 s");
+        assert_eq!(human_secs(3900.0), "1 h 5 min");
+    }
+}

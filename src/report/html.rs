@@ -1,0 +1,228 @@
+//! `report.html`: one page that opens anywhere, offline, with no script:
+//! styles inline, plots embedded as base64 `data:` URIs, every piece of
+//! user text (scenario and policy names, descriptions) HTML-escaped.
+
+use super::describe;
+use super::format::{html, human_secs, num};
+use super::plot::policy_css;
+use crate::metrics::aggregate::{Col, PolicySummary};
+use crate::scenario::Scenario;
+use base64::Engine;
+
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1480px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
+h1{margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:.2em}
+.desc{color:#555;font-size:1.1em;margin-top:0}
+table{border-collapse:collapse;margin:.6em 0;font-size:.95em}
+th,td{border:1px solid #ddd;padding:.3em .6em;vertical-align:top}
+th{background:#f4f4f4;text-align:left}
+td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.sw{display:inline-block;width:.9em;height:.9em;border-radius:2px;margin-right:.4em;vertical-align:-.1em}
+.bad{color:#b00020;font-weight:600}.good{color:#1b7a2f}
+.ci{color:#777;font-size:.85em}
+img{max-width:100%;height:auto;border:1px solid #eee}
+ul.story li{margin:.35em 0}
+footer{margin-top:3em;color:#888;font-size:.85em}";
+
+/// The PNG files to embed: (title, alt text, bytes).
+pub struct Figure {
+    /// Section heading above the image.
+    pub title: String,
+    /// Text alternative for readers who cannot see the image.
+    pub alt: String,
+    /// The PNG file's bytes.
+    pub png: Vec<u8>,
+}
+
+fn swatch(index: usize) -> String {
+    format!(
+        "<span class=\"sw\" style=\"background:{}\"></span>",
+        policy_css(index)
+    )
+}
+
+/// A numeric cell, with its ± half-width when there are replications.
+fn cell(s: &PolicySummary, col: Col, show: impl Fn(f64) -> String) -> String {
+    cell_ci(s, col, &show, &show)
+}
+
+/// Like [`cell`], with its own format for the half-width.
+fn cell_ci(
+    s: &PolicySummary,
+    col: Col,
+    show: &dyn Fn(f64) -> String,
+    show_ci: &dyn Fn(f64) -> String,
+) -> String {
+    let Some(v) = s.get(col) else {
+        return "<td class=\"n\">–</td>".into();
+    };
+    let ci = match s.ci(col) {
+        Some(c) if s.replications > 1 => {
+            format!(" <span class=\"ci\">± {}</span>", html(&show_ci(c)))
+        }
+        _ => String::new(),
+    };
+    format!("<td class=\"n\">{}{ci}</td>", html(&show(v)))
+}
+
+fn summary_table(summaries: &[PolicySummary]) -> String {
+    let mut t = String::from("<table class=\"summary\">\n<tr><th>policy</th><th>requests</th><th>succeeded</th><th>dropped</th><th>amplification</th><th>retries</th><th>retry reduction</th><th>peak load ÷ capacity</th><th>recovered after fault</th><th>degraded</th><th>p50 ms</th><th>p99 ms</th><th>wasted work</th></tr>\n");
+    let pct = |v: f64| format!("{:.2}%", 100.0 * v);
+    for (i, s) in summaries.iter().enumerate() {
+        t.push_str(&format!(
+            "<tr><td>{}{}</td>",
+            swatch(s.policy_index),
+            html(&s.policy)
+        ));
+        t.push_str(&cell(s, Col::Requests, |v| format!("{v:.0}")));
+        t.push_str(&cell(s, Col::SuccessRate, pct));
+        t.push_str(&cell(s, Col::Dropped, |v| format!("{v:.0}")));
+        t.push_str(&cell(s, Col::Amplification, |v| format!("{v:.3}×")));
+        t.push_str(&cell(s, Col::Retries, |v| format!("{v:.0}")));
+        if i == 0 {
+            t.push_str("<td class=\"n\">baseline</td>");
+        } else {
+            t.push_str(&cell(s, Col::RetryReduction, |v| {
+                format!("{:.1}%", 100.0 * v)
+            }));
+        }
+        t.push_str(&cell(s, Col::PeakLoadRatio, |v| format!("{v:.2}×")));
+        if s.get(Col::FaultEndS).is_none() {
+            t.push_str("<td>no fault</td>");
+        } else if s.metastable {
+            let of = if s.replications > 1 {
+                format!(" ({}/{})", s.metastable_runs, s.replications)
+            } else {
+                String::new()
+            };
+            t.push_str(&format!("<td class=\"bad\">metastable{of}</td>"));
+        } else {
+            let mut c = cell(s, Col::RecoveryAfterFaultS, |v| {
+                format!("+{}", human_secs(v))
+            });
+            if s.metastable_runs > 0 {
+                c = c.replace(
+                    "</td>",
+                    &format!(
+                        " <span class=\"bad\">({}/{} metastable)</span></td>",
+                        s.metastable_runs, s.replications
+                    ),
+                );
+            }
+            t.push_str(&c.replace("class=\"n\"", "class=\"n good\""));
+        }
+        t.push_str(&cell(s, Col::DegradedS, human_secs));
+        t.push_str(&cell(s, Col::LatencyP50Ms, |v| format!("{v:.1}")));
+        t.push_str(&cell(s, Col::LatencyP99Ms, |v| format!("{v:.1}")));
+        t.push_str(&cell(s, Col::WastedFraction, pct));
+        t.push_str("</tr>\n");
+    }
+    t.push_str("</table>\n");
+    t
+}
+
+fn policies_table(scenario: &Scenario) -> String {
+    let mut t =
+        String::from("<table class=\"policies\">\n<tr><th>policy</th><th>settings</th></tr>\n");
+    for (i, p) in scenario.policies.iter().enumerate() {
+        let preset = scenario
+            .spec
+            .policies
+            .get(i)
+            .and_then(|s| s.preset.as_deref());
+        let rows: Vec<String> = describe::policy_settings(p, preset)
+            .into_iter()
+            .map(|(k, v)| format!("{}: {}", html(k), html(&v)))
+            .collect();
+        t.push_str(&format!(
+            "<tr><td>{}{}</td><td>{}</td></tr>\n",
+            swatch(i),
+            html(&p.name),
+            rows.join("<br>")
+        ));
+    }
+    t.push_str("</table>\n");
+    t
+}
+
+/// Builds the page. `summaries` are the per-policy rows, `figures` the
+/// plots to embed (empty with `--no-plots`).
+pub fn page(
+    scenario: &Scenario,
+    summaries: &[PolicySummary],
+    capacity_rps: Option<f64>,
+    figures: &[Figure],
+) -> String {
+    let spec = &scenario.spec;
+    let mut h = String::new();
+    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    h.push_str(&format!(
+        "<title>retrysim report: {}</title>\n",
+        html(&spec.name)
+    ));
+    h.push_str(&format!("<style>\n{STYLE}\n</style>\n</head>\n<body>\n"));
+    h.push_str(&format!("<h1>{}</h1>\n", html(&spec.name)));
+    if let Some(d) = &spec.description {
+        h.push_str(&format!("<p class=\"desc\">{}</p>\n", html(d)));
+    }
+    let reps = summaries.iter().map(|s| s.replications).max().unwrap_or(0);
+    h.push_str(&format!(
+        "<p>{} polic{} × {} replication{}, seed {}.</p>\n",
+        summaries.len(),
+        if summaries.len() == 1 { "y" } else { "ies" },
+        reps,
+        if reps == 1 { "" } else { "s" },
+        spec.seed
+    ));
+
+    h.push_str("<h2>What happened</h2>\n<ul class=\"story\">\n");
+    let first = summaries.first().map(|s| s.policy.clone());
+    for (i, s) in summaries.iter().enumerate() {
+        let base = if i == 0 { None } else { first.as_deref() };
+        h.push_str(&format!(
+            "<li>{}<b>{}</b> {}</li>\n",
+            swatch(s.policy_index),
+            html(&s.policy),
+            html(&describe::sentence(scenario, s, base))
+        ));
+    }
+    h.push_str("</ul>\n");
+
+    h.push_str("<h2>Summary</h2>\n");
+    if reps > 1 {
+        h.push_str(&format!(
+            "<p>Means over {reps} replications; grey figures are 95&nbsp;% confidence half-widths.</p>\n"
+        ));
+    }
+    h.push_str(&summary_table(summaries));
+
+    if figures.is_empty() {
+        h.push_str("<p><i>Plots were not drawn for this run (--no-plots).</i></p>\n");
+    }
+    for f in figures {
+        h.push_str(&format!("<h2>{}</h2>\n", html(&f.title)));
+        h.push_str(&format!(
+            "<p><img alt=\"{}\" src=\"data:image/png;base64,{}\"></p>\n",
+            html(&f.alt),
+            base64::engine::general_purpose::STANDARD.encode(&f.png)
+        ));
+    }
+
+    h.push_str("<h2>Scenario</h2>\n<table class=\"params\">\n");
+    for (k, v) in describe::scenario_params(spec, capacity_rps) {
+        h.push_str(&format!(
+            "<tr><th>{}</th><td>{}</td></tr>\n",
+            html(&k),
+            html(&v)
+        ));
+    }
+    h.push_str("</table>\n<h2>Policies</h2>\n");
+    h.push_str(&policies_table(scenario));
+    h.push_str("<h2>Files</h2>\n<p>Next to this page: <code>summary.csv</code>, <code>summary.json</code>, <code>replications.csv</code> (one row per run), <code>timeseries.csv</code> (one row per run and time bin), <code>load.png</code>, <code>recovery.png</code>, <code>perf.json</code>.</p>\n");
+    h.push_str(&format!(
+        "<footer>retrysim {}; recovery threshold {}% of demand held for {}.</footer>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION"),
+        num(100.0 * spec.report.recovery_threshold),
+        html(&human_secs(spec.report.stable_for.secs()))
+    ));
+    h
+}

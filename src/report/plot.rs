@@ -1,0 +1,753 @@
+//! `load.png` and `recovery.png`.
+//!
+//! Text is drawn with the DejaVu Sans font embedded in the binary
+//! (`assets/fonts`, Bitstream Vera licence) and registered with plotters'
+//! `ab_glyph` renderer, so a machine without fonts renders the same pixels.
+//! Nothing here reads the clock or iterates a hash map, so identical inputs
+//! give identical PNG bytes.
+//!
+//! Layout choices, for a figure pasted into a design doc: the legend sits
+//! in its own strip under the chart so it never hides data; each policy
+//! keeps one colour (by its index in the scenario) in both figures and in
+//! the HTML page; fault windows are shaded and named; when retries push the
+//! peak far above capacity the load axis turns logarithmic so the
+//! pre-fault baseline stays readable; with replications each policy is a
+//! mean line inside a min–max band.
+
+use super::format::{human_secs, num};
+use crate::metrics::aggregate::{aggregate, band, BandPoint, Col, PolicySummary};
+use crate::metrics::{BinRow, RunResult};
+use crate::scenario::spec::FaultSpec;
+use crate::scenario::Scenario;
+use crate::time::secs;
+use anyhow::{anyhow, Result};
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::ops::Range;
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// Width of both figures in pixels.
+pub const WIDTH: u32 = 1400;
+/// Height of both figures in pixels (legend strip included).
+pub const HEIGHT: u32 = 820;
+
+/// The family name the embedded font is registered under.
+const FONT: &str = "sans-serif";
+static FONT_BYTES: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+
+/// Ratio of peak load to capacity above which the load axis is logarithmic.
+const LOG_THRESHOLD: f64 = 5.0;
+
+/// Registers the embedded font once per process.
+fn ensure_font() -> Result<()> {
+    static OK: OnceLock<bool> = OnceLock::new();
+    let ok = *OK.get_or_init(|| {
+        plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES).is_ok()
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(anyhow!("the embedded font could not be loaded"))
+    }
+}
+
+fn pe<E: std::fmt::Display>(e: E) -> anyhow::Error {
+    anyhow!("plot: {e}")
+}
+
+/// The colour of the policy at `index` in the scenario, the same in every
+/// figure and in the HTML page (a colour-blind-safe qualitative palette).
+pub fn policy_color(index: usize) -> RGBColor {
+    const P: [(u8, u8, u8); 8] = [
+        (0, 114, 178),   // blue
+        (213, 94, 0),    // vermillion
+        (0, 158, 115),   // bluish green
+        (204, 121, 167), // reddish purple
+        (230, 159, 0),   // orange
+        (86, 180, 233),  // sky blue
+        (120, 94, 60),   // brown
+        (60, 60, 60),    // dark grey
+    ];
+    let (r, g, b) = P[index % P.len()];
+    RGBColor(r, g, b)
+}
+
+/// The CSS form of [`policy_color`].
+pub fn policy_css(index: usize) -> String {
+    let c = policy_color(index);
+    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
+}
+
+fn fault_color(f: &FaultSpec) -> RGBColor {
+    match f {
+        FaultSpec::Outage { .. } => RGBColor(220, 50, 47),
+        FaultSpec::Blackhole { .. } => RGBColor(60, 60, 60),
+        FaultSpec::Slowdown { .. } => RGBColor(230, 140, 0),
+        FaultSpec::Capacity { .. } => RGBColor(130, 80, 180),
+        FaultSpec::Errors { .. } => RGBColor(180, 150, 0),
+    }
+}
+
+/// Short numbers for axis ticks: 950, 1.2k, 35k, 2M.
+fn si(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{}M", num((v / 1e6 * 100.0).round() / 100.0))
+    } else if a >= 1e3 {
+        format!("{}k", num((v / 1e3 * 100.0).round() / 100.0))
+    } else {
+        num((v * 1000.0).round() / 1000.0)
+    }
+}
+
+fn text(size: u32) -> TextStyle<'static> {
+    (FONT, size).into_font().color(&BLACK)
+}
+
+/// One policy's runs, in replication order.
+struct PolicyRuns<'a> {
+    index: usize,
+    name: String,
+    runs: Vec<&'a RunResult>,
+}
+
+fn group(results: &[RunResult]) -> Vec<PolicyRuns<'_>> {
+    let mut out: Vec<PolicyRuns> = Vec::new();
+    for r in results {
+        match out.iter_mut().find(|p| p.index == r.policy_index) {
+            Some(p) => p.runs.push(r),
+            None => out.push(PolicyRuns {
+                index: r.policy_index,
+                name: r.policy.clone(),
+                runs: vec![r],
+            }),
+        }
+    }
+    out
+}
+
+/// Splits a series with gaps into drawable pieces.
+fn pieces(points: &[Option<BandPoint>]) -> Vec<Vec<BandPoint>> {
+    let mut out = Vec::new();
+    let mut cur = Vec::new();
+    for p in points {
+        match p {
+            Some(p) => cur.push(p.clone()),
+            None => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// What a legend entry's swatch looks like.
+enum Swatch {
+    Line(RGBColor),
+    Dashed(RGBColor),
+    Fill(RGBColor),
+    Dot(RGBColor),
+    Cross(RGBColor),
+}
+
+/// Lays out legend entries left to right, wrapping; returns each entry's
+/// top-left corner and the total height needed.
+fn legend_layout(
+    area: &DrawingArea<BitMapBackend<'_>, Shift>,
+    entries: &[(Swatch, String)],
+) -> Result<(Vec<(i32, i32)>, u32)> {
+    let style = text(17);
+    let (w, _) = area.dim_in_pixel();
+    let (x0, row_h, swatch_w) = (70i32, 28i32, 44i32);
+    let (mut x, mut y) = (x0, 8i32);
+    let mut at = Vec::new();
+    for (_, label) in entries {
+        let (tw, _) = area.estimate_text_size(label, &style).map_err(pe)?;
+        let ew = swatch_w + 8 + tw as i32 + 28;
+        if x > x0 && x + ew > w as i32 - 20 {
+            x = x0;
+            y += row_h;
+        }
+        at.push((x, y));
+        x += ew;
+    }
+    Ok((at, (y + row_h + 8) as u32))
+}
+
+fn draw_legend(
+    area: &DrawingArea<BitMapBackend<'_>, Shift>,
+    entries: &[(Swatch, String)],
+    at: &[(i32, i32)],
+) -> Result<()> {
+    let style = text(17);
+    for ((swatch, label), &(x, y)) in entries.iter().zip(at) {
+        let mid = y + 10;
+        let (a, b) = ((x, mid), (x + 44, mid));
+        match swatch {
+            Swatch::Line(c) => area
+                .draw(&PathElement::new(vec![a, b], c.stroke_width(3)))
+                .map_err(pe)?,
+            Swatch::Dashed(c) => area
+                .draw(&DashedPathElement::new(vec![a, b], 7, 5, c.stroke_width(2)))
+                .map_err(pe)?,
+            Swatch::Fill(c) => area
+                .draw(&Rectangle::new(
+                    [(x, y + 2), (x + 44, y + 18)],
+                    c.mix(0.25).filled(),
+                ))
+                .map_err(pe)?,
+            Swatch::Dot(c) => area
+                .draw(&Circle::new((x + 22, mid), 6, c.filled()))
+                .map_err(pe)?,
+            Swatch::Cross(c) => area
+                .draw(&Cross::new((x + 22, mid), 7, c.stroke_width(3)))
+                .map_err(pe)?,
+        }
+        area.draw_text(label, &style, (x + 52, y)).map_err(pe)?;
+    }
+    Ok(())
+}
+
+/// Fault windows in seconds with their label; faults covering most of the
+/// run are background conditions, named but not shaded.
+struct FaultBox {
+    start: f64,
+    end: f64,
+    label: String,
+    color: RGBColor,
+    shaded: bool,
+}
+
+fn fault_boxes(scenario: &Scenario, run_end: f64) -> Vec<FaultBox> {
+    scenario
+        .spec
+        .faults
+        .iter()
+        .map(|f| {
+            let (s, e) = f.window();
+            let (start, end) = (secs(s), secs(e).min(run_end));
+            let shaded = end - start < 0.5 * run_end;
+            let what = match f {
+                FaultSpec::Slowdown { factor, .. } => format!("slowdown ×{}", num(*factor)),
+                FaultSpec::Capacity { workers, .. } => format!("capacity: {workers} workers"),
+                FaultSpec::Errors { rate, .. } => format!("errors {}%", num(100.0 * rate)),
+                other => other.kind().to_string(),
+            };
+            let label = if shaded {
+                format!("{what} {}–{} s", num(start), num(end))
+            } else {
+                format!("{what} (whole run, not shaded)")
+            };
+            FaultBox {
+                start,
+                end,
+                label,
+                color: fault_color(f),
+                shaded,
+            }
+        })
+        .collect()
+}
+
+/// The x range shared by both figures: the run, in seconds.
+fn x_range(scenario: &Scenario, results: &[RunResult]) -> Range<f64> {
+    let bin = scenario.spec.bin.secs();
+    let last = results
+        .iter()
+        .filter_map(|r| r.bins.last())
+        .map(|b| b.t_s + bin)
+        .fold(0.0, f64::max);
+    let end = scenario.spec.duration.secs().max(last);
+    0.0..if end > 0.0 { end } else { 1.0 }
+}
+
+/// A per-policy series to draw: band pieces and the policy's colour.
+struct Series {
+    color: RGBColor,
+    pieces: Vec<Vec<BandPoint>>,
+    with_band: bool,
+}
+
+/// A reference line (demand, capacity, threshold).
+struct RefLine {
+    points: Vec<(f64, f64)>,
+    color: RGBColor,
+    dashed: bool,
+}
+
+/// A marker with its label: a dot where a policy recovered, a cross where
+/// one never did.
+struct Mark {
+    x: f64,
+    y: f64,
+    color: RGBColor,
+    cross: bool,
+    label: String,
+}
+
+/// Everything one chart shows, independent of the axis type.
+struct ChartData<'s> {
+    title: String,
+    y_desc: String,
+    faults: &'s [FaultBox],
+    series: Vec<Series>,
+    refs: Vec<RefLine>,
+    marks: Vec<Mark>,
+    /// Values below this are drawn at it (log axes).
+    floor: f64,
+}
+
+fn draw_chart<Y>(
+    area: &DrawingArea<BitMapBackend<'_>, Shift>,
+    x: Range<f64>,
+    y: Y,
+    y_top: f64,
+    d: &ChartData<'_>,
+) -> Result<()>
+where
+    Y: AsRangedCoord<Value = f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let mut chart = ChartBuilder::on(area)
+        .caption(&d.title, text(28))
+        .margin_top(12)
+        .margin_left(16)
+        .margin_right(36)
+        .x_label_area_size(56)
+        .y_label_area_size(96)
+        .build_cartesian_2d(x.clone(), y)
+        .map_err(pe)?;
+    chart
+        .configure_mesh()
+        .x_desc("time since the start of the run (s)")
+        .y_desc(d.y_desc.as_str())
+        .label_style(text(16))
+        .axis_desc_style(text(19))
+        .light_line_style(RGBColor(238, 238, 238))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .x_labels(12)
+        .y_labels(10)
+        .y_label_formatter(&|v| si(*v))
+        .x_label_formatter(&|v| num((*v * 1000.0).round() / 1000.0))
+        .draw()
+        .map_err(pe)?;
+    let floor = d.floor;
+    let cl = move |v: f64| v.max(floor).min(y_top);
+    // Fault windows first, under everything.
+    let mut k = 0;
+    for f in d.faults.iter().filter(|f| f.shaded) {
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(f.start, cl(floor)), (f.end, y_top)],
+                f.color.mix(0.13).filled(),
+            )))
+            .map_err(pe)?;
+        let at = EmptyElement::at((f.start, y_top))
+            + Text::new(f.label.clone(), (5, 6 + 20 * k), text(15).color(&f.color));
+        chart.plotting_area().draw(&at).map_err(pe)?;
+        k += 1;
+    }
+    for f in d.faults.iter().filter(|f| !f.shaded) {
+        let at = EmptyElement::at((x.start, y_top))
+            + Text::new(f.label.clone(), (5, 6 + 20 * k), text(15).color(&f.color));
+        chart.plotting_area().draw(&at).map_err(pe)?;
+        k += 1;
+    }
+    for s in &d.series {
+        if !s.with_band {
+            continue;
+        }
+        for p in &s.pieces {
+            let mut poly: Vec<(f64, f64)> = p.iter().map(|b| (b.t_s, cl(b.max))).collect();
+            poly.extend(p.iter().rev().map(|b| (b.t_s, cl(b.min))));
+            chart
+                .draw_series(std::iter::once(Polygon::new(
+                    poly,
+                    s.color.mix(0.18).filled(),
+                )))
+                .map_err(pe)?;
+        }
+    }
+    // Earlier policies are drawn wider, so where policies coincide (before
+    // the fault, typically) each one still shows as a coloured edge.
+    let n = d.series.len() as u32;
+    for (i, s) in d.series.iter().enumerate() {
+        let width = (2 + 2 * (n - 1 - i as u32)).min(7);
+        for p in &s.pieces {
+            chart
+                .draw_series(LineSeries::new(
+                    p.iter().map(|b| (b.t_s, cl(b.mean))),
+                    s.color.stroke_width(width),
+                ))
+                .map_err(pe)?;
+        }
+    }
+    for RefLine {
+        points,
+        color,
+        dashed,
+    } in &d.refs
+    {
+        let pts: Vec<(f64, f64)> = points.iter().map(|&(t, v)| (t, cl(v))).collect();
+        if *dashed {
+            chart
+                .draw_series(std::iter::once(DashedPathElement::new(
+                    pts,
+                    10,
+                    6,
+                    color.stroke_width(2),
+                )))
+                .map_err(pe)?;
+        } else {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    pts,
+                    color.stroke_width(2),
+                )))
+                .map_err(pe)?;
+        }
+    }
+    let (mut right, mut left) = (0, 0);
+    for Mark {
+        x: mx,
+        y: my,
+        color,
+        cross,
+        label,
+    } in &d.marks
+    {
+        let (mx, my) = (*mx, cl(*my));
+        if *cross {
+            chart
+                .draw_series(std::iter::once(Cross::new(
+                    (mx, my),
+                    8,
+                    color.stroke_width(3),
+                )))
+                .map_err(pe)?;
+            let style = text(15)
+                .color(color)
+                .pos(Pos::new(HPos::Right, VPos::Center));
+            let at = EmptyElement::at((mx, my))
+                + Text::new(label.clone(), (-14, -16 - 18 * right), style);
+            chart.plotting_area().draw(&at).map_err(pe)?;
+            right += 1;
+        } else {
+            chart
+                .draw_series(std::iter::once(Circle::new((mx, my), 7, color.filled())))
+                .map_err(pe)?;
+            chart
+                .draw_series(std::iter::once(Circle::new(
+                    (mx, my),
+                    7,
+                    BLACK.stroke_width(1),
+                )))
+                .map_err(pe)?;
+            // Labels of nearby markers would collide: stagger them down.
+            let at = EmptyElement::at((mx, my))
+                + Text::new(label.clone(), (10, 8 + 20 * left), text(15).color(color));
+            chart.plotting_area().draw(&at).map_err(pe)?;
+            left += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Draws `d` with its legend into a new PNG at `path`; `y` chooses linear
+/// or logarithmic.
+fn render(
+    path: &Path,
+    x: Range<f64>,
+    y: YAxis,
+    d: &ChartData<'_>,
+    legend: &[(Swatch, String)],
+) -> Result<()> {
+    ensure_font()?;
+    let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&WHITE).map_err(pe)?;
+    let (_, need) = legend_layout(&root, legend)?;
+    let (top, bottom) = root.split_vertically(HEIGHT - need.min(HEIGHT / 3));
+    let (at, _) = legend_layout(&bottom, legend)?;
+    match y {
+        YAxis::Linear(lo, hi) => draw_chart(&top, x, lo..hi, hi, d)?,
+        YAxis::Log(lo, hi) => draw_chart(&top, x, (lo..hi).log_scale(), hi, d)?,
+    }
+    draw_legend(&bottom, legend, &at)?;
+    root.present()
+        .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    Ok(())
+}
+
+enum YAxis {
+    Linear(f64, f64),
+    Log(f64, f64),
+}
+
+fn series_of(
+    groups: &[PolicyRuns<'_>],
+    value: impl Fn(&BinRow) -> Option<f64> + Copy,
+) -> Vec<Series> {
+    groups
+        .iter()
+        .map(|g| Series {
+            color: policy_color(g.index),
+            pieces: pieces(&band(&g.runs, value)),
+            with_band: g.runs.len() > 1,
+        })
+        .collect()
+}
+
+fn max_of(series: &[Series], f: impl Fn(&BandPoint) -> f64) -> f64 {
+    series
+        .iter()
+        .flat_map(|s| s.pieces.iter().flatten())
+        .map(f)
+        .fold(0.0, f64::max)
+}
+
+/// Draws `load.png`: offered attempts/s per policy, demand, nominal
+/// capacity and the fault windows.
+pub fn load_png(path: &Path, scenario: &Scenario, results: &[RunResult]) -> Result<()> {
+    let groups = group(results);
+    let x = x_range(scenario, results);
+    let faults = fault_boxes(scenario, x.end);
+    let series = series_of(&groups, |b| Some(b.offered_rps));
+    let capacity = results
+        .first()
+        .map(|r| r.summary.capacity_rps)
+        .unwrap_or(0.0);
+    // Demand is the same for every policy (common random numbers): take the
+    // first policy's mean over replications.
+    let demand: Vec<(f64, f64)> = groups
+        .first()
+        .map(|g| {
+            band(&g.runs, |b| Some(b.demand_rps))
+                .into_iter()
+                .flatten()
+                .map(|b| (b.t_s, b.mean))
+                .collect()
+        })
+        .unwrap_or_default();
+    let peak = max_of(&series, |b| b.max)
+        .max(demand.iter().map(|d| d.1).fold(0.0, f64::max))
+        .max(capacity);
+    let mut sorted: Vec<f64> = demand.iter().map(|d| d.1).filter(|v| *v > 0.0).collect();
+    sorted.sort_by(f64::total_cmp);
+    let median_demand = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
+    let baseline = [capacity, median_demand]
+        .into_iter()
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let log = baseline.is_finite() && peak > LOG_THRESHOLD * baseline.max(capacity);
+    let (y, floor, y_desc) = if log {
+        let lo = 10f64.powf((baseline / 4.0).log10().floor());
+        let hi = 10f64.powf((peak * 1.5).log10().ceil()).min(peak * 3.0);
+        (
+            YAxis::Log(lo, hi),
+            lo,
+            "attempts arriving at the backend per second (log scale)",
+        )
+    } else {
+        let hi = if peak > 0.0 { peak * 1.18 } else { 1.0 };
+        (
+            YAxis::Linear(0.0, hi),
+            0.0,
+            "attempts arriving at the backend per second",
+        )
+    };
+    let mut refs = vec![RefLine {
+        points: demand,
+        color: BLACK,
+        dashed: false,
+    }];
+    if capacity > 0.0 {
+        refs.push(RefLine {
+            points: vec![(x.start, capacity), (x.end, capacity)],
+            color: RGBColor(90, 90, 90),
+            dashed: true,
+        });
+    }
+    let spec = &scenario.spec;
+    let reps = groups.iter().map(|g| g.runs.len()).max().unwrap_or(0);
+    let mut title = format!("{} — offered load per retry policy", spec.name);
+    if reps > 1 {
+        title.push_str(&format!(", mean of {reps} runs with min–max band"));
+    }
+    let d = ChartData {
+        title,
+        y_desc: y_desc.into(),
+        faults: &faults,
+        series,
+        refs,
+        marks: vec![],
+        floor,
+    };
+    let mut legend: Vec<(Swatch, String)> = groups
+        .iter()
+        .map(|g| {
+            (
+                Swatch::Line(policy_color(g.index)),
+                format!("{} (all attempts)", g.name),
+            )
+        })
+        .collect();
+    legend.push((Swatch::Line(BLACK), "demand (new requests/s)".into()));
+    if capacity > 0.0 {
+        legend.push((
+            Swatch::Dashed(RGBColor(90, 90, 90)),
+            format!("nominal capacity ({} req/s)", si(capacity)),
+        ));
+    }
+    for f in faults.iter().filter(|f| f.shaded) {
+        legend.push((Swatch::Fill(f.color), f.label.clone()));
+    }
+    render(path, x, y, &d, &legend)
+}
+
+/// The outcome words used in the recovery legend.
+fn outcome(s: &PolicySummary) -> String {
+    if s.get(Col::FaultEndS).is_none() {
+        return "no fault".into();
+    }
+    let of = if s.replications > 1 {
+        format!(" in {}/{} runs", s.metastable_runs, s.replications)
+    } else {
+        String::new()
+    };
+    if s.metastable {
+        return format!("never recovered{of} (metastable)");
+    }
+    let mut text = match s.get(Col::RecoveryAfterFaultS) {
+        Some(v) => format!("recovered {} after the fault", human_secs(v)),
+        None => "recovered".into(),
+    };
+    if s.metastable_runs > 0 {
+        text.push_str(&format!(
+            "; metastable in {}/{} runs",
+            s.metastable_runs, s.replications
+        ));
+    }
+    text
+}
+
+/// Draws `recovery.png`: goodput ÷ demand per policy, the recovery
+/// threshold, each policy's recovery time or a "never recovered" mark.
+pub fn recovery_png(path: &Path, scenario: &Scenario, results: &[RunResult]) -> Result<()> {
+    let groups = group(results);
+    let summaries = aggregate(results);
+    let x = x_range(scenario, results);
+    let faults = fault_boxes(scenario, x.end);
+    let ratio = |b: &BinRow| (b.demand_rps > 0.0).then(|| b.goodput_rps / b.demand_rps);
+    let series = series_of(&groups, ratio);
+    let threshold = scenario.spec.report.recovery_threshold;
+    let top = (max_of(&series, |b| b.max) * 1.05).clamp(1.2, 2.5);
+    let mut marks = Vec::new();
+    for (g, s) in groups.iter().zip(&summaries) {
+        let color = policy_color(g.index);
+        if s.get(Col::FaultEndS).is_none() {
+            continue;
+        }
+        if s.metastable {
+            let last = series_of(std::slice::from_ref(g), ratio)
+                .pop()
+                .and_then(|s| s.pieces.last().and_then(|p| p.last().cloned()));
+            let (lx, ly) = last.map(|b| (b.t_s, b.mean)).unwrap_or((x.end, 0.0));
+            marks.push(Mark {
+                x: lx,
+                y: ly,
+                color,
+                cross: true,
+                label: format!("{}: never recovered", g.name),
+            });
+        } else if let Some(t) = s.get(Col::RecoveredAtS) {
+            let after = s
+                .get(Col::RecoveryAfterFaultS)
+                .map(|v| format!(" (+{})", human_secs(v)))
+                .unwrap_or_default();
+            marks.push(Mark {
+                x: t,
+                y: threshold,
+                color,
+                cross: false,
+                label: format!("{}{after}", g.name),
+            });
+        }
+    }
+    let spec = &scenario.spec;
+    let reps = groups.iter().map(|g| g.runs.len()).max().unwrap_or(0);
+    let mut title = format!("{} — recovery: goodput ÷ demand", spec.name);
+    if reps > 1 {
+        title.push_str(&format!(", mean of {reps} runs with min–max band"));
+    }
+    let d = ChartData {
+        title,
+        y_desc: "requests succeeded ÷ new requests, per bin".into(),
+        faults: &faults,
+        series,
+        refs: vec![RefLine {
+            points: vec![(x.start, threshold), (x.end, threshold)],
+            color: RGBColor(90, 90, 90),
+            dashed: true,
+        }],
+        marks,
+        floor: 0.0,
+    };
+    let mut legend: Vec<(Swatch, String)> = groups
+        .iter()
+        .zip(&summaries)
+        .map(|(g, s)| {
+            (
+                Swatch::Line(policy_color(g.index)),
+                format!("{}: {}", g.name, outcome(s)),
+            )
+        })
+        .collect();
+    legend.push((
+        Swatch::Dashed(RGBColor(90, 90, 90)),
+        format!(
+            "recovery threshold ({}% of demand, held {})",
+            num(100.0 * threshold),
+            human_secs(spec.report.stable_for.secs())
+        ),
+    ));
+    legend.push((Swatch::Dot(RGBColor(90, 90, 90)), "recovered at".into()));
+    if summaries.iter().any(|s| s.metastable) {
+        legend.push((
+            Swatch::Cross(RGBColor(90, 90, 90)),
+            "never recovered (metastable)".into(),
+        ));
+    }
+    for f in faults.iter().filter(|f| f.shaded) {
+        legend.push((Swatch::Fill(f.color), f.label.clone()));
+    }
+    render(path, x, YAxis::Linear(0.0, top), &d, &legend)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_labels_are_short() {
+        assert_eq!(si(950.0), "950");
+        assert_eq!(si(1200.0), "1.2k");
+        assert_eq!(si(35_000.0), "35k");
+        assert_eq!(si(2_000_000.0), "2M");
+        assert_eq!(si(0.5), "0.5");
+    }
+
+    #[test]
+    fn colours_are_stable_and_css_matches() {
+        assert_eq!(policy_css(0), "#0072b2");
+        assert_eq!(policy_color(8), policy_color(0));
+    }
+}

@@ -1,0 +1,209 @@
+//! The summary table printed on the terminal after a run.
+//!
+//! Plain text by default; with colour on (the CLI asks when stdout is a
+//! terminal) the recovery column turns green or red. Padding is computed on
+//! the plain text before any escape code is added, so columns stay aligned.
+
+use super::format::{human_secs, num};
+use crate::metrics::aggregate::{aggregate, Col, PolicySummary};
+use crate::metrics::RunResult;
+use crate::scenario::Scenario;
+
+const RED: &str = "\x1b[1;31m";
+const GREEN: &str = "\x1b[32m";
+const BOLD: &str = "\x1b[1m";
+const RESET: &str = "\x1b[0m";
+
+/// A cell of the table: its text and an optional colour.
+struct TCell {
+    text: String,
+    color: Option<&'static str>,
+}
+
+fn plain(text: impl Into<String>) -> TCell {
+    TCell {
+        text: text.into(),
+        color: None,
+    }
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map(|v| format!("{:.2}%", 100.0 * v))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn count(x: Option<f64>) -> String {
+    x.map(|v| format!("{:.0}", v)).unwrap_or_else(|| "-".into())
+}
+
+/// The recovery cell: `+12 s` after the fault, `metastable`, or `-` with
+/// no fault; with replications, how many stayed metastable.
+fn recovery_cell(s: &PolicySummary) -> TCell {
+    if s.get(Col::FaultEndS).is_none() {
+        return plain("no fault");
+    }
+    let share = if s.replications > 1 && s.metastable_runs > 0 {
+        format!(" ({}/{} metastable)", s.metastable_runs, s.replications)
+    } else {
+        String::new()
+    };
+    if s.metastable {
+        let text = if s.replications > 1 {
+            format!("metastable {}/{}", s.metastable_runs, s.replications)
+        } else {
+            "metastable".into()
+        };
+        return TCell {
+            text,
+            color: Some(RED),
+        };
+    }
+    match s.get(Col::RecoveryAfterFaultS) {
+        Some(v) => TCell {
+            text: format!("+{}{share}", human_secs(v)),
+            color: Some(GREEN),
+        },
+        None => plain(format!("-{share}")),
+    }
+}
+
+/// Rows of the table, one per policy: (cells, right-aligned flags).
+fn rows(summaries: &[PolicySummary]) -> Vec<Vec<TCell>> {
+    summaries
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let reduction = if i == 0 {
+                "baseline".to_string()
+            } else {
+                s.get(Col::RetryReduction)
+                    .map(|v| format!("{:.1}%", 100.0 * v))
+                    .unwrap_or_else(|| "-".into())
+            };
+            vec![
+                plain(s.policy.clone()),
+                plain(count(s.get(Col::Requests))),
+                plain(pct(s.get(Col::SuccessRate))),
+                plain(
+                    s.get(Col::Amplification)
+                        .map(|v| format!("{v:.3}×"))
+                        .unwrap_or_default(),
+                ),
+                plain(count(s.get(Col::Retries))),
+                plain(reduction),
+                plain(
+                    s.get(Col::PeakLoadRatio)
+                        .map(|v| format!("{v:.2}×"))
+                        .unwrap_or_default(),
+                ),
+                recovery_cell(s),
+                plain(
+                    s.get(Col::DegradedS)
+                        .map(human_secs)
+                        .unwrap_or_else(|| "-".into()),
+                ),
+                plain(
+                    s.get(Col::LatencyP99Ms)
+                        .map(|v| format!("{v:.1}"))
+                        .unwrap_or_else(|| "-".into()),
+                ),
+            ]
+        })
+        .collect()
+}
+
+const HEADERS: [&str; 10] = [
+    "policy",
+    "requests",
+    "success",
+    "amplification",
+    "retries",
+    "retry_reduction",
+    "peak load/cap",
+    "recovered after fault",
+    "degraded",
+    "p99 ms",
+];
+
+/// Renders the table; `color` adds ANSI escapes (only for terminals).
+pub fn render(scenario: &Scenario, results: &[RunResult], color: bool) -> String {
+    let summaries = aggregate(results);
+    let body = rows(&summaries);
+    let ncols = HEADERS.len();
+    let mut width: Vec<usize> = HEADERS.iter().map(|h| h.chars().count()).collect();
+    for row in &body {
+        for (w, c) in width.iter_mut().zip(row) {
+            *w = (*w).max(c.text.chars().count());
+        }
+    }
+    let pad = |text: &str, col: usize| -> String {
+        let n = width[col].saturating_sub(text.chars().count());
+        if col == 0 {
+            format!("{text}{}", " ".repeat(n))
+        } else {
+            format!("{}{text}", " ".repeat(n))
+        }
+    };
+    let mut out = String::new();
+    let head: Vec<String> = (0..ncols).map(|i| pad(HEADERS[i], i)).collect();
+    let head = head.join("  ");
+    if color {
+        out.push_str(&format!("{BOLD}{}{RESET}\n", head.trim_end()));
+    } else {
+        out.push_str(head.trim_end());
+        out.push('\n');
+    }
+    for row in &body {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let p = pad(&c.text, i);
+                match (color, c.color) {
+                    (true, Some(code)) => format!("{code}{p}{RESET}"),
+                    _ => p,
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    let r = summaries.iter().map(|s| s.replications).max().unwrap_or(0);
+    let spec = &scenario.spec;
+    let mut note = format!(
+        "recovered = goodput held >= {}% of demand for {} after the last fault ended",
+        num(100.0 * spec.report.recovery_threshold),
+        human_secs(spec.report.stable_for.secs())
+    );
+    if r > 1 {
+        note.push_str(&format!("; means over {r} replications"));
+    }
+    out.push_str(&note);
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ansi_codes_only_with_color() {
+        let s = PolicySummary {
+            policy: "p".into(),
+            policy_index: 0,
+            replications: 1,
+            mean: [None; crate::metrics::aggregate::NCOLS],
+            ci95: [None; crate::metrics::aggregate::NCOLS],
+            count: [0; crate::metrics::aggregate::NCOLS],
+            metastable: true,
+            metastable_share: 1.0,
+            metastable_runs: 1,
+        };
+        let mut s2 = s.clone();
+        s2.mean[Col::FaultEndS.index()] = Some(1.0);
+        assert_eq!(recovery_cell(&s).text, "no fault");
+        assert_eq!(recovery_cell(&s2).text, "metastable");
+        assert_eq!(recovery_cell(&s2).color, Some(RED));
+    }
+}
