@@ -106,6 +106,7 @@ fn run(pi: usize, rep: u32) -> RunResult {
             latency_p50_ms: Some(10.5),
             latency_mean_ms: Some(14.0),
             latency_p99_ms: Some(48.25 + pi as f64),
+            ..Default::default()
         },
         events: 1_000_000,
     }

@@ -4,9 +4,10 @@ use crate::report::{self, Perf, ReportOptions};
 use crate::runner;
 use crate::scenario::{self, Scenario};
 use clap::Args;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Examples shown after `--help`.
 pub const EXAMPLES: &str = "Examples:
@@ -102,7 +103,10 @@ fn run_one(s: &Scenario, args: &RunArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
     let started = Instant::now();
-    let results = runner::run_all(s, args.replications, &|| {});
+    let runs = (s.policies.len() as u64) * args.replications as u64;
+    let bar = progress_bar(runs, args.quiet, &s.spec.name);
+    let results = runner::run_all(s, args.replications, &|| bar.inc(1));
+    bar.finish_and_clear();
     let wall_s = started.elapsed().as_secs_f64();
     let events: u64 = results.iter().map(|r| r.events).sum();
     let perf = Perf {
@@ -122,10 +126,42 @@ fn run_one(s: &Scenario, args: &RunArgs) -> anyhow::Result<()> {
     };
     let written = report::write_all(&dir, s, &results, &perf, &opts)?;
     if !args.quiet {
-        print!("{}", report::summary_table(s, &results));
+        let color = std::io::stdout().is_terminal();
+        print!("{}", report::summary_table_colored(s, &results, color));
         for p in written {
             println!("wrote {}", p.display());
         }
     }
     Ok(())
+}
+
+/// A progress bar on stderr, shown only on a terminal, only without
+/// `--quiet`, and only once the runs have taken more than a second.
+fn progress_bar(runs: u64, quiet: bool, name: &str) -> indicatif::ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(runs),
+        indicatif::ProgressDrawTarget::stderr_with_hz(4),
+    );
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:30}] {pos}/{len} runs, {elapsed} (eta {eta})",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    bar.set_message(format!("simulating {name}"));
+    // Drawn from the first tick after one second; short runs never show it.
+    bar.enable_steady_tick(Duration::from_millis(250));
+    bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    let visible = bar.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(1));
+        if !visible.is_finished() {
+            visible.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
+        }
+    });
+    bar
 }

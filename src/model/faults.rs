@@ -175,7 +175,10 @@ mod tests {
         assert_eq!(at(6).workers, 7);
         assert_eq!(at(7).workers, 10, "window end is exclusive");
         assert_eq!(at(8).outage, Some(Status::Internal));
-        assert_eq!(edges(&faults, &[]).len(), 7);
+        assert_eq!(
+            edges(&faults, &[]),
+            [0, 5, 6, 7, 8, 9, 10, 15].map(|s| s * 1_000_000_000)
+        );
     }
 
     #[test]
