@@ -73,6 +73,7 @@ prop_compose! {
         disable_at in prop::option::of(0u64..20),
         shed in prop::option::of((0u64..20, 0.0f64..1.0)),
         seed in 0u64..1000,
+        dispatcher in prop::option::of((1.0f64..300.0, 1u32..20, 1u32..10, 10u64..500, prop::option::of(0u64..20))),
     ) -> Value {
         let mut traffic = json!({"rate": rate, "clients": clients, "mode": mode, "arrival": arrival,
             "profile": [{"at": "0s", "scale": 1.0}, {"at": "10s", "scale": 1.5}, {"at": "20s", "scale": 0.5}],
@@ -88,8 +89,16 @@ prop_compose! {
         let mut actions = vec![];
         if let Some(at) = disable_at { actions.push(json!({"disable_retries": {"at": at}})); }
         if let Some((at, f)) = shed { actions.push(json!({"shed_load": {"at": at, "fraction": f, "duration": "3s"}})); }
-        json!({"name": "random", "seed": seed, "duration": "25s", "bin": "500ms", "traffic": traffic, "backend": backend,
-               "faults": faults, "actions": actions, "policies": [policy]})
+        let mut v = json!({"name": "random", "seed": seed, "duration": "25s", "bin": "500ms", "traffic": traffic, "backend": backend,
+               "faults": faults, "actions": actions, "policies": [policy]});
+        if let Some((rate, burst, conc, deadline, force)) = dispatcher {
+            v["dispatcher"] = json!({"max_dispatches_per_second": rate, "max_burst_size": burst,
+                "max_concurrent_dispatches": conc, "dispatch_deadline": format!("{deadline}ms")});
+            if let Some(at) = force {
+                v["actions"].as_array_mut().unwrap().push(json!({"force_run": {"at": at}}));
+            }
+        }
+        v
     }
 }
 
@@ -124,7 +133,12 @@ proptest! {
             prop_assert!(b.retrying >= 0.0);
         }
         if !s.policies[0].may_retry() {
-            prop_assert_eq!(m.attempts, m.requests);
+            if s.spec.dispatcher.is_none() {
+                prop_assert_eq!(m.attempts, m.requests);
+            } else {
+                // Tasks still waiting for a dispatch token have no attempt yet.
+                prop_assert!(m.attempts <= m.requests);
+            }
         }
     }
 }

@@ -7,6 +7,7 @@
 //! request that already ended) is recognised as stale and skipped, so timers
 //! are never searched for or cancelled.
 
+use super::dispatcher::Dispatcher;
 use super::dist::Dist;
 use super::faults::{self, ActionState, FaultState};
 use super::traffic::{ArrivalClock, Profile, SortedUniforms};
@@ -53,6 +54,8 @@ enum Ev {
     Deadline { slot: u32, gen: u32 },
     /// A fault or operator action starts or ends.
     Edge,
+    /// The dispatcher's bucket has a token again.
+    DispatchTick,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +65,8 @@ enum Phase {
     InFlight,
     /// Waiting for a backoff timer.
     Backoff,
+    /// Due, waiting in the dispatcher queue for a token or a free slot.
+    Due,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -73,6 +78,8 @@ struct Request {
     counted: bool,
     start: Nanos,
     prev_delay: Nanos,
+    /// The current attempt holds one of the dispatcher's concurrent slots.
+    dispatched: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,6 +168,10 @@ struct Sim<'a> {
     breaker_global: bool,
     gates: Vec<ClientGate>,
 
+    dispatcher: Option<Dispatcher>,
+    /// Set when a dispatcher slot or token may have freed up.
+    pump: bool,
+
     col: Collector,
     summary: RunSummary,
     latency: LogHistogram,
@@ -220,8 +231,14 @@ impl<'a> Sim<'a> {
                 breaker: policy.breaker.as_ref().map(Breaker::new),
             })
             .collect();
+        let dispatcher = spec.dispatcher.as_ref().map(Dispatcher::new);
+        // Cloud Tasks: the dispatch deadline is the attempt timeout.
+        let attempt_timeout = match &spec.dispatcher {
+            Some(d) => Some(d.dispatch_deadline),
+            None => t.attempt_timeout,
+        };
         let mut q = EventQueue::new();
-        for d in [t.attempt_timeout, t.deadline].into_iter().flatten() {
+        for d in [attempt_timeout, t.deadline].into_iter().flatten() {
             q.register_lane(d.ns());
         }
         let network = t.network_delay.as_ref().map(Dist::new);
@@ -261,7 +278,7 @@ impl<'a> Sim<'a> {
             service,
             network,
             think: t.think_time.as_ref().map(Dist::new),
-            attempt_timeout: t.attempt_timeout.map(|d| d.ns()),
+            attempt_timeout: attempt_timeout.map(|d| d.ns()),
             deadline: t.deadline.map(|d| d.ns()),
             clients: t.clients.max(1),
             fault: faults::state_at(&[], workers, 0),
@@ -279,6 +296,8 @@ impl<'a> Sim<'a> {
             budget_global,
             breaker_global,
             gates,
+            dispatcher,
+            pump: false,
             col: Collector::new(spec.bin.ns(), run_end),
             summary: RunSummary::default(),
             latency: LogHistogram::new(),
@@ -367,6 +386,9 @@ impl<'a> Sim<'a> {
             let (now, ev) = self.q.pop().expect("peeked");
             self.col.advance(now);
             self.handle(now, ev);
+            if self.pump {
+                self.pump_dispatcher(now);
+            }
         }
     }
 
@@ -378,13 +400,14 @@ impl<'a> Sim<'a> {
                 let r = &self.reqs[slot as usize];
                 if r.gen == gen && r.phase == Phase::Backoff {
                     self.col.retrying -= 1;
-                    self.send_attempt(now, slot);
+                    self.make_due(now, slot);
                 }
             }
             Ev::AtBackend(job) => self.at_backend(now, job),
             Ev::WorkerDone { worker, wgen } => self.worker_done(now, worker, wgen),
             Ev::Response(job, status) => {
                 if self.is_current(job) {
+                    self.release_dispatch(job.slot);
                     if status == Status::Ok {
                         self.succeed(now, job.slot);
                     } else {
@@ -395,6 +418,7 @@ impl<'a> Sim<'a> {
             }
             Ev::AttemptTimeout(job) => {
                 if self.is_current(job) {
+                    self.release_dispatch(job.slot);
                     self.col.now.timeouts += 1;
                     self.failure(now, job.slot, Status::DeadlineExceeded, true);
                 }
@@ -406,6 +430,95 @@ impl<'a> Sim<'a> {
                 }
             }
             Ev::Edge => self.on_edge(now),
+            Ev::DispatchTick => {
+                if let Some(d) = self.dispatcher.as_mut() {
+                    d.tick_pending = false;
+                }
+                self.pump = true;
+            }
+        }
+    }
+
+    /// Sends a due request's next attempt, through the dispatcher when the
+    /// scenario has one.
+    fn make_due(&mut self, now: Nanos, slot: u32) {
+        match self.dispatcher.as_mut() {
+            None => self.send_attempt(now, slot),
+            Some(d) => {
+                let r = &mut self.reqs[slot as usize];
+                r.phase = Phase::Due;
+                d.due.push_back((slot, r.gen));
+                self.pump = true;
+            }
+        }
+    }
+
+    /// The current attempt is over for the client: its dispatcher slot frees.
+    fn release_dispatch(&mut self, slot: u32) {
+        let r = &mut self.reqs[slot as usize];
+        if r.dispatched {
+            r.dispatched = false;
+            if let Some(d) = self.dispatcher.as_mut() {
+                d.in_flight -= 1;
+                self.pump = true;
+            }
+        }
+    }
+
+    /// Dispatches due tasks while tokens and concurrent slots allow, and
+    /// wakes up again when the next token comes.
+    fn pump_dispatcher(&mut self, now: Nanos) {
+        self.pump = false;
+        let Some(mut d) = self.dispatcher.take() else {
+            return;
+        };
+        while let Some(&(slot, gen)) = d.due.front() {
+            let r = &self.reqs[slot as usize];
+            if r.gen != gen || r.phase != Phase::Due {
+                d.due.pop_front();
+                continue;
+            }
+            if !d.has_slot() {
+                break;
+            }
+            if !d.take_token(now) {
+                if !d.tick_pending {
+                    d.tick_pending = true;
+                    let at = d.next_token_at(now);
+                    if at < self.run_end {
+                        self.q.schedule_at(at, Ev::DispatchTick);
+                    }
+                }
+                break;
+            }
+            d.due.pop_front();
+            d.in_flight += 1;
+            self.reqs[slot as usize].dispatched = true;
+            self.dispatcher = Some(d);
+            self.send_attempt(now, slot);
+            d = self.dispatcher.take().expect("put back above");
+        }
+        self.dispatcher = Some(d);
+    }
+
+    /// Cloud Tasks' RunTask for every waiting task: dispatched at once,
+    /// ignoring rate and concurrency limits.
+    fn force_run(&mut self, now: Nanos) {
+        if self.dispatcher.is_none() {
+            return;
+        }
+        for slot in 0..self.reqs.len() as u32 {
+            let phase = self.reqs[slot as usize].phase;
+            if phase == Phase::Backoff {
+                self.col.retrying -= 1;
+            }
+            if matches!(phase, Phase::Backoff | Phase::Due) {
+                if let Some(d) = self.dispatcher.as_mut() {
+                    d.in_flight += 1;
+                }
+                self.reqs[slot as usize].dispatched = true;
+                self.send_attempt(now, slot);
+            }
         }
     }
 
@@ -464,6 +577,7 @@ impl<'a> Sim<'a> {
                     counted: false,
                     start: 0,
                     prev_delay: 0,
+                    dispatched: false,
                 });
                 (self.reqs.len() - 1) as u32
             }
@@ -476,6 +590,7 @@ impl<'a> Sim<'a> {
         r.counted = counted;
         r.start = now;
         r.prev_delay = 0;
+        r.dispatched = false;
         let gen = r.gen;
         self.col.now.demand += 1;
         if counted {
@@ -487,7 +602,7 @@ impl<'a> Sim<'a> {
         if let Some(d) = self.deadline {
             self.q.schedule_after(d, Ev::Deadline { slot, gen });
         }
-        self.send_attempt(now, slot);
+        self.make_due(now, slot);
     }
 
     fn send_attempt(&mut self, now: Nanos, slot: u32) {
@@ -734,6 +849,7 @@ impl<'a> Sim<'a> {
         if r.phase == Phase::Backoff {
             self.col.retrying -= 1;
         }
+        self.release_dispatch(slot);
         if outcome == Outcome::Dropped {
             self.col.now.dropped += 1;
         }
@@ -775,6 +891,12 @@ impl<'a> Sim<'a> {
             } if start.ns() == now => Some(status),
             _ => None,
         });
+        let force_run = self.spec.actions.iter().any(
+            |a| matches!(a, crate::scenario::spec::ActionSpec::ForceRun { at } if at.ns() == now),
+        );
+        if force_run {
+            self.force_run(now);
+        }
         let old_workers = self.active_workers;
         self.fault = new;
         if self.fault.workers != old_workers {
