@@ -10,12 +10,15 @@ pub struct CheckArgs {
     /// Scenario files (.json or .toml).
     #[arg(required = true)]
     pub scenarios: Vec<PathBuf>,
+    /// Overrides one scenario value before checking, as `run --set` does.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
 }
 
 /// Validates each file; the first invalid one ends the command with status 2.
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     for path in &args.scenarios {
-        let s = crate::scenario::load(path, &[])?;
+        let s = crate::scenario::load(path, &args.sets)?;
         println!(
             "{}: ok ({} polic{}, {} fault{})",
             path.display(),
