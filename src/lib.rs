@@ -32,3 +32,4 @@ pub mod runner;
 pub mod scenario;
 pub mod status;
 pub mod time;
+pub mod tune;

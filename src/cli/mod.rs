@@ -5,6 +5,7 @@ pub mod check;
 pub mod import;
 pub mod run;
 pub mod schedule;
+pub mod tune;
 
 use crate::error::InvalidInput;
 use clap::{Parser, Subcommand};
@@ -31,6 +32,9 @@ pub enum Command {
     /// Print the retry schedule of one policy.
     #[command(after_help = schedule::EXAMPLES)]
     Schedule(schedule::ScheduleArgs),
+    /// Search a policy's parameters for the best setting that meets constraints.
+    #[command(after_help = tune::EXAMPLES)]
+    Tune(tune::TuneArgs),
     /// Convert a real configuration into a scenario policy block.
     #[command(subcommand)]
     Import(import::ImportCommand),
@@ -44,6 +48,7 @@ pub fn main() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Schedule(a) => schedule::run(a),
         Command::Import(a) => import::run(a),
+        Command::Tune(a) => tune::run(a),
     };
     match result {
         Ok(code) => code,
