@@ -9,7 +9,10 @@ fn retrysim(args: &[&str]) -> (Option<i32>, String) {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("the binary runs");
-    (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned())
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
 }
 
 /// Imports `file` with `kind` and writes its first policy to a temp file.
