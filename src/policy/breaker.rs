@@ -9,6 +9,12 @@
 //! they all succeed the breaker closes with an empty window, and any failure
 //! opens it again. Outcomes of attempts sent before the breaker opened that
 //! arrive while it is open are ignored (resilience4j does the same).
+//!
+//! A probe whose outcome never comes back (its client gave up on the whole
+//! request while the attempt was out, so nothing is recorded) would leave
+//! the breaker half-open and refusing every call for ever. A half-open
+//! breaker whose probes are all out therefore counts them as failed once
+//! `window` has passed since it let the first one through, and opens again.
 
 use crate::scenario::spec::BreakerSpec;
 use crate::time::Nanos;
@@ -23,8 +29,9 @@ pub enum BreakerState {
     Closed,
     /// Calls fail fast until `until`.
     Open { until: Nanos },
-    /// Probing: `sent` probes let through, `ok` of them succeeded.
-    HalfOpen { sent: u32, ok: u32 },
+    /// Probing since `since`: `sent` probes let through, `ok` of them
+    /// succeeded.
+    HalfOpen { sent: u32, ok: u32, since: Nanos },
 }
 
 /// The live state of one breaker.
@@ -68,15 +75,24 @@ impl Breaker {
             if now < until {
                 return false;
             }
-            self.state = BreakerState::HalfOpen { sent: 0, ok: 0 };
+            self.state = BreakerState::HalfOpen {
+                sent: 0,
+                ok: 0,
+                since: now,
+            };
         }
         match &mut self.state {
             BreakerState::Closed => true,
-            BreakerState::HalfOpen { sent, .. } => {
+            BreakerState::HalfOpen { sent, since, .. } => {
                 if *sent < self.spec.half_open_probes.max(1) {
                     *sent += 1;
                     true
                 } else {
+                    // Every probe is out; one that has not come back within
+                    // `window` is taken as lost (failed).
+                    if now.saturating_sub(*since) >= self.spec.window.ns() {
+                        self.trip(now);
+                    }
                     false
                 }
             }
@@ -222,6 +238,26 @@ mod tests {
         b.record(10 * S, false);
         assert_eq!(b.state(), BreakerState::Closed, "window was reset");
         assert!(b.allow(10 * S));
+    }
+
+    #[test]
+    fn lost_probes_reopen_the_breaker_after_a_window() {
+        let mut b = breaker(1);
+        for _ in 0..4 {
+            b.record(0, false);
+        }
+        // The probe at 5 s never reports back.
+        assert!(b.allow(5 * S));
+        assert!(!b.allow(14 * S), "still waiting for the probe");
+        assert!(matches!(b.state(), BreakerState::HalfOpen { sent: 1, .. }));
+        // 10 s (the window) after the probe went out it counts as failed.
+        assert!(!b.allow(15 * S));
+        assert_eq!(b.state(), BreakerState::Open { until: 20 * S });
+        assert!(!b.allow(19 * S));
+        // A fresh probe after open_for; this one succeeds and closes it.
+        assert!(b.allow(20 * S));
+        b.record(20 * S, true);
+        assert_eq!(b.state(), BreakerState::Closed);
     }
 
     #[test]
