@@ -73,6 +73,15 @@ prop_compose! {
         disable_at in prop::option::of(0u64..20),
         shed in prop::option::of((0u64..20, 0.0f64..1.0)),
         seed in 0u64..1000,
+        gate in prop::sample::select(vec![
+            json!(null),
+            json!({"budget": {"token_bucket": {"max_tokens": 10, "token_ratio": 0.1}}}),
+            json!({"budget": {"ratio": {"percent": 10, "min_per_second": 1, "ttl": "2s", "scope": "global"}}}),
+            json!({"budget": {"quota": {}}}),
+            json!({"circuit_breaker": {"failure_rate": 0.2, "window": "1s", "open_for": "500ms", "min_calls": 3}}),
+            json!({"circuit_breaker": {"failure_rate": 0.5, "window": "2s", "open_for": "1s", "scope": "global"},
+                   "budget": {"token_bucket": {"max_tokens": 5, "token_ratio": 0.5, "scope": "global"}}}),
+        ]),
         dispatcher in prop::option::of((1.0f64..300.0, 1u32..20, 1u32..10, 10u64..500, prop::option::of(0u64..20))),
     ) -> Value {
         let mut traffic = json!({"rate": rate, "clients": clients, "mode": mode, "arrival": arrival,
@@ -86,6 +95,9 @@ prop_compose! {
         if let Some(k) = queue_limit { backend["queue_limit"] = json!(k); }
         let mut policy = json!({"name": "p", "max_attempts": max_attempts, "backoff": backoff, "jitter": jitter});
         if let Some(m) = mrd { policy["max_retry_duration"] = json!(m); }
+        if let Some(extra) = gate.as_object() {
+            for (k, v) in extra { policy[k] = v.clone(); }
+        }
         let mut actions = vec![];
         if let Some(at) = disable_at { actions.push(json!({"disable_retries": {"at": at}})); }
         if let Some((at, f)) = shed { actions.push(json!({"shed_load": {"at": at, "fraction": f, "duration": "3s"}})); }
@@ -133,10 +145,11 @@ proptest! {
             prop_assert!(b.retrying >= 0.0);
         }
         if !s.policies[0].may_retry() {
-            if s.spec.dispatcher.is_none() {
+            if s.spec.dispatcher.is_none() && s.policies[0].breaker.is_none() {
                 prop_assert_eq!(m.attempts, m.requests);
             } else {
-                // Tasks still waiting for a dispatch token have no attempt yet.
+                // Tasks still waiting for a dispatch token, and requests an
+                // open breaker refused, have no attempt.
                 prop_assert!(m.attempts <= m.requests);
             }
         }

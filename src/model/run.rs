@@ -400,6 +400,7 @@ impl<'a> Sim<'a> {
                 let r = &self.reqs[slot as usize];
                 if r.gen == gen && r.phase == Phase::Backoff {
                     self.col.retrying -= 1;
+                    self.reqs[slot as usize].phase = Phase::Due;
                     self.make_due(now, slot);
                 }
             }
@@ -424,8 +425,17 @@ impl<'a> Sim<'a> {
                 }
             }
             Ev::Deadline { slot, gen } => {
-                let r = &self.reqs[slot as usize];
+                let r = self.reqs[slot as usize];
                 if r.gen == gen && r.phase != Phase::Free {
+                    if r.phase == Phase::InFlight {
+                        // The abandoned attempt counts as a failure for the
+                        // breaker, or a half-open breaker would wait for ever.
+                        if let Some(br) =
+                            self.gate(r.client, false).and_then(|g| g.breaker.as_mut())
+                        {
+                            br.record(now, false);
+                        }
+                    }
                     self.finish(now, slot, Outcome::Dropped);
                 }
             }
@@ -511,6 +521,7 @@ impl<'a> Sim<'a> {
             let phase = self.reqs[slot as usize].phase;
             if phase == Phase::Backoff {
                 self.col.retrying -= 1;
+                self.reqs[slot as usize].phase = Phase::Due;
             }
             if matches!(phase, Phase::Backoff | Phase::Due) {
                 if let Some(d) = self.dispatcher.as_mut() {
