@@ -617,9 +617,13 @@ impl<'a> Sim<'a> {
     }
 
     fn send_attempt(&mut self, now: Nanos, slot: u32) {
-        let client = self.reqs[slot as usize].client;
+        let (client, first) = {
+            let r = &self.reqs[slot as usize];
+            (r.client, r.attempts == 0)
+        };
+        let retries_only = self.policy.breaker.as_ref().is_some_and(|b| b.retries_only);
         if let Some(br) = self.gate(client, false).and_then(|g| g.breaker.as_mut()) {
-            if !br.allow(now) {
+            if !(first && retries_only) && !br.allow(now) {
                 // Refused by an open breaker: fails fast, never reaches the backend.
                 self.finish(now, slot, Outcome::Failed);
                 return;

@@ -172,6 +172,7 @@ mod tests {
             half_open_probes: probes,
             min_calls: 4,
             scope: BudgetScope::Client,
+            retries_only: false,
         })
     }
 

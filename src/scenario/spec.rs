@@ -409,6 +409,10 @@ pub struct BreakerSpec {
     /// Calls needed in the window before the rate is trusted.
     #[serde(default = "default_min_calls")]
     pub min_calls: u32,
+    /// Gate only retries, never first attempts (Brooker's "stop retrying
+    /// while the failure rate is high"); default false = gate every call.
+    #[serde(default)]
+    pub retries_only: bool,
     #[serde(default)]
     pub scope: BudgetScope,
 }
