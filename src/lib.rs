@@ -31,4 +31,5 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod status;
+pub mod sweep;
 pub mod time;
