@@ -31,5 +31,6 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod status;
+pub mod sweep;
 pub mod time;
 pub mod tune;

@@ -3,8 +3,10 @@
 
 pub mod check;
 pub mod import;
+pub mod merge;
 pub mod run;
 pub mod schedule;
+pub mod sweep;
 pub mod tune;
 
 use crate::error::InvalidInput;
@@ -27,6 +29,12 @@ pub enum Command {
     /// Simulate every policy of one or more scenarios and write the report.
     #[command(after_help = run::EXAMPLES)]
     Run(run::RunArgs),
+    /// Run a scenario at every point of a grid of --set values (sweep.csv).
+    #[command(after_help = sweep::EXAMPLES)]
+    Sweep(sweep::SweepArgs),
+    /// Join the outputs of `sweep --shard I/N` into one sweep.csv.
+    #[command(after_help = merge::EXAMPLES)]
+    Merge(merge::MergeArgs),
     /// Validate scenario files without simulating.
     Check(check::CheckArgs),
     /// Print the retry schedule of one policy.
@@ -45,6 +53,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(a) => run::run(a),
+        Command::Sweep(a) => sweep::run(a),
+        Command::Merge(a) => merge::run(a),
         Command::Check(a) => check::run(a),
         Command::Schedule(a) => schedule::run(a),
         Command::Import(a) => import::run(a),

@@ -4,7 +4,7 @@ use crate::report::{self, Perf, ReportOptions};
 use crate::runner;
 use crate::scenario::{self, Scenario};
 use clap::Args;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -127,9 +127,12 @@ fn run_one(s: &Scenario, args: &RunArgs) -> anyhow::Result<()> {
     let written = report::write_all(&dir, s, &results, &perf, &opts)?;
     if !args.quiet {
         let color = std::io::stdout().is_terminal();
-        print!("{}", report::summary_table_colored(s, &results, color));
+        // Written, not printed, so a closed pipe (`| head`) is an error
+        // the caller treats as success rather than a panic.
+        let mut out = std::io::stdout().lock();
+        write!(out, "{}", report::summary_table_colored(s, &results, color))?;
         for p in written {
-            println!("wrote {}", p.display());
+            writeln!(out, "wrote {}", p.display())?;
         }
     }
     Ok(())

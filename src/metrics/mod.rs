@@ -90,6 +90,11 @@ pub struct RunSummary {
     pub latency_p50_ms: Option<f64>,
     pub latency_mean_ms: Option<f64>,
     pub latency_p99_ms: Option<f64>,
+    /// When the last counted request succeeded (its `ok` answer reached the
+    /// client), seconds from the start: a burst's completion time. Set by
+    /// the contention backend; `None` when nothing succeeded or the backend
+    /// does not track it.
+    pub last_success_s: Option<f64>,
 }
 
 impl RunSummary {

@@ -179,6 +179,9 @@ struct Sim<'a> {
 
 /// Simulates policy `policy_index` of `scenario`, replication `replication`.
 pub fn simulate(scenario: &Scenario, policy_index: usize, replication: u32) -> RunResult {
+    if scenario.spec.backend.kind == crate::scenario::spec::BackendKind::Contention {
+        return super::contention::simulate_contention(scenario, policy_index, replication);
+    }
     let policy = &scenario.policies[policy_index];
     let mut sim = Sim::new(&scenario.spec, policy, replication);
     sim.start();
@@ -804,6 +807,7 @@ impl<'a> Sim<'a> {
         self.col.record_latency(latency);
         if r.counted {
             self.latency.record(latency);
+            self.summary.last_success_s = Some(secs(now));
         }
         self.finish(now, slot, Outcome::Succeeded);
     }

@@ -9,6 +9,7 @@
 pub mod describe;
 pub mod files;
 pub mod format;
+pub mod heatmap;
 pub mod html;
 pub mod plot;
 pub mod table;

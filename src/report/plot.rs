@@ -36,14 +36,14 @@ pub const WIDTH: u32 = 1400;
 pub const HEIGHT: u32 = 820;
 
 /// The family name the embedded font is registered under.
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 static FONT_BYTES: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
 /// Ratio of peak load to capacity above which the load axis is logarithmic.
 const LOG_THRESHOLD: f64 = 5.0;
 
 /// Registers the embedded font once per process.
-fn ensure_font() -> Result<()> {
+pub(crate) fn ensure_font() -> Result<()> {
     static OK: OnceLock<bool> = OnceLock::new();
     let ok = *OK.get_or_init(|| {
         plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES).is_ok()

@@ -1,0 +1,228 @@
+//! The parameter grid of `retrysim sweep`: axes from `--set PATH=V1,V2,...`,
+//! the cartesian product of their values in a fixed order, and the
+//! `--shard I/N` slices of it.
+
+use serde::{Deserialize, Serialize};
+
+/// One swept parameter: a dotted scenario path and the values it takes,
+/// kept as written on the command line (the CSV echoes them verbatim).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Axis {
+    /// Dotted path into the scenario (`traffic.rate`, `policies.0.backoff.initial`).
+    pub path: String,
+    /// The values, in the order given.
+    pub values: Vec<String>,
+}
+
+impl Axis {
+    /// Parses `PATH=V1,V2,...`. Commas inside brackets, braces or quotes do
+    /// not split, so JSON values (`{"constant": {"delay": "1s"}}`) work.
+    pub fn parse(arg: &str) -> Result<Axis, String> {
+        let (path, raw) = arg.split_once('=').ok_or_else(|| {
+            format!("--set {arg}: expected PATH=V1,V2,... (e.g. traffic.rate=100,200)")
+        })?;
+        let path = path.trim();
+        if path.is_empty() {
+            return Err(format!("--set {arg}: empty PATH before `=`"));
+        }
+        let values = split_top_level(raw)?;
+        if let Some(i) = values.iter().position(|v| v.trim().is_empty()) {
+            return Err(format!("--set {arg}: value {} is empty", i + 1));
+        }
+        Ok(Axis {
+            path: path.to_string(),
+            values: values.into_iter().map(|v| v.trim().to_string()).collect(),
+        })
+    }
+
+    /// The `PATH=VALUE` assignment for value `i`.
+    pub fn assignment(&self, i: usize) -> String {
+        format!("{}={}", self.path, self.values[i])
+    }
+}
+
+/// Splits at commas that are not inside `[]`, `{}` or a `"..."` string.
+fn split_top_level(raw: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut depth = 0i32;
+    let mut in_str = false;
+    let mut escaped = false;
+    for c in raw.chars() {
+        if in_str {
+            cur.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_str = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => in_str = true,
+            '[' | '{' => depth += 1,
+            ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        if depth < 0 {
+            return Err(format!("unbalanced brackets in `{raw}`"));
+        }
+        cur.push(c);
+    }
+    if in_str || depth != 0 {
+        return Err(format!("unbalanced quotes or brackets in `{raw}`"));
+    }
+    out.push(cur);
+    Ok(out)
+}
+
+/// The cartesian product of the axes. Point `i` takes, for each axis, the
+/// value at the matching digit of `i` written in mixed radix with the
+/// *first* axis most significant: the last axis varies fastest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grid {
+    /// The axes, in command-line order.
+    pub axes: Vec<Axis>,
+}
+
+impl Grid {
+    /// Builds the grid, rejecting an axis path given twice.
+    pub fn new(axes: Vec<Axis>) -> Result<Grid, String> {
+        for (i, a) in axes.iter().enumerate() {
+            if axes[..i].iter().any(|b| b.path == a.path) {
+                return Err(format!(
+                    "--set {}: the path is given twice; list all its values in one --set",
+                    a.path
+                ));
+            }
+        }
+        Ok(Grid { axes })
+    }
+
+    /// Number of points (1 for no axes).
+    pub fn len(&self) -> usize {
+        self.axes.iter().map(|a| a.values.len()).product()
+    }
+
+    /// Whether the grid has no points (an axis without values).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The value index on each axis of point `i`.
+    pub fn coords(&self, mut i: usize) -> Vec<usize> {
+        let mut c = vec![0; self.axes.len()];
+        for (k, a) in self.axes.iter().enumerate().rev() {
+            let n = a.values.len();
+            c[k] = i % n;
+            i /= n;
+        }
+        c
+    }
+
+    /// The `PATH=VALUE` assignments of point `i`, in axis order.
+    pub fn assignments(&self, i: usize) -> Vec<String> {
+        self.coords(i)
+            .iter()
+            .zip(&self.axes)
+            .map(|(&v, a)| a.assignment(v))
+            .collect()
+    }
+
+    /// The axes that take more than one value.
+    pub fn varying(&self) -> Vec<usize> {
+        (0..self.axes.len())
+            .filter(|&k| self.axes[k].values.len() > 1)
+            .collect()
+    }
+}
+
+/// One of N interleaved slices of the points: shard `index` (1-based) of
+/// `count` runs the points whose index `i` has `i % count == index - 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// Which slice, from 1.
+    pub index: usize,
+    /// How many slices.
+    pub count: usize,
+}
+
+impl Shard {
+    /// The whole grid.
+    pub const ALL: Shard = Shard { index: 1, count: 1 };
+
+    /// Parses `I/N` with 1 ≤ I ≤ N.
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let bad = || format!("--shard {text}: expected I/N with 1 <= I <= N (e.g. 2/4)");
+        let (i, n) = text.split_once('/').ok_or_else(bad)?;
+        let index: usize = i.trim().parse().map_err(|_| bad())?;
+        let count: usize = n.trim().parse().map_err(|_| bad())?;
+        if index == 0 || count == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// Whether point `i` belongs to this shard.
+    pub fn includes(&self, i: usize) -> bool {
+        i % self.count == self.index - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_axes_with_json_values() {
+        let a = Axis::parse("traffic.rate=100, 200,300").unwrap();
+        assert_eq!(a.values, ["100", "200", "300"]);
+        let a = Axis::parse(r#"policies.0.backoff={"constant":{"delay":"1s"}},{"linear":{"initial":"1s","step":"1s"}}"#)
+            .unwrap();
+        assert_eq!(a.values.len(), 2);
+        let a = Axis::parse(r#"name="a,b",c"#).unwrap();
+        assert_eq!(a.values, [r#""a,b""#, "c"]);
+        for bad in ["novalue", "=1,2", "x=1,,2", "x=", "x={1,2", "x=]"] {
+            assert!(Axis::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_last_axis_varies_fastest() {
+        let g = Grid::new(vec![
+            Axis::parse("a=1,2").unwrap(),
+            Axis::parse("b=x,y,z").unwrap(),
+        ])
+        .unwrap();
+        assert_eq!(g.len(), 6);
+        assert_eq!(g.assignments(0), ["a=1", "b=x"]);
+        assert_eq!(g.assignments(2), ["a=1", "b=z"]);
+        assert_eq!(g.assignments(3), ["a=2", "b=x"]);
+        assert_eq!(g.varying(), [0, 1]);
+        assert!(Grid::new(vec![
+            Axis::parse("a=1").unwrap(),
+            Axis::parse("a=2").unwrap()
+        ])
+        .is_err());
+    }
+
+    #[test]
+    fn shards_partition_the_points() {
+        assert!(Shard::parse("0/3").is_err());
+        assert!(Shard::parse("4/3").is_err());
+        assert!(Shard::parse("x").is_err());
+        let shards: Vec<Shard> = (1..=3)
+            .map(|i| Shard::parse(&format!("{i}/3")).unwrap())
+            .collect();
+        for p in 0..10 {
+            assert_eq!(shards.iter().filter(|s| s.includes(p)).count(), 1);
+        }
+        assert!(shards[1].includes(1) && shards[1].includes(4));
+    }
+}

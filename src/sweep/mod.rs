@@ -1,0 +1,276 @@
+//! Parameter sweeps: one full scenario run (every policy × replication) per
+//! point of a grid of `--set` values, summarised in one `sweep.csv`.
+//!
+//! Determinism: every (point, policy, replication) run is independent and
+//! runs in parallel, but results are collected in index order and each
+//! point's rows are built from its own runs only, so the CSV is the same
+//! whatever the thread count or the sharding. A shard writes the rows of
+//! its own points (each row carries its point index) plus a `sweep.json`
+//! manifest; [`merge`] checks the manifests agree, sorts the rows by point
+//! and writes exactly the bytes an unsharded sweep writes.
+
+pub mod grid;
+
+pub use grid::{Axis, Grid, Shard};
+
+use crate::error::invalid;
+use crate::metrics::aggregate::aggregate;
+use crate::metrics::RunResult;
+use crate::model::run::simulate;
+use crate::report::files::{summary_header, summary_row, Cell};
+use crate::report::format::{num, opt};
+use crate::scenario::{self, Scenario};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// What a sweep (or one shard of it) covered: written as `sweep.json` next
+/// to `sweep.csv`, and checked by `merge`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The swept parameters.
+    pub axes: Vec<Axis>,
+    /// Points in the whole grid.
+    pub points: usize,
+    /// The policies simulated at every point, in scenario order.
+    pub policies: Vec<String>,
+    /// Runs per (point, policy).
+    pub replications: u32,
+    /// Which slice of the points this output holds.
+    pub shard: Shard,
+}
+
+/// The rows of `sweep.csv`, as text cells.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    /// Column names.
+    pub header: Vec<String>,
+    /// One row per (point, policy), in point order then policy order.
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// The CSV bytes (`\n` line ends; the same writer settings as the
+    /// other report files).
+    pub fn to_csv(&self) -> anyhow::Result<Vec<u8>> {
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
+        w.write_record(&self.header)?;
+        for r in &self.rows {
+            w.write_record(r)?;
+        }
+        w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))
+    }
+
+    /// Reads a table back from CSV bytes.
+    pub fn from_csv(bytes: &[u8], origin: &str) -> anyhow::Result<Table> {
+        let mut r = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .from_reader(bytes);
+        let header = r
+            .headers()
+            .map_err(|e| invalid(format!("{origin}: {e}")))?
+            .iter()
+            .map(str::to_string)
+            .collect();
+        let mut rows = Vec::new();
+        for rec in r.records() {
+            let rec = rec.map_err(|e| invalid(format!("{origin}: {e}")))?;
+            rows.push(rec.iter().map(str::to_string).collect());
+        }
+        Ok(Table { header, rows })
+    }
+
+    /// The position of column `name`.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|h| h == name)
+    }
+}
+
+/// The scenario of every point of `shard`, loaded (and validated) from the
+/// scenario text with the point's assignments, plus `fixed` sets applied
+/// first. An invalid value is an `InvalidInput` naming the point.
+pub fn load_points(
+    text: &str,
+    origin: &str,
+    fixed: &[String],
+    grid: &Grid,
+    shard: Shard,
+) -> anyhow::Result<Vec<(usize, Scenario)>> {
+    let mut out = Vec::new();
+    for i in (0..grid.len()).filter(|&i| shard.includes(i)) {
+        let point = grid.assignments(i);
+        let mut sets = fixed.to_vec();
+        sets.extend(point.iter().cloned());
+        let s = scenario::load_str(text, origin, &sets).map_err(|e| {
+            invalid(format!(
+                "sweep point {i} ({}):\n{e}",
+                point
+                    .iter()
+                    .map(|a| format!("--set {a}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ))
+        })?;
+        out.push((i, s));
+    }
+    Ok(out)
+}
+
+/// Runs every (point, policy, replication) in parallel and returns, per
+/// point, its results sorted by (policy, replication). Time series are
+/// dropped as soon as a run ends (the summary keeps what the sweep needs).
+pub fn run_points(
+    points: &[(usize, Scenario)],
+    replications: u32,
+    on_done: &(dyn Fn() + Sync),
+) -> Vec<Vec<RunResult>> {
+    let jobs: Vec<(usize, usize, u32)> = points
+        .iter()
+        .enumerate()
+        .flat_map(|(k, (_, s))| {
+            (0..s.policies.len()).flat_map(move |p| (0..replications).map(move |r| (k, p, r)))
+        })
+        .collect();
+    let results: Vec<(usize, RunResult)> = jobs
+        .par_iter()
+        .map(|&(k, p, r)| {
+            let mut res = simulate(&points[k].1, p, r);
+            res.bins = Vec::new();
+            on_done();
+            (k, res)
+        })
+        .collect();
+    let mut per_point: Vec<Vec<RunResult>> = points.iter().map(|_| Vec::new()).collect();
+    for (k, res) in results {
+        per_point[k].push(res);
+    }
+    per_point
+}
+
+/// The header of `sweep.csv`: `point`, one column per axis (its path), then
+/// the `summary.csv` columns (policy first), then `last_success_s`.
+pub fn header(grid: &Grid, replications: u32) -> Vec<String> {
+    let mut h = vec!["point".to_string()];
+    h.extend(grid.axes.iter().map(|a| a.path.clone()));
+    h.extend(summary_header(replications as usize));
+    h.push("last_success_s".into());
+    h
+}
+
+/// The `sweep.csv` rows of one point: one per policy, in scenario order.
+pub fn point_rows(
+    grid: &Grid,
+    index: usize,
+    results: &[RunResult],
+    replications: u32,
+) -> Vec<Vec<String>> {
+    let coords = grid.coords(index);
+    let values: Vec<String> = coords
+        .iter()
+        .zip(&grid.axes)
+        .map(|(&v, a)| a.values[v].clone())
+        .collect();
+    aggregate(results)
+        .iter()
+        .map(|s| {
+            let mut row = vec![index.to_string()];
+            row.extend(values.iter().cloned());
+            row.extend(
+                summary_row(s, replications as usize)
+                    .iter()
+                    .map(|c| match c {
+                        Cell::Text(t) => t.clone(),
+                        Cell::Num(x) => opt(*x),
+                        Cell::Bool(b) => b.to_string(),
+                    }),
+            );
+            // Mean over the replications where something succeeded, in
+            // replication order.
+            let done: Vec<f64> = results
+                .iter()
+                .filter(|r| r.policy_index == s.policy_index)
+                .filter_map(|r| r.summary.last_success_s)
+                .collect();
+            row.push(if done.is_empty() {
+                String::new()
+            } else {
+                num(done.iter().sum::<f64>() / done.len() as f64)
+            });
+            row
+        })
+        .collect()
+}
+
+/// Joins shard outputs (their manifests and tables) into the table and
+/// manifest of the whole sweep. Every shard of the same sweep must be
+/// present exactly once.
+pub fn merge(parts: Vec<(String, Manifest, Table)>) -> anyhow::Result<(Manifest, Table)> {
+    let Some((first_origin, first, first_table)) = parts.first().cloned() else {
+        return Err(invalid("merge: no shard directories given"));
+    };
+    let count = first.shard.count;
+    let mut seen = vec![None::<String>; count];
+    for (origin, m, t) in &parts {
+        let same = m.scenario == first.scenario
+            && m.axes == first.axes
+            && m.points == first.points
+            && m.policies == first.policies
+            && m.replications == first.replications
+            && m.shard.count == count;
+        if !same {
+            return Err(invalid(format!(
+                "{origin}: not a shard of the same sweep as {first_origin} (scenario, --set values, replications and N of --shard I/N must all match)"
+            )));
+        }
+        if t.header != first_table.header {
+            return Err(invalid(format!(
+                "{origin}: sweep.csv columns differ from {first_origin}"
+            )));
+        }
+        let slot = &mut seen[m.shard.index - 1];
+        if let Some(other) = slot {
+            return Err(invalid(format!(
+                "{origin}: shard {}/{count} is also in {other}",
+                m.shard.index
+            )));
+        }
+        *slot = Some(origin.clone());
+    }
+    let missing: Vec<String> = (1..=count)
+        .filter(|i| seen[i - 1].is_none())
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(invalid(format!(
+            "merge: missing shard{} {}",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", ")
+        )));
+    }
+    let mut rows: Vec<(usize, Vec<String>)> = Vec::new();
+    for (origin, _, t) in &parts {
+        for r in &t.rows {
+            let point = r
+                .first()
+                .and_then(|p| p.parse::<usize>().ok())
+                .ok_or_else(|| invalid(format!("{origin}: sweep.csv row without a point index")))?;
+            rows.push((point, r.clone()));
+        }
+    }
+    // Stable: a point's rows come from one shard, already in policy order.
+    rows.sort_by_key(|(p, _)| *p);
+    let manifest = Manifest {
+        shard: Shard::ALL,
+        ..first
+    };
+    Ok((
+        manifest,
+        Table {
+            header: first_table.header,
+            rows: rows.into_iter().map(|(_, r)| r).collect(),
+        },
+    ))
+}
