@@ -498,16 +498,17 @@ where
 /// or logarithmic.
 fn render(
     path: &Path,
+    (width, height): (u32, u32),
     x: Range<f64>,
     y: YAxis,
     d: &ChartData<'_>,
     legend: &[(Swatch, String)],
 ) -> Result<()> {
     ensure_font()?;
-    let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
+    let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
     root.fill(&WHITE).map_err(pe)?;
     let (_, need) = legend_layout(&root, legend)?;
-    let (top, bottom) = root.split_vertically(HEIGHT - need.min(HEIGHT / 3));
+    let (top, bottom) = root.split_vertically(height - need.min(height / 3));
     let (at, _) = legend_layout(&bottom, legend)?;
     match y {
         YAxis::Linear(lo, hi) => draw_chart(&top, x, lo..hi, hi, d)?,
@@ -608,6 +609,16 @@ fn max_of(series: &[Series], f: impl Fn(&BandPoint) -> f64) -> f64 {
 /// Draws `load.png`: offered attempts/s per policy, demand, nominal
 /// capacity and the fault windows.
 pub fn load_png(path: &Path, scenario: &Scenario, results: &[RunResult]) -> Result<()> {
+    load_png_sized(path, scenario, results, (WIDTH, HEIGHT))
+}
+
+/// [`load_png`] at `size` pixels (width, height).
+pub fn load_png_sized(
+    path: &Path,
+    scenario: &Scenario,
+    results: &[RunResult],
+    size: (u32, u32),
+) -> Result<()> {
     let groups = group(results);
     let x = x_range(scenario, results);
     let faults = fault_boxes(scenario, x.end);
@@ -707,7 +718,7 @@ pub fn load_png(path: &Path, scenario: &Scenario, results: &[RunResult]) -> Resu
     for f in faults.iter().filter(|f| f.shaded) {
         legend.push((Swatch::Fill(f.color), f.label.clone()));
     }
-    render(path, x, y, &d, &legend)
+    render(path, size, x, y, &d, &legend)
 }
 
 /// The outcome words used in the recovery legend.
@@ -740,6 +751,16 @@ fn outcome(s: &PolicySummary) -> String {
 /// Draws `recovery.png`: goodput ÷ demand per policy, the recovery
 /// threshold, each policy's recovery time or a "never recovered" mark.
 pub fn recovery_png(path: &Path, scenario: &Scenario, results: &[RunResult]) -> Result<()> {
+    recovery_png_sized(path, scenario, results, (WIDTH, HEIGHT))
+}
+
+/// [`recovery_png`] at `size` pixels (width, height).
+pub fn recovery_png_sized(
+    path: &Path,
+    scenario: &Scenario,
+    results: &[RunResult],
+    size: (u32, u32),
+) -> Result<()> {
     let groups = group(results);
     let summaries = aggregate(results);
     let x = x_range(scenario, results);
@@ -833,7 +854,7 @@ pub fn recovery_png(path: &Path, scenario: &Scenario, results: &[RunResult]) -> 
     for f in faults.iter().filter(|f| f.shaded) {
         legend.push((Swatch::Fill(f.color), f.label.clone()));
     }
-    render(path, x, YAxis::Linear(0.0, top), &d, &legend)
+    render(path, size, x, YAxis::Linear(0.0, top), &d, &legend)
 }
 
 /// Seconds, for axis ticks of the schedule: 50 ms, 1.5 s, 1000 s. Plain
