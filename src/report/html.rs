@@ -15,6 +15,7 @@ h1{margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd;padding-b
 table{border-collapse:collapse;margin:.6em 0;font-size:.95em}
 th,td{border:1px solid #ddd;padding:.3em .6em;vertical-align:top}
 th{background:#f4f4f4;text-align:left}
+table.summary td:first-child,table.policies td:first-child{white-space:nowrap}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .sw{display:inline-block;width:.9em;height:.9em;border-radius:2px;margin-right:.4em;vertical-align:-.1em}
 .bad{color:#b00020;font-weight:600}.good{color:#1b7a2f}
