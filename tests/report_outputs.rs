@@ -139,7 +139,10 @@ fn write(dir: &Path, reps: u32, no_plots: bool) -> Vec<std::path::PathBuf> {
         &scenario(),
         &results(reps),
         &perf(),
-        &ReportOptions { no_plots },
+        &ReportOptions {
+            no_plots,
+            ..Default::default()
+        },
     )
     .unwrap()
 }

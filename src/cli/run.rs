@@ -39,12 +39,31 @@ pub struct RunArgs {
     /// Overrides one scenario value, e.g. `backend.workers=120` (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub sets: Vec<String>,
-    /// Skip the PNG plots.
+    /// Skip the PNG plots (load.png and recovery.png left in the output
+    /// directory by an earlier run are deleted).
     #[arg(long)]
     pub no_plots: bool,
+    /// Size of the plots in pixels, WIDTHxHEIGHT (default 1400x820; at
+    /// least 600x400).
+    #[arg(long, value_name = "WxH", value_parser = plot_size_arg)]
+    pub plot_size: Option<(u32, u32)>,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// Parses `--plot-size`: `1200x700`.
+fn plot_size_arg(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("plot size {text:?}: write WIDTHxHEIGHT, e.g. 1200x700, at least 600x400");
+    let (w, h) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let (w, h): (u32, u32) = (
+        w.trim().parse().map_err(|_| bad())?,
+        h.trim().parse().map_err(|_| bad())?,
+    );
+    if w < 600 || h < 400 || w > 10_000 || h > 10_000 {
+        return Err(bad());
+    }
+    Ok((w, h))
 }
 
 /// Runs the command.
@@ -123,6 +142,7 @@ fn run_one(s: &Scenario, args: &RunArgs) -> anyhow::Result<()> {
     };
     let opts = ReportOptions {
         no_plots: args.no_plots,
+        plot_size: args.plot_size,
     };
     let written = report::write_all(&dir, s, &results, &perf, &opts)?;
     if !args.quiet {

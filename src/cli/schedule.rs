@@ -22,7 +22,8 @@ pub const EXAMPLES: &str = "Examples:
   retrysim schedule --preset grpc --max-attempts 5 --csv
   retrysim schedule --backoff cloud_tasks --min-backoff 10s --max-backoff 300s --max-doublings 3
   retrysim schedule --backoff exponential --initial 100ms --multiplier 2 --max 32s --jitter full
-  retrysim schedule --policy my-policy.json --attempts 50";
+  retrysim schedule --policy my-policy.json --attempts 50
+  retrysim schedule --preset cloud-tasks-critical --png schedule.png";
 
 /// The backoff kinds, as scenario files name them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -92,6 +93,10 @@ pub struct ScheduleArgs {
     /// Print CSV (one row per retry, seconds) instead of a table.
     #[arg(long)]
     pub csv: bool,
+    /// Also draw the schedule as a PNG (delay per retry with its jitter
+    /// range, and the time since the first attempt) into FILE.
+    #[arg(long, value_name = "FILE")]
+    pub png: Option<PathBuf>,
 }
 
 fn dur_arg(text: &str) -> Result<Dur, String> {
@@ -532,7 +537,47 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<ExitCode> {
         write_table(&mut out, &policy, &s)?;
     }
     out.flush()?;
+    if let Some(path) = &args.png {
+        write_png(path, &policy, &s)?;
+        eprintln!("wrote {}", path.display());
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The one-line total retry window under the figure.
+fn window_note(s: &Schedule) -> String {
+    match (s.retries, s.window) {
+        (Some(n), Some(w)) => {
+            let shown = if (s.rows.len() as u64) < n {
+                format!("; the first {} retries are drawn", s.rows.len())
+            } else {
+                String::new()
+            };
+            let mut line = format!("total retry window: {} over {n} retries", human(w));
+            if let (Some(lo), Some(hi)) = (s.window_min, s.window_max) {
+                if lo != hi {
+                    line += &format!(" ({} .. {} with jitter)", human(lo), human(hi));
+                }
+            }
+            line + &shown
+        }
+        _ => format!(
+            "retries are unlimited; the first {} are drawn",
+            s.rows.len()
+        ),
+    }
+}
+
+/// Draws `schedule.png` for `policy`.
+pub fn write_png(path: &Path, policy: &Policy, s: &Schedule) -> anyhow::Result<()> {
+    crate::report::plot::schedule_png(
+        path,
+        &format!("Retry schedule of {}", policy.name),
+        &describe(policy),
+        &window_note(s),
+        &s.rows,
+        policy.delay_is_random(),
+    )
 }
 
 #[cfg(test)]

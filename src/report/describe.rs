@@ -423,7 +423,12 @@ pub fn sentence(scenario: &Scenario, s: &PolicySummary, first: Option<&str>) -> 
         }
     }
     if let (Some(first), Some(red)) = (first, s.get(Col::RetryReduction)) {
-        let pctv = (red.abs() * 100.0).round();
+        // Whole percent, except that a reduction short of 100 % never
+        // rounds up to "100 % fewer" (which would read as no retries).
+        let mut pctv = (red.abs() * 100.0).round();
+        if pctv >= 100.0 && red < 1.0 {
+            pctv = ((red * 1000.0).floor() / 10.0).min(99.9);
+        }
         parts.push(if pctv < 1.0 {
             format!("about as many retries as {first}")
         } else if red > 0.0 {

@@ -85,9 +85,25 @@ pub fn human_secs(s: f64) -> String {
     format!("{sign}{text}")
 }
 
+/// A share as a percentage with `decimals` decimals; a value that rounds
+/// to zero prints as `0.0%`, never `-0.0%`.
+pub fn percent(share: f64, decimals: usize) -> String {
+    let v = 100.0 * share;
+    let scale = 10f64.powi(decimals as i32);
+    let v = if (v * scale).round() == 0.0 { 0.0 } else { v };
+    format!("{v:.decimals$}%")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percentages_have_no_negative_zero() {
+        assert_eq!(percent(-0.00001, 1), "0.0%");
+        assert_eq!(percent(0.1234, 1), "12.3%");
+        assert_eq!(percent(-0.5, 2), "-50.00%");
+    }
 
     #[test]
     fn numbers_follow_one_rule() {

@@ -3,7 +3,7 @@
 //! user text (scenario and policy names, descriptions) HTML-escaped.
 
 use super::describe;
-use super::format::{html, human_secs, num};
+use super::format::{html, human_secs, num, percent};
 use super::plot::policy_css;
 use crate::metrics::aggregate::{Col, PolicySummary};
 use crate::scenario::Scenario;
@@ -15,6 +15,7 @@ h1{margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd;padding-b
 table{border-collapse:collapse;margin:.6em 0;font-size:.95em}
 th,td{border:1px solid #ddd;padding:.3em .6em;vertical-align:top}
 th{background:#f4f4f4;text-align:left}
+table.summary td:first-child,table.policies td:first-child{white-space:nowrap}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .sw{display:inline-block;width:.9em;height:.9em;border-radius:2px;margin-right:.4em;vertical-align:-.1em}
 .bad{color:#b00020;font-weight:600}.good{color:#1b7a2f}
@@ -66,7 +67,7 @@ fn cell_ci(
 
 fn summary_table(summaries: &[PolicySummary]) -> String {
     let mut t = String::from("<table class=\"summary\">\n<tr><th>policy</th><th>requests</th><th>succeeded</th><th>dropped</th><th>amplification</th><th>retries</th><th>retry reduction</th><th>peak load ÷ capacity</th><th>recovered after fault</th><th>degraded</th><th>p50 ms</th><th>p99 ms</th><th>wasted work</th></tr>\n");
-    let pct = |v: f64| format!("{:.2}%", 100.0 * v);
+    let pct = |v: f64| percent(v, 2);
     for (i, s) in summaries.iter().enumerate() {
         t.push_str(&format!(
             "<tr><td>{}{}</td>",
@@ -81,9 +82,7 @@ fn summary_table(summaries: &[PolicySummary]) -> String {
         if i == 0 {
             t.push_str("<td class=\"n\">baseline</td>");
         } else {
-            t.push_str(&cell(s, Col::RetryReduction, |v| {
-                format!("{:.1}%", 100.0 * v)
-            }));
+            t.push_str(&cell(s, Col::RetryReduction, |v| percent(v, 1)));
         }
         t.push_str(&cell(s, Col::PeakLoadRatio, |v| format!("{v:.2}×")));
         if s.get(Col::FaultEndS).is_none() {
@@ -217,7 +216,10 @@ pub fn page(
     }
     h.push_str("</table>\n<h2>Policies</h2>\n");
     h.push_str(&policies_table(scenario));
-    h.push_str("<h2>Files</h2>\n<p>Next to this page: <code>summary.csv</code>, <code>summary.json</code>, <code>replications.csv</code> (one row per run), <code>timeseries.csv</code> (one row per run and time bin), <code>load.png</code>, <code>recovery.png</code>, <code>perf.json</code>.</p>\n");
+    h.push_str(&format!(
+        "<h2>Files</h2>\n<p>Next to this page: <code>summary.csv</code>, <code>summary.json</code>, <code>replications.csv</code> (one row per run), <code>timeseries.csv</code> (one row per run and time bin), {}<code>perf.json</code>.</p>\n",
+        if figures.is_empty() { "" } else { "<code>load.png</code>, <code>recovery.png</code>, " }
+    ));
     h.push_str(&format!(
         "<footer>retrysim {}; recovery threshold {}% of demand held for {}.</footer>\n</body>\n</html>\n",
         env!("CARGO_PKG_VERSION"),

@@ -43,7 +43,12 @@ pub struct Perf {
 #[derive(Clone, Debug, Default)]
 pub struct ReportOptions {
     /// Skip `load.png` and `recovery.png` (and their place in the HTML).
+    /// Copies left in the directory by an earlier run are deleted, so every
+    /// file there comes from the same run.
     pub no_plots: bool,
+    /// Size of `load.png` and `recovery.png` in pixels (width, height);
+    /// `None` = [`plot::WIDTH`] × [`plot::HEIGHT`].
+    pub plot_size: Option<(u32, u32)>,
 }
 
 fn save(dir: &Path, name: &str, bytes: &[u8], written: &mut Vec<PathBuf>) -> anyhow::Result<()> {
@@ -94,11 +99,26 @@ pub fn write_all(
     )?;
 
     let mut pngs = Vec::new();
-    if !opts.no_plots && !results.is_empty() {
+    if opts.no_plots || results.is_empty() {
+        for stale in ["load.png", "recovery.png"] {
+            let path = dir.join(stale);
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(anyhow::anyhow!(
+                        "cannot remove the stale {}: {e}",
+                        path.display()
+                    ))
+                }
+            }
+        }
+    } else {
         let load = dir.join("load.png");
-        plot::load_png(&load, scenario, results)?;
+        let size = opts.plot_size.unwrap_or((plot::WIDTH, plot::HEIGHT));
+        plot::load_png_sized(&load, scenario, results, size)?;
         let recovery = dir.join("recovery.png");
-        plot::recovery_png(&recovery, scenario, results)?;
+        plot::recovery_png_sized(&recovery, scenario, results, size)?;
         pngs.push(html::Figure {
             title: "Offered load".into(),
             alt: "Attempts per second reaching the backend for each policy over time, with demand, nominal capacity and the fault windows".into(),

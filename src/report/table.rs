@@ -4,7 +4,7 @@
 //! terminal) the recovery column turns green or red. Padding is computed on
 //! the plain text before any escape code is added, so columns stay aligned.
 
-use super::format::{human_secs, num};
+use super::format::{human_secs, num, percent};
 use crate::metrics::aggregate::{aggregate, Col, PolicySummary};
 use crate::metrics::RunResult;
 use crate::scenario::Scenario;
@@ -28,8 +28,7 @@ fn plain(text: impl Into<String>) -> TCell {
 }
 
 fn pct(x: Option<f64>) -> String {
-    x.map(|v| format!("{:.2}%", 100.0 * v))
-        .unwrap_or_else(|| "-".into())
+    x.map(|v| percent(v, 2)).unwrap_or_else(|| "-".into())
 }
 
 fn count(x: Option<f64>) -> String {
@@ -77,7 +76,7 @@ fn rows(summaries: &[PolicySummary]) -> Vec<Vec<TCell>> {
                 "baseline".to_string()
             } else {
                 s.get(Col::RetryReduction)
-                    .map(|v| format!("{:.1}%", 100.0 * v))
+                    .map(|v| percent(v, 1))
                     .unwrap_or_else(|| "-".into())
             };
             vec![
