@@ -364,3 +364,18 @@ fn a_lost_half_open_probe_does_not_wedge_the_breaker() {
     let late: f64 = r.bins.iter().skip(45).map(|b| b.goodput_rps).sum::<f64>() / 15.0;
     assert!(late > 90.0, "goodput from 45 s on: {late:.1}/s");
 }
+
+#[test]
+fn a_retries_only_breaker_keeps_first_attempts_and_stops_retries() {
+    // Brooker's breaker: stop *retrying* while the failure rate is high, so
+    // amplification is about 1.0 and success stays at 1 − p.
+    let breaker = r#""circuit_breaker": {"failure_rate": 0.1, "retries_only": true}"#;
+    for p in [0.3, 0.5, 0.75] {
+        let s = scenario(p, 1000.0, 1, 60, &[policy("breaker-retries-only", breaker)]);
+        let m = run_one(&s, 0).summary;
+        let a = m.amplification();
+        assert!((1.0..=1.05).contains(&a), "p={p}: amplification {a:.4}");
+        let success = m.success_rate();
+        assert!((success - (1.0 - p)).abs() < 0.02, "p={p}: success {success:.3}");
+    }
+}
