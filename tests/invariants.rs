@@ -82,6 +82,7 @@ prop_compose! {
             json!({"circuit_breaker": {"failure_rate": 0.5, "window": "2s", "open_for": "1s", "scope": "global"},
                    "budget": {"token_bucket": {"max_tokens": 5, "token_ratio": 0.5, "scope": "global"}}}),
         ]),
+        contention in prop::bool::weighted(0.2),
         dispatcher in prop::option::of((1.0f64..300.0, 1u32..20, 1u32..10, 10u64..500, prop::option::of(0u64..20))),
     ) -> Value {
         let mut traffic = json!({"rate": rate, "clients": clients, "mode": mode, "arrival": arrival,
@@ -93,7 +94,11 @@ prop_compose! {
         let mut backend = json!({"workers": workers, "service_time": service, "discipline": if lifo {"lifo"} else {"fifo"},
             "drop_expired": drop_expired, "admission_cost": format!("{admission}ms"), "reject_cost": format!("{reject}ms")});
         if let Some(k) = queue_limit { backend["queue_limit"] = json!(k); }
-        let mut policy = json!({"name": "p", "max_attempts": max_attempts, "backoff": backoff, "jitter": jitter});
+        if contention {
+            backend = json!({"kind": "contention", "reject_status": "resource_exhausted"});
+        }
+        let mut policy = json!({"name": "p", "max_attempts": max_attempts, "backoff": backoff, "jitter": jitter,
+            "retry_on": ["unavailable", "aborted", "deadline_exceeded", "resource_exhausted"]});
         if let Some(m) = mrd { policy["max_retry_duration"] = json!(m); }
         if let Some(extra) = gate.as_object() {
             for (k, v) in extra { policy[k] = v.clone(); }

@@ -376,6 +376,9 @@ fn a_retries_only_breaker_keeps_first_attempts_and_stops_retries() {
         let a = m.amplification();
         assert!((1.0..=1.05).contains(&a), "p={p}: amplification {a:.4}");
         let success = m.success_rate();
-        assert!((success - (1.0 - p)).abs() < 0.02, "p={p}: success {success:.3}");
+        assert!(
+            (success - (1.0 - p)).abs() < 0.02,
+            "p={p}: success {success:.3}"
+        );
     }
 }

@@ -10,6 +10,7 @@
 use super::dispatcher::Dispatcher;
 use super::dist::Dist;
 use super::faults::{self, ActionState, FaultState};
+use super::record::Record;
 use super::traffic::{ArrivalClock, Profile, SortedUniforms};
 use crate::engine::{stream, EventQueue, SimRng, Stream};
 use crate::metrics::collector::Collector;
@@ -18,7 +19,7 @@ use crate::metrics::{recovery, RunResult, RunSummary};
 use crate::policy::breaker::Breaker;
 use crate::policy::budget::Budget;
 use crate::policy::{Policy, RetryVerdict};
-use crate::scenario::spec::{BudgetScope, Discipline, FaultSpec, Mode, ScenarioSpec};
+use crate::scenario::spec::{BackendKind, BudgetScope, Discipline, FaultSpec, Mode, ScenarioSpec};
 use crate::scenario::Scenario;
 use crate::status::Status;
 use crate::time::{secs, Nanos, NS_PER_SEC};
@@ -56,6 +57,9 @@ enum Ev {
     Edge,
     /// The dispatcher's bucket has a token again.
     DispatchTick,
+    /// Contention backend: a conditional write that read this version
+    /// reaches the record.
+    Write(Job, u32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,6 +173,9 @@ struct Sim<'a> {
     gates: Vec<ClientGate>,
 
     dispatcher: Option<Dispatcher>,
+    /// The record, when the backend is `contention` (then there are no
+    /// workers and no waiting room).
+    record: Option<Record>,
     /// Set when a dispatcher slot or token may have freed up.
     pump: bool,
 
@@ -179,9 +186,6 @@ struct Sim<'a> {
 
 /// Simulates policy `policy_index` of `scenario`, replication `replication`.
 pub fn simulate(scenario: &Scenario, policy_index: usize, replication: u32) -> RunResult {
-    if scenario.spec.backend.kind == crate::scenario::spec::BackendKind::Contention {
-        return super::contention::simulate_contention(scenario, policy_index, replication);
-    }
     let policy = &scenario.policies[policy_index];
     let mut sim = Sim::new(&scenario.spec, policy, replication);
     sim.start();
@@ -300,6 +304,7 @@ impl<'a> Sim<'a> {
             breaker_global,
             gates,
             dispatcher,
+            record: (b.kind == BackendKind::Contention).then(Record::default),
             pump: false,
             col: Collector::new(spec.bin.ns(), run_end),
             summary: RunSummary::default(),
@@ -319,7 +324,7 @@ impl<'a> Sim<'a> {
     }
 
     fn update_capacity_metric(&mut self) {
-        let cap = if self.fault.outage.is_some() || self.fault.blackhole {
+        let cap = if self.fault.outage.is_some() || self.fault.blackhole || self.record.is_some() {
             0.0
         } else {
             self.capacity(self.active_workers, self.fault.slowdown)
@@ -443,6 +448,7 @@ impl<'a> Sim<'a> {
                 }
             }
             Ev::Edge => self.on_edge(now),
+            Ev::Write(job, seen) => self.on_write(now, job, seen),
             Ev::DispatchTick => {
                 if let Some(d) = self.dispatcher.as_mut() {
                     d.tick_pending = false;
@@ -679,7 +685,9 @@ impl<'a> Sim<'a> {
             self.reply(job, self.spec.backend.reject_status);
             return;
         }
-        if let Some(w) = self.idle.pop() {
+        if self.record.is_some() {
+            self.on_read(job);
+        } else if let Some(w) = self.idle.pop() {
             self.start_work(now, w, job);
         } else if (self.waiting.len() as u64) < self.queue_limit {
             self.waiting.push_back(job);
@@ -690,6 +698,57 @@ impl<'a> Sim<'a> {
             self.summary.rejected += counted as u64;
             self.reject_debt = self.reject_debt.saturating_add(self.reject_cost);
             self.reply(job, self.spec.backend.reject_status);
+        }
+    }
+
+    /// Contention backend: the attempt reads the record's version; its
+    /// conditional write arrives one network round trip later.
+    fn on_read(&mut self, job: Job) {
+        if let Some(status) = self.fault.outage {
+            self.reply(job, status);
+            return;
+        }
+        let record = self.record.as_mut().expect("contention backend");
+        let seen = record.read();
+        let open = record.open;
+        self.col.set_queue_len(open);
+        let round_trip = self.net().saturating_add(self.net());
+        self.q.schedule_after(round_trip, Ev::Write(job, seen));
+    }
+
+    /// Contention backend: the write commits if nobody committed since its
+    /// read, else it fails with `aborted`.
+    fn on_write(&mut self, now: Nanos, job: Job, seen: u32) {
+        let counted = now >= self.warmup;
+        self.summary.served += counted as u64;
+        let current = self.is_current(job);
+        if !current {
+            self.col.now.wasted += 1;
+            self.summary.wasted += counted as u64;
+        }
+        let blocked = if self.fault.blackhole {
+            Some(None)
+        } else {
+            self.fault.outage.map(Some)
+        };
+        let error = if blocked.is_none() {
+            self.served_error()
+        } else {
+            None
+        };
+        let record = self.record.as_mut().expect("contention backend");
+        let outcome = record.write(seen, blocked.is_none() && error.is_none());
+        let open = record.open;
+        self.col.set_queue_len(open);
+        let status = match (blocked, outcome) {
+            (Some(None), _) => return,
+            (Some(Some(status)), _) => status,
+            (None, Some(false)) => Status::Aborted,
+            (None, Some(true)) => Status::Ok,
+            (None, None) => error.unwrap_or(Status::Internal),
+        };
+        if current {
+            self.reply(job, status);
         }
     }
 
@@ -754,13 +813,18 @@ impl<'a> Sim<'a> {
 
     /// The status of a served attempt: `ok` unless an error burst hits it.
     fn served_status(&mut self) -> Status {
+        self.served_error().unwrap_or(Status::Ok)
+    }
+
+    /// The status an error burst gives a served attempt, if one hits it.
+    fn served_error(&mut self) -> Option<Status> {
         for i in 0..self.fault.errors.len() {
             let (rate, status) = self.fault.errors[i];
             if self.rng_faults.random::<f64>() < rate {
-                return status;
+                return Some(status);
             }
         }
-        Status::Ok
+        None
     }
 
     /// A worker has nothing to do: pay rejection debt, take the next waiting
@@ -991,7 +1055,9 @@ impl<'a> Sim<'a> {
             .filter(|b| b.t_s >= warmup_s)
             .map(|b| b.offered_rps)
             .fold(0.0, f64::max);
-        s.capacity_rps = {
+        s.capacity_rps = if self.record.is_some() {
+            0.0
+        } else {
             let cost = spec.backend.admission_cost.ns() as f64 + self.service.mean();
             if cost > 0.0 {
                 spec.backend.workers.unwrap_or(1) as f64 * NS_PER_SEC as f64 / cost

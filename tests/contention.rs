@@ -1,0 +1,72 @@
+//! The `contention` backend (optimistic concurrency on one record) on tiny
+//! cases whose timing and outcome can be worked out by hand.
+
+use retrysim::model::run::simulate;
+use retrysim::scenario::Scenario;
+
+fn scenario(clients: u32, extra: &str) -> Scenario {
+    Scenario::from_json(&format!(
+        r#"{{"name": "c", "duration": "60s", "bin": "100ms",
+            "traffic": {{"clients": {clients}, "mode": "burst",
+              "network_delay": {{"constant": {{"value": "10ms"}}}} {extra} }},
+            "backend": {{"kind": "contention"}},
+            "policies": [{{"name": "retry", "max_attempts": 0,
+              "backoff": {{"constant": {{"delay": "0s"}}}},
+              "retry_on": ["aborted"]}}]}}"#
+    ))
+    .unwrap()
+}
+
+#[test]
+fn one_client_commits_with_one_attempt_after_two_round_trips() {
+    let r = simulate(&scenario(1, ""), 0, 0);
+    let s = &r.summary;
+    assert_eq!((s.requests, s.succeeded, s.attempts), (1, 1, 1));
+    assert_eq!(s.offered, 1);
+    // Read at 10 ms, write at 30 ms, answer at 40 ms.
+    assert_eq!(s.last_success_s, Some(0.04));
+}
+
+#[test]
+fn the_second_writer_aborts_and_commits_on_its_retry() {
+    // Both read version 0 at 10 ms; the first write (30 ms) commits,
+    // the second aborts (answer at 40 ms), retries at once: read at
+    // 50 ms, write at 70 ms, answer at 80 ms.
+    let r = simulate(&scenario(2, ""), 0, 0);
+    let s = &r.summary;
+    assert_eq!((s.requests, s.succeeded, s.attempts), (2, 2, 3));
+    assert_eq!(s.last_success_s, Some(0.08));
+    let errors: f64 = r.bins.iter().map(|b| b.error_rps * 0.1).sum();
+    assert!((errors - 1.0).abs() < 1e-9, "one aborted answer: {errors}");
+}
+
+#[test]
+fn without_aborted_in_retry_on_a_conflict_fails_the_request() {
+    let mut s = scenario(2, "");
+    s.policies[0].retry_on = retrysim::status::StatusSet::default_retry_on();
+    let r = simulate(&s, 0, 0);
+    assert_eq!((r.summary.succeeded, r.summary.failed), (1, 1));
+}
+
+#[test]
+fn a_timed_out_attempt_is_wasted_and_every_request_ends_once() {
+    let s = scenario(30, r#", "attempt_timeout": "25ms", "deadline": "2s""#);
+    let r = simulate(&s, 0, 0);
+    let m = &r.summary;
+    // Every attempt times out before its answer (40 ms): nothing succeeds.
+    assert_eq!(m.succeeded, 0);
+    assert_eq!(m.dropped + m.unfinished + m.failed, 30);
+    assert_eq!(m.wasted, m.served);
+    assert!(m.served > 0);
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let mut s = scenario(40, "");
+    s.spec.traffic.network_delay = Some(retrysim::scenario::spec::DistSpec::Normal {
+        mean: retrysim::time::Dur::from_millis(10),
+        stddev: retrysim::time::Dur::from_millis(2),
+    });
+    assert_eq!(simulate(&s, 0, 3), simulate(&s, 0, 3));
+    assert_ne!(simulate(&s, 0, 3).summary, simulate(&s, 0, 4).summary);
+}
