@@ -630,9 +630,11 @@ impl<'a> Sim<'a> {
             let r = &self.reqs[slot as usize];
             (r.client, r.attempts == 0)
         };
-        let retries_only = self.policy.breaker.as_ref().is_some_and(|b| b.retries_only);
+        // A retries-only breaker never sees first attempts (so they do not
+        // use up half-open probes either).
+        let gated = !first || !self.policy.breaker.as_ref().is_some_and(|b| b.retries_only);
         if let Some(br) = self.gate(client, false).and_then(|g| g.breaker.as_mut()) {
-            if !(first && retries_only) && !br.allow(now) {
+            if gated && !br.allow(now) {
                 // Refused by an open breaker: fails fast, never reaches the backend.
                 self.finish(now, slot, Outcome::Failed);
                 return;
