@@ -382,3 +382,50 @@ fn a_retries_only_breaker_keeps_first_attempts_and_stops_retries() {
         );
     }
 }
+
+#[test]
+fn exact_pushback_retries_after_exactly_retry_after_and_restarts_the_backoff() {
+    // gRPC (gRFC A6): a 3 s backoff, but the server says 2 s: retry at 2 s.
+    let exact = r#"{"name": "exact", "max_attempts": 0, "honor_retry_after": true,
+        "pushback": "exact", "backoff": {"constant": {"delay": "3s"}}}"#;
+    let s = pushback("2s", &[exact.to_string()], OUTAGE);
+    let r = run_one(&s, 0);
+    assert_eq!(retries_between(&r, 10.0, 12.0), 0.0);
+    assert!(
+        retries_between(&r, 12.0, 12.1) > 50.0,
+        "retries come at exactly 2 s"
+    );
+    let p = retrysim::policy::resolve(
+        &serde_json::from_str(r#"{"name": "g", "preset": "grpc"}"#).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(p.pushback, retrysim::scenario::spec::Pushback::Exact);
+}
+
+#[test]
+fn after_an_exact_pushback_the_backoff_starts_again_from_initial() {
+    // Requests arrive only until 10.5 s; those of 10.0–10.5 s fail in the
+    // outage with a 0.5 s pushback, retry into a blackhole, time out 0.5 s
+    // later, and then back off `initial` (1 s) again, not the grown 2 s.
+    let json = r#"{"name": "restart", "seed": 5, "duration": "20s", "bin": "100ms",
+        "traffic": {"rate": 1000, "attempt_timeout": "500ms",
+                    "profile": [{"at": "0s", "scale": 1}, {"at": "10.5s", "scale": 1},
+                                {"at": "10.501s", "scale": 0}]},
+        "backend": {"workers": 50, "service_time": {"constant": {"value": "1ms"}},
+                    "retry_after": "500ms"},
+        "faults": [{"outage": {"start": "10s", "duration": "500ms"}},
+                   {"blackhole": {"start": "10.5s", "duration": "9.5s"}}],
+        "policies": [{"name": "exact", "max_attempts": 0, "honor_retry_after": true,
+                      "pushback": "exact",
+                      "backoff": {"exponential": {"initial": "1s", "multiplier": 2, "max": "60s"}}}]}"#;
+    let r = run_one(&Scenario::from_json(json).unwrap(), 0);
+    // Pushback retries at 10.5–11.0 s, timeouts at 11.0–11.5 s, then
+    // retries after 1 s at 12.0–12.5 s (restarted), none at 13.0–13.5 s.
+    assert!(retries_between(&r, 10.5, 11.0) > 400.0);
+    assert!(
+        retries_between(&r, 12.0, 12.6) > 400.0,
+        "{}",
+        retries_between(&r, 12.0, 12.6)
+    );
+    assert_eq!(retries_between(&r, 13.0, 13.6), 0.0);
+}

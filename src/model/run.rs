@@ -19,7 +19,9 @@ use crate::metrics::{recovery, RunResult, RunSummary};
 use crate::policy::breaker::Breaker;
 use crate::policy::budget::Budget;
 use crate::policy::{Policy, RetryVerdict};
-use crate::scenario::spec::{BackendKind, BudgetScope, Discipline, FaultSpec, Mode, ScenarioSpec};
+use crate::scenario::spec::{
+    BackendKind, BudgetScope, Discipline, FaultSpec, Mode, Pushback, ScenarioSpec,
+};
 use crate::scenario::Scenario;
 use crate::status::Status;
 use crate::time::{secs, Nanos, NS_PER_SEC};
@@ -84,6 +86,9 @@ struct Request {
     prev_delay: Nanos,
     /// The current attempt holds one of the dispatcher's concurrent slots.
     dispatched: bool,
+    /// Attempts made before the last exact pushback (gRPC restarts the
+    /// backoff sequence after one).
+    pushback_at: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -598,6 +603,7 @@ impl<'a> Sim<'a> {
                     start: 0,
                     prev_delay: 0,
                     dispatched: false,
+                    pushback_at: 0,
                 });
                 (self.reqs.len() - 1) as u32
             }
@@ -611,6 +617,7 @@ impl<'a> Sim<'a> {
         r.start = now;
         r.prev_delay = 0;
         r.dispatched = false;
+        r.pushback_at = 0;
         let gen = r.gen;
         self.col.now.demand += 1;
         if counted {
@@ -909,15 +916,20 @@ impl<'a> Sim<'a> {
                     0.0
                 };
                 let req = &mut self.reqs[slot as usize];
-                let mut delay = self
-                    .policy
-                    .retry_delay(req.attempts, &mut req.prev_delay, u);
+                let n = req.attempts - req.pushback_at;
+                let mut delay = self.policy.retry_delay(n, &mut req.prev_delay, u);
                 if self.policy.honor_retry_after
                     && !timeout
                     && matches!(status, Status::Unavailable | Status::ResourceExhausted)
                 {
                     if let Some(ra) = self.spec.backend.retry_after {
-                        delay = delay.max(ra.ns());
+                        match self.policy.pushback {
+                            Pushback::AtLeast => delay = delay.max(ra.ns()),
+                            Pushback::Exact => {
+                                delay = ra.ns();
+                                req.pushback_at = req.attempts;
+                            }
+                        }
                     }
                 }
                 req.phase = Phase::Backoff;

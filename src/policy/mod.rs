@@ -15,7 +15,7 @@ pub mod schedule;
 pub use backoff::Backoff;
 pub use jitter::Jitter;
 
-use crate::scenario::spec::{BackoffSpec, BreakerSpec, BudgetSpec, PolicySpec};
+use crate::scenario::spec::{BackoffSpec, BreakerSpec, BudgetSpec, PolicySpec, Pushback};
 use crate::status::{Status, StatusSet};
 use crate::time::Nanos;
 
@@ -33,6 +33,7 @@ pub struct Policy {
     pub budget: Option<BudgetSpec>,
     pub breaker: Option<BreakerSpec>,
     pub honor_retry_after: bool,
+    pub pushback: Pushback,
 }
 
 /// Why a request stops retrying, or that it may go on.
@@ -187,6 +188,7 @@ pub fn resolve(spec: &PolicySpec) -> Result<Policy, String> {
             .honor_retry_after
             .or(base.honor_retry_after)
             .unwrap_or(false),
+        pushback: spec.pushback.or(base.pushback).unwrap_or_default(),
     })
 }
 

@@ -8,7 +8,9 @@
 //! default (AWS standard mode), because a scenario cannot remove a preset's
 //! budget, only replace it.
 
-use crate::scenario::spec::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec};
+use crate::scenario::spec::{
+    BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec, Pushback,
+};
 use crate::status::Status;
 use crate::time::Dur;
 
@@ -75,6 +77,7 @@ fn grpc(jitter: JitterSpec) -> PolicySpec {
         jitter: Some(jitter),
         retry_on: Some(vec![Status::Unavailable]),
         honor_retry_after: Some(true),
+        pushback: Some(Pushback::Exact),
         ..Default::default()
     }
 }

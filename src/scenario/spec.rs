@@ -504,6 +504,22 @@ pub struct PolicySpec {
     pub circuit_breaker: Option<BreakerSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub honor_retry_after: Option<bool>,
+    /// How an honoured pushback combines with the backoff (default
+    /// `at_least`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushback: Option<Pushback>,
+}
+
+/// How a policy honours the server's pushback (`retry_after`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pushback {
+    /// Wait the backoff delay or the pushback, whichever is longer (SPEC).
+    #[default]
+    AtLeast,
+    /// gRPC (gRFC A6): retry after exactly the pushback, and start the
+    /// backoff sequence again from `initial` for the next retry.
+    Exact,
 }
 
 /// The `report` block: how recovery is judged.

@@ -324,6 +324,7 @@ fn with_preset_applied(spec: &PolicySpec) -> PolicySpec {
         budget: spec.budget.clone().or(base.budget),
         circuit_breaker: spec.circuit_breaker.clone().or(base.circuit_breaker),
         honor_retry_after: spec.honor_retry_after.or(base.honor_retry_after),
+        pushback: spec.pushback.or(base.pushback),
     }
 }
 
