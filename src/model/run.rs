@@ -114,8 +114,9 @@ enum Work {
     Fail(Job, Status),
     /// Admitting an expired attempt that `drop_expired` discards.
     Discard,
-    /// Paying for rejections.
-    Overhead,
+    /// Rejecting an attempt that found the waiting room full: costs
+    /// `reject_cost`, and the rejection is answered when it is done.
+    Reject(Job),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -148,7 +149,10 @@ struct Sim<'a> {
     idle: Vec<u32>,
     busy: u64,
     active_workers: u32,
-    reject_debt: Nanos,
+    /// Rejections waiting for a worker to pay their cost; they go before
+    /// the waiting room. A saturated frontend is slow even to say no, so
+    /// its clients time out instead of retrying at once.
+    rejects: VecDeque<Job>,
     admission: Nanos,
     reject_cost: Nanos,
     service: Dist,
@@ -277,14 +281,14 @@ impl<'a> Sim<'a> {
                 Worker {
                     state: WorkerState::Idle,
                     wgen: 0,
-                    work: Work::Overhead,
+                    work: Work::Discard,
                 };
                 workers as usize
             ],
             idle: (0..workers).rev().collect(),
             busy: 0,
             active_workers: workers,
-            reject_debt: 0,
+            rejects: VecDeque::new(),
             admission: b.admission_cost.ns(),
             reject_cost: b.reject_cost.ns(),
             service,
@@ -705,8 +709,11 @@ impl<'a> Sim<'a> {
         } else {
             self.col.now.rejected += 1;
             self.summary.rejected += counted as u64;
-            self.reject_debt = self.reject_debt.saturating_add(self.reject_cost);
-            self.reply(job, self.spec.backend.reject_status);
+            if self.reject_cost == 0 {
+                self.reply(job, self.spec.backend.reject_status);
+            } else {
+                self.rejects.push_back(job);
+            }
         }
     }
 
@@ -813,7 +820,12 @@ impl<'a> Sim<'a> {
                     self.reply(job, status);
                 }
             }
-            Work::Discard | Work::Overhead => {}
+            Work::Reject(job) => {
+                if self.is_current(job) {
+                    self.reply(job, self.spec.backend.reject_status);
+                }
+            }
+            Work::Discard => {}
         }
         self.busy -= 1;
         self.col.set_busy(self.busy);
@@ -836,7 +848,7 @@ impl<'a> Sim<'a> {
         None
     }
 
-    /// A worker has nothing to do: pay rejection debt, take the next waiting
+    /// A worker has nothing to do: pay for a pending rejection, take the next waiting
     /// attempt, or go idle (or park, beyond the current capacity).
     fn worker_free(&mut self, now: Nanos, w: u32) {
         let worker = &mut self.workers[w as usize];
@@ -845,9 +857,8 @@ impl<'a> Sim<'a> {
             worker.state = WorkerState::Parked;
             return;
         }
-        if self.reject_debt > 0 {
-            let debt = std::mem::take(&mut self.reject_debt);
-            self.occupy(now, w, Work::Overhead, debt);
+        if let Some(job) = self.rejects.pop_front() {
+            self.occupy(now, w, Work::Reject(job), self.reject_cost);
             return;
         }
         let next = if self.lifo {
