@@ -166,7 +166,7 @@ fn progress_bar(runs: u64, quiet: bool, name: &str) -> indicatif::ProgressBar {
     }
     let bar = indicatif::ProgressBar::with_draw_target(
         Some(runs),
-        indicatif::ProgressDrawTarget::stderr_with_hz(4),
+        indicatif::ProgressDrawTarget::hidden(),
     );
     bar.set_style(
         indicatif::ProgressStyle::with_template(
@@ -176,9 +176,8 @@ fn progress_bar(runs: u64, quiet: bool, name: &str) -> indicatif::ProgressBar {
         .progress_chars("=> "),
     );
     bar.set_message(format!("simulating {name}"));
-    // Drawn from the first tick after one second; short runs never show it.
+    // Hidden for the first second, so short runs never show it.
     bar.enable_steady_tick(Duration::from_millis(250));
-    bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     let visible = bar.clone();
     std::thread::spawn(move || {
         std::thread::sleep(Duration::from_secs(1));
