@@ -36,7 +36,8 @@ pub struct SweepArgs {
     /// Scenario file (.json or .toml).
     pub scenario: PathBuf,
     /// A swept parameter and its values, `PATH=V1,V2,...` (repeatable; the
-    /// grid is the cartesian product). A single value is a fixed override.
+    /// grid is the cartesian product). A single value is a fixed override,
+    /// e.g. `--set seed=3` to change the seed.
     #[arg(long = "set", value_name = "PATH=V1,V2,...", required = true)]
     pub sets: Vec<String>,
     /// Run only the I-th of N interleaved slices of the points (1-based).
