@@ -214,21 +214,10 @@ impl<'a> Sim<'a> {
             },
         ));
         let run_end = spec.duration.ns();
-        let budget_global = matches!(
-            policy.budget,
-            Some(
-                crate::scenario::spec::BudgetSpec::TokenBucket {
-                    scope: BudgetScope::Global,
-                    ..
-                } | crate::scenario::spec::BudgetSpec::Ratio {
-                    scope: BudgetScope::Global,
-                    ..
-                } | crate::scenario::spec::BudgetSpec::Quota {
-                    scope: BudgetScope::Global,
-                    ..
-                }
-            )
-        );
+        let budget_global = policy
+            .budget
+            .as_ref()
+            .is_some_and(|b| b.scope() == BudgetScope::Global);
         let breaker_global = policy
             .breaker
             .as_ref()

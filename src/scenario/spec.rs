@@ -372,6 +372,17 @@ pub enum BudgetSpec {
     },
 }
 
+impl BudgetSpec {
+    /// Where the budget's state lives.
+    pub fn scope(&self) -> BudgetScope {
+        match *self {
+            BudgetSpec::TokenBucket { scope, .. }
+            | BudgetSpec::Ratio { scope, .. }
+            | BudgetSpec::Quota { scope, .. } => scope,
+        }
+    }
+}
+
 fn default_ratio_percent() -> f64 {
     20.0
 }

@@ -4,8 +4,8 @@
 //! form as deserialisation errors, and all problems are reported at once.
 
 use super::spec::{
-    ActionSpec, BackendKind, BackoffSpec, BreakerSpec, BudgetSpec, DistSpec, FaultSpec, JitterSpec,
-    Mode, PolicySpec, ScenarioSpec,
+    ActionSpec, BackendKind, BackoffSpec, BreakerSpec, BudgetScope, BudgetSpec, DistSpec,
+    FaultSpec, JitterSpec, Mode, PolicySpec, ScenarioSpec,
 };
 use crate::policy;
 use crate::status::Status;
@@ -19,6 +19,9 @@ pub const MAX_BINS: u64 = 10_000_000;
 pub const MAX_CLIENTS: u32 = 100_000_000;
 /// More backend workers than this is refused.
 pub const MAX_WORKERS: u32 = 10_000_000;
+/// Most clients that may each hold a budget or breaker (a few hundred bytes
+/// of state each).
+pub const MAX_GATED_CLIENTS: u32 = 5_000_000;
 /// A higher request rate (per second) is refused.
 pub const MAX_RATE: f64 = 1e9;
 
@@ -139,7 +142,7 @@ impl Checker {
             }
             self.positive_dur(&format!("{p}.dispatch_deadline"), d.dispatch_deadline);
         }
-        self.policies(&s.policies);
+        self.policies(&s.policies, s.traffic.clients);
         let r = &s.report;
         if !(r.recovery_threshold.is_finite()
             && r.recovery_threshold > 0.0
@@ -386,7 +389,7 @@ impl Checker {
         }
     }
 
-    fn policies(&mut self, policies: &[PolicySpec]) {
+    fn policies(&mut self, policies: &[PolicySpec], clients: u32) {
         if policies.is_empty() {
             self.err("policies", "needs at least one policy");
         }
@@ -406,6 +409,32 @@ impl Checker {
                 );
             }
             self.policy(&path, p);
+            self.client_state_fits(&path, p, clients);
+        }
+    }
+
+    /// Per-client budgets and breakers keep state for every client; refuse
+    /// client counts whose state would not fit in memory.
+    fn client_state_fits(&mut self, path: &str, p: &PolicySpec, clients: u32) {
+        let Ok(resolved) = policy::resolve(p) else {
+            return;
+        };
+        let per_client_budget = resolved
+            .budget
+            .as_ref()
+            .is_some_and(|b| b.scope() != BudgetScope::Global);
+        let per_client_breaker = resolved
+            .breaker
+            .as_ref()
+            .is_some_and(|b| b.scope != BudgetScope::Global);
+        if (per_client_budget || per_client_breaker) && clients > MAX_GATED_CLIENTS {
+            self.err(
+                path.to_string(),
+                format!(
+                    "a per-client budget or circuit breaker keeps state for each of the {clients} clients \
+                     (at most {MAX_GATED_CLIENTS}); use \"scope\": \"global\" or fewer clients"
+                ),
+            );
         }
     }
 
