@@ -416,6 +416,9 @@ impl Checker {
     /// Per-client budgets and breakers keep state for every client; refuse
     /// client counts whose state would not fit in memory.
     fn client_state_fits(&mut self, path: &str, p: &PolicySpec, clients: u32) {
+        if clients > MAX_CLIENTS {
+            return; // already reported on traffic.clients
+        }
         let Ok(resolved) = policy::resolve(p) else {
             return;
         };
