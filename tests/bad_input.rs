@@ -210,7 +210,10 @@ fn absurd_sizes_are_refused() {
     check_bad("too_many_bins.json", &["bin: ", "too many"]);
     check_bad("too_many_clients.json", &["traffic.clients", "too many"]);
     // aws-standard's quota is per client: 20 M copies would not fit.
-    check_bad("per_client_state_too_many_clients.json", &["policies[0]", "scope"]);
+    check_bad(
+        "per_client_state_too_many_clients.json",
+        &["policies[0]", "scope"],
+    );
 }
 
 #[test]

@@ -5,5 +5,6 @@ pub mod dispatcher;
 pub mod dist;
 pub mod faults;
 pub mod record;
+pub mod requests;
 pub mod run;
 pub mod traffic;

@@ -1,8 +1,8 @@
 //! One simulated run: one policy, one replication, single-threaded.
 //!
-//! Requests live in a slot vector reused through a free list, so memory
-//! follows what is in flight. Every event that refers to a request carries
-//! the slot's generation and the attempt number; an event whose request has
+//! Requests live in reusable slots (`requests.rs`), so memory follows what
+//! is in flight. Every event that refers to a request carries the slot's
+//! generation and the attempt number; an event whose request has
 //! moved on (a response to an attempt that already timed out, a timer for a
 //! request that already ended) is recognised as stale and skipped, so timers
 //! are never searched for or cancelled.
@@ -11,6 +11,7 @@ use super::dispatcher::Dispatcher;
 use super::dist::Dist;
 use super::faults::{self, ActionState, FaultState};
 use super::record::Record;
+use super::requests::{Phase, Requests};
 use super::traffic::{ArrivalClock, Profile, SortedUniforms};
 use crate::engine::{stream, EventQueue, SimRng, Stream};
 use crate::metrics::collector::Collector;
@@ -65,33 +66,6 @@ enum Ev {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
-    Free,
-    /// An attempt is outstanding.
-    InFlight,
-    /// Waiting for a backoff timer.
-    Backoff,
-    /// Due, waiting in the dispatcher queue for a token or a free slot.
-    Due,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Request {
-    gen: u32,
-    attempts: u32,
-    client: u32,
-    phase: Phase,
-    counted: bool,
-    start: Nanos,
-    prev_delay: Nanos,
-    /// The current attempt holds one of the dispatcher's concurrent slots.
-    dispatched: bool,
-    /// Attempts made before the last exact pushback (gRPC restarts the
-    /// backoff sequence after one).
-    pushback_at: u32,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Outcome {
     Succeeded,
     Failed,
@@ -139,8 +113,7 @@ struct Sim<'a> {
     run_end: Nanos,
     warmup: Nanos,
 
-    reqs: Vec<Request>,
-    free: Vec<u32>,
+    reqs: Requests,
 
     waiting: VecDeque<Job>,
     queue_limit: u64,
@@ -261,8 +234,7 @@ impl<'a> Sim<'a> {
             q,
             run_end,
             warmup: spec.warmup.ns(),
-            reqs: Vec::new(),
-            free: Vec::new(),
+            reqs: Requests::default(),
             waiting: VecDeque::new(),
             queue_limit: b.queue_limit.unwrap_or(u64::MAX),
             lifo: b.discipline == Discipline::Lifo,
@@ -584,34 +556,9 @@ impl<'a> Sim<'a> {
     }
 
     fn new_request(&mut self, now: Nanos, client: u32) {
-        let slot = match self.free.pop() {
-            Some(s) => s,
-            None => {
-                self.reqs.push(Request {
-                    gen: 0,
-                    attempts: 0,
-                    client: 0,
-                    phase: Phase::Free,
-                    counted: false,
-                    start: 0,
-                    prev_delay: 0,
-                    dispatched: false,
-                    pushback_at: 0,
-                });
-                (self.reqs.len() - 1) as u32
-            }
-        };
         let counted = now >= self.warmup;
-        let r = &mut self.reqs[slot as usize];
-        r.attempts = 0;
-        r.client = client;
-        r.phase = Phase::InFlight;
-        r.counted = counted;
-        r.start = now;
-        r.prev_delay = 0;
-        r.dispatched = false;
-        r.pushback_at = 0;
-        let gen = r.gen;
+        let slot = self.reqs.open(client, now, counted);
+        let gen = self.reqs[slot as usize].gen;
         self.col.now.demand += 1;
         if counted {
             self.summary.requests += 1;
@@ -942,7 +889,6 @@ impl<'a> Sim<'a> {
 
     fn finish(&mut self, _now: Nanos, slot: u32, outcome: Outcome) {
         let r = self.reqs[slot as usize];
-        debug_assert!(r.phase != Phase::Free, "a request ended twice");
         if r.phase == Phase::Backoff {
             self.col.retrying -= 1;
         }
@@ -958,10 +904,7 @@ impl<'a> Sim<'a> {
             }
             self.summary.attempts += r.attempts as u64;
         }
-        let req = &mut self.reqs[slot as usize];
-        req.phase = Phase::Free;
-        req.gen = req.gen.wrapping_add(1);
-        self.free.push(slot);
+        self.reqs.close(slot);
         if self.spec.traffic.mode == Mode::Closed {
             let pause = self.think_time();
             self.q
@@ -1053,8 +996,8 @@ impl<'a> Sim<'a> {
     }
 
     fn into_result(mut self, policy_index: usize, replication: u32) -> RunResult {
-        for r in &self.reqs {
-            if r.phase != Phase::Free && r.counted {
+        for r in self.reqs.open_requests() {
+            if r.counted {
                 self.summary.unfinished += 1;
                 self.summary.attempts += r.attempts as u64;
             }
