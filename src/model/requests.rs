@@ -8,6 +8,15 @@
 use crate::time::Nanos;
 use std::ops::{Index, IndexMut};
 
+/// One attempt of one request, as the backend and the network see it: an
+/// event about it is stale once the request has moved on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Job {
+    pub slot: u32,
+    pub gen: u32,
+    pub attempt: u32,
+}
+
 /// Where a request is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {

@@ -7,11 +7,12 @@
 //! request that already ended) is recognised as stale and skipped, so timers
 //! are never searched for or cancelled.
 
+use super::backend::{Next, Pool, Work, WorkerState};
 use super::dispatcher::Dispatcher;
 use super::dist::Dist;
 use super::faults::{self, ActionState, FaultState};
 use super::record::Record;
-use super::requests::{Phase, Requests};
+use super::requests::{Job, Phase, Requests};
 use super::traffic::{ArrivalClock, Profile, SortedUniforms};
 use crate::engine::{stream, EventQueue, SimRng, Stream};
 use crate::metrics::collector::Collector;
@@ -27,15 +28,6 @@ use crate::scenario::Scenario;
 use crate::status::Status;
 use crate::time::{secs, Nanos, NS_PER_SEC};
 use rand::Rng;
-use std::collections::VecDeque;
-
-/// One attempt of one request, as the backend and the network see it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Job {
-    slot: u32,
-    gen: u32,
-    attempt: u32,
-}
 
 /// Everything that can happen. Kept small (16 bytes) for the event queue.
 #[derive(Clone, Copy, Debug)]
@@ -72,34 +64,6 @@ enum Outcome {
     Dropped,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum WorkerState {
-    Idle,
-    Busy,
-    /// Beyond the capacity a fault left; takes no work.
-    Parked,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Work {
-    /// Serving an attempt (admission + service time).
-    Serve(Job),
-    /// Admitting an attempt during an outage; it fails with the status.
-    Fail(Job, Status),
-    /// Admitting an expired attempt that `drop_expired` discards.
-    Discard,
-    /// Rejecting an attempt that found the waiting room full: costs
-    /// `reject_cost`, and the rejection is answered when it is done.
-    Reject(Job),
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Worker {
-    state: WorkerState,
-    wgen: u32,
-    work: Work,
-}
-
 /// The retry-limiting state of one client (or of all, when global).
 struct ClientGate {
     budget: Option<Budget>,
@@ -115,17 +79,7 @@ struct Sim<'a> {
 
     reqs: Requests,
 
-    waiting: VecDeque<Job>,
-    queue_limit: u64,
-    lifo: bool,
-    workers: Vec<Worker>,
-    idle: Vec<u32>,
-    busy: u64,
-    active_workers: u32,
-    /// Rejections waiting for a worker to pay their cost; they go before
-    /// the waiting room. A saturated frontend is slow even to say no, so
-    /// its clients time out instead of retrying at once.
-    rejects: VecDeque<Job>,
+    pool: Pool,
     admission: Nanos,
     reject_cost: Nanos,
     service: Dist,
@@ -235,21 +189,11 @@ impl<'a> Sim<'a> {
             run_end,
             warmup: spec.warmup.ns(),
             reqs: Requests::default(),
-            waiting: VecDeque::new(),
-            queue_limit: b.queue_limit.unwrap_or(u64::MAX),
-            lifo: b.discipline == Discipline::Lifo,
-            workers: vec![
-                Worker {
-                    state: WorkerState::Idle,
-                    wgen: 0,
-                    work: Work::Discard,
-                };
-                workers as usize
-            ],
-            idle: (0..workers).rev().collect(),
-            busy: 0,
-            active_workers: workers,
-            rejects: VecDeque::new(),
+            pool: Pool::new(
+                workers,
+                b.queue_limit.unwrap_or(u64::MAX),
+                b.discipline == Discipline::Lifo,
+            ),
             admission: b.admission_cost.ns(),
             reject_cost: b.reject_cost.ns(),
             service,
@@ -297,9 +241,9 @@ impl<'a> Sim<'a> {
         let cap = if self.fault.outage.is_some() || self.fault.blackhole || self.record.is_some() {
             0.0
         } else {
-            self.capacity(self.active_workers, self.fault.slowdown)
+            self.capacity(self.pool.active(), self.fault.slowdown)
         };
-        self.col.set_capacity(self.active_workers as u64, cap);
+        self.col.set_capacity(self.pool.active() as u64, cap);
     }
 
     fn start(&mut self) {
@@ -636,11 +580,10 @@ impl<'a> Sim<'a> {
         }
         if self.record.is_some() {
             self.on_read(job);
-        } else if let Some(w) = self.idle.pop() {
+        } else if let Some(w) = self.pool.take_idle() {
             self.start_work(now, w, job);
-        } else if (self.waiting.len() as u64) < self.queue_limit {
-            self.waiting.push_back(job);
-            self.col.set_queue_len(self.waiting.len() as u64);
+        } else if self.pool.enqueue(job) {
+            self.col.set_queue_len(self.pool.queue_len());
             self.summary.waited += counted as u64;
         } else {
             self.col.now.rejected += 1;
@@ -648,7 +591,7 @@ impl<'a> Sim<'a> {
             if self.reject_cost == 0 {
                 self.reply(job, self.spec.backend.reject_status);
             } else {
-                self.rejects.push_back(job);
+                self.pool.push_reject(job);
             }
         }
     }
@@ -721,18 +664,14 @@ impl<'a> Sim<'a> {
     }
 
     fn occupy(&mut self, _now: Nanos, w: u32, work: Work, cost: Nanos) {
-        let worker = &mut self.workers[w as usize];
-        worker.state = WorkerState::Busy;
-        worker.work = work;
-        let wgen = worker.wgen;
-        self.busy += 1;
-        self.col.set_busy(self.busy);
+        let wgen = self.pool.occupy(w, work);
+        self.col.set_busy(self.pool.busy());
         self.q
             .schedule_after(cost, Ev::WorkerDone { worker: w, wgen });
     }
 
     fn worker_done(&mut self, now: Nanos, w: u32, wgen: u32) {
-        let worker = self.workers[w as usize];
+        let worker = self.pool.worker(w);
         if worker.wgen != wgen || worker.state != WorkerState::Busy {
             return;
         }
@@ -763,8 +702,6 @@ impl<'a> Sim<'a> {
             }
             Work::Discard => {}
         }
-        self.busy -= 1;
-        self.col.set_busy(self.busy);
         self.worker_free(now, w);
     }
 
@@ -784,33 +721,16 @@ impl<'a> Sim<'a> {
         None
     }
 
-    /// A worker has nothing to do: pay for a pending rejection, take the next waiting
-    /// attempt, or go idle (or park, beyond the current capacity).
+    /// A worker's work is over: it pays for a pending rejection, takes the
+    /// next waiting attempt, or rests (see `backend.rs`).
     fn worker_free(&mut self, now: Nanos, w: u32) {
-        let worker = &mut self.workers[w as usize];
-        worker.wgen = worker.wgen.wrapping_add(1);
-        if w >= self.active_workers {
-            worker.state = WorkerState::Parked;
-            return;
-        }
-        if let Some(job) = self.rejects.pop_front() {
-            self.occupy(now, w, Work::Reject(job), self.reject_cost);
-            return;
-        }
-        let next = if self.lifo {
-            self.waiting.pop_back()
-        } else {
-            self.waiting.pop_front()
-        };
-        match next {
-            Some(job) => {
-                self.col.set_queue_len(self.waiting.len() as u64);
+        match self.pool.free(w) {
+            Next::Reject(job) => self.occupy(now, w, Work::Reject(job), self.reject_cost),
+            Next::Take(job) => {
+                self.col.set_queue_len(self.pool.queue_len());
                 self.start_work(now, w, job);
             }
-            None => {
-                self.workers[w as usize].state = WorkerState::Idle;
-                self.idle.push(w);
-            }
+            Next::Rest => self.col.set_busy(self.pool.busy()),
         }
     }
 
@@ -937,10 +857,12 @@ impl<'a> Sim<'a> {
         if force_run {
             self.force_run(now);
         }
-        let old_workers = self.active_workers;
+        let old_workers = self.pool.active();
         self.fault = new;
         if self.fault.workers != old_workers {
-            self.set_workers(now, self.fault.workers);
+            for w in self.pool.set_active(self.fault.workers) {
+                self.worker_free(now, w);
+            }
         }
         if let Some(status) = flush {
             self.flush(now, status);
@@ -948,39 +870,17 @@ impl<'a> Sim<'a> {
         self.update_capacity_metric();
     }
 
-    fn set_workers(&mut self, now: Nanos, n: u32) {
-        let old = self.active_workers;
-        self.active_workers = n;
-        if n < old {
-            let workers = &mut self.workers;
-            self.idle.retain(|&w| {
-                if w >= n {
-                    workers[w as usize].state = WorkerState::Parked;
-                    false
-                } else {
-                    true
-                }
-            });
-        } else {
-            for w in old..n.min(self.workers.len() as u32) {
-                if self.workers[w as usize].state == WorkerState::Parked {
-                    self.worker_free(now, w);
-                }
-            }
-        }
-    }
-
     /// A crash: every queued and in-service attempt fails at once.
     fn flush(&mut self, now: Nanos, status: Status) {
-        let queued: Vec<Job> = self.waiting.drain(..).collect();
+        let queued = self.pool.drain_waiting();
         self.col.set_queue_len(0);
         for job in queued {
             if self.is_current(job) {
                 self.reply(job, status);
             }
         }
-        for w in 0..self.workers.len() as u32 {
-            let worker = self.workers[w as usize];
+        for w in 0..self.pool.len() {
+            let worker = self.pool.worker(w);
             if worker.state != WorkerState::Busy {
                 continue;
             }
@@ -988,8 +888,6 @@ impl<'a> Sim<'a> {
                 if self.is_current(job) {
                     self.reply(job, status);
                 }
-                self.busy -= 1;
-                self.col.set_busy(self.busy);
                 self.worker_free(now, w);
             }
         }
