@@ -260,6 +260,8 @@ pub fn import_str(text: &str, origin: &str) -> anyhow::Result<Imported> {
             retry_on: Some(retry_on),
             budget: budget.clone(),
             honor_retry_after: Some(true),
+            // gRPC retries after exactly the server's pushback (gRFC A6).
+            pushback: Some(crate::scenario::spec::Pushback::Exact),
             ..Default::default()
         });
     }
