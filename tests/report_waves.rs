@@ -9,6 +9,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
+/// The default plot size, as `retrysim run` draws it.
+const SIZE: (u32, u32) = (plot::WIDTH, plot::HEIGHT);
+
 fn waves() -> (Scenario, Vec<RunResult>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/waves.json");
     let s = scenario::load(&path, &[]).unwrap();
@@ -65,7 +68,7 @@ fn waves_plot_is_drawn() {
     let (s, results) = waves();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("load.png");
-    plot::load_png(&path, &s, &results).unwrap();
+    plot::load_png(&path, &s, &results, SIZE).unwrap();
     let img = image::open(&path).unwrap().to_rgb8();
     assert!(img.width() >= 1200 && img.height() >= 700);
 }
@@ -124,8 +127,8 @@ fn plots_with_180k_bins_per_policy_stay_fast_and_keep_the_peaks() {
     let results: Vec<RunResult> = (0..3).map(many_bins).collect();
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    plot::load_png(&dir.path().join("load.png"), &s, &results).unwrap();
-    plot::recovery_png(&dir.path().join("recovery.png"), &s, &results).unwrap();
+    plot::load_png(&dir.path().join("load.png"), &s, &results, SIZE).unwrap();
+    plot::recovery_png(&dir.path().join("recovery.png"), &s, &results, SIZE).unwrap();
     let took = started.elapsed().as_secs_f64();
     eprintln!("load.png + recovery.png, 3 × 180,000 bins: {took:.2} s");
     assert!(took < 20.0, "{took} s");

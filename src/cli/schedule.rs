@@ -8,7 +8,7 @@
 
 use crate::error::invalid;
 use crate::policy::schedule::{human, schedule, Schedule};
-use crate::policy::{presets, resolve, Backoff, Jitter, Policy};
+use crate::policy::{presets, resolve, Jitter, Policy};
 use crate::scenario::spec::{BackoffSpec, JitterSpec, PolicySpec};
 use crate::time::{format_duration, parse_duration, Dur, Nanos, NS_PER_SEC};
 use clap::{Args, ValueEnum};
@@ -323,59 +323,9 @@ pub fn policy_from_args(args: &ScheduleArgs) -> anyhow::Result<Policy> {
     resolve(&spec).map_err(|e| invalid(format!("{origin}policy {:?}: {e}", spec.name)))
 }
 
-/// One line describing the policy's backoff, jitter and limits.
+/// One line describing the policy's backoff, jitter and limits (the
+/// backoff in the same words as the HTML report).
 pub fn describe(p: &Policy) -> String {
-    let d = |ns: Nanos| {
-        if ns == u64::MAX {
-            "none".to_string()
-        } else {
-            format_duration(ns)
-        }
-    };
-    let backoff = match p.backoff {
-        Backoff::Constant { delay } => format!("constant {}", d(delay)),
-        Backoff::Linear { initial, step, max } => {
-            format!(
-                "linear {} + {} per retry, max {}",
-                d(initial),
-                d(step),
-                d(max)
-            )
-        }
-        Backoff::Exponential {
-            initial,
-            multiplier,
-            max,
-            max_doublings,
-        } => {
-            let doublings = if max_doublings == u32::MAX {
-                String::new()
-            } else {
-                format!(", {max_doublings} doublings")
-            };
-            format!(
-                "exponential {} × {multiplier}, max {}{doublings}",
-                d(initial),
-                d(max)
-            )
-        }
-        Backoff::CloudTasks {
-            min_backoff,
-            max_backoff,
-            max_doublings,
-        } => format!(
-            "cloud_tasks {}..{}, {max_doublings} doublings",
-            d(min_backoff),
-            d(max_backoff)
-        ),
-        Backoff::Decorrelated { base, max } => {
-            format!(
-                "decorrelated U(base, 3·previous), base {}, max {}",
-                d(base),
-                d(max)
-            )
-        }
-    };
     let jitter = match p.jitter {
         Jitter::None => "none".to_string(),
         Jitter::Full => "full U(0, d)".to_string(),
@@ -385,9 +335,12 @@ pub fn describe(p: &Policy) -> String {
     let attempts = p
         .max_attempts
         .map_or("unlimited".to_string(), |m| m.to_string());
-    let mut line = format!("backoff: {backoff}; jitter: {jitter}; max_attempts: {attempts}");
+    let mut line = format!(
+        "backoff: {}; jitter: {jitter}; max_attempts: {attempts}",
+        crate::report::describe::backoff(&p.backoff)
+    );
     if let Some(mrd) = p.max_retry_duration {
-        line += &format!("; max_retry_duration: {}", d(mrd));
+        line += &format!("; max_retry_duration: {}", format_duration(mrd));
     }
     line
 }
@@ -583,6 +536,7 @@ pub fn write_png(path: &Path, policy: &Policy, s: &Schedule) -> anyhow::Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::Backoff;
     use clap::Parser;
 
     #[derive(Parser)]

@@ -13,8 +13,6 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 
-/// Width of the figure in pixels.
-pub const WIDTH: u32 = 1400;
 /// Height of one row of panels in pixels.
 const PANEL_H: u32 = 520;
 /// Height of the title strip.
@@ -76,7 +74,7 @@ pub fn heatmap_png(path: &Path, m: &Manifest, table: &Table) -> Result<()> {
     let rows = panels.div_ceil(cols);
     let height = TITLE_H + PANEL_H * rows as u32;
     ensure_font()?;
-    let root = BitMapBackend::new(path, (WIDTH, height)).into_drawing_area();
+    let root = BitMapBackend::new(path, (super::plot::WIDTH, height)).into_drawing_area();
     root.fill(&WHITE).map_err(pe)?;
     let (title, body) = root.split_vertically(TITLE_H);
     title
@@ -85,7 +83,7 @@ pub fn heatmap_png(path: &Path, m: &Manifest, table: &Table) -> Result<()> {
                 "{}: success rate by {} × {}  (M = stayed metastable)",
                 m.scenario, m.axes[ya].path, m.axes[xa].path
             ),
-            (WIDTH as i32 / 2, TITLE_H as i32 / 2),
+            (super::plot::WIDTH as i32 / 2, TITLE_H as i32 / 2),
             (FONT, 26)
                 .into_font()
                 .color(&BLACK)

@@ -116,9 +116,9 @@ pub fn write_all(
     } else {
         let load = dir.join("load.png");
         let size = opts.plot_size.unwrap_or((plot::WIDTH, plot::HEIGHT));
-        plot::load_png_sized(&load, scenario, results, size)?;
+        plot::load_png(&load, scenario, results, size)?;
         let recovery = dir.join("recovery.png");
-        plot::recovery_png_sized(&recovery, scenario, results, size)?;
+        plot::recovery_png(&recovery, scenario, results, size)?;
         pngs.push(html::Figure {
             title: "Offered load".into(),
             alt: "Attempts per second reaching the backend for each policy over time, with demand, nominal capacity and the fault windows".into(),

@@ -659,14 +659,9 @@ fn max_of(series: &[Series], f: impl Fn(&BandPoint) -> f64) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Draws `load.png`: offered attempts/s per policy, demand, nominal
-/// capacity and the fault windows.
-pub fn load_png(path: &Path, scenario: &Scenario, results: &[RunResult]) -> Result<()> {
-    load_png_sized(path, scenario, results, (WIDTH, HEIGHT))
-}
-
-/// [`load_png`] at `size` pixels (width, height).
-pub fn load_png_sized(
+/// Draws `load.png` at `size` pixels (width, height): offered attempts/s
+/// per policy, demand, nominal capacity and the fault windows.
+pub fn load_png(
     path: &Path,
     scenario: &Scenario,
     results: &[RunResult],
@@ -803,14 +798,10 @@ fn outcome(s: &PolicySummary) -> String {
     text
 }
 
-/// Draws `recovery.png`: goodput ÷ demand per policy, the recovery
-/// threshold, each policy's recovery time or a "never recovered" mark.
-pub fn recovery_png(path: &Path, scenario: &Scenario, results: &[RunResult]) -> Result<()> {
-    recovery_png_sized(path, scenario, results, (WIDTH, HEIGHT))
-}
-
-/// [`recovery_png`] at `size` pixels (width, height).
-pub fn recovery_png_sized(
+/// Draws `recovery.png` at `size` pixels (width, height): goodput ÷ demand
+/// per policy, the recovery threshold, each policy's recovery time or a
+/// "never recovered" mark.
+pub fn recovery_png(
     path: &Path,
     scenario: &Scenario,
     results: &[RunResult],
