@@ -62,11 +62,6 @@ impl Status {
     pub fn index(self) -> usize {
         self as usize
     }
-
-    /// The status stored by `index`.
-    pub fn from_index(i: usize) -> Status {
-        Status::ALL[i]
-    }
 }
 
 impl fmt::Display for Status {
@@ -119,7 +114,7 @@ mod tests {
     fn names_round_trip() {
         for s in Status::ALL {
             assert_eq!(Status::parse(s.name()), Some(s));
-            assert_eq!(Status::from_index(s.index()), s);
+            assert_eq!(Status::ALL[s.index()], s);
         }
         assert_eq!(Status::parse("UNAVAILABLE"), Some(Status::Unavailable));
         assert_eq!(Status::parse("bogus"), None);

@@ -64,10 +64,20 @@ enum Outcome {
     Dropped,
 }
 
-/// The retry-limiting state of one client (or of all, when global).
-struct ClientGate {
-    budget: Option<Budget>,
-    breaker: Option<Breaker>,
+/// One instance per client, or one for all when the scope is global (none
+/// when the policy has no such limit).
+fn per_scope<T>(make: impl Fn() -> T, global: bool, clients: u32) -> Vec<T> {
+    let n = if global { 1 } else { clients.max(1) as usize };
+    (0..n).map(|_| make()).collect()
+}
+
+/// The instance that holds `client`'s state.
+fn for_client<T>(v: &mut [T], client: u32) -> Option<&mut T> {
+    match v.len() {
+        0 => None,
+        1 => v.first_mut(),
+        n => v.get_mut(client as usize % n),
+    }
 }
 
 struct Sim<'a> {
@@ -104,9 +114,10 @@ struct Sim<'a> {
     rng_faults: SimRng,
     rng_clients: SimRng,
 
-    budget_global: bool,
-    breaker_global: bool,
-    gates: Vec<ClientGate>,
+    /// Retry budgets (see `per_scope`).
+    budgets: Vec<Budget>,
+    /// Circuit breakers (see `per_scope`).
+    breakers: Vec<Breaker>,
 
     dispatcher: Option<Dispatcher>,
     /// The record, when the backend is `contention` (then there are no
@@ -141,28 +152,20 @@ impl<'a> Sim<'a> {
             },
         ));
         let run_end = spec.duration.ns();
-        let budget_global = policy
-            .budget
-            .as_ref()
-            .is_some_and(|b| b.scope() == BudgetScope::Global);
-        let breaker_global = policy
-            .breaker
-            .as_ref()
-            .is_some_and(|br| br.scope == BudgetScope::Global);
-        let needs_gates = policy.budget.is_some() || policy.breaker.is_some();
-        let gate_count = if !needs_gates {
-            0
-        } else if budget_global && (breaker_global || policy.breaker.is_none()) {
-            1
-        } else {
-            t.clients.max(1) as usize
-        };
-        let gates = (0..gate_count)
-            .map(|_| ClientGate {
-                budget: policy.budget.as_ref().map(Budget::new),
-                breaker: policy.breaker.as_ref().map(Breaker::new),
-            })
-            .collect();
+        let budgets = policy.budget.as_ref().map_or_else(Vec::new, |b| {
+            per_scope(
+                || Budget::new(b),
+                b.scope() == BudgetScope::Global,
+                t.clients,
+            )
+        });
+        let breakers = policy.breaker.as_ref().map_or_else(Vec::new, |b| {
+            per_scope(
+                || Breaker::new(b),
+                b.scope == BudgetScope::Global,
+                t.clients,
+            )
+        });
         let dispatcher = spec.dispatcher.as_ref().map(Dispatcher::new);
         // Cloud Tasks: the dispatch deadline is the attempt timeout.
         let attempt_timeout = match &spec.dispatcher {
@@ -214,9 +217,8 @@ impl<'a> Sim<'a> {
             rng_backoff: stream(seed, replication, Stream::Backoff),
             rng_faults: stream(seed, replication, Stream::Faults),
             rng_clients: stream(seed, replication, Stream::Clients),
-            budget_global,
-            breaker_global,
-            gates,
+            budgets,
+            breakers,
             dispatcher,
             record: (b.kind == BackendKind::Contention).then(Record::default),
             pump: false,
@@ -352,9 +354,7 @@ impl<'a> Sim<'a> {
                     if r.phase == Phase::InFlight {
                         // The abandoned attempt counts as a failure for the
                         // breaker, or a half-open breaker would wait for ever.
-                        if let Some(br) =
-                            self.gate(r.client, false).and_then(|g| g.breaker.as_mut())
-                        {
+                        if let Some(br) = self.breaker(r.client) {
                             br.record(now, false);
                         }
                     }
@@ -481,22 +481,14 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn gate(&mut self, client: u32, budget: bool) -> Option<&mut ClientGate> {
-        let global = if budget {
-            self.budget_global
-        } else {
-            self.breaker_global
-        };
-        let n = self.gates.len();
-        if n == 0 {
-            return None;
-        }
-        let i = if global || n == 1 {
-            0
-        } else {
-            client as usize % n
-        };
-        self.gates.get_mut(i)
+    /// The retry budget that governs `client`, if the policy has one.
+    fn budget(&mut self, client: u32) -> Option<&mut Budget> {
+        for_client(&mut self.budgets, client)
+    }
+
+    /// The circuit breaker that governs `client`, if the policy has one.
+    fn breaker(&mut self, client: u32) -> Option<&mut Breaker> {
+        for_client(&mut self.breakers, client)
     }
 
     fn new_request(&mut self, now: Nanos, client: u32) {
@@ -507,7 +499,7 @@ impl<'a> Sim<'a> {
         if counted {
             self.summary.requests += 1;
         }
-        if let Some(b) = self.gate(client, true).and_then(|g| g.budget.as_mut()) {
+        if let Some(b) = self.budget(client) {
             b.on_request(now);
         }
         if let Some(d) = self.deadline {
@@ -524,7 +516,7 @@ impl<'a> Sim<'a> {
         // A retries-only breaker never sees first attempts (so they do not
         // use up half-open probes either).
         let gated = !first || !self.policy.breaker.as_ref().is_some_and(|b| b.retries_only);
-        if let Some(br) = self.gate(client, false).and_then(|g| g.breaker.as_mut()) {
+        if let Some(br) = self.breaker(client) {
             if gated && !br.allow(now) {
                 // Refused by an open breaker: fails fast, never reaches the backend.
                 self.finish(now, slot, Outcome::Failed);
@@ -736,10 +728,10 @@ impl<'a> Sim<'a> {
 
     fn succeed(&mut self, now: Nanos, slot: u32) {
         let r = self.reqs[slot as usize];
-        if let Some(g) = self.gate(r.client, true).and_then(|g| g.budget.as_mut()) {
+        if let Some(g) = self.budget(r.client) {
             g.on_success(now, r.attempts > 1);
         }
-        if let Some(br) = self.gate(r.client, false).and_then(|g| g.breaker.as_mut()) {
+        if let Some(br) = self.breaker(r.client) {
             br.record(now, true);
         }
         let latency = now - r.start;
@@ -754,12 +746,12 @@ impl<'a> Sim<'a> {
 
     fn failure(&mut self, now: Nanos, slot: u32, status: Status, timeout: bool) {
         let r = self.reqs[slot as usize];
-        if let Some(br) = self.gate(r.client, false).and_then(|g| g.breaker.as_mut()) {
+        if let Some(br) = self.breaker(r.client) {
             br.record(now, false);
         }
         let verdict = self.policy.verdict(status, r.attempts, now - r.start);
         if verdict != RetryVerdict::NotRetryable {
-            if let Some(b) = self.gate(r.client, true).and_then(|g| g.budget.as_mut()) {
+            if let Some(b) = self.budget(r.client) {
                 b.on_failure(now);
             }
         }
@@ -771,7 +763,7 @@ impl<'a> Sim<'a> {
                     self.finish(now, slot, Outcome::Dropped);
                     return;
                 }
-                if let Some(b) = self.gate(r.client, true).and_then(|g| g.budget.as_mut()) {
+                if let Some(b) = self.budget(r.client) {
                     if !b.try_retry(now, timeout) {
                         self.finish(now, slot, Outcome::Dropped);
                         return;

@@ -116,17 +116,6 @@ impl Backoff {
     pub fn is_decorrelated(&self) -> bool {
         matches!(self, Backoff::Decorrelated { .. })
     }
-
-    /// The largest delay this schedule can produce.
-    pub fn cap(&self) -> Nanos {
-        match *self {
-            Backoff::Constant { delay } => delay,
-            Backoff::Linear { max, .. }
-            | Backoff::Exponential { max, .. }
-            | Backoff::Decorrelated { max, .. } => max,
-            Backoff::CloudTasks { max_backoff, .. } => max_backoff,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -58,11 +58,6 @@ impl Breaker {
         }
     }
 
-    /// The spec this breaker was built from.
-    pub fn spec(&self) -> &BreakerSpec {
-        &self.spec
-    }
-
     /// The current state (as of the last call to `allow` or `record`).
     pub fn state(&self) -> BreakerState {
         self.state

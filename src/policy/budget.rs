@@ -33,7 +33,6 @@ const RATIO_SLOTS: usize = 10;
 /// The live state of one budget (one per client, or one for all clients).
 #[derive(Clone, Debug)]
 pub struct Budget {
-    spec: BudgetSpec,
     state: State,
 }
 
@@ -152,15 +151,7 @@ impl Budget {
                 last_cost: cost,
             },
         };
-        Budget {
-            spec: spec.clone(),
-            state,
-        }
-    }
-
-    /// The spec this budget was built from.
-    pub fn spec(&self) -> &BudgetSpec {
-        &self.spec
+        Budget { state }
     }
 
     /// What is left, in the budget's own unit, for reports and tests:
