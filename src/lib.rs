@@ -20,7 +20,9 @@
 //! policy / metrics. The engine never sees the model; nothing in the
 //! simulation writes files.
 
+pub mod check;
 pub mod cli;
+pub mod decimal;
 pub mod engine;
 pub mod error;
 pub mod import;

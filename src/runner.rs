@@ -13,7 +13,7 @@ pub fn run_all(
     replications: u32,
     on_done: &(dyn Fn() + Sync),
 ) -> Vec<RunResult> {
-    let jobs: Vec<(usize, u32)> = (0..scenario.policies.len())
+    let jobs: Vec<(usize, u32)> = (0..scenario.policies().len())
         .flat_map(|p| (0..replications).map(move |r| (p, r)))
         .collect();
     jobs.par_iter()

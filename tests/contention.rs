@@ -5,7 +5,11 @@ use retrysim::model::run::simulate;
 use retrysim::scenario::Scenario;
 
 fn scenario(clients: u32, extra: &str) -> Scenario {
-    Scenario::from_json(&format!(
+    Scenario::from_json(&text(clients, extra)).unwrap()
+}
+
+fn text(clients: u32, extra: &str) -> String {
+    format!(
         r#"{{"name": "c", "duration": "60s", "bin": "100ms",
             "traffic": {{"clients": {clients}, "mode": "burst",
               "network_delay": {{"constant": {{"value": "10ms"}}}} {extra} }},
@@ -13,8 +17,7 @@ fn scenario(clients: u32, extra: &str) -> Scenario {
             "policies": [{{"name": "retry", "max_attempts": 0,
               "backoff": {{"constant": {{"delay": "0s"}}}},
               "retry_on": ["aborted"]}}]}}"#
-    ))
-    .unwrap()
+    )
 }
 
 #[test]
@@ -42,9 +45,8 @@ fn the_second_writer_aborts_and_commits_on_its_retry() {
 
 #[test]
 fn without_aborted_in_retry_on_a_conflict_fails_the_request() {
-    let mut s = scenario(2, "");
-    s.policies[0].retry_on = retrysim::status::StatusSet::default_retry_on();
-    let r = simulate(&s, 0, 0);
+    let default_retry_on = text(2, "").replace(r#", "retry_on": ["aborted"]"#, "");
+    let r = simulate(&Scenario::from_json(&default_retry_on).unwrap(), 0, 0);
     assert_eq!((r.summary.succeeded, r.summary.failed), (1, 1));
 }
 
@@ -62,11 +64,11 @@ fn a_timed_out_attempt_is_wasted_and_every_request_ends_once() {
 
 #[test]
 fn runs_are_deterministic() {
-    let mut s = scenario(40, "");
-    s.spec.traffic.network_delay = Some(retrysim::scenario::spec::DistSpec::Normal {
-        mean: retrysim::time::Dur::from_millis(10),
-        stddev: retrysim::time::Dur::from_millis(2),
-    });
+    let normal = text(40, "").replace(
+        r#"{"constant": {"value": "10ms"}}"#,
+        r#"{"normal": {"mean": "10ms", "stddev": "2ms"}}"#,
+    );
+    let s = Scenario::from_json(&normal).unwrap();
     assert_eq!(simulate(&s, 0, 3), simulate(&s, 0, 3));
     assert_ne!(simulate(&s, 0, 3).summary, simulate(&s, 0, 4).summary);
 }

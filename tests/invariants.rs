@@ -142,15 +142,15 @@ proptest! {
         prop_assert_eq!(total(|b| b.wasted_rps), m.wasted);
         prop_assert!(m.offered <= m.attempts);
         prop_assert!(m.wasted <= m.served);
-        let limit = s.spec.backend.queue_limit.unwrap_or(u64::MAX) as f64;
+        let limit = s.spec().backend.queue_limit.unwrap_or(u64::MAX) as f64;
         for b in &r.bins {
             prop_assert!(b.utilization >= 0.0 && b.utilization <= 1.0 + 1e-9, "utilization {}", b.utilization);
             prop_assert!(b.queue_len_avg <= b.queue_len_max + 1e-9);
             prop_assert!(b.queue_len_max <= limit);
             prop_assert!(b.retrying >= 0.0);
         }
-        if !s.policies[0].may_retry() {
-            if s.spec.dispatcher.is_none() && s.policies[0].breaker.is_none() {
+        if !s.policies()[0].may_retry() {
+            if s.spec().dispatcher.is_none() && s.policies()[0].breaker.is_none() {
                 prop_assert_eq!(m.attempts, m.requests);
             } else {
                 // Tasks still waiting for a dispatch token, and requests an

@@ -399,7 +399,7 @@ fn exact_pushback_retries_after_exactly_retry_after_and_restarts_the_backoff() {
         &serde_json::from_str(r#"{"name": "g", "preset": "grpc"}"#).unwrap(),
     )
     .unwrap();
-    assert_eq!(p.pushback, retrysim::scenario::spec::Pushback::Exact);
+    assert_eq!(p.pushback, retrysim::policy::Pushback::Exact);
 }
 
 #[test]

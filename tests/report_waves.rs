@@ -37,7 +37,7 @@ fn peak_to_mean(v: &[f64]) -> f64 {
 #[test]
 fn synchronised_retries_come_in_waves() {
     let (s, results) = waves();
-    assert_eq!(s.spec.bin.secs(), 0.01);
+    assert_eq!(s.spec().bin.secs(), 0.01);
     // The crash is at 5 s; look at the 2 s after it.
     let ratio = |p: &str| peak_to_mean(&offered(&results, p, 5.0, 7.0));
     let (none, ten, full) = (ratio("no-jitter"), ratio("jitter-10"), ratio("full-jitter"));

@@ -26,7 +26,7 @@ fn scenario(clients: u32) -> Scenario {
 fn measure(clients: u32, reps: u32) -> Vec<(f64, f64)> {
     let s = scenario(clients);
     let results = run_all(&s, reps, &|| {});
-    (0..s.policies.len())
+    (0..s.policies().len())
         .map(|p| {
             let runs: Vec<&RunResult> = results.iter().filter(|r| r.policy_index == p).collect();
             for r in &runs {
@@ -54,7 +54,7 @@ const DECORRELATED: usize = 4;
 #[test]
 fn the_scenario_names_the_five_policies() {
     let s = scenario(10);
-    let names: Vec<&str> = s.policies.iter().map(|p| p.name.as_str()).collect();
+    let names: Vec<&str> = s.policies().iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, POLICIES);
 }
 

@@ -47,13 +47,13 @@ fn rates(r: &RunResult, from: f64, to: f64) -> (f64, f64, f64) {
 #[test]
 fn the_scenario_is_the_papers_toy() {
     let s = scenario(280);
-    assert_eq!(s.policies[RETRY_ONCE].max_attempts, Some(2));
-    let b = &s.spec.backend;
+    assert_eq!(s.policies()[RETRY_ONCE].max_attempts, Some(2));
+    let b = &s.spec().backend;
     let capacity = b.workers.unwrap() as f64 / 0.1;
     assert_eq!(capacity, 300.0);
     // The queue holds more work than the client waits for.
     assert!(
-        b.queue_limit.unwrap() as f64 / capacity > s.spec.traffic.attempt_timeout.unwrap().secs()
+        b.queue_limit.unwrap() as f64 / capacity > s.spec().traffic.attempt_timeout.unwrap().secs()
     );
 }
 

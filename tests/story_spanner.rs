@@ -36,7 +36,13 @@ fn run(s: &Scenario, replications: u32) -> Vec<RunResult> {
 /// The scenario without its `jitter-10` policy (no target of its own), to
 /// keep the tests short.
 fn without_jitter_10(mut s: Scenario) -> Scenario {
-    s.policies.retain(|p| p.name != "jitter-10");
+    let keep: Vec<String> = s
+        .policies()
+        .iter()
+        .map(|p| p.name.clone())
+        .filter(|n| n != "jitter-10")
+        .collect();
+    s.select_policies(&keep).expect("known names");
     s
 }
 

@@ -22,10 +22,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         println!(
             "{}: ok ({} polic{}, {} fault{})",
             path.display(),
-            s.policies.len(),
-            if s.policies.len() == 1 { "y" } else { "ies" },
-            s.spec.faults.len(),
-            if s.spec.faults.len() == 1 { "" } else { "s" }
+            s.policies().len(),
+            if s.policies().len() == 1 { "y" } else { "ies" },
+            s.spec().faults.len(),
+            if s.spec().faults.len() == 1 { "" } else { "s" }
         );
     }
     Ok(ExitCode::SUCCESS)

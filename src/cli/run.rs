@@ -81,7 +81,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     for mut s in scenarios {
         if let Some(seed) = args.seed {
-            s.spec.seed = seed;
+            s.set_seed(seed);
         }
         select_policies(&mut s, &args.policies)?;
         run_one(&s, &args)?;
@@ -90,40 +90,23 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn select_policies(s: &mut Scenario, names: &[String]) -> anyhow::Result<()> {
-    if names.is_empty() {
-        return Ok(());
-    }
-    for n in names {
-        if !s.policies.iter().any(|p| &p.name == n) {
-            let known: Vec<_> = s.policies.iter().map(|p| p.name.as_str()).collect();
-            return Err(crate::error::invalid(format!(
-                "--policy {n:?}: scenario {:?} has no such policy (it has: {})",
-                s.spec.name,
-                known.join(", ")
-            )));
-        }
-    }
-    let keep: Vec<bool> = s.policies.iter().map(|p| names.contains(&p.name)).collect();
-    let mut i = 0;
-    s.policies.retain(|_| {
-        i += 1;
-        keep[i - 1]
-    });
-    let mut i = 0;
-    s.spec.policies.retain(|_| {
-        i += 1;
-        keep[i - 1]
-    });
-    Ok(())
+    s.select_policies(names).map_err(|n| {
+        let known: Vec<_> = s.policies().iter().map(|p| p.name.as_str()).collect();
+        crate::error::invalid(format!(
+            "--policy {n:?}: scenario {:?} has no such policy (it has: {})",
+            s.spec().name,
+            known.join(", ")
+        ))
+    })
 }
 
 fn run_one(s: &Scenario, args: &RunArgs) -> anyhow::Result<()> {
-    let dir = args.output.join(&s.spec.name);
+    let dir = args.output.join(&s.spec().name);
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
     let started = Instant::now();
-    let runs = (s.policies.len() as u64) * args.replications as u64;
-    let bar = progress_bar(runs, args.quiet, &s.spec.name);
+    let runs = (s.policies().len() as u64) * args.replications as u64;
+    let bar = progress_bar(runs, args.quiet, &s.spec().name);
     let results = runner::run_all(s, args.replications, &|| bar.inc(1));
     bar.finish_and_clear();
     let wall_s = started.elapsed().as_secs_f64();

@@ -9,7 +9,7 @@
 use crate::error::invalid;
 use crate::policy::schedule::{human, schedule, Schedule};
 use crate::policy::{presets, resolve, Jitter, Policy};
-use crate::scenario::spec::{BackoffSpec, JitterSpec, PolicySpec};
+use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
 use crate::time::{format_duration, parse_duration, Dur, Nanos, NS_PER_SEC};
 use clap::{Args, ValueEnum};
 use std::io::Write;
@@ -337,7 +337,7 @@ pub fn describe(p: &Policy) -> String {
         .map_or("unlimited".to_string(), |m| m.to_string());
     let mut line = format!(
         "backoff: {}; jitter: {jitter}; max_attempts: {attempts}",
-        crate::report::describe::backoff(&p.backoff)
+        p.backoff.describe()
     );
     if let Some(mrd) = p.max_retry_duration {
         line += &format!("; max_retry_duration: {}", format_duration(mrd));

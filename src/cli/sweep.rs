@@ -83,19 +83,19 @@ pub fn run(args: SweepArgs) -> anyhow::Result<ExitCode> {
     let dir = args
         .output
         .clone()
-        .unwrap_or_else(|| Path::new("output").join(&base.spec.name).join("sweep"));
+        .unwrap_or_else(|| Path::new("output").join(&base.spec().name).join("sweep"));
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
     let manifest = Manifest {
-        scenario: base.spec.name.clone(),
+        scenario: base.spec().name.clone(),
         axes: grid.axes.clone(),
         points: grid.len(),
-        policies: base.policies.iter().map(|p| p.name.clone()).collect(),
+        policies: base.policies().iter().map(|p| p.name.clone()).collect(),
         replications: args.replications,
         shard,
     };
     for (i, s) in &points {
-        let names: Vec<&str> = s.policies.iter().map(|p| p.name.as_str()).collect();
+        let names: Vec<&str> = s.policies().iter().map(|p| p.name.as_str()).collect();
         if names != manifest.policies {
             return Err(invalid(format!(
                 "sweep point {i}: its policies ({}) differ from the scenario's; a sweep may change policy fields, not the list",

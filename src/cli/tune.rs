@@ -57,7 +57,7 @@ pub fn run(args: TuneArgs) -> anyhow::Result<ExitCode> {
     let index = match &args.policy {
         None => 0,
         Some(name) => scenario
-            .policies
+            .policies()
             .iter()
             .position(|p| &p.name == name)
             .ok_or_else(|| {
@@ -65,7 +65,7 @@ pub fn run(args: TuneArgs) -> anyhow::Result<ExitCode> {
                     "--policy {name:?}: no such policy in {} (it has: {})",
                     args.scenario.display(),
                     scenario
-                        .policies
+                        .policies()
                         .iter()
                         .map(|p| p.name.as_str())
                         .collect::<Vec<_>>()
@@ -87,7 +87,9 @@ pub fn run(args: TuneArgs) -> anyhow::Result<ExitCode> {
     );
     println!(
         "tuning policy {:?} of {} ({} candidates simulated)",
-        scenario.policies[index].name, scenario.spec.name, result.evaluated
+        scenario.policies()[index].name,
+        scenario.spec().name,
+        result.evaluated
     );
     println!("baseline: {}", tune::describe(&result.baseline.score));
     let Some(best) = result.best else {
@@ -105,7 +107,7 @@ pub fn run(args: TuneArgs) -> anyhow::Result<ExitCode> {
         None => println!("\n(not a Cloud Tasks schedule: no gcloud flags)"),
     }
     if let Some(dir) = args.output {
-        let dir = dir.join(&scenario.spec.name);
+        let dir = dir.join(&scenario.spec().name);
         std::fs::create_dir_all(&dir)?;
         let path = dir.join("tune.json");
         std::fs::write(&path, json + "\n")?;

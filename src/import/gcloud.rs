@@ -10,7 +10,8 @@
 
 use super::{bad_key, Imported};
 use crate::error::invalid;
-use crate::scenario::spec::{BackoffSpec, DispatcherSpec, PolicySpec};
+use crate::policy::{BackoffSpec, PolicySpec};
+use crate::scenario::spec::DispatcherSpec;
 use crate::status::Status;
 use crate::time::Dur;
 use serde::Deserialize;

@@ -17,7 +17,7 @@
 //! Keys are the camelCase names of the proto3-JSON form.
 
 use super::{bad_key, Imported};
-use crate::scenario::spec::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec};
+use crate::policy::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec};
 use crate::status::Status;
 use crate::time::Dur;
 use serde::Deserialize;
@@ -261,7 +261,7 @@ pub fn import_str(text: &str, origin: &str) -> anyhow::Result<Imported> {
             budget: budget.clone(),
             honor_retry_after: Some(true),
             // gRPC retries after exactly the server's pushback (gRFC A6).
-            pushback: Some(crate::scenario::spec::Pushback::Exact),
+            pushback: Some(crate::policy::Pushback::Exact),
             ..Default::default()
         });
     }

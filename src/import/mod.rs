@@ -13,7 +13,8 @@ pub mod gcloud;
 pub mod grpc;
 
 use crate::error::invalid;
-use crate::scenario::spec::{DispatcherSpec, PolicySpec};
+use crate::policy::PolicySpec;
+use crate::scenario::spec::DispatcherSpec;
 use serde::Serialize;
 
 /// What an importer produced: scenario blocks plus the warnings about what

@@ -20,10 +20,9 @@ use crate::metrics::quantile::LogHistogram;
 use crate::metrics::{recovery, RunResult, RunSummary};
 use crate::policy::breaker::Breaker;
 use crate::policy::budget::Budget;
+use crate::policy::{BudgetScope, Pushback};
 use crate::policy::{Policy, RetryVerdict};
-use crate::scenario::spec::{
-    BackendKind, BudgetScope, Discipline, FaultSpec, Mode, Pushback, ScenarioSpec,
-};
+use crate::scenario::spec::{BackendKind, Discipline, FaultSpec, Mode, ScenarioSpec};
 use crate::scenario::Scenario;
 use crate::status::Status;
 use crate::time::{secs, Nanos, NS_PER_SEC};
@@ -133,8 +132,8 @@ struct Sim<'a> {
 
 /// Simulates policy `policy_index` of `scenario`, replication `replication`.
 pub fn simulate(scenario: &Scenario, policy_index: usize, replication: u32) -> RunResult {
-    let policy = &scenario.policies[policy_index];
-    let mut sim = Sim::new(&scenario.spec, policy, replication);
+    let policy = &scenario.policies()[policy_index];
+    let mut sim = Sim::new(scenario.spec(), policy, replication);
     sim.start();
     sim.run();
     sim.into_result(policy_index, replication)

@@ -1,9 +1,155 @@
-//! Nominal backoff schedules: the delay before retry `n` before any jitter.
+//! Backoff schedules: the kind as written in a scenario ([`BackoffSpec`]),
+//! its checks and wording, and the resolved form ([`Backoff`]) whose delay
+//! before retry `n` is a pure function of `n`, so schedules can be checked
+//! against documented examples exactly (Cloud Tasks' 10, 20, 40, 80, 160,
+//! 240, 300).
 //!
-//! Pure functions of the retry number, so schedules can be checked against
-//! documented examples exactly (Cloud Tasks' 10, 20, 40, 80, 160, 240, 300).
+//! A new backoff kind is a variant of both enums here, its `resolve`,
+//! `check`, `describe` and `nominal` arms, and a line in
+//! `docs/scenario-reference.md`.
 
-use crate::time::Nanos;
+use crate::check::Problems;
+use crate::decimal::num;
+use crate::time::{format_duration, Dur, Nanos};
+use serde::{Deserialize, Serialize};
+
+/// The nominal delay before retry `n` (n = 1 is the first retry).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum BackoffSpec {
+    Constant {
+        delay: Dur,
+    },
+    Linear {
+        initial: Dur,
+        step: Dur,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max: Option<Dur>,
+    },
+    Exponential {
+        initial: Dur,
+        #[serde(default = "default_multiplier")]
+        multiplier: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max: Option<Dur>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_doublings: Option<u32>,
+    },
+    CloudTasks {
+        min_backoff: Dur,
+        max_backoff: Dur,
+        max_doublings: u32,
+    },
+    Decorrelated {
+        base: Dur,
+        max: Dur,
+    },
+}
+
+fn default_multiplier() -> f64 {
+    2.0
+}
+
+impl BackoffSpec {
+    /// The resolved schedule in integer nanoseconds, defaults filled in.
+    pub fn resolve(&self) -> Backoff {
+        match *self {
+            BackoffSpec::Constant { delay } => Backoff::Constant { delay: delay.ns() },
+            BackoffSpec::Linear { initial, step, max } => Backoff::Linear {
+                initial: initial.ns(),
+                step: step.ns(),
+                max: max.map_or(u64::MAX, |m| m.ns()),
+            },
+            BackoffSpec::Exponential {
+                initial,
+                multiplier,
+                max,
+                max_doublings,
+            } => Backoff::Exponential {
+                initial: initial.ns(),
+                multiplier,
+                max: max.map_or(u64::MAX, |m| m.ns()),
+                max_doublings: max_doublings.unwrap_or(u32::MAX),
+            },
+            BackoffSpec::CloudTasks {
+                min_backoff,
+                max_backoff,
+                max_doublings,
+            } => Backoff::CloudTasks {
+                min_backoff: min_backoff.ns(),
+                max_backoff: max_backoff.ns(),
+                max_doublings,
+            },
+            BackoffSpec::Decorrelated { base, max } => Backoff::Decorrelated {
+                base: base.ns(),
+                max: max.ns(),
+            },
+        }
+    }
+
+    /// Checks the values serde cannot; `path` ends at `backoff`.
+    pub fn check(&self, path: &str, c: &mut Problems) {
+        match self {
+            BackoffSpec::Constant { .. } => {}
+            BackoffSpec::Linear { initial, max, .. } => {
+                if let Some(max) = max {
+                    if max < initial {
+                        c.err(
+                            format!("{path}.linear.max"),
+                            format!("{max} is less than initial ({initial})"),
+                        );
+                    }
+                }
+            }
+            BackoffSpec::Exponential {
+                initial,
+                multiplier,
+                max,
+                ..
+            } => {
+                let p = format!("{path}.exponential");
+                c.positive_dur(&format!("{p}.initial"), *initial);
+                if !(multiplier.is_finite() && *multiplier >= 1.0) {
+                    c.err(
+                        format!("{p}.multiplier"),
+                        format!("{multiplier} must be a number >= 1"),
+                    );
+                }
+                if let Some(max) = max {
+                    if max < initial {
+                        c.err(
+                            format!("{p}.max"),
+                            format!("{max} is less than initial ({initial})"),
+                        );
+                    }
+                }
+            }
+            BackoffSpec::CloudTasks {
+                min_backoff,
+                max_backoff,
+                ..
+            } => {
+                if min_backoff > max_backoff {
+                    c.err(
+                        format!("{path}.cloud_tasks.min_backoff"),
+                        format!("{min_backoff} is greater than max_backoff ({max_backoff})"),
+                    );
+                }
+            }
+            BackoffSpec::Decorrelated { base, max } => {
+                let p = format!("{path}.decorrelated");
+                if base.ns() == 0 {
+                    c.err(format!("{p}.base"), "must be greater than 0");
+                } else if base > max {
+                    c.err(
+                        format!("{p}.base"),
+                        format!("{base} is greater than max ({max})"),
+                    );
+                }
+            }
+        }
+    }
+}
 
 /// A resolved backoff schedule, times in nanoseconds.
 #[derive(Clone, Debug, PartialEq)]
@@ -115,6 +261,57 @@ impl Backoff {
     /// is not applied on top.
     pub fn is_decorrelated(&self) -> bool {
         matches!(self, Backoff::Decorrelated { .. })
+    }
+
+    /// The schedule in words: `exponential 100ms ×2, max 10s`.
+    pub fn describe(&self) -> String {
+        match *self {
+            Backoff::Constant { delay } => format!("constant {}", ns(delay)),
+            Backoff::Linear { initial, step, max } => {
+                format!(
+                    "linear {} + {} per retry, max {}",
+                    ns(initial),
+                    ns(step),
+                    ns(max)
+                )
+            }
+            Backoff::Exponential {
+                initial,
+                multiplier,
+                max,
+                max_doublings,
+            } => {
+                let mut s = format!("exponential {} ×{}", ns(initial), num(multiplier));
+                if max != u64::MAX {
+                    s.push_str(&format!(", max {}", ns(max)));
+                }
+                if max_doublings != u32::MAX {
+                    s.push_str(&format!(", {max_doublings} doublings"));
+                }
+                s
+            }
+            Backoff::CloudTasks {
+                min_backoff,
+                max_backoff,
+                max_doublings,
+            } => format!(
+                "Cloud Tasks {}–{}, {max_doublings} doublings",
+                ns(min_backoff),
+                ns(max_backoff)
+            ),
+            Backoff::Decorrelated { base, max } => {
+                format!("decorrelated {}–{}", ns(base), ns(max))
+            }
+        }
+    }
+}
+
+/// A delay as written, `∞` for "no cap".
+fn ns(n: Nanos) -> String {
+    if n == u64::MAX {
+        "∞".into()
+    } else {
+        format_duration(n)
     }
 }
 

@@ -16,8 +16,79 @@
 //! breaker whose probes are all out therefore counts them as failed once
 //! `window` has passed since it let the first one through, and opens again.
 
-use crate::scenario::spec::BreakerSpec;
-use crate::time::Nanos;
+use super::scope::BudgetScope;
+use crate::check::Problems;
+use crate::decimal::num;
+use crate::time::{Dur, Nanos};
+use serde::{Deserialize, Serialize};
+
+/// A client-side circuit breaker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BreakerSpec {
+    /// Failure share (0..1) over `window` that opens the breaker.
+    pub failure_rate: f64,
+    #[serde(default = "default_breaker_window")]
+    pub window: Dur,
+    #[serde(default = "default_open_for")]
+    pub open_for: Dur,
+    #[serde(default = "default_probes")]
+    pub half_open_probes: u32,
+    /// Calls needed in the window before the rate is trusted.
+    #[serde(default = "default_min_calls")]
+    pub min_calls: u32,
+    /// Gate only retries, never first attempts (Brooker's "stop retrying
+    /// while the failure rate is high"); default false = gate every call.
+    #[serde(default)]
+    pub retries_only: bool,
+    #[serde(default)]
+    pub scope: BudgetScope,
+}
+
+fn default_breaker_window() -> Dur {
+    Dur::from_secs(10)
+}
+fn default_open_for() -> Dur {
+    Dur::from_secs(5)
+}
+fn default_probes() -> u32 {
+    1
+}
+fn default_min_calls() -> u32 {
+    10
+}
+
+impl BreakerSpec {
+    /// Checks the values serde cannot; `path` ends at `circuit_breaker`.
+    pub fn check(&self, p: &str, c: &mut Problems) {
+        if !(self.failure_rate.is_finite() && self.failure_rate > 0.0 && self.failure_rate <= 1.0) {
+            c.err(
+                format!("{p}.failure_rate"),
+                format!(
+                    "{} is out of range: a share of failures in (0, 1], e.g. 0.5",
+                    self.failure_rate
+                ),
+            );
+        }
+        c.positive_dur(&format!("{p}.window"), self.window);
+        c.positive_dur(&format!("{p}.open_for"), self.open_for);
+        if self.half_open_probes < 1 {
+            c.err(format!("{p}.half_open_probes"), "must be at least 1");
+        }
+    }
+
+    /// The breaker in words.
+    pub fn describe(&self) -> String {
+        format!(
+            "opens at {}% failures over {}, open {}, {} probe(s) ({})",
+            num(100.0 * self.failure_rate),
+            self.window,
+            self.open_for,
+            self.half_open_probes,
+            self.scope.describe()
+        )
+    }
+}
 
 /// Buckets of the sliding window.
 const BUCKETS: usize = 10;
@@ -156,7 +227,7 @@ impl Breaker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::spec::BudgetScope;
+    use crate::policy::BudgetScope;
     use crate::time::{Dur, NS_PER_SEC as S};
 
     fn breaker(probes: u32) -> Breaker {

@@ -20,8 +20,199 @@
 //!   timeout), a success without retries refunds `refund` (1), a success
 //!   after retries refunds what the last retry cost; never above capacity.
 
-use crate::scenario::spec::BudgetSpec;
-use crate::time::{Nanos, NS_PER_SEC};
+use super::scope::BudgetScope;
+use crate::check::{finite_nonneg, finite_pos, Problems};
+use crate::decimal::num;
+use crate::time::{Dur, Nanos, NS_PER_SEC};
+use serde::{Deserialize, Serialize};
+
+/// A retry budget as written in a policy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum BudgetSpec {
+    /// gRPC retry throttling (gRFC A6).
+    TokenBucket {
+        max_tokens: f64,
+        token_ratio: f64,
+        #[serde(default)]
+        scope: BudgetScope,
+    },
+    /// Finagle / Linkerd / tower retry budget.
+    Ratio {
+        #[serde(default = "default_ratio_percent")]
+        percent: f64,
+        #[serde(default = "default_min_per_second")]
+        min_per_second: f64,
+        #[serde(default = "default_ttl")]
+        ttl: Dur,
+        #[serde(default)]
+        scope: BudgetScope,
+    },
+    /// AWS SDK standard-mode retry quota.
+    Quota {
+        #[serde(default = "default_quota_capacity")]
+        capacity: f64,
+        #[serde(default = "default_quota_cost")]
+        cost: f64,
+        #[serde(default = "default_quota_timeout_cost")]
+        timeout_cost: f64,
+        #[serde(default = "default_quota_refund")]
+        refund: f64,
+        #[serde(default)]
+        scope: BudgetScope,
+    },
+}
+
+impl BudgetSpec {
+    /// Where the budget's state lives.
+    pub fn scope(&self) -> BudgetScope {
+        match *self {
+            BudgetSpec::TokenBucket { scope, .. }
+            | BudgetSpec::Ratio { scope, .. }
+            | BudgetSpec::Quota { scope, .. } => scope,
+        }
+    }
+}
+
+fn default_ratio_percent() -> f64 {
+    20.0
+}
+fn default_min_per_second() -> f64 {
+    10.0
+}
+fn default_ttl() -> Dur {
+    Dur::from_secs(10)
+}
+fn default_quota_capacity() -> f64 {
+    500.0
+}
+fn default_quota_cost() -> f64 {
+    5.0
+}
+fn default_quota_timeout_cost() -> f64 {
+    10.0
+}
+fn default_quota_refund() -> f64 {
+    1.0
+}
+
+impl BudgetSpec {
+    /// Checks the values serde cannot; `path` ends at `budget`.
+    pub fn check(&self, path: &str, c: &mut Problems) {
+        match self {
+            BudgetSpec::TokenBucket {
+                max_tokens,
+                token_ratio,
+                ..
+            } => {
+                let p = format!("{path}.token_bucket");
+                if !(finite_pos(*max_tokens) && *max_tokens <= 1000.0) {
+                    c.err(
+                        format!("{p}.max_tokens"),
+                        format!("{max_tokens} is out of range (0, 1000] (gRFC A6)"),
+                    );
+                }
+                if !finite_pos(*token_ratio) {
+                    c.err(
+                        format!("{p}.token_ratio"),
+                        format!("{token_ratio} must be a number greater than 0"),
+                    );
+                }
+            }
+            BudgetSpec::Ratio {
+                percent,
+                min_per_second,
+                ttl,
+                ..
+            } => {
+                let p = format!("{path}.ratio");
+                if !(finite_nonneg(*percent) && *percent <= 1000.0) {
+                    c.err(
+                        format!("{p}.percent"),
+                        format!("{percent} is out of range [0, 1000] (a percent: 20 = 20%)"),
+                    );
+                }
+                if !finite_nonneg(*min_per_second) {
+                    c.err(
+                        format!("{p}.min_per_second"),
+                        format!("{min_per_second} must be a number >= 0"),
+                    );
+                }
+                if ttl.ns() < NS_PER_SEC || ttl.ns() > 60 * NS_PER_SEC {
+                    c.err(
+                        format!("{p}.ttl"),
+                        format!("{ttl} is out of range [1s, 60s]"),
+                    );
+                }
+            }
+            BudgetSpec::Quota {
+                capacity,
+                cost,
+                timeout_cost,
+                refund,
+                ..
+            } => {
+                let p = format!("{path}.quota");
+                if !finite_pos(*capacity) {
+                    c.err(
+                        format!("{p}.capacity"),
+                        format!("{capacity} must be a number greater than 0"),
+                    );
+                }
+                for (name, v) in [
+                    ("cost", cost),
+                    ("timeout_cost", timeout_cost),
+                    ("refund", refund),
+                ] {
+                    if !finite_nonneg(*v) {
+                        c.err(format!("{p}.{name}"), format!("{v} must be a number >= 0"));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The budget in words: `token bucket 10 tokens, +0.1 per success (per client)`.
+    pub fn describe(&self) -> String {
+        match self {
+            BudgetSpec::TokenBucket {
+                max_tokens,
+                token_ratio,
+                scope,
+            } => format!(
+                "token bucket {} tokens, +{} per success ({})",
+                num(*max_tokens),
+                num(*token_ratio),
+                scope.describe()
+            ),
+            BudgetSpec::Ratio {
+                percent,
+                min_per_second,
+                ttl,
+                scope,
+            } => format!(
+                "ratio {}% + {}/s over {ttl} ({})",
+                num(*percent),
+                num(*min_per_second),
+                scope.describe()
+            ),
+            BudgetSpec::Quota {
+                capacity,
+                cost,
+                timeout_cost,
+                refund,
+                scope,
+            } => format!(
+                "quota {}, cost {} (timeout {}), refund {} ({})",
+                num(*capacity),
+                num(*cost),
+                num(*timeout_cost),
+                num(*refund),
+                scope.describe()
+            ),
+        }
+    }
+}
 
 /// Fixed-point scale of the token bucket (thousandths of a token) and of
 /// the ratio budget's deposits (Finagle's `ScaleFactor`).
@@ -242,7 +433,6 @@ impl Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::spec::BudgetScope;
     use crate::time::Dur;
 
     const S: Nanos = NS_PER_SEC;

@@ -1,8 +1,32 @@
 //! Jitter: randomisation of a backoff delay so that requests that failed
-//! together do not retry together.
+//! together do not retry together. The kind as written ([`JitterSpec`]),
+//! its check and wording, and the resolved form ([`Jitter`]) live here.
 
-use crate::scenario::spec::JitterSpec;
+use crate::check::Problems;
+use crate::decimal::num;
 use crate::time::Nanos;
+use serde::{Deserialize, Serialize};
+
+/// Randomisation applied to a backoff delay.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JitterSpec {
+    #[default]
+    None,
+    Full,
+    Equal,
+    /// d · U(1 − f, 1 + f).
+    Proportional(f64),
+}
+
+impl JitterSpec {
+    /// Checks the values serde cannot; `path` ends at `jitter`.
+    pub fn check(&self, path: &str, c: &mut Problems) {
+        if let JitterSpec::Proportional(f) = *self {
+            c.fraction(&format!("{path}.proportional"), f, ", e.g. 0.1 for ±10%");
+        }
+    }
+}
 
 /// A resolved jitter mode.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -50,6 +74,16 @@ impl Jitter {
     /// The smallest and largest delay the jitter can turn `d` into.
     pub fn range(self, d: Nanos) -> (Nanos, Nanos) {
         (self.apply(d, 0.0), self.apply(d, 1.0))
+    }
+
+    /// The jitter in words: `none`, `full`, `±10%`.
+    pub fn describe(self) -> String {
+        match self {
+            Jitter::None => "none".into(),
+            Jitter::Full => "full".into(),
+            Jitter::Equal => "equal".into(),
+            Jitter::Proportional(f) => format!("±{}%", num(100.0 * f)),
+        }
     }
 
     /// Whether the jitter draws a random number at all.

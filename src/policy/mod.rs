@@ -11,11 +11,16 @@ pub mod budget;
 pub mod jitter;
 pub mod presets;
 pub mod schedule;
+pub mod scope;
+pub mod spec;
 
-pub use backoff::Backoff;
-pub use jitter::Jitter;
+pub use backoff::{Backoff, BackoffSpec};
+pub use breaker::BreakerSpec;
+pub use budget::BudgetSpec;
+pub use jitter::{Jitter, JitterSpec};
+pub use scope::BudgetScope;
+pub use spec::{PolicySpec, Pushback};
 
-use crate::scenario::spec::{BackoffSpec, BreakerSpec, BudgetSpec, PolicySpec, Pushback};
 use crate::status::{Status, StatusSet};
 use crate::time::Nanos;
 
@@ -23,6 +28,8 @@ use crate::time::Nanos;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Policy {
     pub name: String,
+    /// The preset the policy started from, if any (for reports).
+    pub preset: Option<String>,
     /// Attempts in all, the first included; `None` = unlimited.
     pub max_attempts: Option<u32>,
     /// Retry time limit from the first attempt; `None` = unlimited.
@@ -100,53 +107,27 @@ impl Policy {
     }
 }
 
-/// Resolves a backoff as written into integer-nanosecond form.
-pub fn resolve_backoff(spec: &BackoffSpec) -> Backoff {
-    match *spec {
-        BackoffSpec::Constant { delay } => Backoff::Constant { delay: delay.ns() },
-        BackoffSpec::Linear { initial, step, max } => Backoff::Linear {
-            initial: initial.ns(),
-            step: step.ns(),
-            max: max.map_or(u64::MAX, |m| m.ns()),
-        },
-        BackoffSpec::Exponential {
-            initial,
-            multiplier,
-            max,
-            max_doublings,
-        } => Backoff::Exponential {
-            initial: initial.ns(),
-            multiplier,
-            max: max.map_or(u64::MAX, |m| m.ns()),
-            max_doublings: max_doublings.unwrap_or(u32::MAX),
-        },
-        BackoffSpec::CloudTasks {
-            min_backoff,
-            max_backoff,
-            max_doublings,
-        } => Backoff::CloudTasks {
-            min_backoff: min_backoff.ns(),
-            max_backoff: max_backoff.ns(),
-            max_doublings,
-        },
-        BackoffSpec::Decorrelated { base, max } => Backoff::Decorrelated {
-            base: base.ns(),
-            max: max.ns(),
-        },
-    }
+/// Why a policy as written cannot be resolved.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    /// `preset` names no known preset.
+    #[error("unknown preset {0:?}; known presets: {known}", known = presets::NAMES.join(", "))]
+    UnknownPreset(String),
+    /// The policy may retry but says nothing of when.
+    #[error("a policy that may retry needs a `backoff` or a `preset`")]
+    NeedsBackoff,
 }
 
-/// Applies the preset named in `spec` (if any) and the SPEC defaults.
-/// Errors are messages about the policy's own fields (the caller adds the
-/// path); validation of values happens in `crate::scenario::validate`.
-pub fn resolve(spec: &PolicySpec) -> Result<Policy, String> {
+/// Applies the preset named in `spec` (if any) and the defaults: one
+/// attempt, no jitter, retry on `unavailable`, `resource_exhausted` and
+/// `deadline_exceeded`, no budget, no breaker, pushback ignored. Errors are
+/// about the policy's own fields (the caller adds the path); the values
+/// themselves are checked by [`PolicySpec::check`].
+pub fn resolve(spec: &PolicySpec) -> Result<Policy, ResolveError> {
     let base = match &spec.preset {
-        Some(name) => presets::preset(name).ok_or_else(|| {
-            format!(
-                "unknown preset {name:?}; known presets: {}",
-                presets::NAMES.join(", ")
-            )
-        })?,
+        Some(name) => {
+            presets::preset(name).ok_or_else(|| ResolveError::UnknownPreset(name.clone()))?
+        }
         None => PolicySpec::default(),
     };
     let max_attempts = spec.max_attempts.or(base.max_attempts).unwrap_or(1);
@@ -161,11 +142,11 @@ pub fn resolve(spec: &PolicySpec) -> Result<Policy, String> {
         .map(|d| d.ns())
         .filter(|&d| d > 0);
     let backoff = match spec.backoff.as_ref().or(base.backoff.as_ref()) {
-        Some(b) => resolve_backoff(b),
+        Some(b) => b.resolve(),
         None => {
             let retries = max_attempts != Some(1) || max_retry_duration.is_some();
             if retries {
-                return Err("a policy that may retry needs a `backoff` or a `preset`".into());
+                return Err(ResolveError::NeedsBackoff);
             }
             Backoff::Constant { delay: 0 }
         }
@@ -177,6 +158,7 @@ pub fn resolve(spec: &PolicySpec) -> Result<Policy, String> {
     };
     Ok(Policy {
         name: spec.name.clone(),
+        preset: spec.preset.clone(),
         max_attempts,
         max_retry_duration,
         backoff,
@@ -274,6 +256,6 @@ mod tests {
             max_attempts: Some(3),
             ..Default::default()
         });
-        assert!(err.unwrap_err().contains("backoff"));
+        assert_eq!(err.unwrap_err(), ResolveError::NeedsBackoff);
     }
 }

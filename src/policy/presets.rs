@@ -2,15 +2,14 @@
 //! so a scenario can say "what Cloud Tasks / gRPC / the AWS SDK / Envoy do
 //! by default" in one word and override only what it changes.
 //!
-//! Numbers come from `notes/retry-semantics.md`; where the source leaves a
-//! choice, the doc comment of [`preset`] says what was chosen and why.
+//! `docs/policies.md` gives the public source of every number; where the
+//! source leaves a choice, the doc comment of [`preset`] says what was
+//! chosen and why.
 //! Budgets are part of a preset only when the real system has one on by
 //! default (AWS standard mode), because a scenario cannot remove a preset's
 //! budget, only replace it.
 
-use crate::scenario::spec::{
-    BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec, Pushback,
-};
+use super::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec, Pushback};
 use crate::status::Status;
 use crate::time::Dur;
 

@@ -190,7 +190,7 @@ pub fn human(ns: Nanos) -> String {
 mod tests {
     use super::*;
     use crate::policy::{presets, resolve};
-    use crate::scenario::spec::{BackoffSpec, PolicySpec};
+    use crate::policy::{BackoffSpec, PolicySpec};
     use crate::time::Dur;
     use proptest::prelude::*;
 

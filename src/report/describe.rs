@@ -1,207 +1,18 @@
 //! Words for the HTML page: the scenario's parameters as a reader would
 //! state them, and one sentence per policy saying what happened.
 
-use super::format::{human_secs, num};
+use super::format::human_secs;
+use crate::decimal::num;
 use crate::metrics::aggregate::{Col, PolicySummary};
-use crate::policy::{Backoff, Jitter, Policy};
-use crate::scenario::spec::{
-    ActionSpec, BackendKind, BudgetScope, BudgetSpec, DistSpec, FaultSpec, ScenarioSpec,
-};
+use crate::policy::Policy;
+use crate::scenario::spec::{BackendKind, ScenarioSpec};
 use crate::scenario::Scenario;
-use crate::time::{format_duration, secs, Dur, Nanos};
-
-/// A distribution as written: `exponential, mean 10ms`.
-pub fn dist(d: &DistSpec) -> String {
-    match d {
-        DistSpec::Constant { value } => format!("constant {value}"),
-        DistSpec::Exponential { mean } => format!("exponential, mean {mean}"),
-        DistSpec::Uniform { min, max } => format!("uniform {min}–{max}"),
-        DistSpec::Lognormal {
-            median,
-            p99,
-            mean,
-            stddev,
-        } => {
-            let mut parts = vec![];
-            for (k, v) in [
-                ("median", median),
-                ("p99", p99),
-                ("mean", mean),
-                ("sd", stddev),
-            ] {
-                if let Some(v) = v {
-                    parts.push(format!("{k} {v}"));
-                }
-            }
-            format!("lognormal, {}", parts.join(", "))
-        }
-        DistSpec::Normal { mean, stddev } => format!("normal, mean {mean}, sd {stddev}"),
-    }
-}
-
-/// A fault in words: `outage 300–390 s (unavailable, flush)`.
-pub fn fault(f: &FaultSpec) -> String {
-    let (s, e) = f.window();
-    let when = format!("{}–{} s", num(secs(s)), num(secs(e)));
-    let what = match f {
-        FaultSpec::Outage { status, flush, .. } => format!(
-            "attempts fail with {}{}",
-            status.name(),
-            if *flush {
-                "; queue flushed at the start"
-            } else {
-                ""
-            }
-        ),
-        FaultSpec::Blackhole { .. } => "attempts are never answered".into(),
-        FaultSpec::Slowdown { factor, .. } => format!("service time ×{}", num(*factor)),
-        FaultSpec::Capacity { workers, .. } => format!("only {workers} workers"),
-        FaultSpec::Errors { rate, status, .. } => {
-            format!(
-                "{}% of served attempts fail with {}",
-                num(100.0 * rate),
-                status.name()
-            )
-        }
-    };
-    format!("{} {when}: {what}", f.kind())
-}
-
-/// An operator action in words.
-pub fn action(a: &ActionSpec) -> String {
-    let until = |d: &Option<Dur>| {
-        d.map(|d| format!(" for {d}"))
-            .unwrap_or_else(|| " until the end".into())
-    };
-    match a {
-        ActionSpec::DisableRetries { at, duration } => {
-            format!("at {at}: retries disabled{}", until(duration))
-        }
-        ActionSpec::ShedLoad {
-            at,
-            fraction,
-            duration,
-        } => format!(
-            "at {at}: {}% of arrivals shed{}",
-            num(100.0 * fraction),
-            until(duration)
-        ),
-        ActionSpec::ForceRun { at } => format!("at {at}: every waiting task forced to run"),
-    }
-}
-
-fn ns(n: Nanos) -> String {
-    if n == u64::MAX {
-        "∞".into()
-    } else {
-        format_duration(n)
-    }
-}
-
-/// A backoff schedule in words.
-pub fn backoff(b: &Backoff) -> String {
-    match b {
-        Backoff::Constant { delay } => format!("constant {}", ns(*delay)),
-        Backoff::Linear { initial, step, max } => {
-            format!(
-                "linear {} + {} per retry, max {}",
-                ns(*initial),
-                ns(*step),
-                ns(*max)
-            )
-        }
-        Backoff::Exponential {
-            initial,
-            multiplier,
-            max,
-            max_doublings,
-        } => {
-            let mut s = format!("exponential {} ×{}", ns(*initial), num(*multiplier));
-            if *max != u64::MAX {
-                s.push_str(&format!(", max {}", ns(*max)));
-            }
-            if *max_doublings != u32::MAX {
-                s.push_str(&format!(", {max_doublings} doublings"));
-            }
-            s
-        }
-        Backoff::CloudTasks {
-            min_backoff,
-            max_backoff,
-            max_doublings,
-        } => format!(
-            "Cloud Tasks {}–{}, {max_doublings} doublings",
-            ns(*min_backoff),
-            ns(*max_backoff)
-        ),
-        Backoff::Decorrelated { base, max } => {
-            format!("decorrelated {}–{}", ns(*base), ns(*max))
-        }
-    }
-}
-
-/// A jitter mode in words.
-pub fn jitter(j: Jitter) -> String {
-    match j {
-        Jitter::None => "none".into(),
-        Jitter::Full => "full".into(),
-        Jitter::Equal => "equal".into(),
-        Jitter::Proportional(f) => format!("±{}%", num(100.0 * f)),
-    }
-}
-
-fn scope(s: BudgetScope) -> &'static str {
-    match s {
-        BudgetScope::Client => "per client",
-        BudgetScope::Global => "global",
-    }
-}
-
-/// A retry budget in words.
-pub fn budget(b: &BudgetSpec) -> String {
-    match b {
-        BudgetSpec::TokenBucket {
-            max_tokens,
-            token_ratio,
-            scope: s,
-        } => format!(
-            "token bucket {} tokens, +{} per success ({})",
-            num(*max_tokens),
-            num(*token_ratio),
-            scope(*s)
-        ),
-        BudgetSpec::Ratio {
-            percent,
-            min_per_second,
-            ttl,
-            scope: s,
-        } => format!(
-            "ratio {}% + {}/s over {ttl} ({})",
-            num(*percent),
-            num(*min_per_second),
-            scope(*s)
-        ),
-        BudgetSpec::Quota {
-            capacity,
-            cost,
-            timeout_cost,
-            refund,
-            scope: s,
-        } => format!(
-            "quota {}, cost {} (timeout {}), refund {} ({})",
-            num(*capacity),
-            num(*cost),
-            num(*timeout_cost),
-            num(*refund),
-            scope(*s)
-        ),
-    }
-}
+use crate::time::{format_duration, secs};
 
 /// One row per policy setting: (label, value).
-pub fn policy_settings(p: &Policy, preset: Option<&str>) -> Vec<(&'static str, String)> {
+pub fn policy_settings(p: &Policy) -> Vec<(&'static str, String)> {
     let mut rows = vec![];
-    if let Some(preset) = preset {
+    if let Some(preset) = &p.preset {
         rows.push(("preset", preset.to_string()));
     }
     rows.push((
@@ -217,8 +28,8 @@ pub fn policy_settings(p: &Policy, preset: Option<&str>) -> Vec<(&'static str, S
             .unwrap_or_else(|| "none".into()),
     ));
     if p.may_retry() {
-        rows.push(("backoff", backoff(&p.backoff)));
-        rows.push(("jitter", jitter(p.jitter)));
+        rows.push(("backoff", p.backoff.describe()));
+        rows.push(("jitter", p.jitter.describe()));
         let on: Vec<&str> = p.retry_on.to_vec().iter().map(|s| s.name()).collect();
         rows.push(("retry on", on.join(", ")));
     }
@@ -226,21 +37,11 @@ pub fn policy_settings(p: &Policy, preset: Option<&str>) -> Vec<(&'static str, S
         "budget",
         p.budget
             .as_ref()
-            .map(budget)
+            .map(|b| b.describe())
             .unwrap_or_else(|| "none".into()),
     ));
     if let Some(b) = &p.breaker {
-        rows.push((
-            "circuit breaker",
-            format!(
-                "opens at {}% failures over {}, open {}, {} probe(s) ({})",
-                num(100.0 * b.failure_rate),
-                b.window,
-                b.open_for,
-                b.half_open_probes,
-                scope(b.scope)
-            ),
-        ));
+        rows.push(("circuit breaker", b.describe()));
     }
     if p.honor_retry_after {
         rows.push(("retry-after", "honoured".into()));
@@ -277,14 +78,14 @@ pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(S
         push("request deadline", d.to_string());
     }
     if let Some(d) = &t.network_delay {
-        push("network delay (one way)", dist(d));
+        push("network delay (one way)", d.describe());
     }
     let b = &spec.backend;
     match b.kind {
         BackendKind::Queue => {
             let mut s = format!("{} workers", b.workers.unwrap_or(0));
             if let Some(d) = &b.service_time {
-                s.push_str(&format!(", service time {}", dist(d)));
+                s.push_str(&format!(", service time {}", d.describe()));
             }
             if b.admission_cost.ns() > 0 {
                 s.push_str(&format!(", admission cost {}", b.admission_cost));
@@ -323,10 +124,10 @@ pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(S
         push("faults", "none".into());
     }
     for f in &spec.faults {
-        push("fault", fault(f));
+        push("fault", f.describe());
     }
     for a in &spec.actions {
-        push("operator action", action(a));
+        push("operator action", a.describe());
     }
     push(
         "recovery",
@@ -345,7 +146,7 @@ fn incident_name(scenario: &Scenario, fault_end_s: Option<f64>) -> String {
         return "the fault".into();
     };
     let best = scenario
-        .spec
+        .spec()
         .faults
         .iter()
         .min_by(|a, b| {
@@ -353,22 +154,14 @@ fn incident_name(scenario: &Scenario, fault_end_s: Option<f64>) -> String {
             let db = (secs(b.window().1) - end).abs();
             da.total_cmp(&db)
         })
-        .map(|f| f.kind());
-    match best {
-        Some("outage") => "the outage",
-        Some("blackhole") => "the blackhole",
-        Some("slowdown") => "the slowdown",
-        Some("capacity") => "the capacity loss",
-        Some("errors") => "the error burst",
-        _ => "the fault",
-    }
-    .into()
+        .map(|f| f.incident_name());
+    best.unwrap_or("the fault").into()
 }
 
 /// One sentence saying what happened to the policy of `s`; `first` is the
 /// first policy (the `retry_reduction` baseline), `None` for itself.
 pub fn sentence(scenario: &Scenario, s: &PolicySummary, first: Option<&str>) -> String {
-    let spec = &scenario.spec;
+    let spec = scenario.spec();
     let incident = incident_name(scenario, s.get(Col::FaultEndS));
     let after = |v: Option<f64>| match v {
         Some(v) if v <= 0.0 => format!("as soon as {incident} ended"),
@@ -446,7 +239,7 @@ pub fn sentence(scenario: &Scenario, s: &PolicySummary, first: Option<&str>) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::policy::{Backoff, Jitter};
 
     #[test]
     fn schedules_read_naturally() {
@@ -456,7 +249,7 @@ mod tests {
             max: 10_000_000_000,
             max_doublings: u32::MAX,
         };
-        assert_eq!(backoff(&b), "exponential 100ms ×2, max 10s");
-        assert_eq!(jitter(Jitter::Proportional(0.1)), "±10%");
+        assert_eq!(b.describe(), "exponential 100ms ×2, max 10s");
+        assert_eq!(Jitter::Proportional(0.1).describe(), "±10%");
     }
 }

@@ -6,7 +6,8 @@
 //! more than one replication, the `<col>_ci95` half-widths of the numeric
 //! columns follow, again in SPEC order, and `metastable_share` comes last.
 
-use super::format::{json_num, json_str, num, opt};
+use super::format::{json_num, json_str};
+use crate::decimal::{num, opt};
 use crate::metrics::aggregate::{Col, PolicySummary, RunFigures};
 use crate::metrics::RunResult;
 use crate::scenario::Scenario;
@@ -183,7 +184,7 @@ pub fn summary_json(
     summaries: &[PolicySummary],
     replications: usize,
 ) -> String {
-    let spec = &scenario.spec;
+    let spec = scenario.spec();
     let header = summary_header(replications);
     let mut out = String::from("{\n  \"scenario\": {\n");
     let fields = [

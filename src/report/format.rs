@@ -1,36 +1,8 @@
-//! The one rule for writing numbers into report files, and HTML escaping.
-//!
-//! Every float in every CSV and JSON file goes through [`num`]: rounded to
-//! six digits after the decimal point, trailing zeros and a trailing point
-//! removed, `-0` written as `0`. Rust formats a rounded float exactly, so
-//! the text depends only on the value, never on the platform or the thread
-//! count. A missing value (`None`) is an empty CSV cell and a JSON `null`.
+//! Report text helpers: JSON literals under the number rule of
+//! [`crate::decimal`], HTML escaping, and durations as a person says them.
+//! A missing value (`None`) is an empty CSV cell and a JSON `null`.
 
-/// Formats `x` by the report rule (see the module docs); non-finite values
-/// have no sensible cell and are written empty.
-pub fn num(x: f64) -> String {
-    if !x.is_finite() {
-        return String::new();
-    }
-    let mut s = format!("{x:.6}");
-    if s.contains('.') {
-        while s.ends_with('0') {
-            s.pop();
-        }
-        if s.ends_with('.') {
-            s.pop();
-        }
-    }
-    if s == "-0" {
-        s = "0".into();
-    }
-    s
-}
-
-/// [`num`] for an optional value: empty when `None`.
-pub fn opt(x: Option<f64>) -> String {
-    x.map(num).unwrap_or_default()
-}
+use crate::decimal::num;
 
 /// The JSON text of an optional value under the report rule: `null`, an
 /// integer when the rounded value is whole, else the rounded decimal.
@@ -97,6 +69,7 @@ pub fn percent(share: f64, decimals: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decimal::opt;
 
     #[test]
     fn percentages_have_no_negative_zero() {

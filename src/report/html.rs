@@ -3,8 +3,9 @@
 //! user text (scenario and policy names, descriptions) HTML-escaped.
 
 use super::describe;
-use super::format::{html, human_secs, num, percent};
+use super::format::{html, human_secs, percent};
 use super::plot::policy_css;
+use crate::decimal::num;
 use crate::metrics::aggregate::{Col, PolicySummary};
 use crate::scenario::Scenario;
 use base64::Engine;
@@ -122,13 +123,8 @@ fn summary_table(summaries: &[PolicySummary]) -> String {
 fn policies_table(scenario: &Scenario) -> String {
     let mut t =
         String::from("<table class=\"policies\">\n<tr><th>policy</th><th>settings</th></tr>\n");
-    for (i, p) in scenario.policies.iter().enumerate() {
-        let preset = scenario
-            .spec
-            .policies
-            .get(i)
-            .and_then(|s| s.preset.as_deref());
-        let rows: Vec<String> = describe::policy_settings(p, preset)
+    for (i, p) in scenario.policies().iter().enumerate() {
+        let rows: Vec<String> = describe::policy_settings(p)
             .into_iter()
             .map(|(k, v)| format!("{}: {}", html(k), html(&v)))
             .collect();
@@ -151,7 +147,7 @@ pub fn page(
     capacity_rps: Option<f64>,
     figures: &[Figure],
 ) -> String {
-    let spec = &scenario.spec;
+    let spec = scenario.spec();
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     h.push_str(&format!(

@@ -21,7 +21,8 @@
 //! (tests/report_waves.rs prints it). Wide lines are drawn one segment at a
 //! time: plotters' miter joins turn a noisy wide polyline into spikes.
 
-use super::format::{human_secs, num};
+use super::format::human_secs;
+use crate::decimal::num;
 use crate::metrics::aggregate::{aggregate, band, BandPoint, Col, PolicySummary};
 use crate::metrics::{BinRow, RunResult};
 use crate::scenario::spec::FaultSpec;
@@ -247,19 +248,14 @@ struct FaultBox {
 
 fn fault_boxes(scenario: &Scenario, run_end: f64) -> Vec<FaultBox> {
     scenario
-        .spec
+        .spec()
         .faults
         .iter()
         .map(|f| {
             let (s, e) = f.window();
             let (start, end) = (secs(s), secs(e).min(run_end));
             let shaded = end - start < 0.5 * run_end;
-            let what = match f {
-                FaultSpec::Slowdown { factor, .. } => format!("slowdown ×{}", num(*factor)),
-                FaultSpec::Capacity { workers, .. } => format!("capacity: {workers} workers"),
-                FaultSpec::Errors { rate, .. } => format!("errors {}%", num(100.0 * rate)),
-                other => other.kind().to_string(),
-            };
+            let what = f.label();
             let label = if shaded {
                 format!("{what} {}–{} s", num(start), num(end))
             } else {
@@ -278,13 +274,13 @@ fn fault_boxes(scenario: &Scenario, run_end: f64) -> Vec<FaultBox> {
 
 /// The x range shared by both figures: the run, in seconds.
 fn x_range(scenario: &Scenario, results: &[RunResult]) -> Range<f64> {
-    let bin = scenario.spec.bin.secs();
+    let bin = scenario.spec().bin.secs();
     let last = results
         .iter()
         .filter_map(|r| r.bins.last())
         .map(|b| b.t_s + bin)
         .fold(0.0, f64::max);
-    let end = scenario.spec.duration.secs().max(last);
+    let end = scenario.spec().duration.secs().max(last);
     0.0..if end > 0.0 { end } else { 1.0 }
 }
 
@@ -733,7 +729,7 @@ pub fn load_png(
             dashed: true,
         });
     }
-    let spec = &scenario.spec;
+    let spec = scenario.spec();
     let reps = groups.iter().map(|g| g.runs.len()).max().unwrap_or(0);
     let mut title = format!("{} — offered load per retry policy", spec.name);
     if reps > 1 {
@@ -813,7 +809,7 @@ pub fn recovery_png(
     let faults = fault_boxes(scenario, x.end);
     let ratio = |b: &BinRow| (b.demand_rps > 0.0).then(|| b.goodput_rps / b.demand_rps);
     let series = series_of(&groups, &x, ratio);
-    let threshold = scenario.spec.report.recovery_threshold;
+    let threshold = scenario.spec().report.recovery_threshold;
     let top = (max_of(&series, |b| b.max) * 1.05).clamp(1.2, 2.5);
     let mut marks = Vec::new();
     for (g, s) in groups.iter().zip(&summaries) {
@@ -853,7 +849,7 @@ pub fn recovery_png(
             });
         }
     }
-    let spec = &scenario.spec;
+    let spec = scenario.spec();
     let reps = groups.iter().map(|g| g.runs.len()).max().unwrap_or(0);
     let mut title = format!("{} — recovery: goodput ÷ demand", spec.name);
     if reps > 1 {

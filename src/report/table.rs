@@ -4,7 +4,8 @@
 //! terminal) the recovery column turns green or red. Padding is computed on
 //! the plain text before any escape code is added, so columns stay aligned.
 
-use super::format::{human_secs, num, percent};
+use super::format::{human_secs, percent};
+use crate::decimal::num;
 use crate::metrics::aggregate::{aggregate, Col, PolicySummary};
 use crate::metrics::RunResult;
 use crate::scenario::Scenario;
@@ -168,7 +169,7 @@ pub fn render(scenario: &Scenario, results: &[RunResult], color: bool) -> String
         out.push('\n');
     }
     let r = summaries.iter().map(|s| s.replications).max().unwrap_or(0);
-    let spec = &scenario.spec;
+    let spec = scenario.spec();
     let mut note = format!(
         "recovered = goodput held >= {}% of demand for {} after the last fault ended",
         num(100.0 * spec.report.recovery_threshold),

@@ -14,23 +14,28 @@ pub mod validate;
 
 pub use load::Format;
 pub use set::apply_set;
-pub use validate::{validate, Problem};
+pub use validate::validate;
 
 use crate::error::invalid;
-use crate::policy::{self, Policy};
+use crate::policy::{self, Policy, PolicySpec, ResolveError};
 use spec::ScenarioSpec;
 use std::path::Path;
 
 /// A validated scenario with its policies resolved.
+///
+/// The policies as written (`spec().policies`) and as resolved
+/// ([`Scenario::policies`]) are kept in step here and nowhere else: the
+/// fields are private, and every change goes through a method that updates
+/// both.
 #[derive(Clone, Debug)]
 pub struct Scenario {
-    pub spec: ScenarioSpec,
-    pub policies: Vec<Policy>,
+    spec: ScenarioSpec,
+    policies: Vec<Policy>,
 }
 
 impl Scenario {
     /// Resolves the policies of an already-validated spec.
-    pub fn from_spec(spec: ScenarioSpec) -> Result<Scenario, String> {
+    pub fn from_spec(spec: ScenarioSpec) -> Result<Scenario, ResolveError> {
         let policies = spec
             .policies
             .iter()
@@ -43,6 +48,48 @@ impl Scenario {
     /// that hold a scenario in memory); the error is the loader's message.
     pub fn from_json(text: &str) -> Result<Scenario, String> {
         load_str(text, "scenario.json", &[]).map_err(|e| e.to_string())
+    }
+
+    /// The scenario as written (after `--set` overrides).
+    pub fn spec(&self) -> &ScenarioSpec {
+        &self.spec
+    }
+
+    /// The resolved policies, in file order.
+    pub fn policies(&self) -> &[Policy] {
+        &self.policies
+    }
+
+    /// Replaces the seed (`--seed`).
+    pub fn set_seed(&mut self, seed: u64) {
+        self.spec.seed = seed;
+    }
+
+    /// Keeps only the policies named in `names` (all when empty), in file
+    /// order. Returns the first name that matches no policy.
+    pub fn select_policies(&mut self, names: &[String]) -> Result<(), String> {
+        if names.is_empty() {
+            return Ok(());
+        }
+        if let Some(missing) = names
+            .iter()
+            .find(|n| !self.policies.iter().any(|p| &p.name == *n))
+        {
+            return Err(missing.clone());
+        }
+        let keep = |name: &String| names.contains(name);
+        self.policies.retain(|p| keep(&p.name));
+        self.spec.policies.retain(|p| keep(&p.name));
+        Ok(())
+    }
+
+    /// The same scenario with `spec` as its only policy.
+    pub fn with_only_policy(&self, spec: PolicySpec) -> Result<Scenario, ResolveError> {
+        let policy = policy::resolve(&spec)?;
+        let mut out = self.clone();
+        out.spec.policies = vec![spec];
+        out.policies = vec![policy];
+        Ok(out)
     }
 }
 
@@ -111,10 +158,10 @@ mod tests {
     #[test]
     fn the_example_loads() {
         let s = load_str(EXAMPLE, "example.json", &[]).unwrap();
-        assert_eq!(s.policies.len(), 4);
-        assert_eq!(s.policies[3].name, "queue-default");
+        assert_eq!(s.policies().len(), 4);
+        assert_eq!(s.policies()[3].name, "queue-default");
         let from_file = load(Path::new("scenarios/example.json"), &[]).unwrap();
-        assert_eq!(from_file.policies, s.policies);
+        assert_eq!(from_file.policies(), s.policies());
     }
 
     #[test]
@@ -125,10 +172,10 @@ mod tests {
             serde_json::to_value(&j.spec).unwrap(),
             serde_json::to_value(&t.spec).unwrap()
         );
-        assert_eq!(j.policies, t.policies);
+        assert_eq!(j.policies(), t.policies());
         // Without an extension the content decides.
         let t2 = load_str(EXAMPLE_TOML, "<stdin>", &[]).unwrap();
-        assert_eq!(t2.policies, t.policies);
+        assert_eq!(t2.policies(), t.policies());
         assert!(load_str(EXAMPLE, "built-in spanner-90s.json", &[]).is_ok());
     }
 
@@ -146,15 +193,15 @@ mod tests {
         .collect();
         for (text, origin) in [(EXAMPLE, "e.json"), (EXAMPLE_TOML, "e.toml")] {
             let s = load_str(text, origin, &sets).unwrap();
-            assert_eq!(s.spec.backend.workers, Some(120));
-            assert_eq!(s.spec.name, "renamed");
-            assert_eq!(s.policies[2].max_attempts, Some(7));
+            assert_eq!(s.spec().backend.workers, Some(120));
+            assert_eq!(s.spec().name, "renamed");
+            assert_eq!(s.policies()[2].max_attempts, Some(7));
             assert_eq!(
-                s.spec.faults[0].window().1 - s.spec.faults[0].window().0,
+                s.spec().faults[0].window().1 - s.spec().faults[0].window().0,
                 60_000_000_000
             );
-            match &s.spec.policies[1].backoff {
-                Some(spec::BackoffSpec::Exponential { initial, .. }) => {
+            match &s.spec().policies[1].backoff {
+                Some(crate::policy::BackoffSpec::Exponential { initial, .. }) => {
                     assert_eq!(initial.ns(), 200_000_000)
                 }
                 other => panic!("{other:?}"),

@@ -3,15 +3,11 @@
 //! the field path (`policies[1].backoff.exponential.initial`) in the same
 //! form as deserialisation errors, and all problems are reported at once.
 
-use super::spec::{
-    ActionSpec, BackendKind, BackoffSpec, BreakerSpec, BudgetScope, BudgetSpec, DistSpec,
-    FaultSpec, JitterSpec, Mode, PolicySpec, ScenarioSpec,
-};
-use crate::policy;
-use crate::status::Status;
-use crate::time::{Dur, NS_PER_SEC};
+use super::spec::{BackendKind, Mode, ScenarioSpec};
+use crate::check::{finite_nonneg, finite_pos, Problem, Problems};
+use crate::policy::{self, BudgetScope, PolicySpec};
+use crate::time::Dur;
 use std::collections::HashMap;
-use std::fmt;
 
 /// More time-series bins than this per run is refused (memory).
 pub const MAX_BINS: u64 = 10_000_000;
@@ -25,57 +21,25 @@ pub const MAX_GATED_CLIENTS: u32 = 5_000_000;
 /// A higher request rate (per second) is refused.
 pub const MAX_RATE: f64 = 1e9;
 
-/// One thing wrong with a scenario: where (a field path) and what.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Problem {
-    /// Field path as serde_path_to_error writes it (`traffic.profile[2].at`).
-    pub path: String,
-    /// What is wrong, written for the person who wrote the file.
-    pub message: String,
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)
-    }
-}
-
 /// Checks every value of a deserialised scenario; returns all problems.
 pub fn validate(spec: &ScenarioSpec) -> Result<(), Vec<Problem>> {
     let mut c = Checker::default();
     c.scenario(spec);
-    if c.problems.is_empty() {
-        Ok(())
-    } else {
-        Err(c.problems)
-    }
+    c.p.into_result()
 }
 
 #[derive(Default)]
 struct Checker {
-    problems: Vec<Problem>,
-}
-
-fn finite_pos(x: f64) -> bool {
-    x.is_finite() && x > 0.0
-}
-
-fn finite_nonneg(x: f64) -> bool {
-    x.is_finite() && x >= 0.0
+    p: Problems,
 }
 
 impl Checker {
     fn err(&mut self, path: impl Into<String>, message: impl Into<String>) {
-        self.problems.push(Problem {
-            path: path.into(),
-            message: message.into(),
-        });
+        self.p.err(path, message);
     }
 
     fn positive_dur(&mut self, path: &str, d: Dur) {
-        if d.ns() == 0 {
-            self.err(path, "must be greater than 0");
-        }
+        self.p.positive_dur(path, d);
     }
 
     fn scenario(&mut self, s: &ScenarioSpec) {
@@ -118,10 +82,18 @@ impl Checker {
         self.traffic(s);
         self.backend(s);
         for (i, f) in s.faults.iter().enumerate() {
-            self.fault(&format!("faults[{i}].{}", f.kind()), f, s);
+            f.check(
+                &format!("faults[{i}].{}", f.kind()),
+                s.duration,
+                &mut self.p,
+            );
         }
         for (i, a) in s.actions.iter().enumerate() {
-            self.action(i, a, s);
+            a.check(
+                &format!("actions[{i}]"),
+                s.dispatcher.is_some(),
+                &mut self.p,
+            );
         }
         if let Some(d) = &s.dispatcher {
             let p = "dispatcher";
@@ -212,63 +184,10 @@ impl Checker {
             self.positive_dur("traffic.deadline", d);
         }
         if let Some(d) = &t.network_delay {
-            self.dist("traffic.network_delay", d);
+            d.check("traffic.network_delay", &mut self.p);
         }
         if let Some(d) = &t.think_time {
-            self.dist("traffic.think_time", d);
-        }
-    }
-
-    fn dist(&mut self, path: &str, d: &DistSpec) {
-        match d {
-            DistSpec::Constant { .. } => {}
-            DistSpec::Exponential { mean } => {
-                self.positive_dur(&format!("{path}.exponential.mean"), *mean)
-            }
-            DistSpec::Uniform { min, max } => {
-                if min > max {
-                    self.err(
-                        format!("{path}.uniform.min"),
-                        format!("{min} is greater than max ({max})"),
-                    );
-                }
-            }
-            DistSpec::Lognormal {
-                median,
-                p99,
-                mean,
-                stddev,
-            } => {
-                let p = format!("{path}.lognormal");
-                let quantiles = median.is_some() || p99.is_some();
-                let moments = mean.is_some() || stddev.is_some();
-                match (median, p99, mean, stddev) {
-                    (Some(m), Some(q), None, None) => {
-                        if m.ns() == 0 {
-                            self.err(format!("{p}.median"), "must be greater than 0");
-                        } else if q < m {
-                            self.err(
-                                format!("{p}.p99"),
-                                format!("{q} is less than the median ({m})"),
-                            );
-                        }
-                    }
-                    (None, None, Some(m), Some(_)) => {
-                        if m.ns() == 0 {
-                            self.err(format!("{p}.mean"), "must be greater than 0");
-                        }
-                    }
-                    _ if quantiles && moments => self.err(
-                        p,
-                        "give either {median, p99} or {mean, stddev}, not fields of both",
-                    ),
-                    _ => self.err(
-                        p,
-                        "needs both `median` and `p99`, or both `mean` and `stddev`",
-                    ),
-                }
-            }
-            DistSpec::Normal { .. } => {}
+            d.check("traffic.think_time", &mut self.p);
         }
     }
 
@@ -293,7 +212,7 @@ impl Checker {
                         "backend.service_time",
                         "missing: a queue backend needs a service time distribution",
                     ),
-                    Some(d) => self.dist("backend.service_time", d),
+                    Some(d) => d.check("backend.service_time", &mut self.p),
                 }
             }
             BackendKind::Contention => {
@@ -309,81 +228,6 @@ impl Checker {
                             "has no meaning for a \"contention\" backend (it has no workers and no queue); remove it",
                         );
                     }
-                }
-            }
-        }
-    }
-
-    fn fault(&mut self, p: &str, f: &FaultSpec, s: &ScenarioSpec) {
-        let (start, _) = f.window();
-        let duration = match f {
-            FaultSpec::Outage { duration, .. }
-            | FaultSpec::Blackhole { duration, .. }
-            | FaultSpec::Slowdown { duration, .. }
-            | FaultSpec::Capacity { duration, .. }
-            | FaultSpec::Errors { duration, .. } => *duration,
-        };
-        self.positive_dur(&format!("{p}.duration"), duration);
-        if s.duration.ns() > 0 && start >= s.duration.ns() {
-            self.err(
-                format!("{p}.start"),
-                format!(
-                    "{} is at or after the end of the run ({}); the fault would never happen",
-                    Dur(start),
-                    s.duration
-                ),
-            );
-        }
-        match f {
-            FaultSpec::Outage { status, .. } if *status == Status::Ok => {
-                self.err(format!("{p}.status"), "an outage cannot answer `ok`")
-            }
-            FaultSpec::Slowdown { factor, .. } if !finite_pos(*factor) => self.err(
-                format!("{p}.factor"),
-                format!("{factor} must be a number greater than 0"),
-            ),
-            FaultSpec::Errors { rate, status, .. } => {
-                if !(rate.is_finite() && (0.0..=1.0).contains(rate)) {
-                    self.err(
-                        format!("{p}.rate"),
-                        format!("{rate} is out of range: a fraction in [0, 1], e.g. 0.01"),
-                    );
-                }
-                if *status == Status::Ok {
-                    self.err(format!("{p}.status"), "injected errors cannot be `ok`");
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn action(&mut self, i: usize, a: &ActionSpec, s: &ScenarioSpec) {
-        match a {
-            ActionSpec::DisableRetries { duration, .. } => {
-                if let Some(d) = duration {
-                    self.positive_dur(&format!("actions[{i}].disable_retries.duration"), *d);
-                }
-            }
-            ActionSpec::ShedLoad {
-                fraction, duration, ..
-            } => {
-                let p = format!("actions[{i}].shed_load");
-                if !(fraction.is_finite() && (0.0..=1.0).contains(fraction)) {
-                    self.err(
-                        format!("{p}.fraction"),
-                        format!("{fraction} is out of range: a fraction in [0, 1]"),
-                    );
-                }
-                if let Some(d) = duration {
-                    self.positive_dur(&format!("{p}.duration"), *d);
-                }
-            }
-            ActionSpec::ForceRun { .. } => {
-                if s.dispatcher.is_none() {
-                    self.err(
-                        format!("actions[{i}].force_run"),
-                        "needs a `dispatcher` block (it runs the dispatcher's waiting tasks)",
-                    );
                 }
             }
         }
@@ -408,7 +252,7 @@ impl Checker {
                     ),
                 );
             }
-            self.policy(&path, p);
+            p.check(&path, &mut self.p);
             self.client_state_fits(&path, p, clients);
         }
     }
@@ -440,211 +284,12 @@ impl Checker {
             );
         }
     }
-
-    fn policy(&mut self, path: &str, p: &PolicySpec) {
-        let before = self.problems.len();
-        if let Some(name) = &p.preset {
-            if policy::presets::preset(name).is_none() {
-                self.err(
-                    format!("{path}.preset"),
-                    format!(
-                        "unknown preset {name:?}; known presets: {}",
-                        policy::presets::NAMES.join(", ")
-                    ),
-                );
-            }
-        }
-        if let Some(m) = p.max_attempts {
-            if m < -1 {
-                self.err(
-                    format!("{path}.max_attempts"),
-                    format!("{m} is not allowed: attempts in all, the first included (0 or -1 = unlimited)"),
-                );
-            }
-        }
-        if let Some(b) = &p.backoff {
-            self.backoff(&format!("{path}.backoff"), b);
-        }
-        if let Some(JitterSpec::Proportional(f)) = p.jitter {
-            if !(f.is_finite() && (0.0..=1.0).contains(&f)) {
-                self.err(
-                    format!("{path}.jitter.proportional"),
-                    format!("{f} is out of range: a fraction in [0, 1], e.g. 0.1 for ±10%"),
-                );
-            }
-        }
-        if let Some(b) = &p.budget {
-            self.budget(&format!("{path}.budget"), b);
-        }
-        if let Some(b) = &p.circuit_breaker {
-            self.breaker(&format!("{path}.circuit_breaker"), b);
-        }
-        // Only ask the resolver once the fields themselves are sound, so a
-        // bad preset name is not reported twice.
-        if self.problems.len() == before {
-            if let Err(e) = policy::resolve(p) {
-                self.err(path, e);
-            }
-        }
-    }
-
-    fn backoff(&mut self, path: &str, b: &BackoffSpec) {
-        match b {
-            BackoffSpec::Constant { .. } => {}
-            BackoffSpec::Linear { initial, max, .. } => {
-                if let Some(max) = max {
-                    if max < initial {
-                        self.err(
-                            format!("{path}.linear.max"),
-                            format!("{max} is less than initial ({initial})"),
-                        );
-                    }
-                }
-            }
-            BackoffSpec::Exponential {
-                initial,
-                multiplier,
-                max,
-                ..
-            } => {
-                let p = format!("{path}.exponential");
-                self.positive_dur(&format!("{p}.initial"), *initial);
-                if !(multiplier.is_finite() && *multiplier >= 1.0) {
-                    self.err(
-                        format!("{p}.multiplier"),
-                        format!("{multiplier} must be a number >= 1"),
-                    );
-                }
-                if let Some(max) = max {
-                    if max < initial {
-                        self.err(
-                            format!("{p}.max"),
-                            format!("{max} is less than initial ({initial})"),
-                        );
-                    }
-                }
-            }
-            BackoffSpec::CloudTasks {
-                min_backoff,
-                max_backoff,
-                ..
-            } => {
-                if min_backoff > max_backoff {
-                    self.err(
-                        format!("{path}.cloud_tasks.min_backoff"),
-                        format!("{min_backoff} is greater than max_backoff ({max_backoff})"),
-                    );
-                }
-            }
-            BackoffSpec::Decorrelated { base, max } => {
-                let p = format!("{path}.decorrelated");
-                if base.ns() == 0 {
-                    self.err(format!("{p}.base"), "must be greater than 0");
-                } else if base > max {
-                    self.err(
-                        format!("{p}.base"),
-                        format!("{base} is greater than max ({max})"),
-                    );
-                }
-            }
-        }
-    }
-
-    fn budget(&mut self, path: &str, b: &BudgetSpec) {
-        match b {
-            BudgetSpec::TokenBucket {
-                max_tokens,
-                token_ratio,
-                ..
-            } => {
-                let p = format!("{path}.token_bucket");
-                if !(finite_pos(*max_tokens) && *max_tokens <= 1000.0) {
-                    self.err(
-                        format!("{p}.max_tokens"),
-                        format!("{max_tokens} is out of range (0, 1000] (gRFC A6)"),
-                    );
-                }
-                if !finite_pos(*token_ratio) {
-                    self.err(
-                        format!("{p}.token_ratio"),
-                        format!("{token_ratio} must be a number greater than 0"),
-                    );
-                }
-            }
-            BudgetSpec::Ratio {
-                percent,
-                min_per_second,
-                ttl,
-                ..
-            } => {
-                let p = format!("{path}.ratio");
-                if !(finite_nonneg(*percent) && *percent <= 1000.0) {
-                    self.err(
-                        format!("{p}.percent"),
-                        format!("{percent} is out of range [0, 1000] (a percent: 20 = 20%)"),
-                    );
-                }
-                if !finite_nonneg(*min_per_second) {
-                    self.err(
-                        format!("{p}.min_per_second"),
-                        format!("{min_per_second} must be a number >= 0"),
-                    );
-                }
-                if ttl.ns() < NS_PER_SEC || ttl.ns() > 60 * NS_PER_SEC {
-                    self.err(
-                        format!("{p}.ttl"),
-                        format!("{ttl} is out of range [1s, 60s]"),
-                    );
-                }
-            }
-            BudgetSpec::Quota {
-                capacity,
-                cost,
-                timeout_cost,
-                refund,
-                ..
-            } => {
-                let p = format!("{path}.quota");
-                if !finite_pos(*capacity) {
-                    self.err(
-                        format!("{p}.capacity"),
-                        format!("{capacity} must be a number greater than 0"),
-                    );
-                }
-                for (name, v) in [
-                    ("cost", cost),
-                    ("timeout_cost", timeout_cost),
-                    ("refund", refund),
-                ] {
-                    if !finite_nonneg(*v) {
-                        self.err(format!("{p}.{name}"), format!("{v} must be a number >= 0"));
-                    }
-                }
-            }
-        }
-    }
-
-    fn breaker(&mut self, p: &str, b: &BreakerSpec) {
-        if !(b.failure_rate.is_finite() && b.failure_rate > 0.0 && b.failure_rate <= 1.0) {
-            self.err(
-                format!("{p}.failure_rate"),
-                format!(
-                    "{} is out of range: a share of failures in (0, 1], e.g. 0.5",
-                    b.failure_rate
-                ),
-            );
-        }
-        self.positive_dur(&format!("{p}.window"), b.window);
-        self.positive_dur(&format!("{p}.open_for"), b.open_for);
-        if b.half_open_probes < 1 {
-            self.err(format!("{p}.half_open_probes"), "must be at least 1");
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::spec::DistSpec;
 
     fn example() -> ScenarioSpec {
         serde_json::from_str(include_str!("../../scenarios/example.json")).unwrap()

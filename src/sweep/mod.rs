@@ -13,12 +13,12 @@ pub mod grid;
 
 pub use grid::{Axis, Grid, Shard};
 
+use crate::decimal::{num, opt};
 use crate::error::invalid;
 use crate::metrics::aggregate::aggregate;
 use crate::metrics::RunResult;
 use crate::model::run::simulate;
 use crate::report::files::{summary_header, summary_row, Cell};
-use crate::report::format::{num, opt};
 use crate::scenario::{self, Scenario};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -131,7 +131,7 @@ pub fn run_points(
         .iter()
         .enumerate()
         .flat_map(|(k, (_, s))| {
-            (0..s.policies.len()).flat_map(move |p| (0..replications).map(move |r| (k, p, r)))
+            (0..s.policies().len()).flat_map(move |p| (0..replications).map(move |r| (k, p, r)))
         })
         .collect();
     let results: Vec<(usize, RunResult)> = jobs

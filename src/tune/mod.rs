@@ -11,7 +11,7 @@
 use crate::metrics::RunResult;
 use crate::model::run::simulate;
 use crate::policy::{self, Backoff, Jitter, Policy};
-use crate::scenario::spec::{BackoffSpec, JitterSpec, PolicySpec};
+use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
 use crate::scenario::Scenario;
 use crate::time::{format_duration, Dur, NS_PER_SEC};
 use rayon::prelude::*;
@@ -180,10 +180,9 @@ fn backoff_is_sane(s: &PolicySpec) -> bool {
 /// Simulates `spec` in place of the scenario's policies, `replications`
 /// times, and scores it.
 fn evaluate(base: &Scenario, spec: &PolicySpec, replications: u32) -> Score {
-    let mut scenario = base.clone();
-    let policy = policy::resolve(spec).expect("variants resolve");
-    scenario.spec.policies = vec![spec.clone()];
-    scenario.policies = vec![policy];
+    let scenario = base
+        .with_only_policy(spec.clone())
+        .expect("variants resolve");
     let runs: Vec<RunResult> = (0..replications)
         .map(|r| simulate(&scenario, 0, r))
         .collect();
@@ -255,7 +254,7 @@ pub fn tune(
     replications: u32,
     max_rounds: usize,
 ) -> Tuned {
-    let start = scenario.spec.policies[policy_index].clone();
+    let start = scenario.spec().policies[policy_index].clone();
     let start = with_preset_applied(&start);
     let baseline = Candidate {
         score: evaluate(scenario, &start, replications),

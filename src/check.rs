@@ -1,0 +1,89 @@
+//! Validation problems and the small collector every `check` method writes
+//! into.
+//!
+//! Each kind of thing a scenario can hold (a backoff, a budget, a fault…)
+//! checks its own values next to its definition and reports problems here
+//! with a field path (`policies[1].backoff.exponential.initial`) in the form
+//! the deserialiser uses, so a message points at the same place whether
+//! serde or a range check found it. All problems are collected, then
+//! reported at once.
+
+use crate::time::Dur;
+use std::fmt;
+
+/// One thing wrong with a scenario: where (a field path) and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// Field path as the deserialiser writes it (`traffic.profile[2].at`).
+    pub path: String,
+    /// What is wrong, written for the person who wrote the file.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// Collects the problems found by `check` methods.
+#[derive(Debug, Default)]
+pub struct Problems {
+    list: Vec<Problem>,
+}
+
+impl Problems {
+    /// Records a problem at `path`.
+    pub fn err(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.list.push(Problem {
+            path: path.into(),
+            message: message.into(),
+        });
+    }
+
+    /// A duration that must not be zero.
+    pub fn positive_dur(&mut self, path: &str, d: Dur) {
+        if d.ns() == 0 {
+            self.err(path, "must be greater than 0");
+        }
+    }
+
+    /// A share in `[0, 1]`; `example` completes "e.g. …" in the message.
+    pub fn fraction(&mut self, path: &str, x: f64, example: &str) {
+        if !(x.is_finite() && (0.0..=1.0).contains(&x)) {
+            self.err(
+                path,
+                format!("{x} is out of range: a fraction in [0, 1]{example}"),
+            );
+        }
+    }
+
+    /// Problems found so far.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Whether nothing was found.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// `Ok` when nothing was found, else every problem in the order found.
+    pub fn into_result(self) -> Result<(), Vec<Problem>> {
+        if self.list.is_empty() {
+            Ok(())
+        } else {
+            Err(self.list)
+        }
+    }
+}
+
+/// A finite number greater than 0.
+pub fn finite_pos(x: f64) -> bool {
+    x.is_finite() && x > 0.0
+}
+
+/// A finite number at least 0.
+pub fn finite_nonneg(x: f64) -> bool {
+    x.is_finite() && x >= 0.0
+}

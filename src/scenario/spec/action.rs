@@ -1,0 +1,98 @@
+//! An operator action as written, its checks and its wording. What an
+//! action does is `crate::model::faults` (the timeline) and the model's
+//! run loop.
+//!
+//! A new action kind is a variant here (with its `check` and `describe`
+//! arms), its effect in `crate::model::faults::actions_at` (and the run
+//! loop when it acts at an instant), and a line in
+//! `docs/scenario-reference.md`.
+
+use crate::check::Problems;
+use crate::decimal::num;
+use crate::time::Dur;
+use serde::{Deserialize, Serialize};
+
+/// An operator action taken mid-incident.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ActionSpec {
+    /// Every client stops retrying (for `duration`, default: until the end).
+    DisableRetries {
+        at: Dur,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration: Option<Dur>,
+    },
+    /// The backend rejects `fraction` of arrivals at no cost (for
+    /// `duration`, default: until the end).
+    ShedLoad {
+        at: Dur,
+        fraction: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration: Option<Dur>,
+    },
+    /// Every waiting task of the dispatcher queue is dispatched at once.
+    ForceRun { at: Dur },
+}
+
+impl ActionSpec {
+    /// When the action is taken.
+    pub fn at(&self) -> Dur {
+        match self {
+            ActionSpec::DisableRetries { at, .. }
+            | ActionSpec::ShedLoad { at, .. }
+            | ActionSpec::ForceRun { at } => *at,
+        }
+    }
+
+    /// Checks the values serde cannot; `p` is the action's path
+    /// (`actions[0]`); `has_dispatcher` whether the scenario has one.
+    pub fn check(&self, p: &str, has_dispatcher: bool, c: &mut Problems) {
+        match self {
+            ActionSpec::DisableRetries { duration, .. } => {
+                if let Some(d) = duration {
+                    c.positive_dur(&format!("{p}.disable_retries.duration"), *d);
+                }
+            }
+            ActionSpec::ShedLoad {
+                fraction, duration, ..
+            } => {
+                let p = format!("{p}.shed_load");
+                c.fraction(&format!("{p}.fraction"), *fraction, "");
+                if let Some(d) = duration {
+                    c.positive_dur(&format!("{p}.duration"), *d);
+                }
+            }
+            ActionSpec::ForceRun { .. } => {
+                if !has_dispatcher {
+                    c.err(
+                        format!("{p}.force_run"),
+                        "needs a `dispatcher` block (it runs the dispatcher's waiting tasks)",
+                    );
+                }
+            }
+        }
+    }
+
+    /// The action in a line: `at 6m: retries disabled until the end`.
+    pub fn describe(&self) -> String {
+        let until = |d: &Option<Dur>| {
+            d.map(|d| format!(" for {d}"))
+                .unwrap_or_else(|| " until the end".into())
+        };
+        match self {
+            ActionSpec::DisableRetries { at, duration } => {
+                format!("at {at}: retries disabled{}", until(duration))
+            }
+            ActionSpec::ShedLoad {
+                at,
+                fraction,
+                duration,
+            } => format!(
+                "at {at}: {}% of arrivals shed{}",
+                num(100.0 * fraction),
+                until(duration)
+            ),
+            ActionSpec::ForceRun { at } => format!("at {at}: every waiting task forced to run"),
+        }
+    }
+}

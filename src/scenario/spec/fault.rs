@@ -1,0 +1,188 @@
+//! A scheduled fault as written, its checks and its wording. What a fault
+//! does to the backend is `crate::model::faults`.
+//!
+//! A new fault kind is a variant here (with its `check`, `label`, `effect`
+//! and `incident_name` arms), its effect in `crate::model::faults::state_at`,
+//! and a line in `docs/scenario-reference.md`.
+
+use crate::check::{finite_pos, Problems};
+use crate::decimal::num;
+use crate::status::Status;
+use crate::time::{secs, Dur};
+use serde::{Deserialize, Serialize};
+
+/// A scheduled fault. Each variant has its window (`start`, `duration`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum FaultSpec {
+    Outage {
+        start: Dur,
+        duration: Dur,
+        #[serde(default = "default_fault_status")]
+        status: Status,
+        #[serde(default)]
+        flush: bool,
+    },
+    Blackhole {
+        start: Dur,
+        duration: Dur,
+    },
+    Slowdown {
+        start: Dur,
+        duration: Dur,
+        factor: f64,
+    },
+    Capacity {
+        start: Dur,
+        duration: Dur,
+        workers: u32,
+    },
+    Errors {
+        start: Dur,
+        duration: Dur,
+        rate: f64,
+        #[serde(default = "default_error_status")]
+        status: Status,
+    },
+}
+
+fn default_fault_status() -> Status {
+    Status::Unavailable
+}
+fn default_error_status() -> Status {
+    Status::Internal
+}
+
+impl FaultSpec {
+    /// The fault's window as (start, end) in nanoseconds.
+    pub fn window(&self) -> (u64, u64) {
+        let (s, d) = match self {
+            FaultSpec::Outage {
+                start, duration, ..
+            }
+            | FaultSpec::Blackhole { start, duration }
+            | FaultSpec::Slowdown {
+                start, duration, ..
+            }
+            | FaultSpec::Capacity {
+                start, duration, ..
+            }
+            | FaultSpec::Errors {
+                start, duration, ..
+            } => (start.ns(), duration.ns()),
+        };
+        (s, s.saturating_add(d))
+    }
+
+    /// How long the fault lasts, as written.
+    pub fn duration(&self) -> Dur {
+        match self {
+            FaultSpec::Outage { duration, .. }
+            | FaultSpec::Blackhole { duration, .. }
+            | FaultSpec::Slowdown { duration, .. }
+            | FaultSpec::Capacity { duration, .. }
+            | FaultSpec::Errors { duration, .. } => *duration,
+        }
+    }
+
+    /// The kind's name as written in files (`"outage"`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FaultSpec::Outage { .. } => "outage",
+            FaultSpec::Blackhole { .. } => "blackhole",
+            FaultSpec::Slowdown { .. } => "slowdown",
+            FaultSpec::Capacity { .. } => "capacity",
+            FaultSpec::Errors { .. } => "errors",
+        }
+    }
+
+    /// Checks the values serde cannot; `p` is the fault's path
+    /// (`faults[0].outage`) and `run_end` the scenario's duration.
+    pub fn check(&self, p: &str, run_end: Dur, c: &mut Problems) {
+        let (start, _) = self.window();
+        c.positive_dur(&format!("{p}.duration"), self.duration());
+        if run_end.ns() > 0 && start >= run_end.ns() {
+            c.err(
+                format!("{p}.start"),
+                format!(
+                    "{} is at or after the end of the run ({run_end}); the fault would never happen",
+                    Dur(start)
+                ),
+            );
+        }
+        match self {
+            FaultSpec::Outage { status, .. } if *status == Status::Ok => {
+                c.err(format!("{p}.status"), "an outage cannot answer `ok`")
+            }
+            FaultSpec::Slowdown { factor, .. } if !finite_pos(*factor) => c.err(
+                format!("{p}.factor"),
+                format!("{factor} must be a number greater than 0"),
+            ),
+            FaultSpec::Errors { rate, status, .. } => {
+                c.fraction(&format!("{p}.rate"), *rate, ", e.g. 0.01");
+                if *status == Status::Ok {
+                    c.err(format!("{p}.status"), "injected errors cannot be `ok`");
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A short name for plot legends: `outage`, `slowdown ×3`.
+    pub fn label(&self) -> String {
+        match self {
+            FaultSpec::Slowdown { factor, .. } => format!("slowdown ×{}", num(*factor)),
+            FaultSpec::Capacity { workers, .. } => format!("capacity: {workers} workers"),
+            FaultSpec::Errors { rate, .. } => format!("errors {}%", num(100.0 * rate)),
+            other => other.kind().to_string(),
+        }
+    }
+
+    /// What the fault does, in a phrase: `attempts fail with unavailable`.
+    pub fn effect(&self) -> String {
+        match self {
+            FaultSpec::Outage { status, flush, .. } => format!(
+                "attempts fail with {}{}",
+                status.name(),
+                if *flush {
+                    "; queue flushed at the start"
+                } else {
+                    ""
+                }
+            ),
+            FaultSpec::Blackhole { .. } => "attempts are never answered".into(),
+            FaultSpec::Slowdown { factor, .. } => format!("service time ×{}", num(*factor)),
+            FaultSpec::Capacity { workers, .. } => format!("only {workers} workers"),
+            FaultSpec::Errors { rate, status, .. } => {
+                format!(
+                    "{}% of served attempts fail with {}",
+                    num(100.0 * rate),
+                    status.name()
+                )
+            }
+        }
+    }
+
+    /// The fault in a line: `outage 300–390 s: attempts fail with unavailable`.
+    pub fn describe(&self) -> String {
+        let (s, e) = self.window();
+        format!(
+            "{} {}–{} s: {}",
+            self.kind(),
+            num(secs(s)),
+            num(secs(e)),
+            self.effect()
+        )
+    }
+
+    /// The fault as the subject of a sentence: `the outage`.
+    pub fn incident_name(&self) -> &'static str {
+        match self {
+            FaultSpec::Outage { .. } => "the outage",
+            FaultSpec::Blackhole { .. } => "the blackhole",
+            FaultSpec::Slowdown { .. } => "the slowdown",
+            FaultSpec::Capacity { .. } => "the capacity loss",
+            FaultSpec::Errors { .. } => "the error burst",
+        }
+    }
+}
