@@ -1,10 +1,10 @@
 //! End-to-end benchmarks: whole runs of storm scenarios, reported as
 //! requests simulated per second (criterion's "elements/s").
 //!
-//! - `peer_model`: the M/M/c retry model of `shared/notes/performance.md`
-//!   (c = 100, exp. 10 ms service, Poisson 7 000 req/s, waiting room 1 000,
-//!   1 s timeout, fixed 100 ms backoff, ≤ 5 attempts, timed-out work served),
-//!   60 simulated seconds, so peers' figures compare directly.
+//! - `peer_model`: a small M/M/c retry model (c = 100, exp. 10 ms service,
+//!   Poisson 7 000 req/s, waiting room 1 000, 1 s timeout, fixed 100 ms
+//!   backoff, ≤ 5 attempts, timed-out work served), 60 simulated seconds,
+//!   simple enough to re-implement in another simulator for comparison.
 //! - `outage_storm`: the same backend through a 20 s outage with a no-jitter
 //!   policy bounded by a 30 s deadline: the retry storm the tool is for.
 //! - `million_pending`: a million clients fire at once into a 5 s blackhole

@@ -1,6 +1,6 @@
 //! The built binary writes byte-identical reports whatever the thread
-//! count, and run after run: every file but `perf.json` (SPEC, "Report
-//! files").
+//! count, and run after run: every file but `perf.json` (`docs/model.md`,
+//! "Runs and determinism").
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,5 +1,6 @@
-//! Budgets, breakers and pushback end to end, through the simulator
-//! (`shared/notes/validation.md` §2): an `errors` fault over the whole run
+//! Budgets, breakers and pushback end to end, through the simulator (the
+//! claims of `docs/policies.md`, "Amplification under independent
+//! failures"): an `errors` fault over the whole run
 //! makes every served attempt fail independently with probability p.
 //!
 //! The backend has ample capacity (1000 req/s offered to 50 workers at 1 ms,

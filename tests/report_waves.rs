@@ -1,6 +1,6 @@
-//! Synchronised retries show as waves at fine bins (validation.md §6), the
-//! plots stay fast with many bins, `schedule --png` draws a stable figure,
-//! and `--no-plots` leaves no stale plots behind.
+//! Synchronised retries show as waves at fine bins (`scenarios/waves.json`),
+//! the plots stay fast with many bins, `schedule --png` draws a stable
+//! figure, and `--no-plots` leaves no stale plots behind.
 
 use retrysim::metrics::{BinRow, RunResult, RunSummary};
 use retrysim::report::plot;

@@ -1,4 +1,5 @@
-//! AWS's "Exponential Backoff and Jitter" experiment (validation.md §5) on
+//! AWS's "Exponential Backoff and Jitter" experiment (Marc Brooker, AWS
+//! Architecture Blog, 2015; see `docs/stories-jitter-and-hotos.md`) on
 //! the `contention` backend, at sizes that run in seconds.
 
 use retrysim::metrics::RunResult;

@@ -1,4 +1,6 @@
-//! The HotOS '21 metastability example (validation.md §4) on
+//! The HotOS '21 metastability example (Bronson et al., "Metastable
+//! Failures in Distributed Systems", HotOS 2021; see
+//! `docs/stories-jitter-and-hotos.md`) on
 //! `scenarios/hotos21-toy.json`, shortened to run in seconds: capacity
 //! 300 QPS, one retry right after a 1 s timeout, a FIFO queue holding 2 s of
 //! work, timeouts that do not cancel work, a 10 s stall.

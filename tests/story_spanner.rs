@@ -1,5 +1,6 @@
-//! The "90-second outage that became 14 minutes" story (issue 5, parts 1
-//! and 4), checked on a scaled-down copy of `scenarios/spanner-90s*.json`.
+//! The "90-second outage that became 14 minutes" story
+//! (`docs/stories-spanner.md`), checked on a scaled-down copy of
+//! `scenarios/spanner-90s*.json`.
 //!
 //! The copy keeps every mechanism and every time constant of the shipped
 //! files (the 90 s outage, 1 s attempt timeout, 2 s deadline, 100 ms retries,
@@ -59,7 +60,7 @@ fn the_builtin_default_is_this_story() {
     assert_eq!(retrysim::cli::run::BUILTIN, STORY);
 }
 
-/// The issue's targets, each met by at least 9 of 10 replications:
+/// The story's targets, each met by at least 9 of 10 replications:
 /// no-jitter degraded 12–16 min, platform recovered within 60 s of the
 /// outage's end, platform's retries at least 85 % fewer than no-jitter's.
 #[test]

@@ -1,6 +1,8 @@
-//! The engine against queueing theory and closed-form retry results
-//! (`shared/notes/validation.md` §1–§2). Closed forms are computed here, not
-//! copied, and checked against the published tables first.
+//! The engine against queueing theory and closed-form retry results:
+//! Erlang C (M/M/c), Erlang B, M/M/1/K blocking, Little's law, and the
+//! attempts per request 1 + p + … + p^N under independent failures (see
+//! `docs/model.md`, "Checking the model"). Closed forms are computed here,
+//! not copied, and checked against textbook table values first.
 
 use retrysim::metrics::RunResult;
 use retrysim::model::run::simulate;
