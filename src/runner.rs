@@ -1,26 +1,62 @@
-//! Runs every (policy, replication) of a scenario in parallel and returns
-//! the results in a fixed order, so outputs never depend on thread count.
+//! The one place runs fan out over threads: `run`, `sweep` and `tune` all
+//! hand a list of (scenario, policy, replication) jobs to [`run_jobs`] and
+//! get the results back in the jobs' order, so outputs never depend on the
+//! thread count.
 
 use crate::metrics::RunResult;
 use crate::model::run::simulate;
 use crate::scenario::Scenario;
 use rayon::prelude::*;
 
-/// Runs policies × replications; results sorted by (policy, replication).
-/// `on_done` is called once per finished run (from any thread).
+/// One run to make: policy `policy` of `scenario`, replication
+/// `replication`.
+#[derive(Clone, Copy, Debug)]
+pub struct Job<'a> {
+    /// The scenario (each sweep point or tuning candidate is its own).
+    pub scenario: &'a Scenario,
+    /// The policy's index in the scenario.
+    pub policy: usize,
+    /// The replication (picks the random streams).
+    pub replication: u32,
+}
+
+/// Every (policy, replication) job of one scenario, in (policy,
+/// replication) order.
+pub fn jobs_of(scenario: &Scenario, replications: u32) -> Vec<Job<'_>> {
+    (0..scenario.policies().len())
+        .flat_map(|policy| {
+            (0..replications).map(move |replication| Job {
+                scenario,
+                policy,
+                replication,
+            })
+        })
+        .collect()
+}
+
+/// Runs `jobs` in parallel and returns their results in the jobs' order.
+/// Time series are dropped as soon as a run ends unless `keep_bins` (a
+/// sweep or a search needs only the summaries). `on_done` is called once
+/// per finished run, from any thread.
+pub fn run_jobs(jobs: &[Job<'_>], keep_bins: bool, on_done: &(dyn Fn() + Sync)) -> Vec<RunResult> {
+    jobs.par_iter()
+        .map(|job| {
+            let mut res = simulate(job.scenario, job.policy, job.replication);
+            if !keep_bins {
+                res.bins = Vec::new();
+            }
+            on_done();
+            res
+        })
+        .collect()
+}
+
+/// Runs policies × replications of one scenario; results sorted by
+/// (policy, replication), time series kept.
 pub fn run_all(
     scenario: &Scenario,
     replications: u32,
     on_done: &(dyn Fn() + Sync),
 ) -> Vec<RunResult> {
-    let jobs: Vec<(usize, u32)> = (0..scenario.policies().len())
-        .flat_map(|p| (0..replications).map(move |r| (p, r)))
-        .collect();
-    jobs.par_iter()
-        .map(|&(p, r)| {
-            let res = simulate(scenario, p, r);
-            on_done();
-            res
-        })
-        .collect()
+    run_jobs(&jobs_of(scenario, replications), true, on_done)
 }

@@ -8,6 +8,7 @@
 
 pub mod aggregate;
 pub mod collector;
+pub mod columns;
 pub mod quantile;
 pub mod recovery;
 

@@ -123,25 +123,16 @@ pub enum ResolveError {
 /// `deadline_exceeded`, no budget, no breaker, pushback ignored. Errors are
 /// about the policy's own fields (the caller adds the path); the values
 /// themselves are checked by [`PolicySpec::check`].
-pub fn resolve(spec: &PolicySpec) -> Result<Policy, ResolveError> {
-    let base = match &spec.preset {
-        Some(name) => {
-            presets::preset(name).ok_or_else(|| ResolveError::UnknownPreset(name.clone()))?
-        }
-        None => PolicySpec::default(),
-    };
-    let max_attempts = spec.max_attempts.or(base.max_attempts).unwrap_or(1);
+pub fn resolve(written: &PolicySpec) -> Result<Policy, ResolveError> {
+    let spec = written.with_preset_applied()?;
+    let max_attempts = spec.max_attempts.unwrap_or(1);
     let max_attempts = if max_attempts <= 0 {
         None
     } else {
         Some(u32::try_from(max_attempts).unwrap_or(u32::MAX))
     };
-    let max_retry_duration = spec
-        .max_retry_duration
-        .or(base.max_retry_duration)
-        .map(|d| d.ns())
-        .filter(|&d| d > 0);
-    let backoff = match spec.backoff.as_ref().or(base.backoff.as_ref()) {
+    let max_retry_duration = spec.max_retry_duration.map(|d| d.ns()).filter(|&d| d > 0);
+    let backoff = match &spec.backoff {
         Some(b) => b.resolve(),
         None => {
             let retries = max_attempts != Some(1) || max_retry_duration.is_some();
@@ -151,26 +142,22 @@ pub fn resolve(spec: &PolicySpec) -> Result<Policy, ResolveError> {
             Backoff::Constant { delay: 0 }
         }
     };
-    let jitter = spec.jitter.or(base.jitter).unwrap_or_default().into();
-    let retry_on = match spec.retry_on.as_ref().or(base.retry_on.as_ref()) {
+    let retry_on = match &spec.retry_on {
         Some(list) => StatusSet::of(list),
         None => StatusSet::default_retry_on(),
     };
     Ok(Policy {
-        name: spec.name.clone(),
-        preset: spec.preset.clone(),
+        name: spec.name,
+        preset: written.preset.clone(),
         max_attempts,
         max_retry_duration,
         backoff,
-        jitter,
+        jitter: spec.jitter.unwrap_or_default().into(),
         retry_on,
-        budget: spec.budget.clone().or(base.budget),
-        breaker: spec.circuit_breaker.clone().or(base.circuit_breaker),
-        honor_retry_after: spec
-            .honor_retry_after
-            .or(base.honor_retry_after)
-            .unwrap_or(false),
-        pushback: spec.pushback.or(base.pushback).unwrap_or_default(),
+        budget: spec.budget,
+        breaker: spec.circuit_breaker,
+        honor_retry_after: spec.honor_retry_after.unwrap_or(false),
+        pushback: spec.pushback.unwrap_or_default(),
     })
 }
 

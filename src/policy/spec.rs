@@ -4,7 +4,7 @@ use super::backoff::BackoffSpec;
 use super::breaker::BreakerSpec;
 use super::budget::BudgetSpec;
 use super::jitter::JitterSpec;
-use super::{presets, resolve};
+use super::{presets, resolve, ResolveError};
 use crate::check::Problems;
 use crate::status::Status;
 use crate::time::Dur;
@@ -54,6 +54,30 @@ pub enum Pushback {
 }
 
 impl PolicySpec {
+    /// The policy with its preset's fields written out (fields the policy
+    /// sets win) and the preset name dropped; the policy itself when it
+    /// names no preset.
+    pub fn with_preset_applied(&self) -> Result<PolicySpec, ResolveError> {
+        let Some(name) = &self.preset else {
+            return Ok(self.clone());
+        };
+        let base =
+            presets::preset(name).ok_or_else(|| ResolveError::UnknownPreset(name.clone()))?;
+        Ok(PolicySpec {
+            name: self.name.clone(),
+            preset: None,
+            max_attempts: self.max_attempts.or(base.max_attempts),
+            max_retry_duration: self.max_retry_duration.or(base.max_retry_duration),
+            backoff: self.backoff.clone().or(base.backoff),
+            jitter: self.jitter.or(base.jitter),
+            retry_on: self.retry_on.clone().or(base.retry_on),
+            budget: self.budget.clone().or(base.budget),
+            circuit_breaker: self.circuit_breaker.clone().or(base.circuit_breaker),
+            honor_retry_after: self.honor_retry_after.or(base.honor_retry_after),
+            pushback: self.pushback.or(base.pushback),
+        })
+    }
+
     /// Checks every field and that the policy resolves; `path` is the
     /// policy's own (`policies[1]`).
     pub fn check(&self, path: &str, c: &mut Problems) {

@@ -8,7 +8,9 @@
 
 use super::format::{json_num, json_str};
 use crate::decimal::{num, opt};
-use crate::metrics::aggregate::{Col, PolicySummary, RunFigures};
+use crate::metrics::aggregate::PolicySummary;
+use crate::metrics::aggregate::{Col, RunFigures};
+use crate::metrics::columns::{replications_header, summary_header, summary_row, Cell};
 use crate::metrics::RunResult;
 use crate::scenario::Scenario;
 
@@ -36,74 +38,13 @@ pub const TIMESERIES_COLUMNS: [&str; 20] = [
     "capacity_rps",
 ];
 
-/// One cell of a summary row, typed so CSV and JSON can each write it.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Cell {
-    /// A name, written as is (CSV) or as a JSON string.
-    Text(String),
-    /// A number under the report rule; `None` is empty / `null`.
-    Num(Option<f64>),
-    /// `true` / `false`.
-    Bool(bool),
-}
-
-impl Cell {
-    fn csv(&self) -> String {
-        match self {
-            Cell::Text(s) => s.clone(),
-            Cell::Num(x) => opt(*x),
-            Cell::Bool(b) => b.to_string(),
-        }
+/// The JSON text of a summary cell.
+fn cell_json(c: &Cell) -> String {
+    match c {
+        Cell::Text(s) => json_str(s),
+        Cell::Num(x) => json_num(*x),
+        Cell::Bool(b) => b.to_string(),
     }
-    fn json(&self) -> String {
-        match self {
-            Cell::Text(s) => json_str(s),
-            Cell::Num(x) => json_num(*x),
-            Cell::Bool(b) => b.to_string(),
-        }
-    }
-}
-
-/// The header of `summary.csv` for `replications` runs per policy.
-pub fn summary_header(replications: usize) -> Vec<String> {
-    let mut h = vec!["policy".to_string()];
-    h.extend(Col::ALL.iter().map(|c| c.name().to_string()));
-    if replications > 1 {
-        h.extend(
-            Col::ALL
-                .iter()
-                .filter(|c| c.is_numeric())
-                .map(|c| format!("{}_ci95", c.name())),
-        );
-        h.push("metastable_share".into());
-    }
-    h
-}
-
-/// One policy's `summary.csv` row (see [`summary_header`]).
-pub fn summary_row(s: &PolicySummary, replications: usize) -> Vec<Cell> {
-    let mut row = vec![Cell::Text(s.policy.clone())];
-    for c in Col::ALL {
-        row.push(match c {
-            Col::Metastable => Cell::Bool(s.metastable),
-            c => Cell::Num(s.get(c)),
-        });
-    }
-    if replications > 1 {
-        for c in Col::ALL.iter().filter(|c| c.is_numeric()) {
-            row.push(Cell::Num(s.ci(*c)));
-        }
-        row.push(Cell::Num(Some(s.metastable_share)));
-    }
-    row
-}
-
-/// The header of `replications.csv`: `policy,replication` then the SPEC
-/// summary columns.
-pub fn replications_header() -> Vec<String> {
-    let mut h = vec!["policy".to_string(), "replication".to_string()];
-    h.extend(Col::ALL.iter().map(|c| c.name().to_string()));
-    h
 }
 
 fn csv_bytes(
@@ -220,7 +161,7 @@ pub fn summary_json(
             let kv: Vec<String> = header
                 .iter()
                 .zip(&cells)
-                .map(|(k, v)| format!("      {}: {}", json_str(k), v.json()))
+                .map(|(k, v)| format!("      {}: {}", json_str(k), cell_json(v)))
                 .collect();
             format!("\n    {{\n{}\n    }}", kv.join(",\n"))
         })

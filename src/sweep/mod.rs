@@ -13,14 +13,13 @@ pub mod grid;
 
 pub use grid::{Axis, Grid, Shard};
 
-use crate::decimal::{num, opt};
+use crate::decimal::num;
 use crate::error::invalid;
 use crate::metrics::aggregate::aggregate;
+use crate::metrics::columns::{summary_header, summary_row};
 use crate::metrics::RunResult;
-use crate::model::run::simulate;
-use crate::report::files::{summary_header, summary_row, Cell};
+use crate::runner::{self, Job};
 use crate::scenario::{self, Scenario};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// What a sweep (or one shard of it) covered: written as `sweep.json` next
@@ -127,27 +126,16 @@ pub fn run_points(
     replications: u32,
     on_done: &(dyn Fn() + Sync),
 ) -> Vec<Vec<RunResult>> {
-    let jobs: Vec<(usize, usize, u32)> = points
+    let per_point: Vec<Vec<Job<'_>>> = points
         .iter()
-        .enumerate()
-        .flat_map(|(k, (_, s))| {
-            (0..s.policies().len()).flat_map(move |p| (0..replications).map(move |r| (k, p, r)))
-        })
+        .map(|(_, s)| runner::jobs_of(s, replications))
         .collect();
-    let results: Vec<(usize, RunResult)> = jobs
-        .par_iter()
-        .map(|&(k, p, r)| {
-            let mut res = simulate(&points[k].1, p, r);
-            res.bins = Vec::new();
-            on_done();
-            (k, res)
-        })
-        .collect();
-    let mut per_point: Vec<Vec<RunResult>> = points.iter().map(|_| Vec::new()).collect();
-    for (k, res) in results {
-        per_point[k].push(res);
-    }
+    let jobs: Vec<Job<'_>> = per_point.iter().flatten().copied().collect();
+    let mut results = runner::run_jobs(&jobs, false, on_done).into_iter();
     per_point
+        .iter()
+        .map(|js| results.by_ref().take(js.len()).collect())
+        .collect()
 }
 
 /// The header of `sweep.csv`: `point`, one column per axis (its path), then
@@ -181,11 +169,7 @@ pub fn point_rows(
             row.extend(
                 summary_row(s, replications as usize)
                     .iter()
-                    .map(|c| match c {
-                        Cell::Text(t) => t.clone(),
-                        Cell::Num(x) => opt(*x),
-                        Cell::Bool(b) => b.to_string(),
-                    }),
+                    .map(|c| c.csv()),
             );
             // Mean over the replications where something succeeded, in
             // replication order.

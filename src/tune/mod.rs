@@ -9,12 +9,11 @@
 //! result is deterministic for a given scenario and seed.
 
 use crate::metrics::RunResult;
-use crate::model::run::simulate;
 use crate::policy::{self, Backoff, Jitter, Policy};
 use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
+use crate::runner::{self, Job};
 use crate::scenario::Scenario;
 use crate::time::{format_duration, Dur, NS_PER_SEC};
-use rayon::prelude::*;
 
 /// What "best" means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -177,15 +176,26 @@ fn backoff_is_sane(s: &PolicySpec) -> bool {
     }
 }
 
-/// Simulates `spec` in place of the scenario's policies, `replications`
-/// times, and scores it.
-fn evaluate(base: &Scenario, spec: &PolicySpec, replications: u32) -> Score {
-    let scenario = base
-        .with_only_policy(spec.clone())
-        .expect("variants resolve");
-    let runs: Vec<RunResult> = (0..replications)
-        .map(|r| simulate(&scenario, 0, r))
+/// Simulates each of `specs` in place of the scenario's policies,
+/// `replications` times, and scores them (in the order given).
+fn evaluate_all(base: &Scenario, specs: &[PolicySpec], replications: u32) -> Vec<Score> {
+    let scenarios: Vec<Scenario> = specs
+        .iter()
+        .map(|spec| {
+            base.with_only_policy(spec.clone())
+                .expect("variants resolve")
+        })
         .collect();
+    let jobs: Vec<Job<'_>> = scenarios
+        .iter()
+        .flat_map(|s| runner::jobs_of(s, replications))
+        .collect();
+    let results = runner::run_jobs(&jobs, false, &|| {});
+    results.chunks(replications as usize).map(score).collect()
+}
+
+/// Scores one candidate from its runs (one per replication).
+fn score(runs: &[RunResult]) -> Score {
     let n = runs.len() as f64;
     let mean = |f: &dyn Fn(&RunResult) -> f64| runs.iter().map(f).sum::<f64>() / n;
     let metastable = runs.iter().any(|r| r.summary.metastable());
@@ -255,9 +265,9 @@ pub fn tune(
     max_rounds: usize,
 ) -> Tuned {
     let start = scenario.spec().policies[policy_index].clone();
-    let start = with_preset_applied(&start);
+    let start = start.with_preset_applied().unwrap_or(start);
     let baseline = Candidate {
-        score: evaluate(scenario, &start, replications),
+        score: evaluate_all(scenario, std::slice::from_ref(&start), replications).remove(0),
         spec: start.clone(),
     };
     let mut evaluated = 1;
@@ -271,12 +281,11 @@ pub fn tune(
         for knob in knobs(&current.spec) {
             let candidates = variants(&current.spec, knob);
             evaluated += candidates.len();
+            let scores = evaluate_all(scenario, &candidates, replications);
             let scored: Vec<Candidate> = candidates
-                .into_par_iter()
-                .map(|spec| Candidate {
-                    score: evaluate(scenario, &spec, replications),
-                    spec,
-                })
+                .into_iter()
+                .zip(scores)
+                .map(|(spec, score)| Candidate { spec, score })
                 .collect();
             for c in scored {
                 let feasible = c.score.feasible(&constraints);
@@ -300,30 +309,6 @@ pub fn tune(
         baseline,
         best,
         evaluated,
-    }
-}
-
-/// The policy with its preset's fields written out, so tuning can change
-/// them (the preset name is dropped).
-fn with_preset_applied(spec: &PolicySpec) -> PolicySpec {
-    let Some(name) = &spec.preset else {
-        return spec.clone();
-    };
-    let Some(base) = policy::presets::preset(name) else {
-        return spec.clone();
-    };
-    PolicySpec {
-        name: spec.name.clone(),
-        preset: None,
-        max_attempts: spec.max_attempts.or(base.max_attempts),
-        max_retry_duration: spec.max_retry_duration.or(base.max_retry_duration),
-        backoff: spec.backoff.clone().or(base.backoff),
-        jitter: spec.jitter.or(base.jitter),
-        retry_on: spec.retry_on.clone().or(base.retry_on),
-        budget: spec.budget.clone().or(base.budget),
-        circuit_breaker: spec.circuit_breaker.clone().or(base.circuit_breaker),
-        honor_retry_after: spec.honor_retry_after.or(base.honor_retry_after),
-        pushback: spec.pushback.or(base.pushback),
     }
 }
 
