@@ -40,8 +40,8 @@ pub struct Collector {
     busy: u64,
     active: u64,
     capacity_rps: f64,
-    /// Requests waiting to retry.
-    pub retrying: u64,
+    /// Requests waiting to retry (as of the last `advance`).
+    retrying: u64,
     queue_area: u128,
     busy_area: u128,
     active_area: u128,
@@ -77,9 +77,12 @@ impl Collector {
     }
 
     /// Brings the bins up to time `t`: integrates levels and closes every bin
-    /// that ended at or before `t`. Call before handling an event at `t`.
+    /// that ended at or before `t`. Call before handling an event at `t`;
+    /// `retrying` is the number of requests waiting to retry since the last
+    /// event (the model owns that count).
     #[inline]
-    pub fn advance(&mut self, t: Nanos) {
+    pub fn advance(&mut self, t: Nanos, retrying: u64) {
+        self.retrying = retrying;
         while t >= self.next_edge && self.bin_start < self.run_end {
             let edge = self.next_edge;
             self.integrate(edge);
@@ -166,9 +169,10 @@ impl Collector {
         self.latency_bin.record(ns);
     }
 
-    /// Closes the remaining bins at the run's end and returns them.
-    pub fn finish(mut self) -> Vec<BinRow> {
-        self.advance(self.run_end);
+    /// Closes the remaining bins at the run's end and returns them;
+    /// `retrying` as for [`Collector::advance`].
+    pub fn finish(mut self, retrying: u64) -> Vec<BinRow> {
+        self.advance(self.run_end, retrying);
         self.rows
     }
 }
@@ -182,13 +186,13 @@ mod tests {
     fn levels_are_time_weighted_per_bin() {
         let mut c = Collector::new(S, 3 * S);
         c.set_capacity(2, 100.0);
-        c.advance(S / 2);
+        c.advance(S / 2, 0);
         c.set_queue_len(4);
         c.set_busy(2);
-        c.advance(S + S / 4);
+        c.advance(S + S / 4, 0);
         c.set_queue_len(0);
         c.now.demand += 3;
-        let rows = c.finish();
+        let rows = c.finish(0);
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[0].queue_len_avg, 2.0);
         assert_eq!(rows[0].queue_len_max, 4.0);
@@ -203,9 +207,9 @@ mod tests {
     #[test]
     fn a_partial_last_bin_reports_rates_over_its_width() {
         let mut c = Collector::new(S, S + S / 2);
-        c.advance(S + S / 4);
+        c.advance(S + S / 4, 0);
         c.now.goodput += 5;
-        let rows = c.finish();
+        let rows = c.finish(0);
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[1].goodput_rps, 10.0);
     }

@@ -1,263 +1,392 @@
-//! The queue backend's bookkeeping: workers, the waiting room and the
-//! rejections waiting to be paid for. It decides who does what next; the
-//! run (`run.rs`) schedules the events and sends the answers.
+//! The backend as one component: what happens to an attempt from the moment
+//! it arrives until the backend answers it (or never does).
 //!
-//! A freed worker first pays for a pending rejection (rejections go before
-//! the waiting room), then takes the next waiting attempt (FIFO or LIFO),
-//! else goes idle. Workers beyond the capacity a fault leaves are parked:
-//! they finish what they are doing and take nothing new until capacity
-//! returns.
+//! Two kinds share this interface. The **queue** backend is a worker pool
+//! (`pool.rs`) in front of a waiting room: an arriving attempt takes an idle
+//! worker, else waits, else is rejected (answered at once, or once a worker
+//! has paid `reject_cost`). A worker spends `admission_cost + service time`
+//! on it (only the admission cost during an outage, or for an expired
+//! attempt that `drop_expired` discards), then answers. The **contention**
+//! backend is one record under optimistic concurrency (`record.rs`).
+//!
+//! Faults act here: the current [`FaultState`] decides outages, blackholes,
+//! slowdowns, lost workers and error bursts; the operator's `shed_load`
+//! rejects a share of arrivals at no cost.
+//!
+//! The backend never schedules events itself. Each call leaves what should
+//! happen next in [`Backend::out`], in order — answers to send, workers that
+//! became busy, contention writes on their way — and the run turns those
+//! into events. Whether a client still waits for an attempt (it may have
+//! timed out) decides whether work is wasted; the backend asks the
+//! [`Requests`] for that and never changes them.
 
-use super::requests::Job;
+use super::dist::Dist;
+use super::faults::FaultState;
+use super::meter::Meter;
+use super::pool::{Next, Pool, Work, WorkerState};
+use super::record::Record;
+use super::requests::{Job, Requests};
+use crate::engine::SimRng;
+use crate::scenario::spec::{BackendKind, BackendSpec, Discipline, DistSpec};
 use crate::status::Status;
-use std::collections::VecDeque;
+use crate::time::{Nanos, NS_PER_SEC};
+use rand::Rng;
 
-/// What a worker is doing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WorkerState {
-    Idle,
-    Busy,
-    /// Beyond the capacity a fault left; takes no work.
-    Parked,
-}
-
-/// The work a busy worker is paid for.
+/// Something the backend wants to happen, in the order it was decided.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Work {
-    /// Serving an attempt (admission + service time).
-    Serve(Job),
-    /// Admitting an attempt during an outage; it fails with the status.
-    Fail(Job, Status),
-    /// Admitting an expired attempt that `drop_expired` discards.
-    Discard,
-    /// Rejecting an attempt that found the waiting room full: costs
-    /// `reject_cost`, and the rejection is answered when it is done.
-    Reject(Job),
+pub enum Effect {
+    /// Answer the client's attempt with this status (one network hop away).
+    Reply(Job, Status),
+    /// Worker `worker` is busy for `after`; its completion carries `wgen`.
+    Busy {
+        /// The worker.
+        worker: u32,
+        /// Its generation, for the completion event.
+        wgen: u32,
+        /// How long the work takes.
+        after: Nanos,
+    },
+    /// A contention transaction read the record; its conditional write
+    /// reaches the record one network round trip later.
+    RoundTrip {
+        /// The transaction, for the write event.
+        txn: u32,
+    },
 }
 
-/// One worker.
-#[derive(Clone, Copy, Debug)]
-pub struct Worker {
-    pub state: WorkerState,
-    /// Bumped whenever the worker's work ends or is taken away (a crash), so
-    /// a stale completion event is recognised.
-    pub wgen: u32,
-    pub work: Work,
-}
-
-/// What a freed worker does next.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Next {
-    /// Pay for this rejection.
-    Reject(Job),
-    /// Take this attempt from the waiting room.
-    Take(Job),
-    /// Nothing to do (now idle or parked).
-    Rest,
-}
-
-/// Workers, waiting room and pending rejections of one run.
+/// Which kind of backend, with its state.
 #[derive(Debug)]
-pub struct Pool {
-    workers: Vec<Worker>,
-    idle: Vec<u32>,
-    busy: u64,
-    active: u32,
-    waiting: VecDeque<Job>,
-    queue_limit: u64,
-    lifo: bool,
-    /// Rejections waiting for a worker to pay their cost. A saturated
-    /// frontend is slow even to say no, so its clients time out instead of
-    /// retrying at once.
-    rejects: VecDeque<Job>,
+enum Kind {
+    Queue(Pool),
+    Contention(Record),
 }
 
-impl Pool {
-    /// `workers` idle workers in front of a waiting room of `queue_limit`.
-    pub fn new(workers: u32, queue_limit: u64, lifo: bool) -> Pool {
-        Pool {
-            workers: vec![
-                Worker {
-                    state: WorkerState::Idle,
-                    wgen: 0,
-                    work: Work::Discard,
-                };
-                workers as usize
-            ],
-            idle: (0..workers).rev().collect(),
-            busy: 0,
-            active: workers,
-            waiting: VecDeque::new(),
-            queue_limit,
-            lifo,
-            rejects: VecDeque::new(),
-        }
-    }
+/// The backend of one run.
+#[derive(Debug)]
+pub struct Backend {
+    kind: Kind,
+    service: Dist,
+    admission: Nanos,
+    reject_cost: Nanos,
+    reject_status: Status,
+    drop_expired: bool,
+    retry_after: Option<Nanos>,
+    base_workers: u32,
+    fault: FaultState,
+    /// Share of arrivals rejected at no cost (operator's `shed_load`).
+    shed: f64,
+    rng_service: SimRng,
+    rng_faults: SimRng,
+    /// What the last calls decided, oldest first; the run drains it.
+    pub out: Vec<Effect>,
+}
 
-    /// Workers busy now.
-    pub fn busy(&self) -> u64 {
-        self.busy
-    }
-
-    /// Workers the faults leave available.
-    pub fn active(&self) -> u32 {
-        self.active
-    }
-
-    /// Attempts in the waiting room.
-    pub fn queue_len(&self) -> u64 {
-        self.waiting.len() as u64
-    }
-
-    /// Worker `w`.
-    pub fn worker(&self, w: u32) -> Worker {
-        self.workers[w as usize]
-    }
-
-    /// All workers, by index.
-    pub fn len(&self) -> u32 {
-        self.workers.len() as u32
-    }
-
-    /// Whether there are no workers at all.
-    pub fn is_empty(&self) -> bool {
-        self.workers.is_empty()
-    }
-
-    /// An idle worker, if any.
-    pub fn take_idle(&mut self) -> Option<u32> {
-        self.idle.pop()
-    }
-
-    /// Puts an arriving attempt in the waiting room; false when it is full.
-    pub fn enqueue(&mut self, job: Job) -> bool {
-        if self.queue_len() < self.queue_limit {
-            self.waiting.push_back(job);
-            true
-        } else {
-            false
-        }
-    }
-
-    /// A rejection to be paid for by the next free worker.
-    pub fn push_reject(&mut self, job: Job) {
-        self.rejects.push_back(job);
-    }
-
-    /// Marks worker `w` busy with `work`; returns its generation for the
-    /// completion event.
-    pub fn occupy(&mut self, w: u32, work: Work) -> u32 {
-        let worker = &mut self.workers[w as usize];
-        debug_assert!(worker.state != WorkerState::Busy);
-        worker.state = WorkerState::Busy;
-        worker.work = work;
-        self.busy += 1;
-        worker.wgen
-    }
-
-    /// Worker `w`'s work is over (done, or taken away by a crash): decides
-    /// what it does next. `Take` and `Reject` leave it to the caller to
-    /// `occupy` it.
-    pub fn free(&mut self, w: u32) -> Next {
-        let worker = &mut self.workers[w as usize];
-        if worker.state == WorkerState::Busy {
-            self.busy -= 1;
-        }
-        worker.wgen = worker.wgen.wrapping_add(1);
-        if w >= self.active {
-            worker.state = WorkerState::Parked;
-            return Next::Rest;
-        }
-        worker.state = WorkerState::Idle;
-        if let Some(job) = self.rejects.pop_front() {
-            return Next::Reject(job);
-        }
-        let next = if self.lifo {
-            self.waiting.pop_back()
-        } else {
-            self.waiting.pop_front()
+impl Backend {
+    /// The backend `spec` describes, with no fault active.
+    pub fn new(spec: &BackendSpec, rng_service: SimRng, rng_faults: SimRng) -> Backend {
+        let workers = spec.workers.unwrap_or(1);
+        let kind = match spec.kind {
+            BackendKind::Queue => Kind::Queue(Pool::new(
+                workers,
+                spec.queue_limit.unwrap_or(u64::MAX),
+                spec.discipline == Discipline::Lifo,
+            )),
+            BackendKind::Contention => Kind::Contention(Record::default()),
         };
-        match next {
-            Some(job) => Next::Take(job),
-            None => {
-                self.idle.push(w);
-                Next::Rest
+        let zero = DistSpec::Constant {
+            value: Default::default(),
+        };
+        Backend {
+            kind,
+            service: Dist::new(spec.service_time.as_ref().unwrap_or(&zero)),
+            admission: spec.admission_cost.ns(),
+            reject_cost: spec.reject_cost.ns(),
+            reject_status: spec.reject_status,
+            drop_expired: spec.drop_expired,
+            retry_after: spec.retry_after.map(|d| d.ns()),
+            base_workers: workers,
+            fault: FaultState::healthy(workers),
+            shed: 0.0,
+            rng_service,
+            rng_faults,
+            out: Vec::new(),
+        }
+    }
+
+    /// Requests per second `workers` workers serve at a service time
+    /// multiplied by `slowdown`; 0 for the contention backend (a record
+    /// has no throughput limit to speak of).
+    fn capacity(&self, workers: u32, slowdown: f64) -> f64 {
+        if matches!(self.kind, Kind::Contention(_)) {
+            return 0.0;
+        }
+        let cost = self.admission as f64 + self.service.mean() * slowdown;
+        if cost > 0.0 {
+            workers as f64 * NS_PER_SEC as f64 / cost
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// The capacity without faults (requests/s; 0 when it cannot be
+    /// stated), for the summary.
+    pub fn nominal_capacity(&self) -> f64 {
+        let c = self.capacity(self.base_workers, 1.0);
+        if c.is_finite() {
+            c
+        } else {
+            0.0
+        }
+    }
+
+    /// Workers available now and the capacity they give with the faults
+    /// active now, for the time series.
+    pub fn capacity_now(&self) -> (u64, f64) {
+        let cap = if self.fault.outage.is_some() || self.fault.blackhole {
+            0.0
+        } else {
+            self.capacity(self.fault.workers, self.fault.slowdown)
+        };
+        (self.fault.workers as u64, cap)
+    }
+
+    /// The pushback the backend sends with `status` (`retry_after`, with
+    /// `unavailable` and `resource_exhausted` answers); none for an attempt
+    /// the client gave up on (`timeout`).
+    pub fn pushback(&self, status: Status, timeout: bool) -> Option<Nanos> {
+        if timeout || !matches!(status, Status::Unavailable | Status::ResourceExhausted) {
+            return None;
+        }
+        self.retry_after
+    }
+
+    /// The operator sheds `fraction` of arrivals from now on.
+    pub fn set_shed(&mut self, fraction: f64) {
+        self.shed = fraction;
+    }
+
+    /// An attempt arrives.
+    pub fn arrive(&mut self, now: Nanos, job: Job, reqs: &Requests, m: &mut Meter) {
+        m.col.now.offered += 1;
+        let counted = m.counted(now);
+        if counted {
+            m.summary.offered += 1;
+        }
+        if self.fault.blackhole {
+            return;
+        }
+        if self.shed > 0.0 && self.rng_faults.random::<f64>() < self.shed {
+            m.col.now.rejected += 1;
+            m.summary.rejected += counted as u64;
+            self.out.push(Effect::Reply(job, self.reject_status));
+            return;
+        }
+        let pool = match &mut self.kind {
+            Kind::Contention(record) => {
+                if let Some(status) = self.fault.outage {
+                    self.out.push(Effect::Reply(job, status));
+                    return;
+                }
+                let txn = record.read(job);
+                m.col.set_queue_len(record.open());
+                self.out.push(Effect::RoundTrip { txn });
+                return;
+            }
+            Kind::Queue(pool) => pool,
+        };
+        if let Some(w) = pool.take_idle() {
+            self.start_work(w, job, reqs, m);
+        } else if pool.enqueue(job) {
+            m.col.set_queue_len(pool.queue_len());
+            m.summary.waited += counted as u64;
+        } else {
+            m.col.now.rejected += 1;
+            m.summary.rejected += counted as u64;
+            if self.reject_cost == 0 {
+                self.out.push(Effect::Reply(job, self.reject_status));
+            } else {
+                pool.push_reject(job);
             }
         }
     }
 
-    /// Changes the number of available workers; returns the parked workers
-    /// that may work again (the caller frees each).
-    pub fn set_active(&mut self, n: u32) -> Vec<u32> {
-        let old = self.active;
-        self.active = n;
-        if n < old {
-            let workers = &mut self.workers;
-            self.idle.retain(|&w| {
-                if w >= n {
-                    workers[w as usize].state = WorkerState::Parked;
-                    false
-                } else {
-                    true
-                }
-            });
-            Vec::new()
+    fn pool(&mut self) -> &mut Pool {
+        match &mut self.kind {
+            Kind::Queue(pool) => pool,
+            Kind::Contention(_) => unreachable!("only the queue backend has workers"),
+        }
+    }
+
+    /// Worker `w` starts on `job`: serves it, or only admits it (outage,
+    /// expired attempt).
+    fn start_work(&mut self, w: u32, job: Job, reqs: &Requests, m: &mut Meter) {
+        let (work, cost) = if let Some(status) = self.fault.outage {
+            (Work::Fail(job, status), self.admission)
+        } else if self.drop_expired && !reqs.is_current(job) {
+            (Work::Discard, self.admission)
         } else {
-            (old..n.min(self.len()))
-                .filter(|&w| self.workers[w as usize].state == WorkerState::Parked)
-                .collect()
+            let mut service = self.service.sample(&mut self.rng_service);
+            if self.fault.slowdown != 1.0 {
+                service = (service as f64 * self.fault.slowdown) as Nanos;
+            }
+            (Work::Serve(job), self.admission.saturating_add(service))
+        };
+        self.occupy(w, work, cost, m);
+    }
+
+    fn occupy(&mut self, w: u32, work: Work, cost: Nanos, m: &mut Meter) {
+        let pool = self.pool();
+        let wgen = pool.occupy(w, work);
+        m.col.set_busy(pool.busy());
+        self.out.push(Effect::Busy {
+            worker: w,
+            wgen,
+            after: cost,
+        });
+    }
+
+    /// Worker `w` finished the work it started with generation `wgen`
+    /// (stale when the work was taken away since).
+    pub fn worker_done(&mut self, now: Nanos, w: u32, wgen: u32, reqs: &Requests, m: &mut Meter) {
+        let worker = self.pool().worker(w);
+        if worker.wgen != wgen || worker.state != WorkerState::Busy {
+            return;
+        }
+        match worker.work {
+            Work::Serve(job) => {
+                if m.counted(now) {
+                    m.summary.served += 1;
+                }
+                if reqs.is_current(job) {
+                    let status = self.served_error().unwrap_or(Status::Ok);
+                    self.out.push(Effect::Reply(job, status));
+                } else {
+                    m.col.now.wasted += 1;
+                    if m.counted(now) {
+                        m.summary.wasted += 1;
+                    }
+                }
+            }
+            Work::Fail(job, status) => {
+                if reqs.is_current(job) {
+                    self.out.push(Effect::Reply(job, status));
+                }
+            }
+            Work::Reject(job) => {
+                if reqs.is_current(job) {
+                    self.out.push(Effect::Reply(job, self.reject_status));
+                }
+            }
+            Work::Discard => {}
+        }
+        self.worker_free(w, reqs, m);
+    }
+
+    /// The status an error burst gives a served attempt, if one hits it.
+    fn served_error(&mut self) -> Option<Status> {
+        for &(rate, status) in &self.fault.errors {
+            if self.rng_faults.random::<f64>() < rate {
+                return Some(status);
+            }
+        }
+        None
+    }
+
+    /// A worker's work is over: it pays for a pending rejection, takes the
+    /// next waiting attempt, or rests (see `pool.rs`).
+    fn worker_free(&mut self, w: u32, reqs: &Requests, m: &mut Meter) {
+        let pool = self.pool();
+        match pool.free(w) {
+            Next::Reject(job) => self.occupy(w, Work::Reject(job), self.reject_cost, m),
+            Next::Take(job) => {
+                m.col.set_queue_len(pool.queue_len());
+                self.start_work(w, job, reqs, m);
+            }
+            Next::Rest => m.col.set_busy(pool.busy()),
         }
     }
 
-    /// Empties the waiting room (a crash), oldest first.
-    pub fn drain_waiting(&mut self) -> Vec<Job> {
-        self.waiting.drain(..).collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn job(slot: u32) -> Job {
-        Job {
-            slot,
-            gen: 0,
-            attempt: 1,
+    /// Contention backend: transaction `txn`'s conditional write reaches
+    /// the record. It commits if nobody committed since its read, else it
+    /// fails with `aborted`.
+    pub fn write(&mut self, now: Nanos, txn: u32, reqs: &Requests, m: &mut Meter) {
+        let counted = m.counted(now);
+        m.summary.served += counted as u64;
+        let job = match &self.kind {
+            Kind::Contention(record) => record.job(txn),
+            Kind::Queue(_) => unreachable!("only the contention backend writes"),
+        };
+        let current = reqs.is_current(job);
+        if !current {
+            m.col.now.wasted += 1;
+            m.summary.wasted += counted as u64;
+        }
+        let blocked = if self.fault.blackhole {
+            Some(None)
+        } else {
+            self.fault.outage.map(Some)
+        };
+        let error = if blocked.is_none() {
+            self.served_error()
+        } else {
+            None
+        };
+        let Kind::Contention(record) = &mut self.kind else {
+            unreachable!("checked above")
+        };
+        let outcome = record.write(txn, blocked.is_none() && error.is_none());
+        m.col.set_queue_len(record.open());
+        let status = match (blocked, outcome) {
+            (Some(None), _) => return,
+            (Some(Some(status)), _) => status,
+            (None, Some(false)) => Status::Aborted,
+            (None, Some(true)) => Status::Ok,
+            (None, None) => error.unwrap_or(Status::Internal),
+        };
+        if current {
+            self.out.push(Effect::Reply(job, status));
         }
     }
 
-    #[test]
-    fn rejections_go_before_the_waiting_room_and_lifo_takes_the_newest() {
-        let mut p = Pool::new(1, 2, true);
-        let w = p.take_idle().unwrap();
-        p.occupy(w, Work::Serve(job(0)));
-        assert!(p.enqueue(job(1)) && p.enqueue(job(2)));
-        assert!(!p.enqueue(job(3)), "the waiting room holds 2");
-        p.push_reject(job(3));
-        assert_eq!(p.free(w), Next::Reject(job(3)));
-        p.occupy(w, Work::Reject(job(3)));
-        assert_eq!(p.free(w), Next::Take(job(2)), "LIFO");
-        p.occupy(w, Work::Serve(job(2)));
-        assert_eq!(p.free(w), Next::Take(job(1)));
-        p.occupy(w, Work::Serve(job(1)));
-        assert_eq!(p.free(w), Next::Rest);
-        assert_eq!((p.busy(), p.take_idle()), (0, Some(0)));
+    /// The faults change to `fault` at an edge: workers a capacity fault
+    /// gave back start working again.
+    pub fn set_faults(&mut self, fault: FaultState, reqs: &Requests, m: &mut Meter) {
+        let workers = fault.workers;
+        self.fault = fault;
+        let Kind::Queue(pool) = &mut self.kind else {
+            return;
+        };
+        if workers != pool.active() {
+            for w in pool.set_active(workers) {
+                self.worker_free(w, reqs, m);
+            }
+        }
     }
 
-    #[test]
-    fn capacity_cuts_park_workers_until_it_returns() {
-        let mut p = Pool::new(3, 10, false);
-        let a = p.take_idle().unwrap();
-        p.occupy(a, Work::Serve(job(0)));
-        assert!(p.set_active(1).is_empty());
-        assert_eq!(p.worker(1).state, WorkerState::Parked);
-        assert_eq!(p.worker(2).state, WorkerState::Parked);
-        assert_eq!(
-            p.take_idle(),
-            None,
-            "only worker 0 may work, and it is busy"
-        );
-        assert_eq!(p.set_active(3), vec![1, 2]);
+    /// A crash: every queued and in-service attempt fails at once with
+    /// `status`.
+    pub fn flush(&mut self, status: Status, reqs: &Requests, m: &mut Meter) {
+        let Kind::Queue(pool) = &mut self.kind else {
+            return;
+        };
+        let queued = pool.drain_waiting();
+        m.col.set_queue_len(0);
+        for job in queued {
+            if reqs.is_current(job) {
+                self.out.push(Effect::Reply(job, status));
+            }
+        }
+        for w in 0..self.pool().len() {
+            let worker = self.pool().worker(w);
+            if worker.state != WorkerState::Busy {
+                continue;
+            }
+            if let Work::Serve(job) = worker.work {
+                if reqs.is_current(job) {
+                    self.out.push(Effect::Reply(job, status));
+                }
+                self.worker_free(w, reqs, m);
+            }
+        }
     }
 }

@@ -1,13 +1,86 @@
 //! Faults and operator actions as a timeline of state changes.
 //!
-//! The run schedules one event per window edge; at each edge the state is
-//! recomputed from every window active at that instant, so overlapping
-//! faults combine without special cases (slowdowns multiply, the smallest
-//! capacity wins, error bursts apply one after another).
+//! The run schedules one event per window edge ([`Timeline`]); at each
+//! edge the state is recomputed from every window active at that instant,
+//! so overlapping faults combine without special cases (slowdowns
+//! multiply, the smallest capacity wins, error bursts apply one after
+//! another).
 
 use crate::scenario::spec::{ActionSpec, FaultSpec};
 use crate::status::Status;
 use crate::time::Nanos;
+
+/// The faults and actions of a run as a sequence of edges: the instants at
+/// which something starts or ends.
+#[derive(Debug)]
+pub struct Timeline<'a> {
+    faults: &'a [FaultSpec],
+    actions: &'a [ActionSpec],
+    edges: Vec<Nanos>,
+    next: usize,
+    base_workers: u32,
+}
+
+/// What holds from an edge on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    /// The faults' effect on the backend.
+    pub fault: FaultState,
+    /// What the operator has switched on.
+    pub actions: ActionState,
+    /// An outage with `flush` starts now: the backend crashes with this
+    /// status.
+    pub flush: Option<Status>,
+    /// A `force_run` action is taken now.
+    pub force_run: bool,
+}
+
+impl<'a> Timeline<'a> {
+    /// The timeline of `faults` and `actions` on a backend of
+    /// `base_workers` workers.
+    pub fn new(faults: &'a [FaultSpec], actions: &'a [ActionSpec], base_workers: u32) -> Self {
+        Timeline {
+            faults,
+            actions,
+            edges: edges(faults, actions),
+            next: 0,
+            base_workers,
+        }
+    }
+
+    /// The first edge, if any.
+    pub fn first(&self) -> Option<Nanos> {
+        self.edges.first().copied()
+    }
+
+    /// The run reached an edge at `now`: returns the next edge to wake up
+    /// at (if any) and what holds from now on.
+    pub fn reach(&mut self, now: Nanos) -> (Option<Nanos>, Change) {
+        while self.next < self.edges.len() && self.edges[self.next] <= now {
+            self.next += 1;
+        }
+        let flush = self.faults.iter().find_map(|f| match *f {
+            FaultSpec::Outage {
+                start,
+                status,
+                flush: true,
+                ..
+            } if start.ns() == now => Some(status),
+            _ => None,
+        });
+        let force_run = self
+            .actions
+            .iter()
+            .any(|a| matches!(a, ActionSpec::ForceRun { at } if at.ns() == now));
+        let change = Change {
+            fault: state_at(self.faults, self.base_workers, now),
+            actions: actions_at(self.actions, now),
+            flush,
+            force_run,
+        };
+        (self.edges.get(self.next).copied(), change)
+    }
+}
 
 /// What the faults do to the backend right now.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -24,6 +97,17 @@ pub struct FaultState {
     pub errors: Vec<(f64, Status)>,
 }
 
+impl FaultState {
+    /// No fault: `workers` workers at full speed.
+    pub fn healthy(workers: u32) -> FaultState {
+        FaultState {
+            slowdown: 1.0,
+            workers,
+            ..Default::default()
+        }
+    }
+}
+
 /// Whether a window `[start, end)` holds `t`.
 fn active(window: (Nanos, Nanos), t: Nanos) -> bool {
     window.0 <= t && t < window.1
@@ -31,11 +115,7 @@ fn active(window: (Nanos, Nanos), t: Nanos) -> bool {
 
 /// The fault state at time `t` (edges belong to the window they open).
 pub fn state_at(faults: &[FaultSpec], base_workers: u32, t: Nanos) -> FaultState {
-    let mut s = FaultState {
-        slowdown: 1.0,
-        workers: base_workers,
-        ..Default::default()
-    };
+    let mut s = FaultState::healthy(base_workers);
     for f in faults.iter().filter(|f| active(f.window(), t)) {
         match *f {
             FaultSpec::Outage { status, .. } => {

@@ -1,10 +1,22 @@
 //! What is simulated: traffic, the backend, faults and the clients' retry
 //! behaviour. One [`run::simulate`] call is one (policy, replication) run.
+//!
+//! The run (`run.rs`) routes events between components that each own their
+//! state: [`traffic`] (arrivals), [`requests`] (request slots and their
+//! life), [`clients`] (budgets, breakers, retry decisions), [`network`]
+//! (hop delays), [`backend`] (with [`pool`] or [`record`]), [`dispatcher`]
+//! (Cloud Tasks queue limits), [`faults`] (the fault and action timeline)
+//! and [`meter`] (what is recorded). [`event`] lists every event.
 
 pub mod backend;
+pub mod clients;
 pub mod dispatcher;
 pub mod dist;
+pub mod event;
 pub mod faults;
+pub mod meter;
+pub mod network;
+pub mod pool;
 pub mod record;
 pub mod requests;
 pub mod run;

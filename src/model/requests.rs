@@ -4,7 +4,14 @@
 //! Every slot has a generation, bumped when its request ends; events carry
 //! (slot, generation), so an event about a request that has ended is
 //! recognised as stale even after the slot holds a new request.
+//!
+//! A request's life is a small state machine, and every move goes through
+//! a method here: `open` (in flight, no attempt yet) → `begin_attempt`
+//! (in flight) → `wait_backoff` (backoff) → `backoff_over` (due) →
+//! `begin_attempt` … → `close`. The number of requests waiting out a
+//! backoff is derived from those moves in this file alone.
 
+use crate::policy::RetryState;
 use crate::time::Nanos;
 use std::ops::{Index, IndexMut};
 
@@ -12,9 +19,23 @@ use std::ops::{Index, IndexMut};
 /// event about it is stale once the request has moved on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Job {
+    /// The request's slot.
     pub slot: u32,
+    /// The slot's generation when the attempt was sent.
     pub gen: u32,
+    /// The attempt's number (1 = the first attempt).
     pub attempt: u32,
+}
+
+/// How a request ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// An attempt succeeded.
+    Succeeded,
+    /// A status the policy does not retry, or refused by an open breaker.
+    Failed,
+    /// Given up: limits, deadline, budget, or retries switched off.
+    Dropped,
 }
 
 /// Where a request is in its life.
@@ -37,19 +58,19 @@ pub struct Request {
     pub gen: u32,
     /// Attempts sent so far (the current one included).
     pub attempts: u32,
+    /// The client that sent it.
     pub client: u32,
+    /// Where it is in its life.
     pub phase: Phase,
     /// Arrived after the warm-up, so it counts in the summary.
     pub counted: bool,
     /// When the request arrived (its first attempt, or its enqueueing).
     pub start: Nanos,
-    /// The last backoff delay (decorrelated jitter keeps it per request).
-    pub prev_delay: Nanos,
+    /// What the policy remembers between retries (the last delay, where an
+    /// exact pushback restarted the backoff).
+    pub backoff: RetryState,
     /// The current attempt holds one of the dispatcher's concurrent slots.
     pub dispatched: bool,
-    /// Attempts made before the last exact pushback (gRPC restarts the
-    /// backoff sequence after one).
-    pub pushback_at: u32,
 }
 
 /// All request slots of a run.
@@ -57,10 +78,13 @@ pub struct Request {
 pub struct Requests {
     slots: Vec<Request>,
     free: Vec<u32>,
+    /// Requests in [`Phase::Backoff`].
+    retrying: u64,
 }
 
 impl Requests {
-    /// Opens a request in a free slot and returns the slot.
+    /// Opens a request in a free slot and returns the slot; it is in flight
+    /// with no attempt sent yet.
     pub fn open(&mut self, client: u32, now: Nanos, counted: bool) -> u32 {
         let slot = match self.free.pop() {
             Some(s) => s,
@@ -72,9 +96,8 @@ impl Requests {
                     phase: Phase::Free,
                     counted: false,
                     start: 0,
-                    prev_delay: 0,
+                    backoff: RetryState::default(),
                     dispatched: false,
-                    pushback_at: 0,
                 });
                 (self.slots.len() - 1) as u32
             }
@@ -87,11 +110,89 @@ impl Requests {
             phase: Phase::InFlight,
             counted,
             start: now,
-            prev_delay: 0,
+            backoff: RetryState::default(),
             dispatched: false,
-            pushback_at: 0,
         };
         slot
+    }
+
+    /// Sends the request's next attempt: counts it and returns the job
+    /// that travels to the backend.
+    #[inline]
+    pub fn begin_attempt(&mut self, slot: u32) -> Job {
+        let r = &mut self.slots[slot as usize];
+        debug_assert!(r.phase != Phase::Free && r.phase != Phase::Backoff);
+        r.attempts += 1;
+        r.phase = Phase::InFlight;
+        Job {
+            slot,
+            gen: r.gen,
+            attempt: r.attempts,
+        }
+    }
+
+    /// Whether the client is still waiting for this attempt.
+    #[inline]
+    pub fn is_current(&self, job: Job) -> bool {
+        let r = &self.slots[job.slot as usize];
+        r.gen == job.gen && r.attempts == job.attempt && r.phase == Phase::InFlight
+    }
+
+    /// Whether the request that `gen` was issued for still holds `slot`.
+    #[inline]
+    pub fn is_open(&self, slot: u32, gen: u32) -> bool {
+        let r = &self.slots[slot as usize];
+        r.gen == gen && r.phase != Phase::Free
+    }
+
+    /// The attempt failed and the request waits out a backoff; returns the
+    /// generation its timer carries.
+    pub fn wait_backoff(&mut self, slot: u32) -> u32 {
+        let r = &mut self.slots[slot as usize];
+        debug_assert_eq!(r.phase, Phase::InFlight);
+        r.phase = Phase::Backoff;
+        self.retrying += 1;
+        r.gen
+    }
+
+    /// A backoff timer fired: true (and the request is now due) when it is
+    /// still the request's current timer.
+    #[inline]
+    pub fn backoff_over(&mut self, slot: u32, gen: u32) -> bool {
+        let r = &mut self.slots[slot as usize];
+        if r.gen == gen && r.phase == Phase::Backoff {
+            r.phase = Phase::Due;
+            self.retrying -= 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Makes a request that waits (backoff or due) due now, cutting its
+    /// backoff short; false when it was not waiting.
+    pub fn hurry(&mut self, slot: u32) -> bool {
+        let r = &mut self.slots[slot as usize];
+        match r.phase {
+            Phase::Backoff => {
+                r.phase = Phase::Due;
+                self.retrying -= 1;
+                true
+            }
+            Phase::Due => true,
+            _ => false,
+        }
+    }
+
+    /// Marks the request due (waiting for the dispatcher).
+    pub fn set_due(&mut self, slot: u32) {
+        self.slots[slot as usize].phase = Phase::Due;
+    }
+
+    /// Requests waiting out a backoff now.
+    #[inline]
+    pub fn retrying(&self) -> u64 {
+        self.retrying
     }
 
     /// Ends the request in `slot`: frees the slot and makes every event
@@ -99,6 +200,9 @@ impl Requests {
     pub fn close(&mut self, slot: u32) {
         let r = &mut self.slots[slot as usize];
         debug_assert!(r.phase != Phase::Free, "a request ended twice");
+        if r.phase == Phase::Backoff {
+            self.retrying -= 1;
+        }
         r.phase = Phase::Free;
         r.gen = r.gen.wrapping_add(1);
         self.free.push(slot);

@@ -7,10 +7,132 @@
 //! profile (no thinning, no discretisation), and uses its own random stream
 //! so every policy sees the same arrivals (common random numbers).
 
+use super::dist::Dist;
 use crate::engine::SimRng;
-use crate::scenario::spec::{Arrival, ProfilePoint};
+use crate::scenario::spec::{Arrival, Mode, ProfilePoint, TrafficSpec};
 use crate::time::{from_secs, Nanos, NS_PER_SEC};
 use rand::Rng;
+
+/// Where new requests come from, by traffic mode.
+#[derive(Debug)]
+enum Source {
+    /// Open mode: arrivals on their own clock, each from a random client.
+    Open(ArrivalClock),
+    /// Closed mode: each client sends its next request a think time after
+    /// its last one ended.
+    Closed,
+    /// Burst mode: every client sends one request, spread uniformly over
+    /// `[at, at + spread)`, in client order.
+    Burst {
+        order: SortedUniforms,
+        at: Nanos,
+        spread: Nanos,
+        next_client: u32,
+    },
+}
+
+/// The traffic of one run: when new requests arrive and from which client.
+/// It never schedules events itself: it says when the next arrival is, and
+/// the run schedules it.
+#[derive(Debug)]
+pub struct Traffic {
+    source: Source,
+    clients: u32,
+    think: Option<Dist>,
+    rng_arrivals: SimRng,
+    rng_clients: SimRng,
+}
+
+/// How the traffic starts.
+#[derive(Debug)]
+pub enum Start {
+    /// The first arrival (open mode: from a random client; burst mode:
+    /// from client 0), if any.
+    Arrival(Option<Nanos>),
+    /// Closed mode: client `i` sends its first request at the i-th time.
+    Clients(Vec<Nanos>),
+}
+
+impl Traffic {
+    /// The traffic `spec` describes, drawing arrival times from
+    /// `rng_arrivals` and think times from `rng_clients`.
+    pub fn new(spec: &TrafficSpec, rng_arrivals: SimRng, rng_clients: SimRng) -> Traffic {
+        let clients = spec.clients.max(1);
+        let source = match spec.mode {
+            Mode::Open => Source::Open(ArrivalClock::new(
+                Profile::new(spec.rate.unwrap_or(0.0), &spec.profile),
+                spec.arrival,
+            )),
+            Mode::Closed => Source::Closed,
+            Mode::Burst => Source::Burst {
+                order: SortedUniforms::new(clients as u64),
+                at: spec.burst_at.map_or(0, |d| d.ns()),
+                spread: spec.burst_spread.map_or(0, |d| d.ns()),
+                next_client: 0,
+            },
+        };
+        Traffic {
+            source,
+            clients,
+            think: spec.think_time.as_ref().map(Dist::new),
+            rng_arrivals,
+            rng_clients,
+        }
+    }
+
+    /// When the traffic starts.
+    pub fn start(&mut self) -> Start {
+        if let Source::Closed = self.source {
+            return Start::Clients((0..self.clients).map(|_| self.think_time()).collect());
+        }
+        Start::Arrival(self.next_arrival(0))
+    }
+
+    /// A closed-mode client's pause between requests (default none).
+    fn think_time(&mut self) -> Nanos {
+        match self.think {
+            Some(d) => d.sample(&mut self.rng_clients),
+            None => 0,
+        }
+    }
+
+    /// An arrival is due: the client that sends it.
+    pub fn arrival_client(&mut self) -> u32 {
+        match &mut self.source {
+            Source::Burst { next_client, .. } => {
+                let client = *next_client;
+                *next_client += 1;
+                client
+            }
+            _ if self.clients > 1 => self.rng_arrivals.random_range(0..self.clients),
+            _ => 0,
+        }
+    }
+
+    /// The arrival after one at `now`, if traffic goes on (never before
+    /// `now`).
+    pub fn next_arrival(&mut self, now: Nanos) -> Option<Nanos> {
+        match &mut self.source {
+            Source::Open(clock) => clock.next(&mut self.rng_arrivals).map(|t| t.max(now)),
+            Source::Burst {
+                order, at, spread, ..
+            } => {
+                let u = order.next(&mut self.rng_arrivals)?;
+                Some((*at + (u * *spread as f64) as Nanos).max(now))
+            }
+            Source::Closed => None,
+        }
+    }
+
+    /// A request of `client` ended: in closed mode, how long until the
+    /// client sends its next one.
+    pub fn after_request(&mut self) -> Option<Nanos> {
+        match self.source {
+            Source::Closed => Some(self.think_time()),
+            _ => None,
+        }
+    }
+}
 
 /// The arrival rate over time: `rate × scale(t)`, piecewise linear in t.
 #[derive(Clone, Debug)]

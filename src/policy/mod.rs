@@ -43,6 +43,16 @@ pub struct Policy {
     pub pushback: Pushback,
 }
 
+/// What a request remembers between its retries to compute the next delay.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RetryState {
+    /// The last delay (decorrelated backoff grows from it).
+    pub previous: Nanos,
+    /// Attempts made before the last exact pushback: the backoff sequence
+    /// counts retries from there.
+    pub restart_at: u32,
+}
+
 /// Why a request stops retrying, or that it may go on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RetryVerdict {
@@ -93,6 +103,36 @@ impl Policy {
         };
         *previous = d;
         d
+    }
+
+    /// The delay before the retry of a request whose attempt `attempts`
+    /// (1-based) just failed: the backoff (jittered with the uniform draw
+    /// `u`), then the server's `pushback`, when it sent one and the policy
+    /// honours it. `state` is the request's own backoff memory and is
+    /// updated.
+    ///
+    /// Pushback [`Pushback::AtLeast`] waits the longer of the two;
+    /// [`Pushback::Exact`] (gRPC) waits exactly the pushback and starts the
+    /// backoff sequence again for the retries after it.
+    pub fn next_delay(
+        &self,
+        attempts: u32,
+        state: &mut RetryState,
+        u: f64,
+        pushback: Option<Nanos>,
+    ) -> Nanos {
+        let n = attempts - state.restart_at;
+        let delay = self.retry_delay(n, &mut state.previous, u);
+        match pushback.filter(|_| self.honor_retry_after) {
+            None => delay,
+            Some(ra) => match self.pushback {
+                Pushback::AtLeast => delay.max(ra),
+                Pushback::Exact => {
+                    state.restart_at = attempts;
+                    ra
+                }
+            },
+        }
     }
 
     /// Whether `retry_delay` consumes its random draw.

@@ -1,0 +1,57 @@
+//! Everything that can happen in a run, as one small enum the event queue
+//! holds by value.
+
+use super::requests::Job;
+use crate::status::Status;
+
+/// One event. Kept at 16 bytes (checked below) so a queue entry with its
+/// time and sequence number is 32 bytes.
+#[derive(Clone, Copy, Debug)]
+pub enum Ev {
+    /// The next open-mode or burst arrival.
+    Arrival,
+    /// A closed-mode client sends its next request.
+    ClientNext {
+        /// The client.
+        client: u32,
+    },
+    /// A backoff timer fired: send the next attempt.
+    Send {
+        /// The request's slot.
+        slot: u32,
+        /// Its generation when the timer was set.
+        gen: u32,
+    },
+    /// An attempt reaches the backend.
+    AtBackend(Job),
+    /// A worker finishes what it was doing.
+    WorkerDone {
+        /// The worker.
+        worker: u32,
+        /// Its generation when the work started.
+        wgen: u32,
+    },
+    /// An answer reaches the client.
+    Response(Job, Status),
+    /// The client gives up waiting for an attempt.
+    AttemptTimeout(Job),
+    /// The client gives up the whole request.
+    Deadline {
+        /// The request's slot.
+        slot: u32,
+        /// Its generation when the request arrived.
+        gen: u32,
+    },
+    /// A fault or operator action starts or ends.
+    Edge,
+    /// The dispatcher's bucket has a token again.
+    DispatchTick,
+    /// Contention backend: the conditional write of an open transaction
+    /// reaches the record.
+    Write {
+        /// The transaction.
+        txn: u32,
+    },
+}
+
+const _: () = assert!(std::mem::size_of::<Ev>() == 16, "Ev must stay 16 bytes");

@@ -1,0 +1,45 @@
+//! What the model records while it runs: the per-bin counts and levels
+//! ([`Collector`]), the whole-run counts ([`RunSummary`]) and the latency
+//! histogram of counted requests. Requests that arrived before the warm-up
+//! ends still load the system and show in the time series, but are left
+//! out of the summary.
+
+use crate::metrics::collector::Collector;
+use crate::metrics::quantile::LogHistogram;
+use crate::metrics::RunSummary;
+use crate::time::Nanos;
+
+/// The run's recorders.
+#[derive(Debug)]
+pub struct Meter {
+    /// Per-bin counts and levels.
+    pub col: Collector,
+    /// Whole-run counts (after the warm-up).
+    pub summary: RunSummary,
+    /// Latencies of the counted requests that succeeded.
+    pub latency: LogHistogram,
+    warmup: Nanos,
+}
+
+impl Meter {
+    /// Recorders for a run of `run_end` ns in bins of `bin` ns.
+    pub fn new(bin: Nanos, run_end: Nanos, warmup: Nanos) -> Meter {
+        Meter {
+            col: Collector::new(bin, run_end),
+            summary: RunSummary::default(),
+            latency: LogHistogram::new(),
+            warmup,
+        }
+    }
+
+    /// Whether what happens at `now` counts in the summary.
+    #[inline]
+    pub fn counted(&self, now: Nanos) -> bool {
+        now >= self.warmup
+    }
+
+    /// The warm-up's end.
+    pub fn warmup(&self) -> Nanos {
+        self.warmup
+    }
+}
