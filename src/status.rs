@@ -83,7 +83,7 @@ impl StatusSet {
         StatusSet(statuses.iter().fold(0, |m, s| m | (1 << s.index())))
     }
 
-    /// The SPEC's default `retry_on`.
+    /// The default `retry_on` (`docs/scenario-reference.md`).
     pub fn default_retry_on() -> StatusSet {
         StatusSet::of(&[
             Status::Unavailable,

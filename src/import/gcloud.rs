@@ -186,7 +186,8 @@ mod tests {
     use crate::policy::resolve;
     use crate::policy::schedule::schedule;
 
-    /// The sample output in the Cloud Tasks docs (retry-semantics.md §1.7).
+    /// The sample `gcloud tasks queues describe` output in the Cloud Tasks
+    /// docs (https://cloud.google.com/tasks/docs/creating-queues).
     const SAMPLE: &str = "\
 name: projects/PROJECT_ID/locations/LOCATION/queues/QUEUE_ID
 rateLimits:

@@ -16,9 +16,9 @@
 
 use super::{BinRow, RunResult};
 
-/// The columns of `summary.csv` after `policy`, in SPEC order; each
-/// variant is the column of the same name (see [`Col::name`] and SPEC
-/// "Report files" for the definitions).
+/// The columns of `summary.csv` after `policy`, in file order; each
+/// variant is the column of the same name (see [`Col::name`], and
+/// `docs/model.md` for the definitions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Col {
     Requests,
@@ -49,7 +49,7 @@ pub enum Col {
 pub const NCOLS: usize = 22;
 
 impl Col {
-    /// Every column, in the order SPEC lists them.
+    /// Every column, in file order.
     pub const ALL: [Col; NCOLS] = [
         Col::Requests,
         Col::Succeeded,

@@ -56,6 +56,96 @@ pub struct BinRow {
     pub capacity_rps: f64,
 }
 
+/// One column of `timeseries.csv` after `policy` and `replication`: its
+/// name and how to read it from a bin. [`BinRow::COLUMNS`] lists them all,
+/// in file order; a new column is a field of [`BinRow`], its value in
+/// `collector.rs`, and one entry there.
+#[derive(Clone, Copy, Debug)]
+pub struct BinColumn {
+    /// The column's name in the file.
+    pub name: &'static str,
+    /// The value (`None`: an empty cell).
+    pub get: fn(&BinRow) -> Option<f64>,
+}
+
+impl BinRow {
+    /// The columns of `timeseries.csv` after `policy` and `replication`.
+    pub const COLUMNS: &'static [BinColumn] = &[
+        BinColumn {
+            name: "t_s",
+            get: |b| Some(b.t_s),
+        },
+        BinColumn {
+            name: "demand_rps",
+            get: |b| Some(b.demand_rps),
+        },
+        BinColumn {
+            name: "first_attempt_rps",
+            get: |b| Some(b.first_attempt_rps),
+        },
+        BinColumn {
+            name: "retry_rps",
+            get: |b| Some(b.retry_rps),
+        },
+        BinColumn {
+            name: "offered_rps",
+            get: |b| Some(b.offered_rps),
+        },
+        BinColumn {
+            name: "rejected_rps",
+            get: |b| Some(b.rejected_rps),
+        },
+        BinColumn {
+            name: "goodput_rps",
+            get: |b| Some(b.goodput_rps),
+        },
+        BinColumn {
+            name: "wasted_rps",
+            get: |b| Some(b.wasted_rps),
+        },
+        BinColumn {
+            name: "timeout_rps",
+            get: |b| Some(b.timeout_rps),
+        },
+        BinColumn {
+            name: "error_rps",
+            get: |b| Some(b.error_rps),
+        },
+        BinColumn {
+            name: "dropped_rps",
+            get: |b| Some(b.dropped_rps),
+        },
+        BinColumn {
+            name: "queue_len_avg",
+            get: |b| Some(b.queue_len_avg),
+        },
+        BinColumn {
+            name: "queue_len_max",
+            get: |b| Some(b.queue_len_max),
+        },
+        BinColumn {
+            name: "utilization",
+            get: |b| Some(b.utilization),
+        },
+        BinColumn {
+            name: "retrying",
+            get: |b| Some(b.retrying),
+        },
+        BinColumn {
+            name: "latency_p50_ms",
+            get: |b| b.latency_p50_ms,
+        },
+        BinColumn {
+            name: "latency_p99_ms",
+            get: |b| b.latency_p99_ms,
+        },
+        BinColumn {
+            name: "capacity_rps",
+            get: |b| Some(b.capacity_rps),
+        },
+    ];
+}
+
 /// Whole-run counts and figures of one (policy, replication) run; requests
 /// that arrived before `warmup` are left out.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

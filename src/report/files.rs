@@ -1,42 +1,18 @@
 //! The CSV and JSON report files, built in memory as bytes so tests can
 //! compare them and `write_all` only has to save them.
 //!
-//! Layout of `summary.csv` / `summary.json` rows: `policy`, then the 22 SPEC
-//! columns in SPEC order (always, so scripts can rely on positions). With
+//! Layout of `summary.csv` / `summary.json` rows: `policy`, then the 22
+//! summary columns in a fixed order (always, so scripts can rely on positions). With
 //! more than one replication, the `<col>_ci95` half-widths of the numeric
-//! columns follow, again in SPEC order, and `metastable_share` comes last.
+//! columns follow, again in that order, and `metastable_share` comes last.
 
 use super::format::{json_num, json_str};
 use crate::decimal::{num, opt};
 use crate::metrics::aggregate::PolicySummary;
 use crate::metrics::aggregate::{Col, RunFigures};
 use crate::metrics::columns::{replications_header, summary_header, summary_row, Cell};
-use crate::metrics::RunResult;
+use crate::metrics::{BinRow, RunResult};
 use crate::scenario::Scenario;
-
-/// The columns of `timeseries.csv`, exactly as SPEC names them.
-pub const TIMESERIES_COLUMNS: [&str; 20] = [
-    "policy",
-    "replication",
-    "t_s",
-    "demand_rps",
-    "first_attempt_rps",
-    "retry_rps",
-    "offered_rps",
-    "rejected_rps",
-    "goodput_rps",
-    "wasted_rps",
-    "timeout_rps",
-    "error_rps",
-    "dropped_rps",
-    "queue_len_avg",
-    "queue_len_max",
-    "utilization",
-    "retrying",
-    "latency_p50_ms",
-    "latency_p99_ms",
-    "capacity_rps",
-];
 
 /// The JSON text of a summary cell.
 fn cell_json(c: &Cell) -> String {
@@ -62,33 +38,18 @@ fn csv_bytes(
 }
 
 /// `timeseries.csv`: one row per (policy, replication, bin), in the order
-/// of `results`.
+/// of `results`; the columns after `policy` and `replication` are
+/// [`BinRow::COLUMNS`].
 pub fn timeseries_csv(results: &[RunResult]) -> anyhow::Result<Vec<u8>> {
-    let header: Vec<String> = TIMESERIES_COLUMNS.iter().map(|s| s.to_string()).collect();
+    let mut header = vec!["policy".to_string(), "replication".to_string()];
+    header.extend(BinRow::COLUMNS.iter().map(|c| c.name.to_string()));
     let rows = results.iter().flat_map(|r| {
         r.bins.iter().map(move |b| {
-            vec![
-                r.policy.clone(),
-                r.replication.to_string(),
-                num(b.t_s),
-                num(b.demand_rps),
-                num(b.first_attempt_rps),
-                num(b.retry_rps),
-                num(b.offered_rps),
-                num(b.rejected_rps),
-                num(b.goodput_rps),
-                num(b.wasted_rps),
-                num(b.timeout_rps),
-                num(b.error_rps),
-                num(b.dropped_rps),
-                num(b.queue_len_avg),
-                num(b.queue_len_max),
-                num(b.utilization),
-                num(b.retrying),
-                opt(b.latency_p50_ms),
-                opt(b.latency_p99_ms),
-                num(b.capacity_rps),
-            ]
+            let mut row = Vec::with_capacity(2 + BinRow::COLUMNS.len());
+            row.push(r.policy.clone());
+            row.push(r.replication.to_string());
+            row.extend(BinRow::COLUMNS.iter().map(|c| opt((c.get)(b))));
+            row
         })
     });
     csv_bytes(&header, rows)
