@@ -10,6 +10,8 @@
 //! - `million_pending`: a million clients fire at once into a 5 s blackhole
 //!   with full-jitter exponential backoff, so about a million timers with
 //!   random delays are pending at the peak (the heap path under load).
+//! - `peer_storm`: `benches/peer/storm.json`, the overload storm that the
+//!   SimPy twin (`benches/peer/storm_simpy.py`) also simulates.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use retrysim::model::run::simulate;
@@ -42,6 +44,8 @@ const MILLION: &str = r#"{
                 "backoff": {"exponential": {"initial": "1s", "multiplier": 2, "max": "8s"}}}]
 }"#;
 
+const PEER_STORM: &str = include_str!("peer/storm.json");
+
 fn bench(c: &mut Criterion, name: &str, json: &str, samples: usize) {
     let scenario = Scenario::from_json(json).expect("bench scenario is valid");
     let requests = simulate(&scenario, 0, 0).summary.requests;
@@ -58,6 +62,7 @@ fn end_to_end(c: &mut Criterion) {
     bench(c, "peer_model", PEER, 10);
     bench(c, "outage_storm", STORM, 10);
     bench(c, "million_pending", MILLION, 10);
+    bench(c, "peer_storm", PEER_STORM, 10);
 }
 
 criterion_group!(benches, end_to_end);

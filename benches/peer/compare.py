@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Runs retrysim and its SimPy twin on benches/peer/storm.json and compares
+their speed and their results.
+
+    python3 benches/peer/compare.py                 # 5 retrysim seeds, 1 SimPy seed
+    python3 benches/peer/compare.py --seeds 10 --simpy-seeds 3
+    python3 benches/peer/compare.py --duration 10 --warmup 2   # quick look
+
+Installs nothing: it needs SimPy 4 (`pip install simpy==4.1.1`) and cargo.
+It builds retrysim in release mode, runs it once per seed (the scenario's
+seed, then the next ones) and the SimPy model once per SimPy seed, then
+prints:
+
+- wall time: the simulation alone (retrysim's perf.json `wall_s`, the
+  SimPy script's timing of `env.run`) and the whole process (start-up,
+  parsing and report writing included), medians over the runs, and their
+  ratio SimPy / retrysim;
+- agreement: success share (succeeded / requests), attempts per request,
+  wasted fraction and mean latency of successes, each as retrysim's median
+  and seed spread (min-max, standard deviation) against SimPy's values.
+
+The two engines use different random streams, so they agree only up to
+seed noise: judge a difference by retrysim's spread across seeds.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SCENARIO = os.path.join(HERE, "storm.json")
+TWIN = os.path.join(HERE, "storm_simpy.py")
+
+
+def check_simpy():
+    r = subprocess.run([sys.executable, "-c", "import simpy"], capture_output=True)
+    if r.returncode != 0:
+        sys.exit("SimPy is not installed for this python3. Install it with:\n"
+                 "    pip install simpy==4.1.1\n"
+                 "(this script installs nothing itself).")
+
+
+def build():
+    """Builds the release binary and returns its path."""
+    if shutil.which("cargo") is None:
+        sys.exit("cargo is not on PATH: install Rust (https://rustup.rs) to build retrysim.")
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "retrysim"],
+                   cwd=ROOT, check=True)
+    meta = subprocess.run(["cargo", "metadata", "--format-version", "1", "--no-deps"],
+                          cwd=ROOT, check=True, capture_output=True, text=True)
+    return os.path.join(json.loads(meta.stdout)["target_directory"], "release", "retrysim")
+
+
+def run_retrysim(binary, seed, args, out):
+    cmd = [binary, "run", SCENARIO, "-o", out, "--no-plots", "-q", "--seed", str(seed)]
+    if args.duration is not None:
+        cmd += ["--set", f"duration={args.duration}s"]
+    if args.warmup is not None:
+        cmd += ["--set", f"warmup={args.warmup}s"]
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    process_s = time.perf_counter() - t0
+    d = os.path.join(out, "peer-storm")
+    with open(os.path.join(d, "summary.json")) as f:
+        s = json.load(f)["policies"][0]
+    with open(os.path.join(d, "perf.json")) as f:
+        perf = json.load(f)
+    return {
+        "seed": seed,
+        "requests": s["requests"],
+        "success_share": s["success_rate"],
+        "attempts_per_request": s["amplification"],
+        "wasted_fraction": s["wasted_fraction"],
+        "latency_mean_ms": s["latency_mean_ms"],
+        "events": perf["events"],
+        "wall_s": perf["wall_s"],
+        "process_s": process_s,
+    }
+
+
+def run_simpy(seed, args):
+    cmd = [sys.executable, TWIN, "--scenario", SCENARIO, "--seed", str(seed)]
+    if args.duration is not None:
+        cmd += ["--duration", str(args.duration)]
+    if args.warmup is not None:
+        cmd += ["--warmup", str(args.warmup)]
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    process_s = time.perf_counter() - t0
+    d = json.loads(r.stdout)
+    d["process_s"] = process_s
+    return d
+
+
+def spread(values):
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return statistics.median(values), min(values), max(values), sd
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", type=int, default=5, help="retrysim runs (default 5)")
+    ap.add_argument("--simpy-seeds", type=int, default=1, help="SimPy runs (default 1)")
+    ap.add_argument("--duration", type=float, help="override the simulated seconds (both)")
+    ap.add_argument("--warmup", type=float, help="override the warm-up seconds (both)")
+    ap.add_argument("--json", help="also write every run's figures to this file")
+    args = ap.parse_args()
+
+    check_simpy()
+    binary = build()
+    with open(SCENARIO) as f:
+        seed0 = json.load(f).get("seed", 1)
+
+    out = tempfile.mkdtemp(prefix="retrysim-peer-")
+    try:
+        rs = []
+        for i in range(args.seeds):
+            rs.append(run_retrysim(binary, seed0 + i, args, out))
+            r = rs[-1]
+            print(f"retrysim seed {r['seed']}: {r['wall_s']:.3f} s simulation, "
+                  f"{r['process_s']:.3f} s process, {r['events']} events", file=sys.stderr)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    ps = []
+    for i in range(args.simpy_seeds):
+        ps.append(run_simpy(seed0 + i, args))
+        p = ps[-1]
+        print(f"SimPy seed {p['seed']}: {p['wall_s']:.1f} s simulation, "
+              f"{p['process_s']:.1f} s process, {p['events']} events", file=sys.stderr)
+
+    print(f"scenario {os.path.relpath(SCENARIO, ROOT)}"
+          + (f", duration {args.duration} s" if args.duration is not None else "")
+          + (f", warmup {args.warmup} s" if args.warmup is not None else ""))
+    print(f"\nwall time (medians; retrysim {len(rs)} runs, SimPy {len(ps)}):")
+    for key, what in [("wall_s", "simulation"), ("process_s", "whole process")]:
+        a = statistics.median(r[key] for r in rs)
+        b = statistics.median(p[key] for p in ps)
+        print(f"  {what:<14} retrysim {a:8.3f} s   SimPy {b:8.2f} s   SimPy/retrysim {b / a:7.1f}x")
+    # Events of the whole run (warm-up included); SimPy's come from its event ids.
+    ev_r = statistics.median(r["events"] for r in rs)
+    ev_p = [p["events"] for p in ps if p.get("events")]
+    line = f"  {'events':<14} retrysim {ev_r:>10,.0f}   SimPy "
+    if ev_p:
+        ev_p = statistics.median(ev_p)
+        line += f"{ev_p:>10,.0f}   SimPy/retrysim {ev_p / ev_r:7.2f}x"
+    else:
+        line += "(not counted)"
+    print(line)
+
+    print("\nagreement (retrysim: median [min, max] sd over seeds; SimPy: each seed; "
+          "dev = (SimPy median - retrysim median) / retrysim sd):")
+    for key, fmt in [("success_share", "{:.4f}"), ("attempts_per_request", "{:.4f}"),
+                     ("wasted_fraction", "{:.4f}"), ("latency_mean_ms", "{:.2f}")]:
+        med, lo, hi, sd = spread([r[key] for r in rs])
+        sp = [p[key] for p in ps]
+        dev = (statistics.median(sp) - med) / sd if sd > 0 else float("nan")
+        print(f"  {key:<21} retrysim {fmt.format(med)} [{fmt.format(lo)}, {fmt.format(hi)}]"
+              f" sd {fmt.format(sd)}   SimPy {', '.join(fmt.format(v) for v in sp)}"
+              f"   dev {dev:+.1f} sd")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"retrysim": rs, "simpy": ps}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
