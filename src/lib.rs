@@ -7,7 +7,8 @@
 //! ## Concepts
 //!
 //! - **Traffic** (`model::traffic`): new requests over time, from clients.
-//! - **Backend** (`model::backend`): workers in front of a waiting room.
+//! - **Backend** (`model::backend`): workers in front of a waiting room, or
+//!   one record under optimistic concurrency.
 //! - **Fault** (`model::faults`): outages, blackholes, slowdowns, lost
 //!   capacity and error bursts, scheduled in time.
 //! - **Policy** (`policy`): what a client does after a failed attempt.
@@ -16,9 +17,35 @@
 //! - **Report** (`report`): CSV, JSON, plots and the terminal table, made
 //!   from the metrics (`metrics`) the runs stream out.
 //!
-//! Dependencies run one way: cli → scenario / report → model → engine /
-//! policy / metrics. The engine never sees the model; nothing in the
-//! simulation writes files.
+//! ## Layers
+//!
+//! Dependencies run one way, from the command line down to plain values;
+//! `tests/architecture.rs` reads this table and fails when the code names a
+//! module its row does not list, or when the table has a cycle. The engine
+//! never sees the model; nothing in the simulation writes files.
+//!
+//! | module | may use |
+//! |---|---|
+//! | `time` | — |
+//! | `status` | — |
+//! | `decimal` | — |
+//! | `error` | — |
+//! | `check` | `time` |
+//! | `engine` | `time` |
+//! | `metrics` | `decimal`, `time` |
+//! | `policy` | `check`, `decimal`, `status`, `time` |
+//! | `scenario` | `check`, `decimal`, `error`, `policy`, `status`, `time` |
+//! | `model` | `engine`, `metrics`, `policy`, `scenario`, `status`, `time` |
+//! | `runner` | `metrics`, `model`, `scenario` |
+//! | `sweep` | `decimal`, `error`, `metrics`, `runner`, `scenario` |
+//! | `tune` | `metrics`, `policy`, `runner`, `scenario`, `time` |
+//! | `report` | `decimal`, `metrics`, `policy`, `scenario`, `sweep`, `time` |
+//! | `import` | `error`, `policy`, `scenario`, `status`, `time` |
+//! | `cli` | `error`, `import`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
+//!
+//! `docs/architecture.md` walks through the modules, follows one request
+//! through the events, and lists the files to touch to add a fault kind, a
+//! backoff, an output column or a command.
 
 pub mod check;
 pub mod cli;

@@ -1,0 +1,153 @@
+//! The module layers written in `src/lib.rs` hold in the code: every
+//! `crate::<module>` a top-level module names is one it may depend on, and
+//! no two top-level modules depend on each other, directly or through
+//! others.
+//!
+//! The allowed dependencies are read from the table in `src/lib.rs` (lines
+//! `//! | module | may use |`), so the documentation and this check cannot
+//! drift apart.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// `module -> modules it may use`, from the table in `src/lib.rs`.
+fn declared() -> BTreeMap<String, BTreeSet<String>> {
+    let lib = std::fs::read_to_string("src/lib.rs").unwrap();
+    let mut out = BTreeMap::new();
+    for line in lib.lines() {
+        let Some(row) = line.strip_prefix("//! | `") else {
+            continue;
+        };
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let module = cells[0].trim_end_matches('`').to_string();
+        let uses = cells[1]
+            .split(',')
+            .map(|s| s.trim().trim_matches('`').to_string())
+            .filter(|s| !s.is_empty() && s != "—")
+            .collect();
+        out.insert(module, uses);
+    }
+    assert!(out.len() > 10, "the table in src/lib.rs was not found");
+    out
+}
+
+/// Every `.rs` file under `dir`.
+fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The top-level module a source file belongs to (`src/model/run.rs` →
+/// `model`), or `None` for `lib.rs` and `main.rs`.
+fn module_of(path: &Path) -> Option<String> {
+    let rel = path.strip_prefix("src").ok()?;
+    let first = rel.components().next()?.as_os_str().to_str()?;
+    let name = first.trim_end_matches(".rs");
+    (name != "lib" && name != "main").then(|| name.to_string())
+}
+
+/// `module -> modules its code names through `crate::``.
+fn actual() -> BTreeMap<String, BTreeSet<String>> {
+    let mut paths = Vec::new();
+    files(Path::new("src"), &mut paths);
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for path in paths {
+        let Some(module) = module_of(&path) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&path).unwrap();
+        let deps = out.entry(module.clone()).or_default();
+        // Code only: comments may point anywhere (a schema file saying
+        // which model file gives it its effect is not a dependency).
+        let code = text.lines().filter(|l| !l.trim_start().starts_with("//"));
+        for line in code {
+            for (i, _) in line.match_indices("crate::") {
+                let name: String = line[i + 7..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() && name != module {
+                    deps.insert(name);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_dependency_is_declared() {
+    let declared = declared();
+    let actual = actual();
+    let mut wrong = Vec::new();
+    for (module, deps) in &actual {
+        let Some(allowed) = declared.get(module) else {
+            wrong.push(format!("{module} is not in the table in src/lib.rs"));
+            continue;
+        };
+        for d in deps.difference(allowed) {
+            wrong.push(format!("{module} uses {d}, which the table does not allow"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_declared_layers_have_no_cycle() {
+    let declared = declared();
+    // Depth-first search for a back edge.
+    fn visit(
+        m: &str,
+        g: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        match state.get(m).copied() {
+            Some(2) => return None,
+            Some(1) => {
+                let from = stack.iter().position(|s| s == m).unwrap();
+                let mut cycle = stack[from..].to_vec();
+                cycle.push(m.to_string());
+                return Some(cycle);
+            }
+            _ => {}
+        }
+        state.insert(m.to_string(), 1);
+        stack.push(m.to_string());
+        for d in g.get(m).into_iter().flatten() {
+            if let Some(c) = visit(d, g, state, stack) {
+                return Some(c);
+            }
+        }
+        stack.pop();
+        state.insert(m.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for m in declared.keys() {
+        if let Some(cycle) = visit(m, &declared, &mut state, &mut Vec::new()) {
+            panic!("import cycle: {}", cycle.join(" -> "));
+        }
+    }
+}
+
+#[test]
+fn every_top_level_module_is_in_the_table() {
+    let lib = std::fs::read_to_string("src/lib.rs").unwrap();
+    let declared = declared();
+    for line in lib.lines() {
+        if let Some(m) = line
+            .strip_prefix("pub mod ")
+            .or_else(|| line.strip_prefix("mod "))
+        {
+            let m = m.trim_end_matches(';');
+            assert!(declared.contains_key(m), "{m} is missing from the table");
+        }
+    }
+}
