@@ -30,12 +30,13 @@
 //! | `status` | — |
 //! | `decimal` | — |
 //! | `error` | — |
+//! | `math` | — |
 //! | `check` | `time` |
 //! | `engine` | `time` |
 //! | `metrics` | `decimal`, `time` |
 //! | `policy` | `check`, `decimal`, `status`, `time` |
-//! | `scenario` | `check`, `decimal`, `error`, `policy`, `status`, `time` |
-//! | `model` | `engine`, `metrics`, `policy`, `scenario`, `status`, `time` |
+//! | `scenario` | `check`, `decimal`, `error`, `math`, `policy`, `status`, `time` |
+//! | `model` | `engine`, `math`, `metrics`, `policy`, `scenario`, `status`, `time` |
 //! | `runner` | `metrics`, `model`, `scenario` |
 //! | `sweep` | `decimal`, `error`, `metrics`, `runner`, `scenario` |
 //! | `tune` | `metrics`, `policy`, `runner`, `scenario`, `time` |
@@ -53,6 +54,7 @@ pub mod decimal;
 pub mod engine;
 pub mod error;
 pub mod import;
+pub mod math;
 pub mod metrics;
 pub mod model;
 pub mod policy;

@@ -11,7 +11,7 @@
 use crate::metrics::RunResult;
 use crate::policy::{self, Backoff, Jitter, Policy};
 use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
-use crate::runner::{self, Job};
+use crate::runner::{self, Job, RunError};
 use crate::scenario::Scenario;
 use crate::time::{format_duration, Dur, NS_PER_SEC};
 
@@ -178,7 +178,11 @@ fn backoff_is_sane(s: &PolicySpec) -> bool {
 
 /// Simulates each of `specs` in place of the scenario's policies,
 /// `replications` times, and scores them (in the order given).
-fn evaluate_all(base: &Scenario, specs: &[PolicySpec], replications: u32) -> Vec<Score> {
+fn evaluate_all(
+    base: &Scenario,
+    specs: &[PolicySpec],
+    replications: u32,
+) -> Result<Vec<Score>, RunError> {
     let scenarios: Vec<Scenario> = specs
         .iter()
         .map(|spec| {
@@ -190,8 +194,8 @@ fn evaluate_all(base: &Scenario, specs: &[PolicySpec], replications: u32) -> Vec
         .iter()
         .flat_map(|s| runner::jobs_of(s, replications))
         .collect();
-    let results = runner::run_jobs(&jobs, false, &|| {});
-    results.chunks(replications as usize).map(score).collect()
+    let results = runner::run_jobs(&jobs, false, &|| {})?;
+    Ok(results.chunks(replications as usize).map(score).collect())
 }
 
 /// Scores one candidate from its runs (one per replication).
@@ -263,11 +267,11 @@ pub fn tune(
     constraints: Constraints,
     replications: u32,
     max_rounds: usize,
-) -> Tuned {
+) -> Result<Tuned, RunError> {
     let start = scenario.spec().policies[policy_index].clone();
     let start = start.with_preset_applied().unwrap_or(start);
     let baseline = Candidate {
-        score: evaluate_all(scenario, std::slice::from_ref(&start), replications).remove(0),
+        score: evaluate_all(scenario, std::slice::from_ref(&start), replications)?.remove(0),
         spec: start.clone(),
     };
     let mut evaluated = 1;
@@ -281,7 +285,7 @@ pub fn tune(
         for knob in knobs(&current.spec) {
             let candidates = variants(&current.spec, knob);
             evaluated += candidates.len();
-            let scores = evaluate_all(scenario, &candidates, replications);
+            let scores = evaluate_all(scenario, &candidates, replications)?;
             let scored: Vec<Candidate> = candidates
                 .into_iter()
                 .zip(scores)
@@ -305,11 +309,11 @@ pub fn tune(
             break;
         }
     }
-    Tuned {
+    Ok(Tuned {
         baseline,
         best,
         evaluated,
-    }
+    })
 }
 
 /// `gcloud tasks queues update` flags for a Cloud Tasks policy.
