@@ -510,6 +510,14 @@ impl<'a> Sim<'a> {
                 spec.report.stable_for.secs(),
                 secs(self.run_end),
             );
+            s.recovery = recovery::outcome(
+                &bins,
+                secs(end),
+                spec.report.recovery_threshold,
+                spec.report.stable_for.secs(),
+                secs(self.run_end),
+                s.recovered_at_s,
+            );
         }
         let ms = |v: Option<f64>| v.map(|x| x / 1e6);
         s.latency_p50_ms = ms(self.meter.latency.quantile(0.5));

@@ -8,7 +8,7 @@
 //! nothing. Every candidate is a full simulation on the same traffic, so the
 //! result is deterministic for a given scenario and seed.
 
-use crate::metrics::RunResult;
+use crate::metrics::{Recovery, RunResult};
 use crate::policy::{self, Backoff, Jitter, Policy};
 use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
 use crate::runner::{self, Job, RunError};
@@ -46,6 +46,9 @@ pub struct Score {
     /// in at least one replication, or no fault.
     pub recovery_after_fault_s: Option<f64>,
     pub metastable: bool,
+    /// At least one replication ended too soon after the fault to tell
+    /// whether it recovered.
+    pub undetermined: bool,
 }
 
 /// One evaluated policy.
@@ -203,6 +206,9 @@ fn score(runs: &[RunResult]) -> Score {
     let n = runs.len() as f64;
     let mean = |f: &dyn Fn(&RunResult) -> f64| runs.iter().map(f).sum::<f64>() / n;
     let metastable = runs.iter().any(|r| r.summary.metastable());
+    let undetermined = runs
+        .iter()
+        .any(|r| r.summary.recovery == Recovery::Undetermined);
     let recovery = if runs
         .iter()
         .all(|r| r.summary.recovery_after_fault_s().is_some())
@@ -224,13 +230,14 @@ fn score(runs: &[RunResult]) -> Score {
         amplification: mean(&|r| r.summary.amplification()),
         recovery_after_fault_s: recovery,
         metastable,
+        undetermined,
     }
 }
 
 impl Score {
     fn feasible(&self, c: &Constraints) -> bool {
         c.max_drop_rate.is_none_or(|m| self.drop_rate <= m + 1e-12)
-            && !(c.must_recover && self.metastable)
+            && !(c.must_recover && (self.metastable || self.undetermined))
     }
 
     /// A sort key: smaller is better.
@@ -355,6 +362,9 @@ fn trim(x: f64) -> String {
 pub fn describe(s: &Score) -> String {
     let rec = match (s.metastable, s.recovery_after_fault_s) {
         (true, _) => "stays metastable".to_string(),
+        (false, None) if s.undetermined => {
+            "recovery undetermined (the run ends too soon after the fault)".to_string()
+        }
         (false, Some(r)) => format!(
             "recovers {} after the fault",
             format_duration((r * 1e9) as u64)
