@@ -1,5 +1,7 @@
 //! `retrysim check`: validates scenario files without simulating.
 
+use super::common::Stdout;
+use crate::error::Error;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,17 +18,18 @@ pub struct CheckArgs {
 }
 
 /// Validates each file; the first invalid one ends the command with status 2.
-pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: CheckArgs) -> Result<ExitCode, Error> {
+    let mut out = Stdout::lock();
     for path in &args.scenarios {
         let s = crate::scenario::load(path, &args.sets)?;
-        println!(
+        out.line(format_args!(
             "{}: ok ({} polic{}, {} fault{})",
             path.display(),
             s.policies().len(),
             if s.policies().len() == 1 { "y" } else { "ies" },
             s.spec().faults.len(),
             if s.spec().faults.len() == 1 { "" } else { "s" }
-        );
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }
