@@ -6,6 +6,15 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// Examples shown after `--help`.
+pub const EXAMPLES: &str = "Prints one line per valid file; the first invalid one ends the command
+with status 2 and every problem in it, one per line, as
+<file>:<line>:<col>: <field path>: <what is wrong>.
+
+Examples:
+  retrysim check scenarios/*.json
+  retrysim check my-scenario.toml --set traffic.rate=9000   # validate an override too";
+
 /// Flags of `retrysim check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {

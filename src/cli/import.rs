@@ -9,13 +9,41 @@ use clap::Subcommand;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// Examples shown after `import --help`.
+pub const EXAMPLES: &str = "The block is printed on stdout as JSON; warnings (what was dropped or
+assumed) go to stderr.
+
+Examples:
+  gcloud tasks queues describe my-queue --location us-central1 > queue.yaml
+  retrysim import gcloud queue.yaml
+  retrysim import grpc service_config.json > policies.json";
+
+/// Examples shown after `import gcloud --help`.
+pub const GCLOUD_EXAMPLES: &str = "Examples:
+  gcloud tasks queues describe my-queue --location us-central1 > queue.yaml
+  retrysim import gcloud queue.yaml
+  retrysim import gcloud examples/queue.yaml 2>/dev/null   # the block only";
+
+/// Examples shown after `import grpc --help`.
+pub const GRPC_EXAMPLES: &str = "Examples:
+  retrysim import grpc service_config.json
+  retrysim import grpc examples/service_config.json > policies.json";
+
 /// The formats `import` reads.
 #[derive(Debug, Subcommand)]
 pub enum ImportCommand {
     /// `gcloud tasks queues describe` YAML output.
-    Gcloud { file: PathBuf },
+    #[command(after_help = GCLOUD_EXAMPLES)]
+    Gcloud {
+        /// The YAML file.
+        file: PathBuf,
+    },
     /// A gRPC service config JSON.
-    Grpc { file: PathBuf },
+    #[command(after_help = GRPC_EXAMPLES)]
+    Grpc {
+        /// The JSON file.
+        file: PathBuf,
+    },
 }
 
 /// An importer: text and the file's name in errors → the block.

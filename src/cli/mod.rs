@@ -58,6 +58,7 @@ pub enum Command {
     #[command(after_help = merge::EXAMPLES)]
     Merge(merge::MergeArgs),
     /// Validate scenario files without simulating.
+    #[command(after_help = check::EXAMPLES)]
     Check(check::CheckArgs),
     /// Print the retry schedule of one policy.
     #[command(after_help = schedule::EXAMPLES)]
@@ -73,7 +74,7 @@ pub enum Command {
     )]
     Tune(tune::TuneArgs),
     /// Convert a real configuration into a scenario policy block.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = import::EXAMPLES)]
     Import(import::ImportCommand),
 }
 
@@ -114,5 +115,47 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_command_shows_examples() {
+        fn walk(cmd: &clap::Command, path: &str) {
+            for sub in cmd.get_subcommands() {
+                let name = format!("{path} {}", sub.get_name());
+                let help = sub.get_after_help().map(|h| h.to_string());
+                let examples = help.as_deref().and_then(|h| h.split_once("Examples:\n"));
+                assert!(
+                    examples.is_some_and(|(_, list)| list
+                        .lines()
+                        .any(|l| l.starts_with(&format!("  {name} ")))),
+                    "`{name} --help` has no example of itself"
+                );
+                walk(sub, &name);
+            }
+        }
+        walk(&Cli::command(), "retrysim");
+    }
+
+    #[test]
+    fn simulating_commands_share_their_flags() {
+        let cli = Cli::command();
+        let longs = |name: &str| -> Vec<String> {
+            let sub = cli.find_subcommand(name).expect(name);
+            sub.get_arguments()
+                .filter_map(|a| a.get_long().map(str::to_string))
+                .collect()
+        };
+        let shared: Vec<String> =
+            <common::SimArgs as clap::Args>::augment_args(clap::Command::new("x"))
+                .get_arguments()
+                .filter_map(|a| a.get_long().map(str::to_string))
+                .collect();
+        assert_eq!(shared.len(), 7, "{shared:?}");
+        for cmd in ["run", "sweep", "tune"] {
+            let have = longs(cmd);
+            for flag in &shared {
+                assert!(have.contains(flag), "{cmd} lacks --{flag}");
+            }
+        }
     }
 }
