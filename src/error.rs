@@ -14,11 +14,14 @@
 //! the crate itself (validation, `--set` paths, grids, shards) are part of
 //! the message; only errors from outside the crate (I/O, parsers, encoders)
 //! are sources.
+//!
+//! Every error type of the input and output layers is defined here (the
+//! `--set` path errors of `scenario::set`, the grid and merge errors of
+//! `sweep` are re-exported there), so this module depends on nothing of
+//! the crate but `policy`'s `ResolveError`, and no module that reports an
+//! error is imported by it.
 
 use crate::policy::ResolveError;
-use crate::scenario::set::SetError;
-use crate::sweep::grid::GridError;
-use crate::sweep::MergeError;
 use std::error::Error as StdError;
 use std::fmt;
 use std::io;
@@ -328,6 +331,166 @@ impl OutputError {
         }
         OutputError::Csv(e)
     }
+}
+
+/// Why a `PATH=VALUE` assignment cannot be applied; the message is meant to
+/// follow `--set <assignment>: `.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SetError {
+    /// No `=` in the assignment.
+    #[error("expected PATH=VALUE (e.g. backend.workers=120)")]
+    NoEquals,
+    /// Nothing before the `=`.
+    #[error("empty PATH before `=`")]
+    EmptyPath,
+    /// Two dots in a row, or a dot at an end.
+    #[error("empty segment {index} in path `{path}`")]
+    EmptySegment {
+        /// 1-based position of the empty segment.
+        index: usize,
+        /// The whole path.
+        path: String,
+    },
+    /// A segment that cannot be followed; `at` is the path up to and
+    /// including it.
+    #[error("`{at}`: {problem}")]
+    At {
+        /// The path walked so far, ending at the segment that failed.
+        at: String,
+        /// What is wrong there.
+        problem: PathProblem,
+    },
+}
+
+/// What is wrong at one segment of a `--set` path.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PathProblem {
+    /// An object without the key (and not a single-key variant holding it).
+    #[error("no such field (fields here: {fields})")]
+    NoSuchField {
+        /// The keys that exist, comma-separated (`none` when empty).
+        fields: String,
+    },
+    /// A scalar in the middle of the path.
+    #[error("cannot go inside a {0}; the path is too long")]
+    TooLong(&'static str),
+    /// A scalar where the last segment's container should be.
+    #[error("cannot set a field of a {0}")]
+    NotAContainer(&'static str),
+    /// A numeric index past the end of a list.
+    #[error("index {index} is out of range (the list has {len} item{})", if *.len == 1 { "" } else { "s" })]
+    OutOfRange {
+        /// The index given.
+        index: usize,
+        /// The list's length.
+        len: usize,
+    },
+    /// A non-numeric segment into a list whose items have no names.
+    #[error("not an index of this list (0..{last})")]
+    NotAnIndex {
+        /// The last valid index.
+        last: usize,
+    },
+    /// A name that matches no item of a list of named items.
+    #[error("no item with this name (names: {names}; or use an index)")]
+    NoSuchName {
+        /// The items' names, comma-separated.
+        names: String,
+    },
+}
+
+/// A `sweep --set` axis or a `--shard` that cannot be used; the message
+/// quotes the flag.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GridError {
+    /// No `=` in the axis.
+    #[error("--set {arg}: expected PATH=V1,V2,... (e.g. traffic.rate=100,200)")]
+    NoEquals {
+        /// The flag's value.
+        arg: String,
+    },
+    /// Nothing before the `=`.
+    #[error("--set {arg}: empty PATH before `=`")]
+    EmptyPath {
+        /// The flag's value.
+        arg: String,
+    },
+    /// Brackets, braces or quotes that do not close.
+    #[error("--set {arg}: unbalanced quotes or brackets in `{values}`")]
+    Unbalanced {
+        /// The flag's value.
+        arg: String,
+        /// The part after `=`.
+        values: String,
+    },
+    /// An empty value between commas.
+    #[error("--set {arg}: value {index} is empty")]
+    EmptyValue {
+        /// The flag's value.
+        arg: String,
+        /// 1-based position of the empty value.
+        index: usize,
+    },
+    /// The same path swept by two `--set` flags.
+    #[error("--set {path}: the path is given twice; list all its values in one --set")]
+    Repeated {
+        /// The path.
+        path: String,
+    },
+    /// A `--shard` that is not `I/N` with 1 <= I <= N.
+    #[error("--shard {0}: expected I/N with 1 <= I <= N (e.g. 2/4)")]
+    Shard(String),
+}
+
+/// Shard outputs that do not join into one sweep.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MergeError {
+    /// Nothing to merge.
+    #[error("merge: no shard directories given")]
+    NoShards,
+    /// A manifest whose shard is not `I/N` with 1 <= I <= N.
+    #[error("{origin}/sweep.json: bad shard")]
+    BadShard {
+        /// The shard directory.
+        origin: String,
+    },
+    /// A shard of another sweep.
+    #[error("{origin}: not a shard of the same sweep as {first} (scenario, --set values, replications and N of --shard I/N must all match)")]
+    OtherSweep {
+        /// The shard directory.
+        origin: String,
+        /// The first shard directory.
+        first: String,
+    },
+    /// A `sweep.csv` with other columns than the first shard's.
+    #[error("{origin}: sweep.csv columns differ from {first}")]
+    Columns {
+        /// The shard directory.
+        origin: String,
+        /// The first shard directory.
+        first: String,
+    },
+    /// The same shard given twice.
+    #[error("{origin}: shard {index}/{count} is also in {other}")]
+    Duplicate {
+        /// The shard directory.
+        origin: String,
+        /// The shard's I.
+        index: usize,
+        /// The shard's N.
+        count: usize,
+        /// The other directory holding it.
+        other: String,
+    },
+    /// Shards of the sweep that were not given (`I/N` each).
+    #[error("merge: missing shard{} {}", if .0.len() == 1 { "" } else { "s" }, .0.join(", "))]
+    Missing(Vec<String>),
+    /// A row whose first cell is not a point index.
+    #[error("{origin}: sweep.csv row without a point index")]
+    NoPointIndex {
+        /// The shard directory.
+        origin: String,
+    },
 }
 
 /// Writes an error and its sources, joined with `": "` (the way the command

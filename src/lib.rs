@@ -18,7 +18,9 @@
 //!
 //! Dependencies run one way: cli → scenario / report → model → engine /
 //! policy / metrics. The engine never sees the model; nothing in the
-//! simulation writes files.
+//! simulation writes files. The error types (`error`) sit below every
+//! module that returns them and above `policy` only; the command line
+//! (`cli`) alone turns them into exit statuses.
 
 pub mod check;
 pub mod cli;

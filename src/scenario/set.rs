@@ -8,73 +8,8 @@
 //! `{"exponential": {...}}` — is looked up inside that key, so
 //! `policies.0.backoff.initial` reaches the exponential backoff's `initial`.
 
+pub use crate::error::{PathProblem, SetError};
 use serde_json::Value;
-
-/// Why a `PATH=VALUE` assignment cannot be applied; the message is meant to
-/// follow `--set <assignment>: `.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum SetError {
-    /// No `=` in the assignment.
-    #[error("expected PATH=VALUE (e.g. backend.workers=120)")]
-    NoEquals,
-    /// Nothing before the `=`.
-    #[error("empty PATH before `=`")]
-    EmptyPath,
-    /// Two dots in a row, or a dot at an end.
-    #[error("empty segment {index} in path `{path}`")]
-    EmptySegment {
-        /// 1-based position of the empty segment.
-        index: usize,
-        /// The whole path.
-        path: String,
-    },
-    /// A segment that cannot be followed; `at` is the path up to and
-    /// including it.
-    #[error("`{at}`: {problem}")]
-    At {
-        /// The path walked so far, ending at the segment that failed.
-        at: String,
-        /// What is wrong there.
-        problem: PathProblem,
-    },
-}
-
-/// What is wrong at one segment of a `--set` path.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum PathProblem {
-    /// An object without the key (and not a single-key variant holding it).
-    #[error("no such field (fields here: {fields})")]
-    NoSuchField {
-        /// The keys that exist, comma-separated (`none` when empty).
-        fields: String,
-    },
-    /// A scalar in the middle of the path.
-    #[error("cannot go inside a {0}; the path is too long")]
-    TooLong(&'static str),
-    /// A scalar where the last segment's container should be.
-    #[error("cannot set a field of a {0}")]
-    NotAContainer(&'static str),
-    /// A numeric index past the end of a list.
-    #[error("index {index} is out of range (the list has {len} item{})", if *.len == 1 { "" } else { "s" })]
-    OutOfRange {
-        /// The index given.
-        index: usize,
-        /// The list's length.
-        len: usize,
-    },
-    /// A non-numeric segment into a list whose items have no names.
-    #[error("not an index of this list (0..{last})")]
-    NotAnIndex {
-        /// The last valid index.
-        last: usize,
-    },
-    /// A name that matches no item of a list of named items.
-    #[error("no item with this name (names: {names}; or use an index)")]
-    NoSuchName {
-        /// The items' names, comma-separated.
-        names: String,
-    },
-}
 
 /// Applies one `PATH=VALUE` assignment to `value`.
 ///

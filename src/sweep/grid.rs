@@ -2,50 +2,8 @@
 //! the cartesian product of their values in a fixed order, and the
 //! `--shard I/N` slices of it.
 
+pub use crate::error::GridError;
 use serde::{Deserialize, Serialize};
-
-/// A `sweep --set` axis or a `--shard` that cannot be used; the message
-/// quotes the flag.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum GridError {
-    /// No `=` in the axis.
-    #[error("--set {arg}: expected PATH=V1,V2,... (e.g. traffic.rate=100,200)")]
-    NoEquals {
-        /// The flag's value.
-        arg: String,
-    },
-    /// Nothing before the `=`.
-    #[error("--set {arg}: empty PATH before `=`")]
-    EmptyPath {
-        /// The flag's value.
-        arg: String,
-    },
-    /// Brackets, braces or quotes that do not close.
-    #[error("--set {arg}: unbalanced quotes or brackets in `{values}`")]
-    Unbalanced {
-        /// The flag's value.
-        arg: String,
-        /// The part after `=`.
-        values: String,
-    },
-    /// An empty value between commas.
-    #[error("--set {arg}: value {index} is empty")]
-    EmptyValue {
-        /// The flag's value.
-        arg: String,
-        /// 1-based position of the empty value.
-        index: usize,
-    },
-    /// The same path swept by two `--set` flags.
-    #[error("--set {path}: the path is given twice; list all its values in one --set")]
-    Repeated {
-        /// The path.
-        path: String,
-    },
-    /// A `--shard` that is not `I/N` with 1 <= I <= N.
-    #[error("--shard {0}: expected I/N with 1 <= I <= N (e.g. 2/4)")]
-    Shard(String),
-}
 
 /// One swept parameter: a dotted scenario path and the values it takes,
 /// kept as written on the command line (the CSV echoes them verbatim).

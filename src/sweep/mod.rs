@@ -14,6 +14,8 @@ pub mod grid;
 pub use grid::{Axis, Grid, GridError, Shard};
 
 use crate::decimal::num;
+pub use crate::error::MergeError;
+
 use crate::error::InvalidInput;
 use crate::metrics::aggregate::aggregate;
 use crate::metrics::columns::{summary_header, summary_row};
@@ -38,57 +40,6 @@ pub struct Manifest {
     pub replications: u32,
     /// Which slice of the points this output holds.
     pub shard: Shard,
-}
-
-/// Shard outputs that do not join into one sweep.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum MergeError {
-    /// Nothing to merge.
-    #[error("merge: no shard directories given")]
-    NoShards,
-    /// A manifest whose shard is not `I/N` with 1 <= I <= N.
-    #[error("{origin}/sweep.json: bad shard")]
-    BadShard {
-        /// The shard directory.
-        origin: String,
-    },
-    /// A shard of another sweep.
-    #[error("{origin}: not a shard of the same sweep as {first} (scenario, --set values, replications and N of --shard I/N must all match)")]
-    OtherSweep {
-        /// The shard directory.
-        origin: String,
-        /// The first shard directory.
-        first: String,
-    },
-    /// A `sweep.csv` with other columns than the first shard's.
-    #[error("{origin}: sweep.csv columns differ from {first}")]
-    Columns {
-        /// The shard directory.
-        origin: String,
-        /// The first shard directory.
-        first: String,
-    },
-    /// The same shard given twice.
-    #[error("{origin}: shard {index}/{count} is also in {other}")]
-    Duplicate {
-        /// The shard directory.
-        origin: String,
-        /// The shard's I.
-        index: usize,
-        /// The shard's N.
-        count: usize,
-        /// The other directory holding it.
-        other: String,
-    },
-    /// Shards of the sweep that were not given (`I/N` each).
-    #[error("merge: missing shard{} {}", if .0.len() == 1 { "" } else { "s" }, .0.join(", "))]
-    Missing(Vec<String>),
-    /// A row whose first cell is not a point index.
-    #[error("{origin}: sweep.csv row without a point index")]
-    NoPointIndex {
-        /// The shard directory.
-        origin: String,
-    },
 }
 
 /// The rows of `sweep.csv`, as text cells.
