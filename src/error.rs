@@ -495,7 +495,10 @@ pub enum MergeError {
 
 /// Writes an error and its sources, joined with `": "` (the way the command
 /// line prints every error after `error: `).
-pub struct Report<'a>(pub &'a (dyn StdError + 'static));
+pub struct Report<'a>(
+    /// The error to write, sources included.
+    pub &'a (dyn StdError + 'static),
+);
 
 impl fmt::Display for Report<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

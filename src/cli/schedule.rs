@@ -211,13 +211,6 @@ impl Draft {
     }
 }
 
-/// Reads a file holding one policy object, JSON or (by extension) TOML.
-/// Errors name the file, the line and column, and the field path.
-pub fn load_policy_file(path: &Path) -> Result<PolicySpec, InvalidInput> {
-    let (origin, text, format) = read_policy_file(path)?;
-    from_text(&text, &origin, format).map_err(InvalidInput::At)
-}
-
 /// The text of a policy file, its name for errors and its format.
 fn read_policy_file(path: &Path) -> Result<(String, String, Format), InvalidInput> {
     let text = crate::scenario::read_text(path)?;

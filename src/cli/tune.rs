@@ -1,7 +1,7 @@
 //! `retrysim tune`: search a policy's parameters for the best setting that
 //! meets the constraints; print it as JSON and as `gcloud` flags.
 
-use super::common::{create_output_dir, SimArgs, Stdout};
+use super::common::{create_output_dir, note, SimArgs, Stdout};
 use crate::error::{Error, InvalidInput, OutputError};
 use crate::tune::{self, Constraints, Objective};
 use clap::Args;
@@ -79,9 +79,12 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         args.rounds,
     );
     let mut out = Stdout::lock();
-    let mut say = |text: std::fmt::Arguments| match sim.quiet {
-        true => Ok(()),
-        false => out.line(text),
+    let mut say = |text: std::fmt::Arguments| {
+        if sim.quiet {
+            Ok(())
+        } else {
+            out.line(text)
+        }
     };
     say(format_args!(
         "tuning policy {:?} of {} ({} candidates simulated)",
@@ -94,9 +97,14 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         tune::describe(&result.baseline.score)
     ))?;
     let Some(best) = result.best else {
-        say(format_args!(
-            "no candidate met the constraints; relax --max-drop-rate or pass --allow-metastable"
-        ))?;
+        let why =
+            "no candidate met the constraints; relax --max-drop-rate or pass --allow-metastable";
+        // A failure (status 1): said even with --quiet, on stderr then.
+        if sim.quiet {
+            note(why);
+        } else {
+            say(format_args!("{why}"))?;
+        }
         return Ok(ExitCode::from(1));
     };
     say(format_args!("best:     {}", tune::describe(&best.score)))?;
