@@ -56,8 +56,8 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Invalid(_) | Error::Run(RunError::Stalled { .. }) => 2,
+            Error::Run(RunError::Interrupted) | Error::Output(OutputError::Interrupted) => 130,
             Error::Output(_) => 1,
-            Error::Run(RunError::Interrupted) => 130,
         }
     }
 }
@@ -313,6 +313,42 @@ pub enum OutputError {
         /// Why.
         source: io::Error,
     },
+    /// A file stands where a directory is needed.
+    #[error(
+        "cannot create output directory {}: {} is a file, not a directory",
+        .wanted.display(),
+        .path.display()
+    )]
+    NotADirectory {
+        /// The file in the way.
+        path: PathBuf,
+        /// The directory wanted.
+        wanted: PathBuf,
+    },
+    /// Another run is writing the same output directory.
+    #[error(
+        "another retrysim run is writing {} (it holds {}); wait for it to finish or choose another -o",
+        .target.display(),
+        .lock.display()
+    )]
+    Locked {
+        /// The output directory.
+        target: PathBuf,
+        /// The lock file.
+        lock: PathBuf,
+    },
+    /// A finished file could not be moved into the output directory.
+    #[error("cannot move the new {} into place", .path.display())]
+    Publish {
+        /// Where it should have gone.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The user interrupted the command before its output was complete;
+    /// nothing was replaced.
+    #[error("interrupted before the report was complete; nothing was replaced")]
+    Interrupted,
     /// A file could not be written.
     #[error("cannot write {}", .path.display())]
     Write {

@@ -42,9 +42,9 @@
 //! | `runner` | `metrics`, `model`, `scenario` |
 //! | `sweep` | `decimal`, `error`, `metrics`, `runner`, `scenario` |
 //! | `tune` | `metrics`, `policy`, `runner`, `scenario`, `time` |
-//! | `report` | `decimal`, `error`, `metrics`, `policy`, `scenario`, `sweep`, `time` |
+//! | `report` | `decimal`, `engine`, `error`, `metrics`, `policy`, `scenario`, `sweep`, `time` |
 //! | `import` | `error`, `policy`, `scenario`, `status`, `time` |
-//! | `cli` | `check`, `error`, `import`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
+//! | `cli` | `check`, `engine`, `error`, `import`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
 //!
 //! `docs/architecture.md` walks through the modules, follows one request
 //! through the events, and lists the files to touch to add a fault kind, a

@@ -1,13 +1,14 @@
 //! What the subcommands share: the flags of every command that simulates
 //! ([`SimArgs`]), the standard-output handle every command prints through
-//! ([`Stdout`]), and the one place an output directory is created.
+//! ([`Stdout`]). Output directories are created and written through
+//! `crate::report::staging`.
 
 use crate::error::OutputError;
 use crate::scenario::Scenario;
 use clap::Args;
 use std::fmt::Display;
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Most replications any command accepts.
 pub const MAX_REPLICATIONS: u32 = 10_000;
@@ -54,16 +55,6 @@ impl SimArgs {
         }
         s.select_policies(&self.policies)
     }
-}
-
-/// Creates the output directory `dir` (and its parents). Each command calls
-/// it once, before simulating, so a bad `-o` fails fast; the writers
-/// expect the directory to exist.
-pub fn create_output_dir(dir: &Path) -> Result<(), OutputError> {
-    std::fs::create_dir_all(dir).map_err(|source| OutputError::CreateDir {
-        path: dir.to_path_buf(),
-        source,
-    })
 }
 
 /// Standard output, locked, for a command's results. Every write returns an

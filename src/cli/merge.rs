@@ -1,8 +1,9 @@
 //! `retrysim merge`: joins the outputs of `retrysim sweep --shard I/N` into
 //! the `sweep.csv` (byte for byte) an unsharded sweep writes.
 
-use super::common::{create_output_dir, Stdout};
+use super::common::Stdout;
 use crate::error::{Error, InvalidInput};
+use crate::report::staging::Staging;
 use crate::sweep::{self, Manifest, Table};
 use clap::Args;
 use std::path::PathBuf;
@@ -52,8 +53,8 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Error> {
         parts.push((origin, manifest, table));
     }
     let (manifest, table) = sweep::merge(parts)?;
-    create_output_dir(&args.output)?;
-    let written = super::sweep::write(&args.output, &manifest, &table, args.no_plots)?;
+    let stage = Staging::begin(&args.output)?;
+    let written = super::sweep::write(stage, &manifest, &table, args.no_plots)?;
     if !args.quiet {
         let mut out = Stdout::lock();
         for p in written {

@@ -11,7 +11,7 @@ pub mod schedule;
 pub mod sweep;
 pub mod tune;
 
-use crate::error::{is_broken_pipe, Error, Report, RunError};
+use crate::error::{is_broken_pipe, Error, Report};
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -81,6 +81,14 @@ pub enum Command {
 /// Runs the command line and returns the process exit status.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Ctrl-C asks every run to stop (they check every few thousand events)
+    // and the output is abandoned; a second Ctrl-C leaves at once.
+    let _ = ctrlc::set_handler(|| {
+        if crate::engine::stop::requested() {
+            std::process::exit(130);
+        }
+        crate::engine::stop::request();
+    });
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Sweep(a) => sweep::run(a),
@@ -103,8 +111,8 @@ pub fn exit_for(e: &Error) -> ExitCode {
     if is_broken_pipe(e) {
         return ExitCode::SUCCESS;
     }
-    if let Error::Run(RunError::Interrupted) = e {
-        common::note("interrupted");
+    if e.exit_code() == 130 {
+        common::note("interrupted; nothing was written");
     } else {
         common::note(format_args!("error: {}", Report(e)));
     }

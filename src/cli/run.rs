@@ -1,7 +1,8 @@
 //! `retrysim run`: simulate every policy of a scenario and write the report.
 
-use super::common::{self, create_output_dir, SimArgs, Stdout};
+use super::common::{self, SimArgs, Stdout};
 use crate::error::Error;
+use crate::report::staging::Staging;
 use crate::report::{self, Perf, ReportOptions};
 use crate::runner;
 use crate::scenario::{self, Scenario};
@@ -81,7 +82,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
 /// summary.
 fn run_one(s: &Scenario, dir: &Path, args: &RunArgs, out: &mut Stdout) -> Result<(), Error> {
     let sim = &args.sim;
-    create_output_dir(dir)?;
+    let stage = Staging::begin(dir)?;
     let started = Instant::now();
     let runs = (s.policies().len() as u64) * sim.replications as u64;
     let bar = progress_bar(runs, sim.quiet, &s.spec().name);
@@ -105,7 +106,9 @@ fn run_one(s: &Scenario, dir: &Path, args: &RunArgs, out: &mut Stdout) -> Result
         no_plots: sim.no_plots,
         plot_size: args.plot_size,
     };
-    let written = report::write_all(dir, s, &results, &perf, &opts)?;
+    let written = report::write_all(stage.path(), s, &results, &perf, &opts)?;
+    let written: Vec<_> = written.iter().map(|p| stage.final_path(p)).collect();
+    stage.commit(report::REPORT_FILES)?;
     if !sim.quiet {
         let color = out.is_terminal();
         out.print(report::summary_table_colored(s, &results, color))?;

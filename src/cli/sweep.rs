@@ -2,9 +2,10 @@
 //! values; writes `sweep.csv`, `sweep.json` and, when exactly two
 //! parameters vary, `heatmap.png`.
 
-use super::common::{create_output_dir, SimArgs, Stdout};
+use super::common::{SimArgs, Stdout};
 use crate::error::{Error, InvalidInput, OutputError};
 use crate::report::heatmap::{heatmap_png, varying_pair};
+use crate::report::staging::Staging;
 use crate::sweep::{self, Axis, Grid, Manifest, Shard, Table};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -96,7 +97,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
             .into());
         }
     }
-    create_output_dir(&dir)?;
+    let stage = Staging::begin(&dir)?;
     let results = sweep::run_points(&points, sim.replications, &|| {})?;
     let mut table = Table {
         header: sweep::header(&grid, sim.replications),
@@ -107,7 +108,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
             .rows
             .extend(sweep::point_rows(&grid, *i, res, sim.replications));
     }
-    let written = write(&dir, &manifest, &table, sim.no_plots)?;
+    let written = write(stage, &manifest, &table, sim.no_plots)?;
     if !sim.quiet {
         let mut out = Stdout::lock();
         out.line(format_args!(
@@ -124,15 +125,20 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Every file [`write`] may write.
+const SWEEP_FILES: &[&str] = &["sweep.csv", "sweep.json", "heatmap.png"];
+
 /// Writes `sweep.csv`, `sweep.json` and (for a whole sweep with exactly two
-/// varying parameters, unless `no_plots`) `heatmap.png` into `dir`, which
-/// must exist.
+/// varying parameters, unless `no_plots`) `heatmap.png` into `stage`, then
+/// moves them into place (a stale `heatmap.png` is removed); returns their
+/// final paths.
 pub fn write(
-    dir: &Path,
+    stage: Staging,
     manifest: &Manifest,
     table: &Table,
     no_plots: bool,
 ) -> Result<Vec<PathBuf>, OutputError> {
+    let dir = stage.path();
     let mut written = Vec::new();
     let save = |path: PathBuf, bytes: &[u8]| match std::fs::write(&path, bytes) {
         Ok(()) => Ok(path),
@@ -146,5 +152,7 @@ pub fn write(
         heatmap_png(&png, manifest, table)?;
         written.push(png);
     }
+    let written = written.iter().map(|p| stage.final_path(p)).collect();
+    stage.commit(SWEEP_FILES)?;
     Ok(written)
 }

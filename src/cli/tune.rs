@@ -1,8 +1,9 @@
 //! `retrysim tune`: search a policy's parameters for the best setting that
 //! meets the constraints; print it as JSON and as `gcloud` flags.
 
-use super::common::{create_output_dir, note, SimArgs, Stdout};
+use super::common::{note, SimArgs, Stdout};
 use crate::error::{Error, InvalidInput, OutputError};
+use crate::report::staging::Staging;
 use crate::tune::{self, Constraints, Objective};
 use clap::Args;
 use std::path::PathBuf;
@@ -62,10 +63,10 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     }
     // The policy to tune is the first one left.
     sim.apply(&mut scenario)?;
-    let dir = sim.output.as_ref().map(|d| d.join(&scenario.spec().name));
-    if let Some(dir) = &dir {
-        create_output_dir(dir)?;
-    }
+    let stage = match &sim.output {
+        Some(d) => Some(Staging::begin(&d.join(&scenario.spec().name))?),
+        None => None,
+    };
     let constraints = Constraints {
         max_drop_rate: args.max_drop_rate,
         must_recover: !args.allow_metastable,
@@ -122,11 +123,13 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
             "\n(not a Cloud Tasks schedule: no gcloud flags)"
         ))?,
     }
-    if let Some(dir) = dir {
-        let path = dir.join("tune.json");
+    if let Some(stage) = stage {
+        let path = stage.path().join("tune.json");
         if let Err(source) = std::fs::write(&path, json + "\n") {
             return Err(OutputError::Write { path, source }.into());
         }
+        let path = stage.final_path(&path);
+        stage.commit(&[])?;
         say(format_args!("wrote {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)

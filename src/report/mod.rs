@@ -12,6 +12,7 @@ pub mod format;
 pub mod heatmap;
 pub mod html;
 pub mod plot;
+pub mod staging;
 pub mod table;
 
 use crate::error::OutputError;
@@ -43,8 +44,6 @@ pub struct Perf {
 #[derive(Clone, Debug, Default)]
 pub struct ReportOptions {
     /// Skip `load.png` and `recovery.png` (and their place in the HTML).
-    /// Copies left in the directory by an earlier run are deleted, so every
-    /// file there comes from the same run.
     pub no_plots: bool,
     /// Size of `load.png` and `recovery.png` in pixels (width, height);
     /// `None` = [`plot::WIDTH`] × [`plot::HEIGHT`].
@@ -58,6 +57,7 @@ fn save(
     written: &mut Vec<PathBuf>,
 ) -> Result<(), OutputError> {
     let path = dir.join(name);
+    staging::fail_point(name)?;
     if let Err(source) = std::fs::write(&path, bytes) {
         return Err(OutputError::Write { path, source });
     }
@@ -65,10 +65,24 @@ fn save(
     Ok(())
 }
 
+/// Every file [`write_all`] may write: the ones a run does not write
+/// (`load.png` with `--no-plots`) are stale leftovers of an earlier run,
+/// removed when the new report is committed (see [`staging::Staging`]).
+pub const REPORT_FILES: &[&str] = &[
+    "timeseries.csv",
+    "summary.csv",
+    "summary.json",
+    "replications.csv",
+    "load.png",
+    "recovery.png",
+    "report.html",
+    "perf.json",
+];
+
 /// Writes every report file into `dir` and returns the paths written.
-/// `dir` must exist: the caller creates it once, before the runs, so a bad
-/// output directory is reported before any time is spent simulating.
-/// `results` are sorted by (policy index, replication).
+/// `dir` must exist: the caller stages it (see [`staging::Staging`]) before
+/// the runs, so a bad output directory is reported before any time is spent
+/// simulating. `results` are sorted by (policy index, replication).
 pub fn write_all(
     dir: &Path,
     scenario: &Scenario,
@@ -106,16 +120,7 @@ pub fn write_all(
     )?;
 
     let mut pngs = Vec::new();
-    if opts.no_plots || results.is_empty() {
-        for stale in ["load.png", "recovery.png"] {
-            let path = dir.join(stale);
-            match std::fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(source) => return Err(OutputError::Remove { path, source }),
-            }
-        }
-    } else {
+    if !(opts.no_plots || results.is_empty()) {
         let load = dir.join("load.png");
         let size = opts.plot_size.unwrap_or((plot::WIDTH, plot::HEIGHT));
         plot::load_png(&load, scenario, results, size)?;

@@ -1,0 +1,325 @@
+//! Writing an output directory so that it is never seen half-written.
+//!
+//! A [`Staging`] takes a lock on the target directory, gives the writers a
+//! fresh temporary directory beside it, and only when every file is
+//! written moves them into the target, one rename each (a rename within
+//! one file system replaces a file atomically). A run that fails, is
+//! interrupted or is killed before that point leaves the previous report
+//! exactly as it was; an error or Ctrl-C also removes the temporary
+//! directory, and the next run into the same place removes what a killed
+//! one left behind.
+//!
+//! Only the files a run writes are replaced: other files in the target
+//! directory are left alone (the target may be a directory the user chose,
+//! such as `sweep -o results`), except the known outputs a run says are
+//! stale (`load.png` after `--no-plots`).
+//!
+//! The lock is an advisory lock (`flock`) on a hidden file beside the
+//! target, `.<name>.lock`: a second run into the same directory is refused
+//! with a clear message instead of interleaving its files with the first
+//! one's; the kernel releases the lock when a process dies, so a killed
+//! run never blocks the next one.
+
+use crate::error::OutputError;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::path::{Path, PathBuf};
+
+/// An output directory being written.
+#[derive(Debug)]
+pub struct Staging {
+    target: PathBuf,
+    temp: PathBuf,
+    lock_path: PathBuf,
+    _lock: File,
+    done: bool,
+    /// The target did not exist before: an abandoned staging removes it
+    /// again (when still empty).
+    created: bool,
+}
+
+/// The parent of `target` and its last component, as names of hidden
+/// siblings are built from them.
+fn split(target: &Path) -> (PathBuf, String) {
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "output".into());
+    (parent, name)
+}
+
+/// Creates `dir` (and its parents), with a message that says what is in
+/// the way.
+pub fn create_dir(dir: &Path) -> Result<(), OutputError> {
+    if let Some(blocker) = dir.ancestors().find(|a| a.is_file()) {
+        return Err(OutputError::NotADirectory {
+            path: blocker.to_path_buf(),
+            wanted: dir.to_path_buf(),
+        });
+    }
+    std::fs::create_dir_all(dir).map_err(|source| OutputError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+impl Staging {
+    /// Locks `target` (created if needed) and opens a fresh temporary
+    /// directory beside it. Fails at once — before any simulation — when
+    /// the target cannot be created or another run holds it.
+    pub fn begin(target: &Path) -> Result<Staging, OutputError> {
+        let created = !target.is_dir();
+        create_dir(target)?;
+        let (parent, name) = split(target);
+        let lock_path = parent.join(format!(".{name}.lock"));
+        let lock = lock(&lock_path, target)?;
+        // Whatever a killed run left behind (we hold the lock: nobody else
+        // is writing them).
+        let prefix = format!(".{name}.tmp-");
+        if let Ok(entries) = std::fs::read_dir(&parent) {
+            for e in entries.flatten() {
+                if e.file_name().to_string_lossy().starts_with(&prefix) {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let temp = parent.join(format!("{prefix}{}", std::process::id()));
+        std::fs::create_dir(&temp).map_err(|source| OutputError::CreateDir {
+            path: temp.clone(),
+            source,
+        })?;
+        Ok(Staging {
+            target: target.to_path_buf(),
+            temp,
+            lock_path,
+            _lock: lock,
+            done: false,
+            created,
+        })
+    }
+
+    /// Where the writers write (the temporary directory).
+    pub fn path(&self) -> &Path {
+        &self.temp
+    }
+
+    /// The directory the files end up in.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Where a file written to `staged` (a path inside [`Staging::path`])
+    /// will be once committed.
+    pub fn final_path(&self, staged: &Path) -> PathBuf {
+        match staged.strip_prefix(&self.temp) {
+            Ok(rel) => self.target.join(rel),
+            Err(_) => staged.to_path_buf(),
+        }
+    }
+
+    /// Moves every staged file into the target (replacing files of the
+    /// same name), removes the `stale` outputs that this run did not
+    /// write, and cleans up. A stop requested meanwhile (Ctrl-C) abandons
+    /// the report instead: the target stays as it was.
+    pub fn commit(mut self, stale: &[&str]) -> Result<(), OutputError> {
+        fail_point("commit")?;
+        if crate::engine::stop::requested() {
+            return Err(OutputError::Interrupted);
+        }
+        let mut staged: Vec<PathBuf> = std::fs::read_dir(&self.temp)
+            .map_err(|source| OutputError::ReadBack {
+                path: self.temp.clone(),
+                source,
+            })?
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        staged.sort();
+        for from in &staged {
+            let to = self.final_path(from);
+            std::fs::rename(from, &to).map_err(|source| OutputError::Publish {
+                path: to.clone(),
+                source,
+            })?;
+        }
+        for name in stale {
+            let path = self.target.join(name);
+            if staged.iter().any(|s| s.file_name() == path.file_name()) {
+                continue;
+            }
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => return Err(OutputError::Remove { path, source }),
+            }
+        }
+        self.done = true;
+        self.clean_up();
+        Ok(())
+    }
+
+    fn clean_up(&self) {
+        let _ = std::fs::remove_dir_all(&self.temp);
+        let _ = std::fs::remove_file(&self.lock_path);
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.done {
+            self.clean_up();
+            if self.created {
+                // Fails (and keeps it) unless it is still empty.
+                let _ = std::fs::remove_dir(&self.target);
+            }
+        }
+    }
+}
+
+/// Takes the lock at `path` for `target`, or says who holds it.
+fn lock(path: &Path, target: &Path) -> Result<File, OutputError> {
+    loop {
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .map_err(|source| OutputError::Write {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                return Err(OutputError::Locked {
+                    target: target.to_path_buf(),
+                    lock: path.to_path_buf(),
+                })
+            }
+            Err(TryLockError::Error(source)) => {
+                return Err(OutputError::Write {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        }
+        // The holder before us may have removed the file after we opened
+        // it: then our lock is on a file nobody else can see. Retry.
+        if same_file(&file, path) {
+            return Ok(file);
+        }
+    }
+}
+
+#[cfg(unix)]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_file: &File, path: &Path) -> bool {
+    path.exists()
+}
+
+/// Fault injection for the tests of this guarantee: in builds with debug
+/// assertions (the test profile), `RETRYSIM_FAIL_AT=<point>` makes the
+/// named point fail as a full disk would, and `RETRYSIM_ABORT_AT=<point>`
+/// kills the process there as `kill -9` would. Release builds compile it
+/// away.
+pub fn fail_point(point: &str) -> Result<(), OutputError> {
+    if cfg!(debug_assertions) {
+        if std::env::var("RETRYSIM_ABORT_AT").is_ok_and(|p| p == point) {
+            std::process::abort();
+        }
+        if std::env::var("RETRYSIM_FAIL_AT").is_ok_and(|p| p == point) {
+            return Err(OutputError::Write {
+                path: PathBuf::from(point),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::StorageFull,
+                    "injected failure: no space left on device",
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_appear_only_on_commit_and_others_are_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("report");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("summary.csv"), "old").unwrap();
+        std::fs::write(target.join("load.png"), "old png").unwrap();
+        std::fs::write(target.join("notes.txt"), "mine").unwrap();
+        let s = Staging::begin(&target).unwrap();
+        std::fs::write(s.path().join("summary.csv"), "new").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(target.join("summary.csv")).unwrap(),
+            "old"
+        );
+        assert_eq!(
+            s.final_path(&s.path().join("summary.csv")),
+            target.join("summary.csv")
+        );
+        s.commit(&["load.png"]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(target.join("summary.csv")).unwrap(),
+            "new"
+        );
+        assert!(!target.join("load.png").exists(), "stale output removed");
+        assert_eq!(
+            std::fs::read_to_string(target.join("notes.txt")).unwrap(),
+            "mine"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+        assert_eq!(left.len(), 1, "no temporary or lock file left: {left:?}");
+    }
+
+    #[test]
+    fn an_abandoned_staging_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("report");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("summary.csv"), "old").unwrap();
+        {
+            let s = Staging::begin(&target).unwrap();
+            std::fs::write(s.path().join("summary.csv"), "half").unwrap();
+        }
+        assert_eq!(
+            std::fs::read_to_string(target.join("summary.csv")).unwrap(),
+            "old"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_second_writer_is_refused_while_the_first_holds_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("report");
+        let first = Staging::begin(&target).unwrap();
+        let e = Staging::begin(&target).unwrap_err();
+        assert!(matches!(e, OutputError::Locked { .. }), "{e}");
+        drop(first);
+        Staging::begin(&target).expect("free again");
+    }
+
+    #[test]
+    fn a_file_in_the_way_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), "").unwrap();
+        let e = create_dir(&dir.path().join("f").join("report")).unwrap_err();
+        assert!(e.to_string().contains("is a file"), "{e}");
+    }
+}
