@@ -284,6 +284,15 @@ pub enum InvalidInput {
         /// What is wrong with it.
         message: String,
     },
+    /// A batch of runs estimated to exceed the memory or time limit
+    /// (refused before it starts unless `--force`).
+    #[error("{origin}: {what}")]
+    TooBig {
+        /// The scenario.
+        origin: String,
+        /// The estimate and the way out.
+        what: String,
+    },
     /// A file another command wrote (`sweep.json`, `sweep.csv`) that does
     /// not parse.
     #[error("{origin}")]

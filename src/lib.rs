@@ -39,7 +39,7 @@
 //! | `policy` | `check`, `decimal`, `status`, `time` |
 //! | `scenario` | `check`, `decimal`, `error`, `math`, `policy`, `status`, `time` |
 //! | `model` | `engine`, `error`, `math`, `metrics`, `policy`, `scenario`, `status`, `time` |
-//! | `runner` | `metrics`, `model`, `scenario` |
+//! | `runner` | `metrics`, `model`, `policy`, `scenario` |
 //! | `sweep` | `decimal`, `error`, `metrics`, `runner`, `scenario` |
 //! | `tune` | `metrics`, `policy`, `runner`, `scenario`, `time` |
 //! | `report` | `decimal`, `engine`, `error`, `metrics`, `policy`, `scenario`, `sweep`, `time` |

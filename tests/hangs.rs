@@ -110,3 +110,78 @@ fn the_command_line_exits_2_and_check_warns_first() {
     assert!(err.contains("stopped advancing"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// A batch estimated to need far more memory or time than a machine has is
+/// refused before anything runs, with the estimate and the way out; the
+/// same batch at a coarser bin runs.
+#[test]
+fn huge_batches_are_refused_before_they_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("huge.json");
+    std::fs::write(
+        &file,
+        r#"{"name": "huge", "duration": "2h", "bin": "1ms",
+  "traffic": {"rate": 10},
+  "backend": {"workers": 5, "service_time": {"constant": {"value": "10ms"}}},
+  "policies": [{"name": "a"}, {"name": "b"}]}"#,
+    )
+    .unwrap();
+    let bin = env!("CARGO_BIN_EXE_retrysim");
+    let out = dir.path().join("out");
+    let started = Instant::now();
+    let run = Command::new(bin)
+        .args(["run", "-q", "--no-plots", "--replications", "100", "-o"])
+        .arg(&out)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(run.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&run.stderr);
+    for needle in [
+        "huge: this would need about",
+        "GiB of memory",
+        "--force",
+        "bin",
+    ] {
+        assert!(err.contains(needle), "{needle:?} not in {err}");
+    }
+    assert!(!out.join("huge").exists(), "nothing is written");
+    // Sweeps keep no time series: the same scenario is not refused for
+    // memory, and a coarse bin runs.
+    let ok = Command::new(bin)
+        .args(["run", "-q", "--no-plots", "--set", "bin=10s", "--set"])
+        .arg("duration=60s")
+        .arg("-o")
+        .arg(&out)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+}
+
+/// The guard refuses only what is really too big: every shipped scenario
+/// passes it with ten replications.
+#[test]
+fn shipped_scenarios_pass_the_resource_guard() {
+    use retrysim::runner::{estimate::estimate, jobs_of};
+    let mut seen = 0;
+    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios")).unwrap() {
+        let path = entry.unwrap().path();
+        if !matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("json" | "toml")
+        ) {
+            continue;
+        }
+        let s = retrysim::scenario::load(&path, &[]).unwrap();
+        let e = estimate(&jobs_of(&s, 10), true, 2);
+        assert!(!e.too_big(), "{}: {e:?}", path.display());
+        seen += 1;
+    }
+    assert!(seen >= 5);
+}

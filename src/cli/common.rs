@@ -4,6 +4,7 @@
 //! `crate::report::staging`.
 
 use crate::error::OutputError;
+use crate::runner::{self, estimate::estimate};
 use crate::scenario::Scenario;
 use clap::Args;
 use std::fmt::Display;
@@ -44,6 +45,10 @@ pub struct SimArgs {
     /// Skip the PNG figures.
     #[arg(long)]
     pub no_plots: bool,
+    /// Run even when the estimated memory or event count is above the
+    /// limits.
+    #[arg(long)]
+    pub force: bool,
 }
 
 impl SimArgs {
@@ -54,6 +59,31 @@ impl SimArgs {
             s.set_seed(seed);
         }
         s.select_policies(&self.policies)
+    }
+
+    /// Refuses `--replications` runs of every policy of each scenario
+    /// (one, or every point of a sweep) when their estimated cost is above
+    /// the limits, unless `--force`; `keep_bins` when every run's time
+    /// series is kept until the report is written.
+    pub fn guard<'a>(
+        &self,
+        scenarios: impl IntoIterator<Item = &'a Scenario>,
+        keep_bins: bool,
+    ) -> Result<(), crate::error::InvalidInput> {
+        let mut name = String::new();
+        let mut jobs = Vec::new();
+        for s in scenarios {
+            name.clone_from(&s.spec().name);
+            jobs.extend(runner::jobs_of(s, self.replications));
+        }
+        let e = estimate(&jobs, keep_bins, rayon::current_num_threads());
+        if e.too_big() && !self.force {
+            return Err(crate::error::InvalidInput::TooBig {
+                origin: name,
+                what: e.describe(),
+            });
+        }
+        Ok(())
     }
 }
 

@@ -73,6 +73,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
             }
         }
         sim.apply(&mut s)?;
+        sim.guard([&s], true)?;
         run_one(&s, &output.join(&s.spec().name), &args, &mut out)?;
     }
     Ok(ExitCode::SUCCESS)

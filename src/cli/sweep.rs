@@ -97,6 +97,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
             .into());
         }
     }
+    sim.guard(points.iter().map(|(_, s)| s), false)?;
     let stage = Staging::begin(&dir)?;
     let results = sweep::run_points(&points, sim.replications, &|| {})?;
     let mut table = Table {

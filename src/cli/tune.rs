@@ -63,6 +63,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     }
     // The policy to tune is the first one left.
     sim.apply(&mut scenario)?;
+    sim.guard([&scenario], false)?;
     let stage = match &sim.output {
         Some(d) => Some(Staging::begin(&d.join(&scenario.spec().name))?),
         None => None,

@@ -3,6 +3,8 @@
 //! get the results back in the jobs' order, so outputs never depend on the
 //! thread count.
 
+pub mod estimate;
+
 use crate::metrics::RunResult;
 use crate::model::run::simulate;
 pub use crate::model::run::RunError;
