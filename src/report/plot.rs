@@ -308,6 +308,14 @@ struct Mark {
     label: String,
 }
 
+/// One row of alert marks: the periods during which `label` (a policy
+/// and a rule) fired, in any replication.
+struct AlertRow {
+    label: String,
+    color: RGBColor,
+    periods: Vec<(f64, f64)>,
+}
+
 /// Everything one chart shows, independent of the axis type.
 struct ChartData<'s> {
     title: String,
@@ -316,6 +324,8 @@ struct ChartData<'s> {
     series: Vec<Series>,
     refs: Vec<RefLine>,
     marks: Vec<Mark>,
+    /// Alert firing periods, one row each under the fault labels.
+    alerts: Vec<AlertRow>,
     /// Values below this are drawn at it (log axes).
     floor: f64,
     /// The y axis is logarithmic.
@@ -433,6 +443,33 @@ where
             + Text::new(f.label.clone(), (5, 6 + 20 * k), text(15).color(&f.color));
         chart.plotting_area().draw(&at).map_err(pe)?;
         k += 1;
+    }
+    // Alert rows: a strip per firing period, the label under the first.
+    let (px, _) = chart.plotting_area().get_pixel_range();
+    let (px0, px1) = (px.start, px.end);
+    let to_px = |t: f64| {
+        let span = (x.end - x.start).max(f64::MIN_POSITIVE);
+        ((t - x.start) / span * (px1 - px0) as f64).round() as i32
+    };
+    for (row, a) in d.alerts.iter().enumerate() {
+        let y0 = 8 + 20 * k + 22 * row as i32;
+        for &(from, to) in &a.periods {
+            let w = (to_px(to) - to_px(from)).max(2);
+            let at = EmptyElement::at((from, y_top))
+                + Rectangle::new([(0, y0), (w, y0 + 6)], a.color.mix(0.85).filled());
+            chart.plotting_area().draw(&at).map_err(pe)?;
+        }
+        let Some(&(first, _)) = a.periods.first() else {
+            continue;
+        };
+        let right = to_px(first) > (px1 - px0) * 7 / 10;
+        let style = text(13).color(&a.color).pos(Pos::new(
+            if right { HPos::Right } else { HPos::Left },
+            VPos::Top,
+        ));
+        let at = EmptyElement::at((first, y_top))
+            + Text::new(a.label.clone(), (if right { -2 } else { 2 }, y0 + 7), style);
+        chart.plotting_area().draw(&at).map_err(pe)?;
     }
     for s in &d.series {
         if !s.with_band {
@@ -667,6 +704,11 @@ pub fn load_png(
     let x = x_range(scenario, results);
     let faults = fault_boxes(scenario, x.end);
     let series = series_of(&groups, &x, |b| Some(b.offered_rps));
+    let alerts = alert_rows(
+        &groups,
+        &super::alerting::evaluate_all(scenario, results),
+        x.end,
+    );
     let capacity = results
         .first()
         .map(|r| r.summary.capacity_rps)
@@ -742,6 +784,7 @@ pub fn load_png(
         series,
         refs,
         marks: vec![],
+        alerts,
         floor,
         log,
     };
@@ -764,7 +807,44 @@ pub fn load_png(
     for f in faults.iter().filter(|f| f.shaded) {
         legend.push((Swatch::Fill(f.color), f.label.clone()));
     }
+    if !d.alerts.is_empty() {
+        legend.push((
+            Swatch::Line(RGBColor(90, 90, 90)),
+            "alert firing (strips at the top, one per policy and rule)".into(),
+        ));
+    }
     render(path, size, x, y, &d, &legend)
+}
+
+/// The alert rows of `load.png`: for each policy (in plot order) and rule
+/// that fired in some replication, the firing periods (an alert still
+/// firing at the end runs to `end`).
+fn alert_rows(
+    groups: &[PolicyRuns<'_>],
+    alerts: &[super::alerting::RunAlerts],
+    end: f64,
+) -> Vec<AlertRow> {
+    let mut rows = Vec::new();
+    for g in groups {
+        for rule in crate::metrics::alerts::Rule::ALL {
+            let periods: Vec<(f64, f64)> = alerts
+                .iter()
+                .filter(|a| a.policy_index == g.index)
+                .flat_map(|a| a.firings.iter().filter(|f| f.rule == rule))
+                .map(|f| (f.fired_at_s, f.cleared_at_s.unwrap_or(end)))
+                .collect();
+            if !periods.is_empty() {
+                let mut periods = periods;
+                periods.sort_by(|a, b| a.0.total_cmp(&b.0));
+                rows.push(AlertRow {
+                    label: format!("{}: {}", g.name, rule.name()),
+                    color: policy_color(g.index),
+                    periods,
+                });
+            }
+        }
+    }
+    rows
 }
 
 /// The outcome words used in the recovery legend.
@@ -866,6 +946,7 @@ pub fn recovery_png(
             dashed: true,
         }],
         marks,
+        alerts: vec![],
         floor: 0.0,
         log: false,
     };
@@ -898,6 +979,127 @@ pub fn recovery_png(
         legend.push((Swatch::Fill(f.color), f.label.clone()));
     }
     render(path, size, x, YAxis::Linear(0.0, top), &d, &legend)
+}
+
+/// Colour of the "given up" bars of `attempts.png`.
+const GAVE_UP_COLOR: RGBColor = RGBColor(170, 30, 30);
+
+/// Draws `attempts.png`, `width` pixels wide: one panel per policy, the
+/// mean number of requests per run that succeeded at each attempt (the
+/// policy's colour) and that were given up after that many attempts (dark
+/// red), on a logarithmic count axis so the tail shows next to the bulk at
+/// attempt 1.
+pub fn attempts_png(
+    path: &Path,
+    scenario: &Scenario,
+    results: &[RunResult],
+    width: u32,
+) -> Result<()> {
+    ensure_font()?;
+    let rows = super::files::attempt_rows(results);
+    let groups = group(results);
+    let n = groups.len().max(1) as u32;
+    let panel = 250u32;
+    let legend_h = 56u32;
+    let height = 70 + panel * n + legend_h;
+    let kmax = rows.iter().map(|r| r.2).max().unwrap_or(1).max(1) as f64;
+    let top = rows.iter().map(|r| r.3.max(r.4)).fold(1.0, f64::max);
+    let y_hi = 10f64.powf((top * 2.0).log10().ceil());
+    let floor = 0.5;
+    let mut buf = vec![0u8; width as usize * height as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(pe)?;
+        let (head, rest) = root.split_vertically(60);
+        let reps = groups.iter().map(|g| g.runs.len()).max().unwrap_or(0);
+        let mut title = format!("{} — attempts per request", scenario.spec().name);
+        if reps > 1 {
+            title.push_str(&format!(" (mean of {reps} runs)"));
+        }
+        head.draw_text(
+            &title,
+            &text(26).pos(Pos::new(HPos::Center, VPos::Top)),
+            ((width / 2) as i32, 12),
+        )
+        .map_err(pe)?;
+        let (panels, legend_area) = rest.split_vertically(panel * n + 10);
+        let areas = panels.split_evenly((n as usize, 1));
+        for (g, area) in groups.iter().zip(areas.iter()) {
+            let mine: Vec<&(String, usize, usize, f64, f64)> =
+                rows.iter().filter(|r| r.1 == g.index).collect();
+            let ok: f64 = mine.iter().map(|r| r.3).sum();
+            let gave_up: f64 = mine.iter().map(|r| r.4).sum();
+            let color = policy_color(g.index);
+            let mut chart = ChartBuilder::on(area)
+                .caption(
+                    format!(
+                        "{}: {} succeeded, {} given up",
+                        g.name,
+                        si(ok.round()),
+                        si(gave_up.round())
+                    ),
+                    text(18).color(&color),
+                )
+                .margin_left(16)
+                .margin_right(36)
+                .x_label_area_size(36)
+                .y_label_area_size(80)
+                .build_cartesian_2d(0.5..kmax + 0.5, (floor..y_hi).log_scale())
+                .map_err(pe)?;
+            chart
+                .configure_mesh()
+                .x_desc("attempts")
+                .y_desc("requests")
+                .label_style(text(14))
+                .axis_desc_style(text(15))
+                .light_line_style(TRANSPARENT)
+                .bold_line_style(RGBColor(225, 225, 225))
+                .x_labels((kmax as usize).clamp(2, 25))
+                .x_label_formatter(&|v| {
+                    if (v - v.round()).abs() < 1e-9 && *v >= 1.0 {
+                        format!("{}", v.round() as u64)
+                    } else {
+                        String::new()
+                    }
+                })
+                .y_labels(8)
+                .y_label_formatter(&|v| if is_125(*v) { si(*v) } else { String::new() })
+                .draw()
+                .map_err(pe)?;
+            let bar = |k: f64, v: f64, left: bool, c: RGBColor| {
+                let (a, b) = if left { (k - 0.42, k) } else { (k, k + 0.42) };
+                Rectangle::new([(a, floor), (b, v.max(floor))], c.filled())
+            };
+            chart
+                .draw_series(
+                    mine.iter()
+                        .filter(|r| r.3 > 0.0)
+                        .map(|r| bar(r.2 as f64, r.3, true, color)),
+                )
+                .map_err(pe)?;
+            chart
+                .draw_series(
+                    mine.iter()
+                        .filter(|r| r.4 > 0.0)
+                        .map(|r| bar(r.2 as f64, r.4, false, GAVE_UP_COLOR)),
+                )
+                .map_err(pe)?;
+        }
+        let legend = vec![
+            (
+                Swatch::Fill(RGBColor(60, 60, 60)),
+                "succeeded at this attempt (left bar, the policy's colour)".to_string(),
+            ),
+            (
+                Swatch::Fill(GAVE_UP_COLOR),
+                "given up after this many attempts (right bar)".to_string(),
+            ),
+        ];
+        let (at, _) = legend_layout(&legend_area, &legend)?;
+        draw_legend(&legend_area, &legend, &at)?;
+        root.present().map_err(pe)?;
+    }
+    write_png(path, &buf, (width, height))
 }
 
 /// Seconds, for axis ticks of the schedule: 50 ms, 1.5 s, 1000 s. Plain
