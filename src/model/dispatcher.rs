@@ -377,4 +377,92 @@ mod tests {
         assert_eq!(d.next(0, &mut reqs), Pump::Idle);
         assert_eq!(d.in_flight(), 0);
     }
+
+    fn throttled(rate: f64) -> Dispatcher {
+        let mut s = spec(rate, 1000, 1000);
+        s.throttling = Some(ThrottlingSpec {
+            window: Dur::from_secs(5),
+            start: 0.1,
+            ramp: 0.1,
+            decrease: 0.8,
+            overload_decrease: 0.5,
+            error_share: 0.05,
+            min_rate: 1.0,
+            honor_retry_after: true,
+        });
+        Dispatcher::new(&s)
+    }
+
+    /// `n` answers at `t` with `status`, and a dispatch before them so the
+    /// window is not idle.
+    fn answers(d: &mut Dispatcher, t: Nanos, n: u32, status: Status) {
+        d.throttle.as_mut().unwrap().dispatches += 1;
+        for _ in 0..n {
+            d.on_result(t, status, false, None);
+        }
+    }
+
+    #[test]
+    fn throttling_cuts_the_rate_on_errors_and_ramps_it_back() {
+        let s = NS_PER_SEC;
+        let mut d = throttled(100.0);
+        // A new queue starts at 10 % of its rate.
+        assert!((d.effective_rate(0) - 10.0).abs() < 1e-9);
+        // Healthy windows add 10 % of the configured rate each.
+        answers(&mut d, s, 50, Status::Ok);
+        assert!((d.effective_rate(5 * s) - 20.0).abs() < 1e-9);
+        answers(&mut d, 6 * s, 50, Status::Ok);
+        assert!((d.effective_rate(10 * s) - 30.0).abs() < 1e-9);
+        // 503s: halved; other errors: × 0.8; one error in 100 is below
+        // the 5 % share and counts as healthy.
+        answers(&mut d, 11 * s, 10, Status::Unavailable);
+        assert!((d.effective_rate(15 * s) - 15.0).abs() < 1e-9);
+        answers(&mut d, 16 * s, 10, Status::Internal);
+        assert!((d.effective_rate(20 * s) - 12.0).abs() < 1e-9);
+        answers(&mut d, 21 * s, 99, Status::Ok);
+        answers(&mut d, 21 * s, 1, Status::Internal);
+        assert!((d.effective_rate(25 * s) - 22.0).abs() < 1e-9);
+        // Never above the configured rate, never below the floor.
+        for w in 0..20 {
+            answers(&mut d, (26 + 5 * w) * s, 1, Status::Ok);
+        }
+        assert!((d.effective_rate(126 * s) - 100.0).abs() < 1e-9);
+        for w in 0..20 {
+            answers(&mut d, (126 + 5 * w) * s, 1, Status::ResourceExhausted);
+        }
+        assert!((d.effective_rate(226 * s) - 1.0).abs() < 1e-9);
+        // An idle window (no dispatch) brings it down to the start rate at
+        // most: from 1/s it stays 1/s; from 100/s it would drop to 10/s.
+        assert!((d.effective_rate(300 * s) - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn tokens_refill_at_the_rate_in_force_in_each_window() {
+        let s = NS_PER_SEC;
+        let mut d = throttled(100.0);
+        // Empty the bucket, then one healthy window: 10/s for 5 s, then
+        // 20/s.
+        while d.take_token(0) {}
+        answers(&mut d, 0, 1, Status::Ok);
+        let mut taken = 0;
+        while d.take_token(7 * s) {
+            taken += 1;
+        }
+        assert_eq!(taken, 5 * 10 + 2 * 20);
+    }
+
+    #[test]
+    fn retry_after_pauses_dispatching() {
+        let mut d = throttled(100.0);
+        let mut reqs = Requests::default();
+        let a = reqs.open(0, 0, true);
+        d.on_result(0, Status::Unavailable, false, Some(3 * NS_PER_SEC));
+        d.enqueue(reqs.set_due(a));
+        assert_eq!(d.next(NS_PER_SEC, &mut reqs), Pump::WakeAt(3 * NS_PER_SEC));
+        d.on_tick();
+        assert_eq!(d.next(3 * NS_PER_SEC, &mut reqs), Pump::Send(a));
+        // A timeout carries no pushback and is not an overload error.
+        d.on_result(4 * NS_PER_SEC, Status::DeadlineExceeded, true, None);
+        assert_eq!(d.throttle.as_ref().unwrap().overload, 0);
+    }
 }

@@ -379,7 +379,7 @@ fn draw_chart<Y>(
     y: Y,
     y_top: f64,
     d: &ChartData<'_>,
-) -> Result<()>
+) -> Result<Range<i32>>
 where
     Y: AsRangedCoord<Value = f64>,
     Y::CoordDescType: ValueFormatter<f64>,
@@ -443,33 +443,6 @@ where
             + Text::new(f.label.clone(), (5, 6 + 20 * k), text(15).color(&f.color));
         chart.plotting_area().draw(&at).map_err(pe)?;
         k += 1;
-    }
-    // Alert rows: a strip per firing period, the label under the first.
-    let (px, _) = chart.plotting_area().get_pixel_range();
-    let (px0, px1) = (px.start, px.end);
-    let to_px = |t: f64| {
-        let span = (x.end - x.start).max(f64::MIN_POSITIVE);
-        ((t - x.start) / span * (px1 - px0) as f64).round() as i32
-    };
-    for (row, a) in d.alerts.iter().enumerate() {
-        let y0 = 8 + 20 * k + 22 * row as i32;
-        for &(from, to) in &a.periods {
-            let w = (to_px(to) - to_px(from)).max(2);
-            let at = EmptyElement::at((from, y_top))
-                + Rectangle::new([(0, y0), (w, y0 + 6)], a.color.mix(0.85).filled());
-            chart.plotting_area().draw(&at).map_err(pe)?;
-        }
-        let Some(&(first, _)) = a.periods.first() else {
-            continue;
-        };
-        let right = to_px(first) > (px1 - px0) * 7 / 10;
-        let style = text(13).color(&a.color).pos(Pos::new(
-            if right { HPos::Right } else { HPos::Left },
-            VPos::Top,
-        ));
-        let at = EmptyElement::at((first, y_top))
-            + Text::new(a.label.clone(), (if right { -2 } else { 2 }, y0 + 7), style);
-        chart.plotting_area().draw(&at).map_err(pe)?;
     }
     for s in &d.series {
         if !s.with_band {
@@ -559,7 +532,7 @@ where
             left += 1;
         }
     }
-    Ok(())
+    Ok(chart.plotting_area().get_pixel_range().0)
 }
 
 /// Encodes an RGB buffer as PNG at the best compression (the figures go
@@ -596,9 +569,19 @@ fn render(
         let (_, need) = legend_layout(&root, legend)?;
         let (top, bottom) = root.split_vertically(height - need.min(height / 3));
         let (at, _) = legend_layout(&bottom, legend)?;
-        match y {
-            YAxis::Linear(lo, hi) => draw_chart(&top, x, lo..hi, hi, d)?,
-            YAxis::Log(lo, hi) => draw_chart(&top, x, (lo..hi).log_scale(), hi, d)?,
+        let band_h = if d.alerts.is_empty() {
+            0
+        } else {
+            (ALERT_BAND_TOP + ALERT_ROW * d.alerts.len() as u32 + 6).min(height / 3)
+        };
+        let (_, top_h) = top.dim_in_pixel();
+        let (chart_area, band) = top.split_vertically(top_h - band_h);
+        let px = match y {
+            YAxis::Linear(lo, hi) => draw_chart(&chart_area, x.clone(), lo..hi, hi, d)?,
+            YAxis::Log(lo, hi) => draw_chart(&chart_area, x.clone(), (lo..hi).log_scale(), hi, d)?,
+        };
+        if band_h > 0 {
+            draw_alert_band(&band, px, &x, &d.alerts)?;
         }
         draw_legend(&bottom, legend, &at)?;
         root.present().map_err(pe)?;
@@ -609,6 +592,66 @@ fn render(
 enum YAxis {
     Linear(f64, f64),
     Log(f64, f64),
+}
+
+/// Height of the alert band's heading and of each of its rows (pixels).
+const ALERT_BAND_TOP: u32 = 26;
+const ALERT_ROW: u32 = 17;
+
+/// The alert band under the load chart: one row per policy and rule that
+/// fired, a strip over each firing period on the chart's time axis
+/// (`px`: the chart's plotting area, in pixels), the row's name next to
+/// its first strip (before it when there is room, else after the last).
+fn draw_alert_band(
+    area: &DrawingArea<BitMapBackend<'_>, Shift>,
+    px: Range<i32>,
+    x: &Range<f64>,
+    rows: &[AlertRow],
+) -> Result<()> {
+    let span = (x.end - x.start).max(f64::MIN_POSITIVE);
+    let to_px =
+        |t: f64| px.start + ((t - x.start) / span * (px.end - px.start) as f64).round() as i32;
+    let (_, h) = area.dim_in_pixel();
+    area.draw(&Rectangle::new(
+        [(px.start, 2), (px.end, h as i32 - 2)],
+        RGBColor(248, 248, 248).filled(),
+    ))
+    .map_err(pe)?;
+    area.draw_text(
+        "alerts firing (policy: rule), on the same time axis",
+        &text(15).color(&RGBColor(70, 70, 70)),
+        (px.start + 4, 5),
+    )
+    .map_err(pe)?;
+    let style = text(13);
+    for (i, a) in rows.iter().enumerate() {
+        let y = (ALERT_BAND_TOP + ALERT_ROW * i as u32) as i32;
+        if y + ALERT_ROW as i32 > h as i32 {
+            break;
+        }
+        for &(from, to) in &a.periods {
+            let (l, r) = (to_px(from), to_px(to).max(to_px(from) + 2));
+            area.draw(&Rectangle::new([(l, y + 5), (r, y + 12)], a.color.filled()))
+                .map_err(pe)?;
+        }
+        let (Some(first), Some(last)) = (a.periods.first(), a.periods.last()) else {
+            continue;
+        };
+        let (tw, _) = area.estimate_text_size(&a.label, &style).map_err(pe)?;
+        let tw = tw as i32;
+        let before = to_px(first.0) - 6;
+        let after = to_px(last.1) + 6;
+        let at = if before - tw >= px.start {
+            before - tw
+        } else if after + tw <= px.end {
+            after
+        } else {
+            px.start + 2
+        };
+        area.draw_text(&a.label, &style.color(&a.color), (at, y + 1))
+            .map_err(pe)?;
+    }
+    Ok(())
 }
 
 /// Pixel columns a series is reduced to before drawing (about the plot
@@ -810,7 +853,7 @@ pub fn load_png(
     if !d.alerts.is_empty() {
         legend.push((
             Swatch::Line(RGBColor(90, 90, 90)),
-            "alert firing (strips at the top, one per policy and rule)".into(),
+            "alert firing (band under the chart, one row per policy and rule)".into(),
         ));
     }
     render(path, size, x, y, &d, &legend)
@@ -1087,11 +1130,11 @@ pub fn attempts_png(
         }
         let legend = vec![
             (
-                Swatch::Fill(RGBColor(60, 60, 60)),
+                Swatch::Line(RGBColor(60, 60, 60)),
                 "succeeded at this attempt (left bar, the policy's colour)".to_string(),
             ),
             (
-                Swatch::Fill(GAVE_UP_COLOR),
+                Swatch::Line(GAVE_UP_COLOR),
                 "given up after this many attempts (right bar)".to_string(),
             ),
         ];
