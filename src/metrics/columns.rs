@@ -3,11 +3,14 @@
 //! the order of [`Col::ALL`], in blocks (the columns each release added).
 //! With more than one replication each block's columns are followed by the
 //! `<col>_ci95` half-widths of its numeric columns, in the same order, and
-//! the first block by `metastable_share`. New columns are appended in a new
-//! block, so scripts that read positions keep working. Cells are typed, so
-//! each file writes them its own way.
+//! the first block by `metastable_share` and `undetermined_share`. New
+//! columns are appended in a new block, so scripts that read positions keep
+//! working. `metastable` is `true`, `false` or `undetermined` (the run
+//! ended too soon after its fault to tell). Cells are typed, so each file
+//! writes them its own way.
 
 use super::aggregate::{Col, PolicySummary};
+use super::Recovery;
 use crate::decimal::opt;
 
 /// One cell of a summary row, typed so CSV and JSON can each write it.
@@ -35,8 +38,9 @@ impl Cell {
 /// Where each release's summary columns start in [`Col::ALL`]: the
 /// columns of a block are written together, followed (with more than one
 /// replication) by their `_ci95` half-widths, and the first block by
-/// `metastable_share`. A later block comes after everything of the earlier
-/// ones, so a new column never moves an existing one.
+/// `metastable_share` and `undetermined_share`. A later block comes after
+/// everything of the earlier ones, so a new column never moves an existing
+/// one.
 const BLOCK_STARTS: [usize; 2] = [0, 22];
 
 /// The columns of block `b`.
@@ -60,6 +64,7 @@ pub fn summary_header_blocks(replications: usize) -> Vec<Vec<String>> {
                 );
                 if b == 0 {
                     h.push("metastable_share".into());
+                    h.push("undetermined_share".into());
                 }
             }
             h
@@ -83,7 +88,10 @@ pub fn summary_row_blocks(s: &PolicySummary, replications: usize) -> Vec<Vec<Cel
             let mut row: Vec<Cell> = cols
                 .iter()
                 .map(|&c| match c {
-                    Col::Metastable => Cell::Bool(s.metastable),
+                    Col::Metastable => match s.recovery {
+                        Recovery::Undetermined => Cell::Text("undetermined".into()),
+                        r => Cell::Bool(r == Recovery::Degraded),
+                    },
                     c => Cell::Num(s.get(c)),
                 })
                 .collect();
@@ -93,6 +101,9 @@ pub fn summary_row_blocks(s: &PolicySummary, replications: usize) -> Vec<Vec<Cel
                 }
                 if b == 0 {
                     row.push(Cell::Num(Some(s.metastable_share)));
+                    row.push(Cell::Num(Some(
+                        s.undetermined_runs as f64 / s.replications.max(1) as f64,
+                    )));
                 }
             }
             row

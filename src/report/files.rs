@@ -26,7 +26,7 @@ fn cell_json(c: &Cell) -> String {
 fn csv_bytes(
     header: &[String],
     rows: impl Iterator<Item = Vec<String>>,
-) -> anyhow::Result<Vec<u8>> {
+) -> Result<Vec<u8>, csv::Error> {
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
         .from_writer(Vec::new());
@@ -34,13 +34,13 @@ fn csv_bytes(
     for row in rows {
         w.write_record(&row)?;
     }
-    w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))
+    w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
 }
 
 /// `timeseries.csv`: one row per (policy, replication, bin), in the order
 /// of `results`; the columns after `policy` and `replication` are
 /// [`BinRow::COLUMNS`].
-pub fn timeseries_csv(results: &[RunResult]) -> anyhow::Result<Vec<u8>> {
+pub fn timeseries_csv(results: &[RunResult]) -> Result<Vec<u8>, csv::Error> {
     let mut header = vec!["policy".to_string(), "replication".to_string()];
     header.extend(BinRow::COLUMNS.iter().map(|c| c.name.to_string()));
     let rows = results.iter().flat_map(|r| {
@@ -56,7 +56,10 @@ pub fn timeseries_csv(results: &[RunResult]) -> anyhow::Result<Vec<u8>> {
 }
 
 /// `summary.csv`: one row per policy.
-pub fn summary_csv(summaries: &[PolicySummary], replications: usize) -> anyhow::Result<Vec<u8>> {
+pub fn summary_csv(
+    summaries: &[PolicySummary],
+    replications: usize,
+) -> Result<Vec<u8>, csv::Error> {
     let rows = summaries
         .iter()
         .map(|s| summary_row(s, replications).iter().map(Cell::csv).collect());
@@ -65,12 +68,12 @@ pub fn summary_csv(summaries: &[PolicySummary], replications: usize) -> anyhow::
 
 /// `replications.csv`: one row per (policy, replication) with that run's
 /// own figures, so a policy that recovered in some runs only shows it.
-pub fn replications_csv(figures: &[RunFigures]) -> anyhow::Result<Vec<u8>> {
+pub fn replications_csv(figures: &[RunFigures]) -> Result<Vec<u8>, csv::Error> {
     let rows = figures.iter().map(|f| {
         let mut row = vec![f.policy.clone(), f.replication.to_string()];
         for c in Col::ALL {
             row.push(match c {
-                Col::Metastable => f.metastable().to_string(),
+                Col::Metastable => f.recovery.metastable_text().to_string(),
                 c => opt(f.get(c)),
             });
         }
@@ -177,7 +180,7 @@ pub fn attempt_rows(results: &[RunResult]) -> Vec<(String, usize, usize, f64, f6
 /// `attempts.csv`: `policy,attempts,succeeded,gave_up`, one row per policy
 /// and attempt count (see [`attempt_rows`]); for each policy the rows add
 /// up to its mean `succeeded + failed + dropped`.
-pub fn attempts_csv(results: &[RunResult]) -> anyhow::Result<Vec<u8>> {
+pub fn attempts_csv(results: &[RunResult]) -> Result<Vec<u8>, csv::Error> {
     let header: Vec<String> = ["policy", "attempts", "succeeded", "gave_up"]
         .iter()
         .map(|s| s.to_string())
@@ -191,7 +194,7 @@ pub fn attempts_csv(results: &[RunResult]) -> anyhow::Result<Vec<u8>> {
 /// `alerts.csv`: `policy,replication,rule,fired_at_s,cleared_at_s`, one row
 /// per firing period, runs in (policy, replication) order; `cleared_at_s`
 /// is empty when the alert still fired at the end of the run.
-pub fn alerts_csv(alerts: &[RunAlerts]) -> anyhow::Result<Vec<u8>> {
+pub fn alerts_csv(alerts: &[RunAlerts]) -> Result<Vec<u8>, csv::Error> {
     let header: Vec<String> = [
         "policy",
         "replication",
