@@ -107,3 +107,193 @@ fn force_run_dispatches_every_waiting_task_at_once() {
     assert!(without.bins[40].offered_rps <= 5.0 + 1e-9);
     assert!(with.summary.succeeded > without.summary.succeeded + 100);
 }
+
+mod limits {
+    //! The queue's limits as properties: whatever the answers (errors,
+    //! pushback, timeouts) and whether system throttling is on, dispatches
+    //! in any interval of length L are at most `max_burst_size` +
+    //! `max_dispatches_per_second` × L, and in-flight dispatches never
+    //! exceed `max_concurrent_dispatches`.
+
+    use proptest::prelude::*;
+    use retrysim::model::dispatcher::{Dispatcher, Pump};
+    use retrysim::model::requests::{Job, Requests};
+    use retrysim::scenario::spec::{DispatcherSpec, ThrottlingSpec};
+    use retrysim::status::Status;
+    use retrysim::time::{Dur, Nanos};
+
+    /// One step of the driver: time passes, tasks arrive, answers come.
+    #[derive(Clone, Debug)]
+    struct Step {
+        dt_ms: u64,
+        arrivals: u32,
+        answers: u32,
+        status: u8,
+        pushback_ms: Option<u64>,
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        (
+            0u64..300,
+            0u32..40,
+            0u32..40,
+            0u8..4,
+            prop::option::of(0u64..2000),
+        )
+            .prop_map(|(dt_ms, arrivals, answers, status, pushback_ms)| Step {
+                dt_ms,
+                arrivals,
+                answers,
+                status,
+                pushback_ms,
+            })
+    }
+
+    fn throttling() -> impl Strategy<Value = Option<ThrottlingSpec>> {
+        prop::option::of(
+            (
+                100u64..3000,
+                0.0f64..0.5,
+                0.1f64..1.0,
+                0.1f64..1.0,
+                0.01f64..1.0,
+                0.01f64..1.0,
+                any::<bool>(),
+            )
+                .prop_map(|(w, share, dec, odec, ramp, start, honor)| ThrottlingSpec {
+                    window: Dur::from_millis(w),
+                    error_share: share,
+                    decrease: dec,
+                    overload_decrease: odec,
+                    ramp,
+                    start,
+                    min_rate: 0.5,
+                    honor_retry_after: honor,
+                }),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+        #[test]
+        fn dispatch_stays_within_rate_burst_and_concurrency(
+            rate in 1.0f64..200.0,
+            burst in 1u32..50,
+            cap in 1u32..30,
+            throttling in throttling(),
+            steps in prop::collection::vec(step(), 1..150),
+        ) {
+            let spec = DispatcherSpec {
+                max_dispatches_per_second: rate,
+                max_burst_size: burst,
+                max_concurrent_dispatches: cap,
+                dispatch_deadline: Dur::from_secs(600),
+                throttling,
+            };
+            let mut d = Dispatcher::new(&spec);
+            let mut reqs = Requests::default();
+            let mut now: Nanos = 0;
+            let mut wake: Option<Nanos> = None;
+            let mut out: Vec<Job> = Vec::new();
+            let mut sent: Vec<Nanos> = Vec::new();
+            for s in &steps {
+                now += s.dt_ms * 1_000_000;
+                if wake.is_some_and(|w| w <= now) {
+                    d.on_tick();
+                    wake = None;
+                }
+                for _ in 0..s.arrivals {
+                    let slot = reqs.open(0, now, true);
+                    d.enqueue(reqs.set_due(slot));
+                }
+                for _ in 0..s.answers.min(out.len() as u32) {
+                    let job = out.remove(0);
+                    let status = [Status::Ok, Status::Unavailable, Status::Internal, Status::ResourceExhausted][s.status as usize];
+                    let timeout = s.status == 2 && s.pushback_ms.is_none();
+                    d.on_result(now, status, timeout, s.pushback_ms.map(|p| p * 1_000_000));
+                    prop_assert!(d.release(&mut reqs[job.slot as usize]));
+                    reqs.settle(job, status == Status::Ok);
+                    reqs.close(job.slot);
+                }
+                loop {
+                    match d.next(now, &mut reqs) {
+                        Pump::Send(slot) => {
+                            out.push(reqs.begin_attempt(slot, now));
+                            sent.push(now);
+                            prop_assert!(d.in_flight() <= cap, "in flight {}", d.in_flight());
+                        }
+                        Pump::WakeAt(at) => {
+                            prop_assert!(at > now);
+                            wake = Some(at);
+                            break;
+                        }
+                        Pump::Idle => break,
+                    }
+                }
+                prop_assert!(d.in_flight() as usize == out.len());
+            }
+            // Any window [sent[i], sent[j]] holds j − i + 1 dispatches.
+            for i in 0..sent.len() {
+                for j in i..sent.len() {
+                    let span = (sent[j] - sent[i]) as f64 / 1e9;
+                    let allowed = burst as f64 + rate * span + 1e-6;
+                    prop_assert!(
+                        ((j - i + 1) as f64) <= allowed,
+                        "{} dispatches in {span} s (burst {burst}, rate {rate})",
+                        j - i + 1
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn throttling_keeps_the_configured_limits_end_to_end_and_slows_into_a_failing_handler() {
+    // Dispatches per 100 ms bin (first attempts and retries) over any run
+    // of bins: within burst + rate × span, throttled or not; throttled,
+    // far fewer attempts go into an outage.
+    let json = |throttling: &str| {
+        format!(
+            r#"{{"name": "thr", "duration": "120s", "bin": "100ms", "seed": 2,
+            "traffic": {{"rate": 80}},
+            "backend": {{"workers": 4, "service_time": {{"exponential": {{"mean": "40ms"}}}}, "queue_limit": 10}},
+            "faults": [{{"outage": {{"start": "30s", "duration": "30s"}}}}],
+            "dispatcher": {{"max_dispatches_per_second": 120, "max_burst_size": 30,
+                           "max_concurrent_dispatches": 50 {throttling}}},
+            "policies": [{{"name": "p", "max_attempts": 20,
+                "backoff": {{"cloud_tasks": {{"min_backoff": "100ms", "max_backoff": "5s", "max_doublings": 4}}}}}}]}}"#
+        )
+    };
+    let off = run(&json(""));
+    let on = run(&json(r#", "throttling": {}"#));
+    for r in [&off, &on] {
+        let per_bin: Vec<f64> = r
+            .bins
+            .iter()
+            .map(|b| (b.first_attempt_rps + b.retry_rps) * 0.1)
+            .collect();
+        for i in 0..per_bin.len() {
+            let mut sum = 0.0;
+            for (k, n) in per_bin[i..].iter().enumerate().take(100) {
+                sum += n;
+                // k + 1 bins span just under (k + 1) × 100 ms of dispatches.
+                let allowed = 30.0 + 120.0 * 0.1 * (k + 1) as f64 + 1e-6;
+                assert!(
+                    sum <= allowed,
+                    "{sum} dispatches in {} bins from bin {i}",
+                    k + 1
+                );
+            }
+        }
+    }
+    let during =
+        |r: &RunResult| -> f64 { r.bins[300..600].iter().map(|b| b.offered_rps * 0.1).sum() };
+    assert!(
+        during(&on) < 0.5 * during(&off),
+        "attempts into the outage: throttled {} vs not {}",
+        during(&on),
+        during(&off)
+    );
+}

@@ -84,6 +84,8 @@ prop_compose! {
         ]),
         contention in prop::bool::weighted(0.2),
         dispatcher in prop::option::of((1.0f64..300.0, 1u32..20, 1u32..10, 10u64..500, prop::option::of(0u64..20))),
+        force in prop::sample::select(vec![json!(null), json!([0, 2, 5, 40]), json!(0.5)]),
+        throttle in any::<bool>(),
     ) -> Value {
         let mut traffic = match mode {
             "open" => json!({"rate": rate, "arrival": arrival,
@@ -113,11 +115,17 @@ prop_compose! {
         if let Some((at, f)) = shed { actions.push(json!({"shed_load": {"at": at, "fraction": f, "duration": "3s"}})); }
         let mut v = json!({"name": "random", "seed": seed, "duration": "25s", "bin": "500ms", "traffic": traffic, "backend": backend,
                "faults": faults, "actions": actions, "policies": [policy]});
-        if let Some((rate, burst, conc, deadline, force)) = dispatcher {
+        if let Some((rate, burst, conc, deadline, force_at)) = dispatcher {
             v["dispatcher"] = json!({"max_dispatches_per_second": rate, "max_burst_size": burst,
                 "max_concurrent_dispatches": conc, "dispatch_deadline": format!("{deadline}ms")});
-            if let Some(at) = force {
-                v["actions"].as_array_mut().unwrap().push(json!({"force_run": {"at": at}}));
+            if throttle {
+                v["dispatcher"]["throttling"] = json!({"window": "700ms", "start": 0.2});
+            }
+            if let Some(at) = force_at {
+                let mut f = json!({"at": at});
+                if force.is_array() { f["tasks"] = force.clone(); }
+                if force.is_number() { f["fraction"] = force.clone(); }
+                v["actions"].as_array_mut().unwrap().push(json!({"force_run": f}));
             }
         }
         v
@@ -156,13 +164,43 @@ proptest! {
         prop_assert_eq!(total(|b| b.wasted_rps), m.wasted);
         prop_assert!(m.offered <= m.attempts);
         prop_assert!(m.wasted <= m.served);
+        // Why requests were given up: the reasons add up to the outcomes.
+        prop_assert_eq!(
+            m.max_attempts_reached + m.dropped_deadline + m.dropped_budget + m.dropped_retries_disabled,
+            m.dropped
+        );
+        prop_assert_eq!(m.failed_breaker + m.failed_non_retryable, m.failed);
+        prop_assert_eq!(m.dead_lettered(), m.max_attempts_reached);
+        // The attempt distribution covers every request that ended, and
+        // the attempts they made.
+        let ended: u64 = m.attempt_counts.iter().map(|c| c[0] + c[1]).sum();
+        prop_assert_eq!(ended, m.succeeded + m.failed + m.dropped);
+        let succeeded: u64 = m.attempt_counts.iter().map(|c| c[0]).sum();
+        prop_assert_eq!(succeeded, m.succeeded);
+        let made: u64 = m.attempt_counts.iter().enumerate().map(|(k, c)| k as u64 * (c[0] + c[1])).sum();
+        prop_assert!(made <= m.attempts);
+        prop_assert!(m.attempt_counts.first().is_none_or(|c| c[0] == 0), "nobody succeeds without an attempt");
+        prop_assert_eq!(total(|b| b.dead_lettered_rps), m.max_attempts_reached);
+        prop_assert_eq!(total(|b| b.finished_rps), m.succeeded + m.failed + m.dropped);
+        prop_assert!(total(|b| b.tail_finished_rps) <= total(|b| b.finished_rps));
+        prop_assert!(m.duplicates <= m.requests);
+        prop_assert!(m.max_task_age_s <= 25.0 + 1e-9);
         let limit = s.spec().backend.queue_limit.unwrap_or(u64::MAX) as f64;
         for b in &r.bins {
             prop_assert!(b.utilization >= 0.0 && b.utilization <= 1.0 + 1e-9, "utilization {}", b.utilization);
             prop_assert!(b.queue_len_avg <= b.queue_len_max + 1e-9);
             prop_assert!(b.queue_len_max <= limit);
             prop_assert!(b.retrying >= 0.0);
+            prop_assert!(b.retrying <= b.backlog, "waiting to retry {} of {} open", b.retrying, b.backlog);
+            prop_assert!(b.retry_rate.is_none_or(|r| (0.0..=1.0).contains(&r)));
+            prop_assert!(b.oldest_pending_age_s >= 0.0 && b.oldest_pending_age_s <= b.t_s + bin + 1e-9);
+            prop_assert_eq!(b.oldest_pending_age_s == 0.0, b.backlog == 0.0);
+            if let (Some(p50), Some(p99)) = (b.retry_gap_p50_ms, b.retry_gap_p99_ms) {
+                prop_assert!(p50 <= p99);
+            }
         }
+        let last = r.bins.last().unwrap();
+        prop_assert_eq!(last.backlog as u64, m.unfinished, "no warm-up: the backlog at the end is what is unfinished");
         if !s.policies()[0].may_retry() {
             if s.spec().dispatcher.is_none() && s.policies()[0].breaker.is_none() {
                 prop_assert_eq!(m.attempts, m.requests);

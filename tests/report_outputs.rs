@@ -163,24 +163,29 @@ fn first_line(path: &Path) -> String {
 
 const SUMMARY_HEADER: &str = "policy,requests,succeeded,failed,dropped,success_rate,attempts,amplification,retries,retry_reduction,peak_offered_rps,peak_load_ratio,fault_start_s,fault_end_s,recovered_at_s,recovery_after_fault_s,degraded_s,metastable,latency_p50_ms,latency_mean_ms,latency_p99_ms,wasted_fraction,unfinished";
 
+/// The second block of summary columns: why requests ended unsuccessfully,
+/// duplicated work and the queue's figures.
+const OPERATORS_HEADER: &str = "max_attempts_reached,dropped_deadline,dropped_budget,dropped_retries_disabled,failed_breaker,failed_non_retryable,duplicates,max_task_age_s,dead_lettered,drain_s";
+
 #[test]
 fn csv_headers_are_exactly_the_spec() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), 1, true);
     assert_eq!(
         first_line(&dir.path().join("timeseries.csv")),
-        "policy,replication,t_s,demand_rps,first_attempt_rps,retry_rps,offered_rps,rejected_rps,goodput_rps,wasted_rps,timeout_rps,error_rps,dropped_rps,queue_len_avg,queue_len_max,utilization,retrying,latency_p50_ms,latency_p99_ms,capacity_rps"
+        "policy,replication,t_s,demand_rps,first_attempt_rps,retry_rps,offered_rps,rejected_rps,goodput_rps,wasted_rps,timeout_rps,error_rps,dropped_rps,queue_len_avg,queue_len_max,utilization,retrying,latency_p50_ms,latency_p99_ms,capacity_rps,retry_rate,backlog,oldest_pending_age_s,retry_gap_p50_ms,retry_gap_p99_ms,dead_lettered_rps,finished_rps,tail_finished_rps"
     );
-    assert_eq!(first_line(&dir.path().join("summary.csv")), SUMMARY_HEADER);
+    let summary = format!("{SUMMARY_HEADER},{OPERATORS_HEADER}");
+    assert_eq!(first_line(&dir.path().join("summary.csv")), summary);
     let reps_header = first_line(&dir.path().join("replications.csv"));
     assert_eq!(
         reps_header,
-        SUMMARY_HEADER.replacen("policy,", "policy,replication,", 1)
+        summary.replacen("policy,", "policy,replication,", 1)
     );
     let ts = std::fs::read_to_string(dir.path().join("timeseries.csv")).unwrap();
     assert_eq!(ts.lines().count(), 1 + 3 * 600);
     let row: Vec<&str> = ts.lines().nth(200).unwrap().split(',').collect();
-    assert_eq!(row.len(), 20);
+    assert_eq!(row.len(), 28);
     assert_eq!(row[0], "no-jitter");
     assert_eq!(row[2], "199", "t_s");
     assert_eq!(row[17], "", "missing latency is an empty cell");
@@ -195,12 +200,15 @@ fn summary_with_replications_appends_ci95_and_outcome_shares() {
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(header[..23].join(","), SUMMARY_HEADER);
     assert_eq!(header[23], "requests_ci95");
-    assert_eq!(
-        header[header.len() - 2..],
-        ["metastable_share", "undetermined_share"]
-    );
+    // The first block ends with the outcome shares; the operators' block
+    // (give-up reasons, duplicates, queue figures) follows with its own
+    // half-widths, so positions of earlier columns never move.
+    assert_eq!(header[44..46], ["metastable_share", "undetermined_share"]);
     assert!(!header.contains(&"metastable_ci95"));
-    assert_eq!(header.len(), 23 + 21 + 2);
+    let operators: Vec<&str> = OPERATORS_HEADER.split(',').collect();
+    assert_eq!(header[46..56], operators[..]);
+    let ci: Vec<String> = operators.iter().map(|c| format!("{c}_ci95")).collect();
+    assert_eq!(header[56..], ci);
     let rows: Vec<Vec<String>> = lines
         .map(|l| l.split(',').map(String::from).collect())
         .collect();
@@ -370,7 +378,8 @@ fn html_holds_the_numbers_escapes_text_and_is_well_formed() {
     assert!(!html.contains("<b>not bold</b>"));
     assert!(!html.contains("<script"));
     assert!(!html.contains("http://") && !html.contains("https://"));
-    assert_eq!(html.matches("data:image/png;base64,").count(), 2);
+    // load.png, recovery.png and attempts.png.
+    assert_eq!(html.matches("data:image/png;base64,").count(), 3);
     // Summary values and the story.
     assert!(html.contains("stayed metastable until the end of the run"));
     assert!(html.contains("recovered 40 s after the outage ended"));

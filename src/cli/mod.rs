@@ -162,7 +162,7 @@ mod tests {
                 .get_arguments()
                 .filter_map(|a| a.get_long().map(str::to_string))
                 .collect();
-        assert_eq!(shared.len(), 7, "{shared:?}");
+        assert_eq!(shared.len(), 8, "{shared:?}");
         for cmd in ["run", "sweep", "tune"] {
             let have = longs(cmd);
             for flag in &shared {

@@ -14,8 +14,10 @@ use std::process::ExitCode;
 /// Examples shown after `--help`.
 pub const EXAMPLES: &str =
     "Output: DIR/sweep.csv, one row per (point, policy): `point`, the swept values,
-then the summary.csv columns, then last_success_s (when the last request
-succeeded: a burst's completion time). DIR/sweep.json describes the sweep;
+then the summary.csv columns of the first release, then last_success_s (when
+the last request succeeded: a burst's completion time), then the summary
+columns added since (give-up reasons, duplicates, task age, dead letters,
+drain). DIR/sweep.json describes the sweep;
 DIR/heatmap.png (success rate per cell, one panel per policy) is drawn when
 exactly two parameters vary. Default DIR: output/<scenario name>/sweep.
 

@@ -1,5 +1,7 @@
-//! `retrysim tune`: search a policy's parameters for the best setting that
-//! meets the constraints; print it as JSON and as `gcloud` flags.
+//! `retrysim tune`: search a policy's parameters (and, on a Cloud Tasks
+//! scenario, the queue's rate limits) for the best setting that meets the
+//! constraints in every replication; print it as JSON and as one
+//! `gcloud tasks queues update` line.
 
 use super::common::{note, SimArgs, Stdout};
 use crate::error::{Error, InvalidInput, OutputError};
@@ -13,7 +15,9 @@ use std::process::ExitCode;
 pub const EXAMPLES: &str = "Examples:
   retrysim tune scenarios/spanner-90s.json --policy platform
   retrysim tune scenarios/spanner-90s.json --policy queue --objective success --max-drop-rate 0.01
-  retrysim tune scenarios/hotos21-toy.json --objective recovery --replications 3";
+  retrysim tune scenarios/hotos21-toy.json --objective recovery --replications 3
+  retrysim tune scenarios/cloud-tasks-outage.json --policy default --objective drain \
+      --max-dead-letter-rate 0 --max-peak-load 2 --max-task-age 1h --replications 3";
 
 /// Flags of `retrysim tune`.
 #[derive(Debug, Args)]
@@ -27,9 +31,23 @@ pub struct TuneArgs {
     /// What to optimise.
     #[arg(long, value_enum, default_value = "recovery")]
     pub objective: Objective,
-    /// Largest acceptable share of dropped requests (e.g. 0.01).
+    /// Largest acceptable share of dropped requests (e.g. 0.01), in every
+    /// replication.
     #[arg(long)]
     pub max_drop_rate: Option<f64>,
+    /// Largest acceptable share of requests dead-lettered (given up at
+    /// their retry limits), in every replication (e.g. 0).
+    #[arg(long)]
+    pub max_dead_letter_rate: Option<f64>,
+    /// Longest any request may stay unfinished, in every replication
+    /// (e.g. 1h: the task-age alert's threshold).
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub max_task_age: Option<crate::time::Dur>,
+    /// Largest acceptable peak load: attempts per second reaching the
+    /// handler (with a queue, its dispatch rate) ÷ the handler's nominal
+    /// capacity, in every replication (e.g. 2).
+    #[arg(long)]
+    pub max_peak_load: Option<f64>,
     /// Accept candidates that stay metastable.
     #[arg(long)]
     pub allow_metastable: bool,
@@ -38,15 +56,34 @@ pub struct TuneArgs {
     pub rounds: usize,
 }
 
+/// Parses `--max-task-age`: `90m`, `1h`, `3600` (seconds).
+fn duration_arg(text: &str) -> Result<crate::time::Dur, String> {
+    crate::time::parse_duration(text).map_err(|e| e.to_string())
+}
+
 /// Runs the search and prints the result.
 pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     let sim = &args.sim;
     let mut scenario = crate::scenario::load(&args.scenario, &sim.sets)?;
-    if let Some(m) = args.max_drop_rate {
-        if !(0.0..=1.0).contains(&m) {
+    for (flag, value) in [
+        ("--max-drop-rate", args.max_drop_rate),
+        ("--max-dead-letter-rate", args.max_dead_letter_rate),
+    ] {
+        if let Some(m) = value {
+            if !(0.0..=1.0).contains(&m) {
+                return Err(InvalidInput::Flag {
+                    flag: format!("{flag} {m}"),
+                    message: "must be between 0 and 1".into(),
+                }
+                .into());
+            }
+        }
+    }
+    if let Some(m) = args.max_peak_load {
+        if !(m.is_finite() && m > 0.0) {
             return Err(InvalidInput::Flag {
-                flag: format!("--max-drop-rate {m}"),
-                message: "must be between 0 and 1".into(),
+                flag: format!("--max-peak-load {m}"),
+                message: "must be a ratio greater than 0 (peak load ÷ capacity, e.g. 2)".into(),
             }
             .into());
         }
@@ -71,7 +108,11 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     let constraints = Constraints {
         max_drop_rate: args.max_drop_rate,
         must_recover: !args.allow_metastable,
+        max_dead_letter_rate: args.max_dead_letter_rate,
+        max_task_age_s: args.max_task_age.map(|d| d.secs()),
+        max_peak_load: args.max_peak_load,
     };
+    let queue = scenario.spec().dispatcher.is_some();
     let result = tune::tune(
         &scenario,
         0,
@@ -94,13 +135,42 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         scenario.spec().name,
         result.evaluated
     ))?;
+    let details = |s: &tune::Score| {
+        let mut lines = vec![tune::describe(s)];
+        if queue {
+            lines.push(tune::describe_queue(s));
+        }
+        let spread = tune::describe_spread(s, queue);
+        if !spread.is_empty() {
+            lines.push(spread);
+        }
+        lines.join("\n          ")
+    };
     say(format_args!(
         "baseline: {}",
-        tune::describe(&result.baseline.score)
+        details(&result.baseline.score)
     ))?;
+    if let Some(stage) = &stage {
+        let path = stage.path().join("candidates.csv");
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
+        for row in tune::candidates_table(&result, &constraints) {
+            w.write_record(&row).map_err(OutputError::Csv)?;
+        }
+        let bytes = w
+            .into_inner()
+            .map_err(|e| OutputError::Csv(e.into_error().into()))?;
+        if let Err(source) = std::fs::write(&path, bytes) {
+            return Err(OutputError::Write { path, source }.into());
+        }
+        say(format_args!(
+            "wrote {} (every candidate, with its spread over the replications)",
+            stage.final_path(&path).display()
+        ))?;
+    }
     let Some(best) = result.best else {
-        let why =
-            "no candidate met the constraints; relax --max-drop-rate or pass --allow-metastable";
+        let why = "no candidate met the constraints in every replication; relax the --max-* limits or pass --allow-metastable";
         // A failure (status 1): said even with --quiet, on stderr then.
         if sim.quiet {
             note(why);
@@ -109,29 +179,77 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         }
         return Ok(ExitCode::from(1));
     };
-    say(format_args!("best:     {}", tune::describe(&best.score)))?;
+    say(format_args!("best:     {}", details(&best.score)))?;
     let json = serde_json::to_string_pretty(&best.spec).map_err(OutputError::Json)?;
     say(format_args!(
         "\npolicy (paste into the scenario's `policies`):\n{json}"
     ))?;
-    let resolved = crate::policy::resolve(&best.spec).map_err(|error| InvalidInput::Resolve {
-        origin: args.scenario.display().to_string(),
-        error,
-    })?;
-    match tune::gcloud_flags(&resolved) {
-        Some(flags) => say(format_args!("\ngcloud tasks queues update QUEUE {flags}"))?,
-        None => say(format_args!(
-            "\n(not a Cloud Tasks schedule: no gcloud flags)"
-        ))?,
+    let dispatcher_json = match &best.dispatcher {
+        Some(d) => {
+            let text = serde_json::to_string_pretty(d).map_err(OutputError::Json)?;
+            say(format_args!(
+                "\ndispatcher (paste as the scenario's `dispatcher`):\n{text}"
+            ))?;
+            Some(text)
+        }
+        None => None,
+    };
+    let resolve = |spec: &crate::policy::PolicySpec| {
+        crate::policy::resolve(spec).map_err(|error| InvalidInput::Resolve {
+            origin: args.scenario.display().to_string(),
+            error,
+        })
+    };
+    let resolved = resolve(&best.spec)?;
+    if queue {
+        // The queue as it is (the scenario) → as recommended: every flag
+        // that changes, rate limits included.
+        let from = resolve(&result.baseline.spec)?;
+        match tune::gcloud_update(
+            (&from, result.baseline.dispatcher.as_ref()),
+            (&resolved, best.dispatcher.as_ref()),
+        ) {
+            Some((flags, notes)) => {
+                if flags.is_empty() {
+                    say(format_args!(
+                        "\n(the queue's settings are already the best found: no gcloud flag to change)"
+                    ))?;
+                } else {
+                    say(format_args!("\ngcloud tasks queues update QUEUE {flags}"))?;
+                }
+                for n in notes {
+                    say(format_args!("note: {n}"))?;
+                }
+            }
+            None => say(format_args!(
+                "\n(not a Cloud Tasks schedule: no gcloud flags)"
+            ))?,
+        }
+    } else {
+        match tune::gcloud_flags(&resolved) {
+            Some(flags) => say(format_args!("\ngcloud tasks queues update QUEUE {flags}"))?,
+            None => say(format_args!(
+                "\n(not a Cloud Tasks schedule: no gcloud flags)"
+            ))?,
+        }
     }
     if let Some(stage) = stage {
         let path = stage.path().join("tune.json");
         if let Err(source) = std::fs::write(&path, json + "\n") {
             return Err(OutputError::Write { path, source }.into());
         }
-        let path = stage.final_path(&path);
-        stage.commit(&[])?;
-        say(format_args!("wrote {}", path.display()))?;
+        let mut wrote = vec![stage.final_path(&path)];
+        if let Some(text) = dispatcher_json {
+            let path = stage.path().join("dispatcher.json");
+            if let Err(source) = std::fs::write(&path, text + "\n") {
+                return Err(OutputError::Write { path, source }.into());
+            }
+            wrote.push(stage.final_path(&path));
+        }
+        stage.commit(&["tune.json", "candidates.csv", "dispatcher.json"])?;
+        for path in wrote {
+            say(format_args!("wrote {}", path.display()))?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

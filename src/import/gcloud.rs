@@ -174,6 +174,7 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             max_burst_size: burst,
             max_concurrent_dispatches: concurrent,
             dispatch_deadline: Dur::from_secs(600),
+            throttling: None,
         }),
         warnings,
     })

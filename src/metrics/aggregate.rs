@@ -43,10 +43,20 @@ pub enum Col {
     LatencyP99Ms,
     WastedFraction,
     Unfinished,
+    MaxAttemptsReached,
+    DroppedDeadline,
+    DroppedBudget,
+    DroppedRetriesDisabled,
+    FailedBreaker,
+    FailedNonRetryable,
+    Duplicates,
+    MaxTaskAgeS,
+    DeadLettered,
+    DrainS,
 }
 
 /// Number of [`Col`] values.
-pub const NCOLS: usize = 22;
+pub const NCOLS: usize = 32;
 
 impl Col {
     /// Every column, in file order.
@@ -73,6 +83,16 @@ impl Col {
         Col::LatencyP99Ms,
         Col::WastedFraction,
         Col::Unfinished,
+        Col::MaxAttemptsReached,
+        Col::DroppedDeadline,
+        Col::DroppedBudget,
+        Col::DroppedRetriesDisabled,
+        Col::FailedBreaker,
+        Col::FailedNonRetryable,
+        Col::Duplicates,
+        Col::MaxTaskAgeS,
+        Col::DeadLettered,
+        Col::DrainS,
     ];
 
     /// The column's name in the report files.
@@ -100,6 +120,16 @@ impl Col {
             Col::LatencyP99Ms => "latency_p99_ms",
             Col::WastedFraction => "wasted_fraction",
             Col::Unfinished => "unfinished",
+            Col::MaxAttemptsReached => "max_attempts_reached",
+            Col::DroppedDeadline => "dropped_deadline",
+            Col::DroppedBudget => "dropped_budget",
+            Col::DroppedRetriesDisabled => "dropped_retries_disabled",
+            Col::FailedBreaker => "failed_breaker",
+            Col::FailedNonRetryable => "failed_non_retryable",
+            Col::Duplicates => "duplicates",
+            Col::MaxTaskAgeS => "max_task_age_s",
+            Col::DeadLettered => "dead_lettered",
+            Col::DrainS => "drain_s",
         }
     }
 
@@ -182,6 +212,16 @@ impl RunFigures {
                 Col::LatencyP99Ms => s.latency_p99_ms,
                 Col::WastedFraction => Some(s.wasted_fraction()),
                 Col::Unfinished => Some(s.unfinished as f64),
+                Col::MaxAttemptsReached => Some(s.max_attempts_reached as f64),
+                Col::DroppedDeadline => Some(s.dropped_deadline as f64),
+                Col::DroppedBudget => Some(s.dropped_budget as f64),
+                Col::DroppedRetriesDisabled => Some(s.dropped_retries_disabled as f64),
+                Col::FailedBreaker => Some(s.failed_breaker as f64),
+                Col::FailedNonRetryable => Some(s.failed_non_retryable as f64),
+                Col::Duplicates => Some(s.duplicates as f64),
+                Col::MaxTaskAgeS => Some(s.max_task_age_s),
+                Col::DeadLettered => Some(s.dead_lettered() as f64),
+                Col::DrainS => s.drain_s,
             };
         }
         RunFigures {

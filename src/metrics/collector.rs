@@ -3,8 +3,13 @@
 //! The model bumps counters and sets levels (queue length, busy workers…);
 //! before each event it calls [`Collector::advance`], which integrates the
 //! levels over the time that passed (exactly, in integer nanoseconds) and
-//! closes the bins that ended. Memory is one row per bin plus two
-//! fixed-size latency histograms, whatever the number of requests.
+//! closes the bins that ended. Memory is one row per bin plus fixed-size
+//! histograms (latency, retry gap), whatever the number of requests.
+//!
+//! Levels read at a bin's end (requests open, the oldest one's arrival)
+//! are handed over with [`Collector::set_open`] only when an event is about
+//! to close a bin ([`Collector::closes_bin`]), so the hot path pays nothing
+//! for them.
 
 use super::quantile::LogHistogram;
 use super::BinRow;
@@ -23,6 +28,12 @@ pub struct Counts {
     pub timeouts: u64,
     pub errors: u64,
     pub dropped: u64,
+    /// Requests given up at their retry limits.
+    pub dead_lettered: u64,
+    /// Requests that ended.
+    pub finished: u64,
+    /// Requests that ended at or after the tail alert's attempt number.
+    pub tail_finished: u64,
 }
 
 /// The per-run metric accumulator.
@@ -47,6 +58,11 @@ pub struct Collector {
     active_area: u128,
     capacity_area: f64,
     latency_bin: LogHistogram,
+    gap_bin: LogHistogram,
+    /// Requests open (as of the last `set_open`).
+    open: u64,
+    /// When the oldest open request arrived (as of the last `set_open`).
+    oldest_start: Option<Nanos>,
     rows: Vec<BinRow>,
 }
 
@@ -72,8 +88,25 @@ impl Collector {
             active_area: 0,
             capacity_area: 0.0,
             latency_bin: LogHistogram::new(),
+            gap_bin: LogHistogram::new(),
+            open: 0,
+            oldest_start: None,
             rows: Vec::with_capacity(bins.min(10_000_000) as usize),
         }
+    }
+
+    /// Whether an event at `t` closes at least one bin (so the levels read
+    /// at bin ends must be handed over first, see [`Collector::set_open`]).
+    #[inline]
+    pub fn closes_bin(&self, t: Nanos) -> bool {
+        t >= self.next_edge && self.bin_start < self.run_end
+    }
+
+    /// The requests open since the last event and when the oldest of them
+    /// arrived (the model owns both); read when a bin closes.
+    pub fn set_open(&mut self, open: u64, oldest_start: Option<Nanos>) {
+        self.open = open;
+        self.oldest_start = oldest_start;
     }
 
     /// Brings the bins up to time `t`: integrates levels and closes every bin
@@ -109,6 +142,8 @@ impl Collector {
         let c = self.now;
         let rate = |n: u64| n as f64 / w;
         let ms = |ns: Option<f64>| ns.map(|v| v / 1e6);
+        let attempts = c.first_attempts + c.retries;
+        let edge = self.next_edge;
         self.rows.push(BinRow {
             t_s: secs(self.bin_start),
             demand_rps: rate(c.demand),
@@ -132,6 +167,16 @@ impl Collector {
             latency_p50_ms: ms(self.latency_bin.quantile(0.5)),
             latency_p99_ms: ms(self.latency_bin.quantile(0.99)),
             capacity_rps: self.capacity_area / width as f64,
+            retry_rate: (attempts > 0).then(|| c.retries as f64 / attempts as f64),
+            backlog: self.open as f64,
+            oldest_pending_age_s: self
+                .oldest_start
+                .map_or(0.0, |s| secs(edge.saturating_sub(s))),
+            retry_gap_p50_ms: ms(self.gap_bin.quantile(0.5)),
+            retry_gap_p99_ms: ms(self.gap_bin.quantile(0.99)),
+            dead_lettered_rps: rate(c.dead_lettered),
+            finished_rps: rate(c.finished),
+            tail_finished_rps: rate(c.tail_finished),
         });
         self.now = Counts::default();
         self.queue_area = 0;
@@ -140,6 +185,7 @@ impl Collector {
         self.capacity_area = 0.0;
         self.queue_max = self.queue_len;
         self.latency_bin.clear();
+        self.gap_bin.clear();
         self.bin_start = self.next_edge;
         self.next_edge = self.next_edge.saturating_add(self.bin).min(self.run_end);
     }
@@ -167,6 +213,12 @@ impl Collector {
     #[inline]
     pub fn record_latency(&mut self, ns: Nanos) {
         self.latency_bin.record(ns);
+    }
+
+    /// Records the time between a retry sent now and the attempt before it.
+    #[inline]
+    pub fn record_retry_gap(&mut self, ns: Nanos) {
+        self.gap_bin.record(ns);
     }
 
     /// Closes the remaining bins at the run's end and returns them;
@@ -212,5 +264,35 @@ mod tests {
         let rows = c.finish(0);
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[1].goodput_rps, 10.0);
+    }
+
+    #[test]
+    fn levels_read_at_bin_ends_and_retry_figures() {
+        let mut c = Collector::new(S, 3 * S);
+        // One request open since 0.2 s; two attempts, one a retry 400 ms
+        // after its first.
+        c.now.first_attempts += 1;
+        c.now.retries += 1;
+        c.record_retry_gap(400_000_000);
+        assert!(!c.closes_bin(S - 1));
+        assert!(c.closes_bin(S));
+        c.set_open(1, Some(S / 5));
+        c.advance(S + S / 2, 0);
+        // Nothing open from 1.5 s on.
+        assert!(!c.closes_bin(2 * S - 1));
+        c.set_open(0, None);
+        c.now.finished += 1;
+        c.now.dead_lettered += 1;
+        let rows = c.finish(0);
+        assert_eq!(rows[0].retry_rate, Some(0.5));
+        assert_eq!(rows[0].backlog, 1.0);
+        assert!((rows[0].oldest_pending_age_s - 0.8).abs() < 1e-12);
+        let p50 = rows[0].retry_gap_p50_ms.unwrap();
+        assert!((p50 - 400.0).abs() < 400.0 * 0.01, "{p50}");
+        assert_eq!(rows[1].retry_rate, None, "no attempt in the bin");
+        assert_eq!(rows[1].retry_gap_p50_ms, None);
+        assert_eq!((rows[1].backlog, rows[1].oldest_pending_age_s), (0.0, 0.0));
+        assert_eq!(rows[1].dead_lettered_rps, 1.0);
+        assert_eq!(rows[1].finished_rps, 1.0);
     }
 }

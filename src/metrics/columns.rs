@@ -1,10 +1,13 @@
 //! The layout of a summary row, shared by `summary.csv`, `summary.json`,
 //! `replications.csv` and `sweep.csv`: `policy`, then the summary columns in
-//! the order of [`Col::ALL`] (always, so scripts can rely on positions).
-//! With more than one replication the `<col>_ci95` half-widths of the
-//! numeric columns follow, in the same order, then `metastable_share` and
-//! `undetermined_share`. `metastable` is `true`, `false` or `undetermined`
-//! (the run ended too soon after its fault to tell). Cells are typed, so each file writes them its own way.
+//! the order of [`Col::ALL`], in blocks (the columns each release added).
+//! With more than one replication each block's columns are followed by the
+//! `<col>_ci95` half-widths of its numeric columns, in the same order, and
+//! the first block by `metastable_share` and `undetermined_share`. New
+//! columns are appended in a new block, so scripts that read positions keep
+//! working. `metastable` is `true`, `false` or `undetermined` (the run
+//! ended too soon after its fault to tell). Cells are typed, so each file
+//! writes them its own way.
 
 use super::aggregate::{Col, PolicySummary};
 use super::Recovery;
@@ -32,44 +35,86 @@ impl Cell {
     }
 }
 
+/// Where each release's summary columns start in [`Col::ALL`]: the
+/// columns of a block are written together, followed (with more than one
+/// replication) by their `_ci95` half-widths, and the first block by
+/// `metastable_share` and `undetermined_share`. A later block comes after
+/// everything of the earlier ones, so a new column never moves an existing
+/// one.
+const BLOCK_STARTS: [usize; 2] = [0, 22];
+
+/// The columns of block `b`.
+fn block(b: usize) -> &'static [Col] {
+    let end = BLOCK_STARTS.get(b + 1).copied().unwrap_or(Col::ALL.len());
+    &Col::ALL[BLOCK_STARTS[b]..end]
+}
+
+/// The header of `summary.csv` after `policy`, block by block (see
+/// [`BLOCK_STARTS`]), for `replications` runs per policy.
+pub fn summary_header_blocks(replications: usize) -> Vec<Vec<String>> {
+    (0..BLOCK_STARTS.len())
+        .map(|b| {
+            let cols = block(b);
+            let mut h: Vec<String> = cols.iter().map(|c| c.name().to_string()).collect();
+            if replications > 1 {
+                h.extend(
+                    cols.iter()
+                        .filter(|c| c.is_numeric())
+                        .map(|c| format!("{}_ci95", c.name())),
+                );
+                if b == 0 {
+                    h.push("metastable_share".into());
+                    h.push("undetermined_share".into());
+                }
+            }
+            h
+        })
+        .collect()
+}
+
 /// The header of `summary.csv` for `replications` runs per policy.
 pub fn summary_header(replications: usize) -> Vec<String> {
     let mut h = vec!["policy".to_string()];
-    h.extend(Col::ALL.iter().map(|c| c.name().to_string()));
-    if replications > 1 {
-        h.extend(
-            Col::ALL
-                .iter()
-                .filter(|c| c.is_numeric())
-                .map(|c| format!("{}_ci95", c.name())),
-        );
-        h.push("metastable_share".into());
-        h.push("undetermined_share".into());
-    }
+    h.extend(summary_header_blocks(replications).into_iter().flatten());
     h
+}
+
+/// One policy's `summary.csv` cells after `policy`, block by block (see
+/// [`summary_header_blocks`]).
+pub fn summary_row_blocks(s: &PolicySummary, replications: usize) -> Vec<Vec<Cell>> {
+    (0..BLOCK_STARTS.len())
+        .map(|b| {
+            let cols = block(b);
+            let mut row: Vec<Cell> = cols
+                .iter()
+                .map(|&c| match c {
+                    Col::Metastable => match s.recovery {
+                        Recovery::Undetermined => Cell::Text("undetermined".into()),
+                        r => Cell::Bool(r == Recovery::Degraded),
+                    },
+                    c => Cell::Num(s.get(c)),
+                })
+                .collect();
+            if replications > 1 {
+                for c in cols.iter().filter(|c| c.is_numeric()) {
+                    row.push(Cell::Num(s.ci(*c)));
+                }
+                if b == 0 {
+                    row.push(Cell::Num(Some(s.metastable_share)));
+                    row.push(Cell::Num(Some(
+                        s.undetermined_runs as f64 / s.replications.max(1) as f64,
+                    )));
+                }
+            }
+            row
+        })
+        .collect()
 }
 
 /// One policy's `summary.csv` row (see [`summary_header`]).
 pub fn summary_row(s: &PolicySummary, replications: usize) -> Vec<Cell> {
     let mut row = vec![Cell::Text(s.policy.clone())];
-    for c in Col::ALL {
-        row.push(match c {
-            Col::Metastable => match s.recovery {
-                Recovery::Undetermined => Cell::Text("undetermined".into()),
-                r => Cell::Bool(r == Recovery::Degraded),
-            },
-            c => Cell::Num(s.get(c)),
-        });
-    }
-    if replications > 1 {
-        for c in Col::ALL.iter().filter(|c| c.is_numeric()) {
-            row.push(Cell::Num(s.ci(*c)));
-        }
-        row.push(Cell::Num(Some(s.metastable_share)));
-        row.push(Cell::Num(Some(
-            s.undetermined_runs as f64 / s.replications.max(1) as f64,
-        )));
-    }
+    row.extend(summary_row_blocks(s, replications).into_iter().flatten());
     row
 }
 

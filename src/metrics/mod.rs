@@ -7,6 +7,7 @@
 //! requests.
 
 pub mod aggregate;
+pub mod alerts;
 pub mod collector;
 pub mod columns;
 pub mod quantile;
@@ -54,6 +55,26 @@ pub struct BinRow {
     pub latency_p99_ms: Option<f64>,
     /// Nominal capacity in the bin (requests/s), faults included.
     pub capacity_rps: f64,
+    /// Retries ÷ attempts sent in the bin (`None`: no attempt).
+    pub retry_rate: Option<f64>,
+    /// Requests open (not yet finished) at the bin's end.
+    pub backlog: f64,
+    /// Age of the oldest request still open at the bin's end (s); 0 when
+    /// none is open.
+    pub oldest_pending_age_s: f64,
+    /// Median time between an attempt and the retry that follows it, over
+    /// the retries sent in the bin (ms).
+    pub retry_gap_p50_ms: Option<f64>,
+    /// 99th percentile of the same (ms).
+    pub retry_gap_p99_ms: Option<f64>,
+    /// Requests given up because their retry limits were reached
+    /// (dead-lettered), per second.
+    pub dead_lettered_rps: f64,
+    /// Requests that ended (any outcome), per second.
+    pub finished_rps: f64,
+    /// Requests that ended at or after the attempt number the tail alert
+    /// watches (`report.alerts.tail_attempt`), per second.
+    pub tail_finished_rps: f64,
 }
 
 /// One column of `timeseries.csv` after `policy` and `replication`: its
@@ -143,6 +164,38 @@ impl BinRow {
             name: "capacity_rps",
             get: |b| Some(b.capacity_rps),
         },
+        BinColumn {
+            name: "retry_rate",
+            get: |b| b.retry_rate,
+        },
+        BinColumn {
+            name: "backlog",
+            get: |b| Some(b.backlog),
+        },
+        BinColumn {
+            name: "oldest_pending_age_s",
+            get: |b| Some(b.oldest_pending_age_s),
+        },
+        BinColumn {
+            name: "retry_gap_p50_ms",
+            get: |b| b.retry_gap_p50_ms,
+        },
+        BinColumn {
+            name: "retry_gap_p99_ms",
+            get: |b| b.retry_gap_p99_ms,
+        },
+        BinColumn {
+            name: "dead_lettered_rps",
+            get: |b| Some(b.dead_lettered_rps),
+        },
+        BinColumn {
+            name: "finished_rps",
+            get: |b| Some(b.finished_rps),
+        },
+        BinColumn {
+            name: "tail_finished_rps",
+            get: |b| Some(b.tail_finished_rps),
+        },
     ];
 }
 
@@ -216,6 +269,31 @@ pub struct RunSummary {
     /// the contention backend; `None` when nothing succeeded or the backend
     /// does not track it.
     pub last_success_s: Option<f64>,
+    /// Counted requests given up because the policy's limits were reached
+    /// (`max_attempts`, and `max_retry_duration` when set): dead-lettered.
+    pub max_attempts_reached: u64,
+    /// Counted requests dropped by their deadline.
+    pub dropped_deadline: u64,
+    /// Counted requests dropped because the retry budget refused a retry.
+    pub dropped_budget: u64,
+    /// Counted requests dropped because retries were switched off.
+    pub dropped_retries_disabled: u64,
+    /// Counted requests failed because an open breaker refused an attempt.
+    pub failed_breaker: u64,
+    /// Counted requests failed with a status the policy does not retry.
+    pub failed_non_retryable: u64,
+    /// Counted requests the backend completed successfully more than once.
+    pub duplicates: u64,
+    /// The longest a counted request stayed open: from its arrival to its
+    /// end, or to the run's end when unfinished (s).
+    pub max_task_age_s: f64,
+    /// Seconds from the incident's end until the backlog was back to its
+    /// level before the incident; `None` without an incident or if it never
+    /// was.
+    pub drain_s: Option<f64>,
+    /// The attempt distribution of the counted requests that ended: entry
+    /// `k` is (succeeded at attempt `k`, given up after `k` attempts).
+    pub attempt_counts: Vec<[u64; 2]>,
 }
 
 impl RunSummary {
@@ -251,6 +329,19 @@ impl RunSummary {
     /// Served attempts that were wasted ÷ all served attempts.
     pub fn wasted_fraction(&self) -> f64 {
         ratio(self.wasted as f64, self.served as f64)
+    }
+    /// Requests given up because their retry limits were reached, under
+    /// the name a task queue uses: they leave the queue unprocessed.
+    pub fn dead_lettered(&self) -> u64 {
+        self.max_attempts_reached
+    }
+    /// Records that a counted request ended after `attempts` attempts.
+    pub fn record_end(&mut self, attempts: u32, succeeded: bool) {
+        let k = attempts as usize;
+        if self.attempt_counts.len() <= k {
+            self.attempt_counts.resize(k + 1, [0, 0]);
+        }
+        self.attempt_counts[k][usize::from(!succeeded)] += 1;
     }
 }
 

@@ -36,6 +36,30 @@ pub fn recovered_at(
     None
 }
 
+/// How long the backlog took to drain after the incident: seconds from
+/// `fault_end_s` to the end of the first bin ending at or after it whose
+/// `backlog` (read at the bin's end) is no higher than the highest backlog
+/// read at the end of any bin that ended by `fault_start_s` (0 when no bin
+/// did); `None` when that never happened before the run ended. Bins are
+/// `bin_s` wide, the last one cut at `run_end_s`.
+pub fn drained_after(
+    bins: &[BinRow],
+    bin_s: f64,
+    fault_start_s: f64,
+    fault_end_s: f64,
+    run_end_s: f64,
+) -> Option<f64> {
+    let end = |b: &BinRow| (b.t_s + bin_s).min(run_end_s);
+    let before = bins
+        .iter()
+        .filter(|b| end(b) <= fault_start_s + 1e-9)
+        .map(|b| b.backlog)
+        .fold(0.0, f64::max);
+    bins.iter()
+        .find(|b| end(b) + 1e-9 >= fault_end_s && b.backlog <= before + 1e-9)
+        .map(|b| (end(b) - fault_end_s).max(0.0))
+}
+
 /// How a run with an incident ending at `fault_end_s` came out of it,
 /// given its recovery time (from [`recovered_at`]). Not recovered is
 /// `Undetermined` when the run left less than `stable_for_s` after the
@@ -90,6 +114,31 @@ mod tests {
         let b = bins(&[10.0, 0.0, 0.0, 0.0, 9.5, 9.5]);
         assert_eq!(recovered_at(&b, 1.0, 1.0, 0.9, 3.0, 6.0), None);
         assert_eq!(recovered_at(&b, 1.0, 1.0, 0.9, 2.0, 6.0), Some(4.0));
+    }
+
+    #[test]
+    fn the_backlog_drains_when_it_is_back_to_its_level_before_the_incident() {
+        let backlog = [3.0, 5.0, 4.0, 40.0, 80.0, 60.0, 30.0, 6.0, 5.0, 2.0];
+        let b: Vec<BinRow> = backlog
+            .iter()
+            .enumerate()
+            .map(|(i, &q)| BinRow {
+                t_s: 10.0 * i as f64,
+                backlog: q,
+                ..Default::default()
+            })
+            .collect();
+        // Incident 30–50 s: before it the backlog read at most 5 (bins
+        // ending at 10, 20, 30 s); it is 5 again at the end of the bin
+        // 80–90 s, 40 s after the incident.
+        assert_eq!(drained_after(&b, 10.0, 30.0, 50.0, 100.0), Some(40.0));
+        // Never back to 2 or less before the last bin, which ends at 100 s.
+        let mut c = b.clone();
+        c[9].backlog = 3.0;
+        c[0].backlog = 0.0;
+        c[1].backlog = 0.0;
+        c[2].backlog = 0.0;
+        assert_eq!(drained_after(&c, 10.0, 30.0, 50.0, 100.0), None);
     }
 
     #[test]

@@ -15,8 +15,8 @@
 //!
 //! The backend never schedules events itself. Each call leaves what should
 //! happen next in [`Backend::out`], in order — answers to send, workers that
-//! became busy, contention writes on their way — and the run turns those
-//! into events. Whether a client still waits for an attempt (it may have
+//! became busy, contention writes on their way, attempts it is done with —
+//! and the run turns those into events (and tells the requests). Whether a client still waits for an attempt (it may have
 //! timed out) decides whether work is wasted; the backend asks the
 //! [`Requests`] for that and never changes them.
 
@@ -52,6 +52,10 @@ pub enum Effect {
         /// The transaction, for the write event.
         txn: u32,
     },
+    /// The backend is done with this attempt; `completed`: it served it
+    /// successfully (the work was done), whether or not its client still
+    /// waited. Every attempt that reaches the backend is settled once.
+    Settle(Job, bool),
 }
 
 /// Which kind of backend, with its state.
@@ -173,18 +177,21 @@ impl Backend {
             m.summary.offered += 1;
         }
         if self.fault.blackhole {
+            self.out.push(Effect::Settle(job, false));
             return;
         }
         if self.shed > 0.0 && self.rng_faults.random::<f64>() < self.shed {
             m.col.now.rejected += 1;
             m.summary.rejected += counted as u64;
             self.out.push(Effect::Reply(job, self.reject_status));
+            self.out.push(Effect::Settle(job, false));
             return;
         }
         let pool = match &mut self.kind {
             Kind::Contention(record) => {
                 if let Some(status) = self.fault.outage {
                     self.out.push(Effect::Reply(job, status));
+                    self.out.push(Effect::Settle(job, false));
                     return;
                 }
                 let txn = record.read(job);
@@ -204,6 +211,7 @@ impl Backend {
             m.summary.rejected += counted as u64;
             if self.reject_cost == 0 {
                 self.out.push(Effect::Reply(job, self.reject_status));
+                self.out.push(Effect::Settle(job, false));
             } else {
                 pool.push_reject(job);
             }
@@ -223,7 +231,7 @@ impl Backend {
         let (work, cost) = if let Some(status) = self.fault.outage {
             (Work::Fail(job, status), self.admission)
         } else if self.drop_expired && !reqs.is_current(job) {
-            (Work::Discard, self.admission)
+            (Work::Discard(job), self.admission)
         } else {
             let mut service = self.service.sample(&mut self.rng_service);
             if self.fault.slowdown != 1.0 {
@@ -260,24 +268,29 @@ impl Backend {
                 if reqs.is_current(job) {
                     let status = self.served_error().unwrap_or(Status::Ok);
                     self.out.push(Effect::Reply(job, status));
+                    self.out.push(Effect::Settle(job, status == Status::Ok));
                 } else {
                     m.col.now.wasted += 1;
                     if m.counted(now) {
                         m.summary.wasted += 1;
                     }
+                    // Nobody waits for the answer, but the work was done.
+                    self.out.push(Effect::Settle(job, true));
                 }
             }
             Work::Fail(job, status) => {
                 if reqs.is_current(job) {
                     self.out.push(Effect::Reply(job, status));
                 }
+                self.out.push(Effect::Settle(job, false));
             }
             Work::Reject(job) => {
                 if reqs.is_current(job) {
                     self.out.push(Effect::Reply(job, self.reject_status));
                 }
+                self.out.push(Effect::Settle(job, false));
             }
-            Work::Discard => {}
+            Work::Discard(job) => self.out.push(Effect::Settle(job, false)),
         }
         self.worker_free(w, reqs, m);
     }
@@ -336,6 +349,10 @@ impl Backend {
         };
         let outcome = record.write(txn, blocked.is_none() && error.is_none());
         m.col.set_queue_len(record.open());
+        self.out.push(Effect::Settle(
+            job,
+            blocked.is_none() && outcome == Some(true),
+        ));
         let status = match (blocked, outcome) {
             (Some(None), _) => return,
             (Some(Some(status)), _) => status,
@@ -375,6 +392,7 @@ impl Backend {
             if reqs.is_current(job) {
                 self.out.push(Effect::Reply(job, status));
             }
+            self.out.push(Effect::Settle(job, false));
         }
         for w in 0..self.pool().len() {
             let worker = self.pool().worker(w);
@@ -385,6 +403,7 @@ impl Backend {
                 if reqs.is_current(job) {
                     self.out.push(Effect::Reply(job, status));
                 }
+                self.out.push(Effect::Settle(job, false));
                 self.worker_free(w, reqs, m);
             }
         }

@@ -7,7 +7,7 @@
 //! `crate::policy` (limits, delays, budget and breaker state machines);
 //! this component only keeps their state and asks them in the right order.
 
-use super::requests::{Outcome, Request};
+use super::requests::{GiveUp, Request};
 use crate::engine::SimRng;
 use crate::policy::breaker::Breaker;
 use crate::policy::budget::Budget;
@@ -21,8 +21,8 @@ use rand::Rng;
 pub enum Decision {
     /// Retry after this delay.
     Retry(Nanos),
-    /// Stop: the request ends this way.
-    GiveUp(Outcome),
+    /// Stop, for this reason.
+    GiveUp(GiveUp),
 }
 
 /// One instance per client, or one for all when the scope is global.
@@ -123,22 +123,22 @@ impl<'a> Clients<'a> {
         if let Some(br) = for_client(&mut self.breakers, r.client) {
             br.record(now, false);
         }
-        let verdict = self.policy.verdict(status, r.attempts, now - r.start);
+        let verdict = self.policy.verdict(status, r.attempts, r.retry_age(now));
         if verdict != RetryVerdict::NotRetryable {
             if let Some(b) = for_client(&mut self.budgets, r.client) {
                 b.on_failure(now);
             }
         }
         match verdict {
-            RetryVerdict::NotRetryable => Decision::GiveUp(Outcome::Failed),
-            RetryVerdict::Exhausted => Decision::GiveUp(Outcome::Dropped),
+            RetryVerdict::NotRetryable => Decision::GiveUp(GiveUp::NotRetryable),
+            RetryVerdict::Exhausted => Decision::GiveUp(GiveUp::Limits),
             RetryVerdict::Retry => {
                 if self.retries_disabled {
-                    return Decision::GiveUp(Outcome::Dropped);
+                    return Decision::GiveUp(GiveUp::RetriesDisabled);
                 }
                 if let Some(b) = for_client(&mut self.budgets, r.client) {
                     if !b.try_retry(now, timeout) {
-                        return Decision::GiveUp(Outcome::Dropped);
+                        return Decision::GiveUp(GiveUp::Budget);
                     }
                 }
                 let u = if self.policy.delay_is_random() {
@@ -177,15 +177,15 @@ mod tests {
         let slot = reqs.open(0, 0, true);
         let u = Status::Unavailable;
         for _ in 0..2 {
-            reqs.begin_attempt(slot);
+            reqs.begin_attempt(slot, 0);
             let d = c.on_failure(S, &mut reqs[slot as usize], u, false, None);
             assert_eq!(d, Decision::Retry(2 * S));
         }
-        reqs.begin_attempt(slot);
+        reqs.begin_attempt(slot, 0);
         let d = c.on_failure(S, &mut reqs[slot as usize], u, false, None);
-        assert_eq!(d, Decision::GiveUp(Outcome::Dropped), "3 attempts in all");
+        assert_eq!(d, Decision::GiveUp(GiveUp::Limits), "3 attempts in all");
         let d = c.on_failure(S, &mut reqs[slot as usize], Status::Internal, false, None);
-        assert_eq!(d, Decision::GiveUp(Outcome::Failed), "not in retry_on");
+        assert_eq!(d, Decision::GiveUp(GiveUp::NotRetryable), "not in retry_on");
     }
 
     #[test]
@@ -201,7 +201,7 @@ mod tests {
             let mut c = Clients::new(&p, 1, stream(1, 0, Stream::Backoff));
             let mut reqs = Requests::default();
             let slot = reqs.open(0, 0, true);
-            reqs.begin_attempt(slot);
+            reqs.begin_attempt(slot, 0);
             let d = c.on_failure(
                 0,
                 &mut reqs[slot as usize],
@@ -234,15 +234,15 @@ mod tests {
         let mut reqs = Requests::default();
         let a = reqs.open(0, 0, true);
         for _ in 0..2 {
-            reqs.begin_attempt(a);
+            reqs.begin_attempt(a, 0);
             c.on_failure(0, &mut reqs[a as usize], Status::Unavailable, false, None);
         }
         assert!(!c.may_send(0, 0, false), "client 0's breaker opened");
         assert!(c.may_send(0, 1, false), "client 1 has its own");
         c.set_retries_disabled(true);
         let b = reqs.open(1, 0, true);
-        reqs.begin_attempt(b);
+        reqs.begin_attempt(b, 0);
         let d = c.on_failure(0, &mut reqs[b as usize], Status::Unavailable, false, None);
-        assert_eq!(d, Decision::GiveUp(Outcome::Dropped));
+        assert_eq!(d, Decision::GiveUp(GiveUp::RetriesDisabled));
     }
 }

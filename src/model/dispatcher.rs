@@ -8,9 +8,26 @@
 //! [`Dispatcher::next`] (or [`Dispatcher::force`]) until
 //! [`Dispatcher::release`], and both sides of that — the task's
 //! `dispatched` flag and the in-flight count — change only here.
+//!
+//! With `throttling` (off unless the scenario asks for it) the bucket
+//! refills at an *effective* rate that the dispatcher adjusts itself, an
+//! approximation of Cloud Tasks' system throttling, whose algorithm Google
+//! does not publish: time is cut into windows of `window`; at each window's
+//! end the effective rate is multiplied by `decrease` when at least
+//! `error_share` of the window's answers were errors (by
+//! `overload_decrease` when most of those errors were `unavailable` or
+//! `resource_exhausted`, HTTP 503 and 429), raised by `ramp` × the
+//! configured rate otherwise, and brought down to `start` × the configured
+//! rate after a window without a dispatch (an idle queue ramps up again);
+//! it stays within [`min_rate`, `max_dispatches_per_second`]. An answer
+//! carrying the backend's `retry_after` pauses all dispatching for that
+//! long when `honor_retry_after` is on. The effective rate never exceeds
+//! the configured one and the bucket never holds more than
+//! `max_burst_size`, so the configured limits hold either way.
 
-use super::requests::{Phase, Request, Requests};
-use crate::scenario::spec::DispatcherSpec;
+use super::requests::{Job, Request, Requests};
+use crate::scenario::spec::{DispatcherSpec, ThrottlingSpec};
+use crate::status::Status;
 use crate::time::{Nanos, NS_PER_SEC};
 use std::collections::VecDeque;
 
@@ -25,11 +42,53 @@ pub struct Dispatcher {
     max_concurrent: u32,
     /// Dispatches whose answer (or deadline) has not come yet.
     in_flight: u32,
-    /// Due tasks as (slot, generation), oldest first; entries whose task has
-    /// moved on are skipped.
-    due: VecDeque<(u32, u32)>,
+    /// Due tasks as (slot, generation, attempts), oldest first; entries
+    /// whose task has moved on are skipped.
+    due: VecDeque<Job>,
     /// Whether a wake-up for the next token is already scheduled.
     tick_pending: bool,
+    /// The system-throttling approximation, when switched on.
+    throttle: Option<Throttle>,
+}
+
+/// State of the system-throttling approximation (see the module's text).
+#[derive(Clone, Debug)]
+struct Throttle {
+    spec: ThrottlingSpec,
+    /// The configured rate, per nanosecond.
+    max_rate: f64,
+    /// Window length (ns) and the end of the current window.
+    window: Nanos,
+    window_end: Nanos,
+    /// This window's dispatches, answers, errors and overload errors.
+    dispatches: u64,
+    answers: u64,
+    errors: u64,
+    overload: u64,
+    /// No dispatch before this instant (`retry_after` honoured).
+    paused_until: Nanos,
+}
+
+impl Throttle {
+    /// The rate (per ns) a window's counts lead to, from `rate`.
+    fn next_rate(&self, rate: f64) -> f64 {
+        let s = &self.spec;
+        let floor = (s.min_rate / NS_PER_SEC as f64).min(self.max_rate);
+        let errors = self.errors as f64;
+        let r = if self.answers > 0 && errors >= s.error_share * self.answers as f64 && errors > 0.0
+        {
+            if 2 * self.overload >= self.errors {
+                rate * s.overload_decrease
+            } else {
+                rate * s.decrease
+            }
+        } else if self.dispatches == 0 {
+            rate.min(s.start * self.max_rate)
+        } else {
+            rate + s.ramp * self.max_rate
+        };
+        r.clamp(floor, self.max_rate)
+    }
 }
 
 /// What the dispatcher does next (see [`Dispatcher::next`]).
@@ -47,8 +106,27 @@ impl Dispatcher {
     /// A dispatcher with a full bucket.
     pub fn new(spec: &DispatcherSpec) -> Dispatcher {
         let burst = spec.max_burst_size.max(1) as f64;
+        let max_rate = spec.max_dispatches_per_second / NS_PER_SEC as f64;
+        let throttle = spec.throttling.as_ref().map(|t| Throttle {
+            spec: t.clone(),
+            max_rate,
+            window: t.window.ns().max(1),
+            window_end: t.window.ns().max(1),
+            dispatches: 0,
+            answers: 0,
+            errors: 0,
+            overload: 0,
+            paused_until: 0,
+        });
+        let rate = match &throttle {
+            // A new queue ramps up.
+            Some(t) => {
+                (t.spec.start * max_rate).max((t.spec.min_rate / NS_PER_SEC as f64).min(max_rate))
+            }
+            None => max_rate,
+        };
         Dispatcher {
-            rate: spec.max_dispatches_per_second / NS_PER_SEC as f64,
+            rate,
             burst,
             tokens: burst,
             last: 0,
@@ -56,13 +134,71 @@ impl Dispatcher {
             in_flight: 0,
             due: VecDeque::new(),
             tick_pending: false,
+            throttle,
         }
     }
 
     fn refill(&mut self, now: Nanos) {
-        if now > self.last {
-            self.tokens = (self.tokens + (now - self.last) as f64 * self.rate).min(self.burst);
-            self.last = now;
+        let Some(t) = self.throttle.as_mut() else {
+            if now > self.last {
+                self.tokens = (self.tokens + (now - self.last) as f64 * self.rate).min(self.burst);
+                self.last = now;
+            }
+            return;
+        };
+        // Piecewise: each window at the rate in force during it.
+        loop {
+            let upto = now.min(t.window_end);
+            if upto > self.last {
+                self.tokens = (self.tokens + (upto - self.last) as f64 * self.rate).min(self.burst);
+                self.last = upto;
+            }
+            if now < t.window_end {
+                break;
+            }
+            self.rate = t.next_rate(self.rate);
+            t.dispatches = 0;
+            t.answers = 0;
+            t.errors = 0;
+            t.overload = 0;
+            t.window_end = t.window_end.saturating_add(t.window);
+        }
+    }
+
+    /// The effective dispatch rate now (dispatches per second): the
+    /// configured one, or less while throttled.
+    pub fn effective_rate(&mut self, now: Nanos) -> f64 {
+        self.refill(now);
+        self.rate * NS_PER_SEC as f64
+    }
+
+    /// The answer to a dispatched attempt (`timeout`: no answer before the
+    /// dispatch deadline) reached the queue at `now`, with the backend's
+    /// `pushback` if it sent one. Feeds the throttling approximation; does
+    /// nothing without it.
+    pub fn on_result(
+        &mut self,
+        now: Nanos,
+        status: Status,
+        timeout: bool,
+        pushback: Option<Nanos>,
+    ) {
+        if self.throttle.is_none() {
+            return;
+        }
+        self.refill(now);
+        let Some(t) = self.throttle.as_mut() else {
+            return;
+        };
+        t.answers += 1;
+        if status != Status::Ok || timeout {
+            t.errors += 1;
+            if !timeout && matches!(status, Status::Unavailable | Status::ResourceExhausted) {
+                t.overload += 1;
+            }
+        }
+        if let Some(p) = pushback.filter(|_| t.spec.honor_retry_after) {
+            t.paused_until = t.paused_until.max(now.saturating_add(p));
         }
     }
 
@@ -76,33 +212,50 @@ impl Dispatcher {
         self.in_flight
     }
 
-    /// A task became due: it waits in line.
-    pub fn enqueue(&mut self, slot: u32, gen: u32) {
-        self.due.push_back((slot, gen));
+    /// A task became due: it waits in line (`key` from
+    /// [`Requests::set_due`]).
+    pub fn enqueue(&mut self, key: Job) {
+        self.due.push_back(key);
     }
 
     /// The next task to dispatch at `now`, if the limits allow one; takes
     /// its token and its concurrent slot.
     pub fn next(&mut self, now: Nanos, reqs: &mut Requests) -> Pump {
-        while let Some(&(slot, gen)) = self.due.front() {
-            let r = &reqs[slot as usize];
-            if r.gen != gen || r.phase != Phase::Due {
+        while let Some(&key) = self.due.front() {
+            if !reqs.is_due(key) {
                 self.due.pop_front();
                 continue;
             }
             if !self.has_slot() {
                 return Pump::Idle;
             }
-            if !self.take_token(now) {
+            let paused = self
+                .throttle
+                .as_ref()
+                .map_or(0, |t| t.paused_until)
+                .max(now);
+            if paused > now || !self.take_token(now) {
                 if self.tick_pending {
                     return Pump::Idle;
                 }
                 self.tick_pending = true;
-                return Pump::WakeAt(self.next_token_at(now));
+                let mut at = if paused > now {
+                    paused
+                } else {
+                    self.next_token_at(now)
+                };
+                if let Some(t) = &self.throttle {
+                    // The rate may change at the window's end.
+                    at = at.min(t.window_end.max(now + 1));
+                }
+                return Pump::WakeAt(at);
             }
             self.due.pop_front();
-            self.admit(&mut reqs[slot as usize]);
-            return Pump::Send(slot);
+            if let Some(t) = self.throttle.as_mut() {
+                t.dispatches += 1;
+            }
+            self.admit(&mut reqs[key.slot as usize]);
+            return Pump::Send(key.slot);
         }
         Pump::Idle
     }
@@ -115,6 +268,9 @@ impl Dispatcher {
     /// Cloud Tasks' RunTask: `r` is dispatched now whatever the limits; it
     /// holds a concurrent slot like any dispatch.
     pub fn force(&mut self, r: &mut Request) {
+        if let Some(t) = self.throttle.as_mut() {
+            t.dispatches += 1;
+        }
         self.admit(r);
     }
 
@@ -168,6 +324,7 @@ mod tests {
             max_burst_size: burst,
             max_concurrent_dispatches: conc,
             dispatch_deadline: Dur::from_secs(600),
+            throttling: None,
         }
     }
 
@@ -190,19 +347,18 @@ mod tests {
         let mut reqs = Requests::default();
         let slots: Vec<u32> = (0..4).map(|c| reqs.open(c, 0, true)).collect();
         for &s in &slots {
-            reqs.set_due(s);
-            d.enqueue(s, reqs[s as usize].gen);
+            d.enqueue(reqs.set_due(s));
         }
         assert_eq!(d.next(0, &mut reqs), Pump::Send(0));
         assert_eq!(d.next(0, &mut reqs), Pump::Send(1));
         assert_eq!(d.in_flight(), 2);
         assert_eq!(d.next(0, &mut reqs), Pump::Idle, "two concurrent at most");
         // Slot 0's attempt ends: its slot frees, once.
-        reqs.begin_attempt(0);
+        reqs.begin_attempt(0, 0);
         assert!(d.release(&mut reqs[0]));
         assert!(!d.release(&mut reqs[0]));
         assert_eq!(d.next(0, &mut reqs), Pump::Send(2));
-        reqs.begin_attempt(2);
+        reqs.begin_attempt(2, 0);
         d.release(&mut reqs[2]);
         // The bucket (3 tokens) is empty: wake up at the next token, once.
         assert_eq!(d.next(0, &mut reqs), Pump::WakeAt(100_000_000));
@@ -216,10 +372,104 @@ mod tests {
         let mut d = Dispatcher::new(&spec(10.0, 3, 2));
         let mut reqs = Requests::default();
         let a = reqs.open(0, 0, true);
-        reqs.set_due(a);
-        d.enqueue(a, reqs[a as usize].gen);
+        d.enqueue(reqs.set_due(a));
         reqs.close(a);
         assert_eq!(d.next(0, &mut reqs), Pump::Idle);
         assert_eq!(d.in_flight(), 0);
+    }
+
+    fn throttled(rate: f64) -> Dispatcher {
+        let mut s = spec(rate, 1000, 1000);
+        s.throttling = Some(ThrottlingSpec {
+            window: Dur::from_secs(5),
+            start: 0.1,
+            ramp: 0.1,
+            decrease: 0.8,
+            overload_decrease: 0.5,
+            error_share: 0.05,
+            min_rate: 1.0,
+            honor_retry_after: true,
+        });
+        Dispatcher::new(&s)
+    }
+
+    /// `n` answers at `t` with `status`, and a dispatch before them so the
+    /// window is not idle.
+    fn answers(d: &mut Dispatcher, t: Nanos, n: u32, status: Status) {
+        // Close the windows before `t` first, so the dispatch counts in
+        // the window of its answers.
+        d.refill(t);
+        d.throttle.as_mut().unwrap().dispatches += 1;
+        for _ in 0..n {
+            d.on_result(t, status, false, None);
+        }
+    }
+
+    #[test]
+    fn throttling_cuts_the_rate_on_errors_and_ramps_it_back() {
+        let s = NS_PER_SEC;
+        let mut d = throttled(100.0);
+        // A new queue starts at 10 % of its rate.
+        assert!((d.effective_rate(0) - 10.0).abs() < 1e-9);
+        // Healthy windows add 10 % of the configured rate each.
+        answers(&mut d, s, 50, Status::Ok);
+        assert!((d.effective_rate(5 * s) - 20.0).abs() < 1e-9);
+        answers(&mut d, 6 * s, 50, Status::Ok);
+        assert!((d.effective_rate(10 * s) - 30.0).abs() < 1e-9);
+        // 503s: halved; other errors: × 0.8; one error in 100 is below
+        // the 5 % share and counts as healthy.
+        answers(&mut d, 11 * s, 10, Status::Unavailable);
+        assert!((d.effective_rate(15 * s) - 15.0).abs() < 1e-9);
+        answers(&mut d, 16 * s, 10, Status::Internal);
+        assert!((d.effective_rate(20 * s) - 12.0).abs() < 1e-9);
+        answers(&mut d, 21 * s, 99, Status::Ok);
+        answers(&mut d, 21 * s, 1, Status::Internal);
+        assert!((d.effective_rate(25 * s) - 22.0).abs() < 1e-9);
+        // Never above the configured rate, never below the floor.
+        for w in 0..20 {
+            answers(&mut d, (26 + 5 * w) * s, 1, Status::Ok);
+        }
+        assert!((d.effective_rate(126 * s) - 100.0).abs() < 1e-9);
+        for w in 0..20 {
+            answers(&mut d, (126 + 5 * w) * s, 1, Status::ResourceExhausted);
+        }
+        assert!((d.effective_rate(226 * s) - 1.0).abs() < 1e-9);
+        // An idle window (no dispatch) brings it down to the start rate at
+        // most: from 1/s it stays 1/s; from 100/s it would drop to 10/s.
+        assert!((d.effective_rate(300 * s) - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn tokens_refill_at_the_rate_in_force_in_each_window() {
+        let s = NS_PER_SEC;
+        let mut d = throttled(100.0);
+        // Empty the bucket, then one healthy window: 10/s for 5 s, then
+        // 20/s.
+        while d.take_token(0) {}
+        answers(&mut d, 0, 1, Status::Ok);
+        let mut taken = 0;
+        while d.take_token(7 * s) {
+            taken += 1;
+        }
+        assert_eq!(taken, 5 * 10 + 2 * 20);
+    }
+
+    #[test]
+    fn retry_after_pauses_dispatching() {
+        let mut d = throttled(100.0);
+        let mut reqs = Requests::default();
+        let a = reqs.open(0, 0, true);
+        d.on_result(0, Status::Unavailable, false, Some(3 * NS_PER_SEC));
+        d.enqueue(reqs.set_due(a));
+        assert_eq!(d.next(NS_PER_SEC, &mut reqs), Pump::WakeAt(3 * NS_PER_SEC));
+        d.on_tick();
+        assert_eq!(d.next(3 * NS_PER_SEC, &mut reqs), Pump::Send(a));
+        // A timeout carries no pushback and is not an overload error,
+        // though it is an error.
+        let t = d.throttle.as_ref().unwrap();
+        let (overload, errors) = (t.overload, t.errors);
+        d.on_result(4 * NS_PER_SEC, Status::DeadlineExceeded, true, None);
+        let t = d.throttle.as_ref().unwrap();
+        assert_eq!((t.overload, t.errors), (overload, errors + 1));
     }
 }

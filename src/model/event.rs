@@ -15,13 +15,10 @@ pub enum Ev {
         /// The client.
         client: u32,
     },
-    /// A backoff timer fired: send the next attempt.
-    Send {
-        /// The request's slot.
-        slot: u32,
-        /// Its generation when the timer was set.
-        gen: u32,
-    },
+    /// A backoff timer fired: send the next attempt. The key is the
+    /// request and its attempt count when the timer was set, so a timer
+    /// left behind when an operator forced an attempt is stale.
+    Send(Job),
     /// An attempt reaches the backend.
     AtBackend(Job),
     /// A worker finishes what it was doing.

@@ -31,8 +31,8 @@ pub struct Change {
     /// An outage with `flush` starts now: the backend crashes with this
     /// status.
     pub flush: Option<Status>,
-    /// A `force_run` action is taken now.
-    pub force_run: bool,
+    /// The `force_run` actions taken now, in file order.
+    pub force_run: Vec<ForceRun>,
 }
 
 impl<'a> Timeline<'a> {
@@ -71,7 +71,19 @@ impl<'a> Timeline<'a> {
         let force_run = self
             .actions
             .iter()
-            .any(|a| matches!(a, ActionSpec::ForceRun { at } if at.ns() == now));
+            .filter_map(|a| match a {
+                ActionSpec::ForceRun {
+                    at,
+                    tasks,
+                    fraction,
+                } if at.ns() == now => Some(match (tasks, fraction) {
+                    (Some(list), _) => ForceRun::Tasks(list.clone()),
+                    (None, Some(f)) => ForceRun::Oldest(*f),
+                    (None, None) => ForceRun::All,
+                }),
+                _ => None,
+            })
+            .collect();
         let change = Change {
             fault: state_at(self.faults, self.base_workers, now),
             actions: actions_at(self.actions, now),
@@ -79,6 +91,41 @@ impl<'a> Timeline<'a> {
             force_run,
         };
         (self.edges.get(self.next).copied(), change)
+    }
+}
+
+/// Which waiting tasks an operator's RunTask action dispatches.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ForceRun {
+    /// Every waiting task.
+    All,
+    /// The tasks with these creation numbers (0 = the run's first task),
+    /// those of them that are waiting.
+    Tasks(Vec<u64>),
+    /// The oldest `⌈fraction × n⌉` of the `n` waiting tasks.
+    Oldest(f64),
+}
+
+impl ForceRun {
+    /// The slots to force, in creation order, out of `waiting`: the
+    /// waiting tasks as (creation number, slot), in creation order.
+    pub fn select(&self, waiting: &[(u64, u32)]) -> Vec<u32> {
+        match self {
+            ForceRun::All => waiting.iter().map(|w| w.1).collect(),
+            ForceRun::Tasks(ids) => {
+                let mut ids = ids.clone();
+                ids.sort_unstable();
+                waiting
+                    .iter()
+                    .filter(|w| ids.binary_search(&w.0).is_ok())
+                    .map(|w| w.1)
+                    .collect()
+            }
+            ForceRun::Oldest(f) => {
+                let n = ((f * waiting.len() as f64) - 1e-9).ceil().max(0.0) as usize;
+                waiting.iter().take(n).map(|w| w.1).collect()
+            }
+        }
     }
 }
 
@@ -184,7 +231,7 @@ pub fn edges(faults: &[FaultSpec], actions: &[ActionSpec]) -> Vec<Nanos> {
             | ActionSpec::ShedLoad { at, duration, .. } => {
                 window(at.ns(), duration.map(|d| d.ns()))
             }
-            ActionSpec::ForceRun { at } => (at.ns(), Nanos::MAX),
+            ActionSpec::ForceRun { at, .. } => (at.ns(), Nanos::MAX),
         };
         e.push(s);
         e.push(end);
@@ -212,6 +259,22 @@ pub fn incident(faults: &[FaultSpec], run_end: Nanos) -> Option<(Nanos, Nanos)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn force_run_picks_tasks_by_creation_number() {
+        // (creation number, slot), in creation order.
+        let waiting = [(2, 7), (3, 1), (5, 4), (9, 0)];
+        assert_eq!(ForceRun::All.select(&waiting), vec![7, 1, 4, 0]);
+        assert_eq!(ForceRun::Tasks(vec![9, 2, 4]).select(&waiting), vec![7, 0]);
+        assert_eq!(ForceRun::Oldest(0.5).select(&waiting), vec![7, 1]);
+        assert_eq!(
+            ForceRun::Oldest(0.3).select(&waiting),
+            vec![7, 1],
+            "rounded up"
+        );
+        assert_eq!(ForceRun::Oldest(0.0).select(&waiting), Vec::<u32>::new());
+        assert_eq!(ForceRun::Oldest(1.0).select(&waiting).len(), 4);
+    }
     use crate::time::Dur;
 
     fn s(x: u64) -> Dur {

@@ -31,7 +31,7 @@ pub enum Work {
     /// Admitting an attempt during an outage; it fails with the status.
     Fail(Job, Status),
     /// Admitting an expired attempt that `drop_expired` discards.
-    Discard,
+    Discard(Job),
     /// Rejecting an attempt that found the waiting room full: costs
     /// `reject_cost`, and the rejection is answered when it is done.
     Reject(Job),
@@ -84,7 +84,11 @@ impl Pool {
                 Worker {
                     state: WorkerState::Idle,
                     wgen: 0,
-                    work: Work::Discard,
+                    work: Work::Discard(Job {
+                        slot: 0,
+                        gen: 0,
+                        attempt: 0,
+                    }),
                 };
                 workers as usize
             ],

@@ -8,11 +8,23 @@
 //! A request's life is a small state machine, and every move goes through
 //! a method here: `open` (in flight, no attempt yet) → `begin_attempt`
 //! (in flight) → `wait_backoff` (backoff) → `backoff_over` (due) →
-//! `begin_attempt` … → `close`. The number of requests waiting out a
-//! backoff is derived from those moves in this file alone.
+//! `begin_attempt` … → `close`. The counts derived from those moves — the
+//! requests open (the backlog), those waiting out a backoff, the oldest
+//! open request, the requests the backend completed more than once — are
+//! kept in this file alone.
+//!
+//! An attempt stays *outstanding* from `begin_attempt` until the backend
+//! has settled it ([`Requests::settle`]: served, failed, rejected, lost).
+//! A slot whose request has ended is not reused while attempts of that
+//! request are still outstanding, so a late completion of an abandoned
+//! attempt is still attributed to its request (the duplicate count).
+//!
+//! Requests are numbered in creation order from 0 ([`Request::id`]): that
+//! is how an operator's `force_run` names "task 0".
 
 use crate::policy::RetryState;
 use crate::time::Nanos;
+use std::collections::VecDeque;
 use std::ops::{Index, IndexMut};
 
 /// One attempt of one request, as the backend and the network see it: an
@@ -36,6 +48,37 @@ pub enum Outcome {
     Failed,
     /// Given up: limits, deadline, budget, or retries switched off.
     Dropped,
+}
+
+/// Why a request was given up (it ended [`Outcome::Failed`] or
+/// [`Outcome::Dropped`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GiveUp {
+    /// The policy's limits were reached (`max_attempts` and
+    /// `max_retry_duration`, both when both are set): dead-lettered.
+    Limits,
+    /// The request's deadline passed.
+    Deadline,
+    /// The retry budget refused the retry.
+    Budget,
+    /// The operator had switched retries off.
+    RetriesDisabled,
+    /// An open circuit breaker refused the attempt.
+    Breaker,
+    /// The status is not one the policy retries.
+    NotRetryable,
+}
+
+impl GiveUp {
+    /// The outcome a request given up for this reason ends with.
+    pub fn outcome(self) -> Outcome {
+        match self {
+            GiveUp::Breaker | GiveUp::NotRetryable => Outcome::Failed,
+            GiveUp::Limits | GiveUp::Deadline | GiveUp::Budget | GiveUp::RetriesDisabled => {
+                Outcome::Dropped
+            }
+        }
+    }
 }
 
 /// Where a request is in its life.
@@ -64,13 +107,37 @@ pub struct Request {
     pub phase: Phase,
     /// Arrived after the warm-up, so it counts in the summary.
     pub counted: bool,
-    /// When the request arrived (its first attempt, or its enqueueing).
+    /// The current attempt holds one of the dispatcher's concurrent slots.
+    pub dispatched: bool,
+    /// The request's next (or current) attempt is an operator's RunTask:
+    /// if it fails, its retry is scheduled from the moment it was sent.
+    pub forced: bool,
+    /// Successful completions of its attempts by the backend (up to 2).
+    completions: u8,
+    /// Attempts sent and not yet settled by the backend.
+    outstanding: u32,
+    /// Creation number in the run, from 0.
+    pub id: u64,
+    /// When the request arrived (or its task was enqueued): latency and
+    /// age count from here.
     pub start: Nanos,
+    /// When its first attempt was sent (dispatched): the retry window
+    /// (`max_retry_duration`) counts from here.
+    pub first_sent: Nanos,
+    /// When its latest attempt was sent.
+    pub last_sent: Nanos,
     /// What the policy remembers between retries (the last delay, where an
     /// exact pushback restarted the backoff).
     pub backoff: RetryState,
-    /// The current attempt holds one of the dispatcher's concurrent slots.
-    pub dispatched: bool,
+}
+
+impl Request {
+    /// The age the policy's retry window is measured with: the time since
+    /// the first attempt was sent (Cloud Tasks: "measured from when the
+    /// task was first attempted").
+    pub fn retry_age(&self, now: Nanos) -> Nanos {
+        now.saturating_sub(self.first_sent)
+    }
 }
 
 /// All request slots of a run.
@@ -78,57 +145,123 @@ pub struct Request {
 pub struct Requests {
     slots: Vec<Request>,
     free: Vec<u32>,
+    /// Requests open now.
+    open: u64,
     /// Requests in [`Phase::Backoff`].
     retrying: u64,
+    /// Requests created so far (the next one's [`Request::id`]).
+    created: u64,
+    /// Open requests as (slot, generation) in creation order; entries of
+    /// requests that ended are removed lazily (at the front when the oldest
+    /// is asked for, everywhere when they outnumber the open ones).
+    order: VecDeque<(u32, u32)>,
+}
+
+/// What settling an attempt found (see [`Requests::settle`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settled {
+    /// This completion is the request's second: it is now a duplicate.
+    pub duplicate: bool,
+    /// The request counts in the summary.
+    pub counted: bool,
 }
 
 impl Requests {
     /// Opens a request in a free slot and returns the slot; it is in flight
     /// with no attempt sent yet.
     pub fn open(&mut self, client: u32, now: Nanos, counted: bool) -> u32 {
-        let slot = match self.free.pop() {
-            Some(s) => s,
-            None => {
-                self.slots.push(Request {
-                    gen: 0,
-                    attempts: 0,
-                    client: 0,
-                    phase: Phase::Free,
-                    counted: false,
-                    start: 0,
-                    backoff: RetryState::default(),
-                    dispatched: false,
-                });
-                (self.slots.len() - 1) as u32
-            }
-        };
-        let r = &mut self.slots[slot as usize];
-        *r = Request {
-            gen: r.gen,
+        let fresh = Request {
+            gen: 0,
             attempts: 0,
             client,
             phase: Phase::InFlight,
             counted,
-            start: now,
-            backoff: RetryState::default(),
             dispatched: false,
+            forced: false,
+            completions: 0,
+            outstanding: 0,
+            id: self.created,
+            start: now,
+            first_sent: now,
+            last_sent: now,
+            backoff: RetryState::default(),
         };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                let r = &mut self.slots[s as usize];
+                debug_assert!(r.phase == Phase::Free && r.outstanding == 0);
+                *r = Request {
+                    gen: r.gen,
+                    ..fresh
+                };
+                s
+            }
+            None => {
+                self.slots.push(fresh);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.created += 1;
+        self.open += 1;
+        if self.order.len() as u64 >= 2 * self.open + 64 {
+            let slots = &self.slots;
+            self.order.retain(|&(s, g)| {
+                slots[s as usize].gen == g && slots[s as usize].phase != Phase::Free
+            });
+        }
+        self.order.push_back((slot, self.slots[slot as usize].gen));
         slot
     }
 
-    /// Sends the request's next attempt: counts it and returns the job
-    /// that travels to the backend.
+    /// Sends the request's next attempt at `now`: counts it and returns the
+    /// job that travels to the backend.
     #[inline]
-    pub fn begin_attempt(&mut self, slot: u32) -> Job {
+    pub fn begin_attempt(&mut self, slot: u32, now: Nanos) -> Job {
         let r = &mut self.slots[slot as usize];
         debug_assert!(r.phase != Phase::Free && r.phase != Phase::Backoff);
         r.attempts += 1;
+        r.outstanding += 1;
         r.phase = Phase::InFlight;
+        if r.attempts == 1 {
+            r.first_sent = now;
+        }
+        r.last_sent = now;
         Job {
             slot,
             gen: r.gen,
             attempt: r.attempts,
         }
+    }
+
+    /// The backend is done with `job` (served it, failed it, rejected it,
+    /// or lost it); `completed`: it served the attempt successfully (the
+    /// handler's work was done, whether or not its client still waited).
+    /// Frees the slot of an ended request once nothing of it is left.
+    pub fn settle(&mut self, job: Job, completed: bool) -> Settled {
+        let r = &mut self.slots[job.slot as usize];
+        let ended = r.phase == Phase::Free;
+        // The slot is not reused while an attempt is outstanding, so the
+        // job belongs to the open request or to the one that just ended.
+        debug_assert!(
+            if ended {
+                job.gen.wrapping_add(1) == r.gen
+            } else {
+                job.gen == r.gen
+            },
+            "an attempt settled for a request that is gone"
+        );
+        debug_assert!(r.outstanding > 0, "an attempt settled twice");
+        r.outstanding -= 1;
+        let mut duplicate = false;
+        if completed && r.completions < 2 {
+            r.completions += 1;
+            duplicate = r.completions == 2;
+        }
+        let counted = r.counted;
+        if ended && r.outstanding == 0 {
+            self.free.push(job.slot);
+        }
+        Settled { duplicate, counted }
     }
 
     /// Whether the client is still waiting for this attempt.
@@ -145,22 +278,37 @@ impl Requests {
         r.gen == gen && r.phase != Phase::Free
     }
 
-    /// The attempt failed and the request waits out a backoff; returns the
-    /// generation its timer carries.
-    pub fn wait_backoff(&mut self, slot: u32) -> u32 {
+    /// The attempt that failed at `now` is followed by a retry `delay`
+    /// later: the request waits out its backoff. Returns the key its timer
+    /// carries (the request and its attempt count, so a timer left behind
+    /// by an attempt an operator forced is recognised as stale) and the
+    /// delay to wait from now. After a forced attempt (RunTask) the retry
+    /// is due `delay` after the moment it was forced, not after its failure.
+    pub fn wait_backoff(&mut self, slot: u32, now: Nanos, delay: Nanos) -> (Job, Nanos) {
         let r = &mut self.slots[slot as usize];
         debug_assert_eq!(r.phase, Phase::InFlight);
         r.phase = Phase::Backoff;
         self.retrying += 1;
-        r.gen
+        let delay = if r.forced {
+            r.forced = false;
+            r.last_sent.saturating_add(delay).saturating_sub(now)
+        } else {
+            delay
+        };
+        let key = Job {
+            slot,
+            gen: r.gen,
+            attempt: r.attempts,
+        };
+        (key, delay)
     }
 
     /// A backoff timer fired: true (and the request is now due) when it is
     /// still the request's current timer.
     #[inline]
-    pub fn backoff_over(&mut self, slot: u32, gen: u32) -> bool {
-        let r = &mut self.slots[slot as usize];
-        if r.gen == gen && r.phase == Phase::Backoff {
+    pub fn backoff_over(&mut self, key: Job) -> bool {
+        let r = &mut self.slots[key.slot as usize];
+        if r.gen == key.gen && r.attempts == key.attempt && r.phase == Phase::Backoff {
             r.phase = Phase::Due;
             self.retrying -= 1;
             true
@@ -169,24 +317,63 @@ impl Requests {
         }
     }
 
-    /// Makes a request that waits (backoff or due) due now, cutting its
-    /// backoff short; false when it was not waiting.
+    /// An operator forces the request's next attempt now (RunTask): a
+    /// request that waits (backoff or due) becomes due, its backoff cut
+    /// short, and its next attempt is marked forced; false when it was not
+    /// waiting.
     pub fn hurry(&mut self, slot: u32) -> bool {
         let r = &mut self.slots[slot as usize];
         match r.phase {
             Phase::Backoff => {
                 r.phase = Phase::Due;
+                r.forced = true;
                 self.retrying -= 1;
                 true
             }
-            Phase::Due => true,
+            Phase::Due => {
+                r.forced = true;
+                true
+            }
             _ => false,
         }
     }
 
-    /// Marks the request due (waiting for the dispatcher).
-    pub fn set_due(&mut self, slot: u32) {
-        self.slots[slot as usize].phase = Phase::Due;
+    /// Marks the request due (waiting for the dispatcher); returns the key
+    /// its place in line carries.
+    pub fn set_due(&mut self, slot: u32) -> Job {
+        let r = &mut self.slots[slot as usize];
+        r.phase = Phase::Due;
+        Job {
+            slot,
+            gen: r.gen,
+            attempt: r.attempts,
+        }
+    }
+
+    /// Whether `key` (from [`Requests::set_due`]) is still the request's
+    /// place in line: the same request, due, with no attempt since.
+    #[inline]
+    pub fn is_due(&self, key: Job) -> bool {
+        let r = &self.slots[key.slot as usize];
+        r.gen == key.gen && r.attempts == key.attempt && r.phase == Phase::Due
+    }
+
+    /// Requests open now (arrived, not ended): the backlog.
+    #[inline]
+    pub fn open_count(&self) -> u64 {
+        self.open
+    }
+
+    /// When the oldest request still open arrived, if any is open.
+    pub fn oldest_start(&mut self) -> Option<Nanos> {
+        while let Some(&(slot, gen)) = self.order.front() {
+            let r = &self.slots[slot as usize];
+            if r.gen == gen && r.phase != Phase::Free {
+                return Some(r.start);
+            }
+            self.order.pop_front();
+        }
+        None
     }
 
     /// Requests waiting out a backoff now.
@@ -205,7 +392,24 @@ impl Requests {
         }
         r.phase = Phase::Free;
         r.gen = r.gen.wrapping_add(1);
-        self.free.push(slot);
+        self.open -= 1;
+        if r.outstanding == 0 {
+            self.free.push(slot);
+        }
+    }
+
+    /// The requests waiting (in backoff or due) in creation order, as
+    /// (creation number, slot): those an operator's RunTask may force.
+    pub fn waiting_in_creation_order(&self) -> Vec<(u64, u32)> {
+        let mut v: Vec<(u64, u32)> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| matches!(r.phase, Phase::Backoff | Phase::Due))
+            .map(|(slot, r)| (r.id, slot as u32))
+            .collect();
+        v.sort_unstable();
+        v
     }
 
     /// Slots ever used (open or free).
@@ -262,5 +466,92 @@ mod tests {
         assert_eq!((t[c as usize].client, t[c as usize].start), (9, 300));
         assert_eq!(t.len(), 2);
         assert_eq!(t.open_requests().count(), 2);
+    }
+
+    #[test]
+    fn a_slot_is_kept_until_the_backend_settles_its_attempts() {
+        let mut t = Requests::default();
+        let a = t.open(0, 0, true);
+        let first = t.begin_attempt(a, 0);
+        // The client gives up on attempt 1 and retries; both are out.
+        t.wait_backoff(a, 5, 10);
+        assert!(t.backoff_over(Job {
+            attempt: 1,
+            ..first
+        }));
+        let second = t.begin_attempt(a, 15);
+        assert!(!t.settle(second, true).duplicate);
+        t.close(a);
+        assert_eq!(t.open_count(), 0);
+        // Attempt 1 is still at the backend: the slot is not reused.
+        let b = t.open(1, 20, true);
+        assert_ne!(b, a);
+        // Its late completion is the request's second: a duplicate.
+        let late = t.settle(first, true);
+        assert!(late.duplicate && late.counted);
+        let c = t.open(2, 30, true);
+        assert_eq!(c, a, "free again once nothing of the old request is out");
+    }
+
+    #[test]
+    fn a_failed_or_lost_attempt_is_no_completion() {
+        let mut t = Requests::default();
+        let a = t.open(0, 0, true);
+        let j1 = t.begin_attempt(a, 0);
+        t.wait_backoff(a, 0, 1);
+        t.backoff_over(j1);
+        let j2 = t.begin_attempt(a, 1);
+        assert!(!t.settle(j1, false).duplicate);
+        assert!(!t.settle(j2, true).duplicate);
+        t.close(a);
+    }
+
+    #[test]
+    fn the_oldest_open_request_is_found_past_ended_ones() {
+        let mut t = Requests::default();
+        assert_eq!(t.oldest_start(), None);
+        let slots: Vec<u32> = (0..5).map(|i| t.open(i, 100 * i as u64, true)).collect();
+        assert_eq!(t.oldest_start(), Some(0));
+        t.close(slots[0]);
+        t.close(slots[2]);
+        assert_eq!(t.oldest_start(), Some(100));
+        t.close(slots[1]);
+        assert_eq!(t.oldest_start(), Some(300), "slot 2 ended too");
+        // Slots are reused by newer requests: their old entries stay stale.
+        let n = t.open(9, 900, true);
+        assert!(n == slots[1] || n == slots[0] || n == slots[2]);
+        t.close(slots[3]);
+        t.close(slots[4]);
+        assert_eq!(t.oldest_start(), Some(900));
+        assert_eq!(t.open_count(), 1);
+        // Many ended requests do not pile up in the creation-order list.
+        for i in 0..10_000 {
+            let s = t.open(0, 1000 + i, true);
+            t.close(s);
+        }
+        assert!(t.order.len() < 100, "{}", t.order.len());
+        assert_eq!(t.oldest_start(), Some(900));
+    }
+
+    #[test]
+    fn a_forced_attempt_that_fails_retries_from_the_moment_it_was_forced() {
+        let mut t = Requests::default();
+        let a = t.open(0, 0, true);
+        let j1 = t.begin_attempt(a, 0);
+        let (timer, d) = t.wait_backoff(a, 0, 100);
+        assert_eq!((timer, d), (j1, 100));
+        // RunTask at 10: the old timer is left behind.
+        assert!(t.hurry(a));
+        t.begin_attempt(a, 10);
+        // The forced attempt fails at 12; the next is due at 10 + 100.
+        let (timer2, d2) = t.wait_backoff(a, 12, 100);
+        assert_eq!(d2, 98);
+        assert!(!t.backoff_over(timer), "the timer of attempt 1 is stale");
+        assert!(t.backoff_over(timer2));
+        // An attempt that was not forced counts its delay from its failure.
+        t.begin_attempt(a, 110);
+        assert_eq!(t.wait_backoff(a, 111, 100).1, 100);
+        assert_eq!(t[a as usize].retry_age(111), 111);
+        assert_eq!(t.waiting_in_creation_order(), vec![(0, a)]);
     }
 }

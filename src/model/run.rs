@@ -20,10 +20,10 @@ use super::clients::{Clients, Decision};
 use super::dispatcher::{Dispatcher, Pump};
 use super::dist::Dist;
 use super::event::Ev;
-use super::faults::Timeline;
+use super::faults::{ForceRun, Timeline};
 use super::meter::Meter;
 use super::network::Network;
-use super::requests::{Job, Outcome, Phase, Requests};
+use super::requests::{GiveUp, Job, Outcome, Phase, Requests};
 use super::traffic::{Start, Traffic};
 use crate::engine::{stop, stream, EventQueue, Stream};
 pub use crate::error::RunError;
@@ -86,6 +86,9 @@ struct Sim<'a> {
     deadline: Option<Nanos>,
     /// Set when a dispatcher slot or token may have freed up.
     pump: bool,
+    /// The attempt number from which an ending counts in the tail the
+    /// `attempt_tail` alert watches.
+    tail_attempt: u32,
 }
 
 impl<'a> Sim<'a> {
@@ -132,6 +135,7 @@ impl<'a> Sim<'a> {
             attempt_timeout: attempt_timeout.map(|d| d.ns()),
             deadline: t.deadline.map(|d| d.ns()),
             pump: false,
+            tail_attempt: spec.report.alerts.tail_attempt,
         }
     }
 
@@ -182,6 +186,10 @@ impl<'a> Sim<'a> {
             if self.q.popped().is_multiple_of(65_536) && stop::requested() {
                 return Err(RunError::Interrupted);
             }
+            if self.meter.col.closes_bin(now) {
+                let oldest = self.reqs.oldest_start();
+                self.meter.col.set_open(self.reqs.open_count(), oldest);
+            }
             self.meter.col.advance(now, self.reqs.retrying());
             self.handle(now, ev);
             if self.pump {
@@ -196,9 +204,9 @@ impl<'a> Sim<'a> {
         match ev {
             Ev::Arrival => self.on_arrival(now),
             Ev::ClientNext { client } => self.new_request(now, client),
-            Ev::Send { slot, gen } => {
-                if self.reqs.backoff_over(slot, gen) {
-                    self.make_due(now, slot);
+            Ev::Send(key) => {
+                if self.reqs.backoff_over(key) {
+                    self.make_due(now, key.slot);
                 }
             }
             Ev::AtBackend(job) => {
@@ -246,6 +254,12 @@ impl<'a> Sim<'a> {
                     let round_trip = self.network.hop().saturating_add(self.network.hop());
                     self.q.schedule_after(round_trip, Ev::Write { txn });
                 }
+                Effect::Settle(job, completed) => {
+                    let s = self.reqs.settle(job, completed);
+                    if s.duplicate && s.counted {
+                        self.meter.summary.duplicates += 1;
+                    }
+                }
             }
         }
         self.backend.out.clear();
@@ -282,8 +296,7 @@ impl<'a> Sim<'a> {
         match self.dispatcher.as_mut() {
             None => self.send_attempt(now, slot),
             Some(d) => {
-                self.reqs.set_due(slot);
-                d.enqueue(slot, self.reqs[slot as usize].gen);
+                d.enqueue(self.reqs.set_due(slot));
                 self.pump = true;
             }
         }
@@ -310,13 +323,14 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Cloud Tasks' RunTask for every waiting task: dispatched at once,
-    /// ignoring rate and concurrency limits.
-    fn force_run(&mut self, now: Nanos) {
+    /// Cloud Tasks' RunTask for the waiting tasks `which` selects, in
+    /// creation order: dispatched at once, ignoring rate and concurrency
+    /// limits.
+    fn force_run(&mut self, now: Nanos, which: &ForceRun) {
         if self.dispatcher.is_none() {
             return;
         }
-        for slot in 0..self.reqs.len() as u32 {
+        for slot in which.select(&self.reqs.waiting_in_creation_order()) {
             if self.reqs.hurry(slot) {
                 if let Some(d) = self.dispatcher.as_mut() {
                     d.force(&mut self.reqs[slot as usize]);
@@ -330,14 +344,16 @@ impl<'a> Sim<'a> {
         let r = &self.reqs[slot as usize];
         if !self.clients.may_send(now, r.client, r.attempts == 0) {
             // Refused by an open breaker: fails fast, never reaches the backend.
-            self.finish(now, slot, Outcome::Failed);
+            self.finish(now, slot, Some(GiveUp::Breaker));
             return;
         }
-        let job = self.reqs.begin_attempt(slot);
+        let previous = r.last_sent;
+        let job = self.reqs.begin_attempt(slot, now);
         if job.attempt == 1 {
             self.meter.col.now.first_attempts += 1;
         } else {
             self.meter.col.now.retries += 1;
+            self.meter.col.record_retry_gap(now - previous);
         }
         let hop = self.network.hop();
         self.q.schedule_after(hop, Ev::AtBackend(job));
@@ -361,6 +377,12 @@ impl<'a> Sim<'a> {
         if !self.reqs.is_current(job) {
             return;
         }
+        let pushback = self.backend.pushback(status, timeout);
+        if let Some(d) = self.dispatcher.as_mut() {
+            if self.reqs[job.slot as usize].dispatched {
+                d.on_result(now, status, timeout, pushback);
+            }
+        }
         self.release_dispatch(job.slot);
         if status == Status::Ok {
             self.succeed(now, job.slot);
@@ -371,20 +393,13 @@ impl<'a> Sim<'a> {
         } else {
             self.meter.col.now.errors += 1;
         }
-        let pushback = self.backend.pushback(status, timeout);
         let r = &mut self.reqs[job.slot as usize];
         match self.clients.on_failure(now, r, status, timeout, pushback) {
             Decision::Retry(delay) => {
-                let gen = self.reqs.wait_backoff(job.slot);
-                self.q.schedule_after(
-                    delay,
-                    Ev::Send {
-                        slot: job.slot,
-                        gen,
-                    },
-                );
+                let (key, delay) = self.reqs.wait_backoff(job.slot, now, delay);
+                self.q.schedule_after(delay, Ev::Send(key));
             }
-            Decision::GiveUp(outcome) => self.finish(now, job.slot, outcome),
+            Decision::GiveUp(why) => self.finish(now, job.slot, Some(why)),
         }
     }
 
@@ -398,7 +413,7 @@ impl<'a> Sim<'a> {
             self.meter.latency.record(latency);
             self.meter.summary.last_success_s = Some(secs(now));
         }
-        self.finish(now, slot, Outcome::Succeeded);
+        self.finish(now, slot, None);
     }
 
     /// The client gives up the whole request.
@@ -410,14 +425,25 @@ impl<'a> Sim<'a> {
         if r.phase == Phase::InFlight {
             self.clients.on_abandoned(now, r.client);
         }
-        self.finish(now, slot, Outcome::Dropped);
+        self.finish(now, slot, Some(GiveUp::Deadline));
     }
 
-    fn finish(&mut self, _now: Nanos, slot: u32, outcome: Outcome) {
+    /// The request in `slot` ends: it succeeded (`why` is `None`) or was
+    /// given up for `why`.
+    fn finish(&mut self, now: Nanos, slot: u32, why: Option<GiveUp>) {
         let r = self.reqs[slot as usize];
         self.release_dispatch(slot);
+        let outcome = why.map_or(Outcome::Succeeded, GiveUp::outcome);
+        let bin = &mut self.meter.col.now;
+        bin.finished += 1;
+        if r.attempts >= self.tail_attempt {
+            bin.tail_finished += 1;
+        }
         if outcome == Outcome::Dropped {
-            self.meter.col.now.dropped += 1;
+            bin.dropped += 1;
+        }
+        if why == Some(GiveUp::Limits) {
+            bin.dead_lettered += 1;
         }
         if r.counted {
             let s = &mut self.meter.summary;
@@ -426,7 +452,18 @@ impl<'a> Sim<'a> {
                 Outcome::Failed => s.failed += 1,
                 Outcome::Dropped => s.dropped += 1,
             }
+            match why {
+                None => {}
+                Some(GiveUp::Limits) => s.max_attempts_reached += 1,
+                Some(GiveUp::Deadline) => s.dropped_deadline += 1,
+                Some(GiveUp::Budget) => s.dropped_budget += 1,
+                Some(GiveUp::RetriesDisabled) => s.dropped_retries_disabled += 1,
+                Some(GiveUp::Breaker) => s.failed_breaker += 1,
+                Some(GiveUp::NotRetryable) => s.failed_non_retryable += 1,
+            }
             s.attempts += r.attempts as u64;
+            s.record_end(r.attempts, outcome == Outcome::Succeeded);
+            s.max_task_age_s = s.max_task_age_s.max(secs(now - r.start));
         }
         self.reqs.close(slot);
         if let Some(pause) = self.traffic.after_request() {
@@ -443,8 +480,8 @@ impl<'a> Sim<'a> {
         self.clients
             .set_retries_disabled(change.actions.retries_disabled);
         self.backend.set_shed(change.actions.shed);
-        if change.force_run {
-            self.force_run(now);
+        for which in &change.force_run {
+            self.force_run(now, which);
         }
         self.backend
             .set_faults(change.fault, &self.reqs, &mut self.meter);
@@ -459,13 +496,17 @@ impl<'a> Sim<'a> {
     fn into_result(mut self, policy_index: usize, replication: u32) -> RunResult {
         for r in self.reqs.open_requests() {
             if r.counted {
-                self.meter.summary.unfinished += 1;
-                self.meter.summary.attempts += r.attempts as u64;
+                let s = &mut self.meter.summary;
+                s.unfinished += 1;
+                s.attempts += r.attempts as u64;
+                s.max_task_age_s = s.max_task_age_s.max(secs(self.run_end - r.start));
             }
         }
         let events = self.q.popped();
         let spec = self.spec;
         let warmup_s = secs(self.meter.warmup());
+        let oldest = self.reqs.oldest_start();
+        self.meter.col.set_open(self.reqs.open_count(), oldest);
         let bins = self.meter.col.finish(self.reqs.retrying());
         let mut s = self.meter.summary;
         s.peak_offered_rps = bins
@@ -492,6 +533,13 @@ impl<'a> Sim<'a> {
                 spec.report.stable_for.secs(),
                 secs(self.run_end),
                 s.recovered_at_s,
+            );
+            s.drain_s = recovery::drained_after(
+                &bins,
+                spec.bin.secs(),
+                secs(start),
+                secs(end),
+                secs(self.run_end),
             );
         }
         let ms = |v: Option<f64>| v.map(|x| x / 1e6);

@@ -1,11 +1,11 @@
 //! The CSV and JSON report files, built in memory as bytes so tests can
 //! compare them and `write_all` only has to save them.
 //!
-//! Layout of `summary.csv` / `summary.json` rows: `policy`, then the 22
-//! summary columns in a fixed order (always, so scripts can rely on positions). With
-//! more than one replication, the `<col>_ci95` half-widths of the numeric
-//! columns follow, again in that order, and `metastable_share` comes last.
+//! Layout of `summary.csv` / `summary.json` rows: `policy`, then the
+//! summary columns in a fixed order, in blocks (see
+//! `crate::metrics::columns`), so scripts can rely on positions.
 
+use super::alerting::RunAlerts;
 use super::format::{json_num, json_str};
 use crate::decimal::{num, opt};
 use crate::metrics::aggregate::PolicySummary;
@@ -136,4 +136,85 @@ pub fn summary_json(
     }
     out.push_str("]\n}\n");
     out
+}
+
+/// The attempt distribution of each policy: for every attempt count `k`,
+/// the mean over replications of the counted requests that succeeded at
+/// attempt `k` and of those given up (failed or dropped) after `k`
+/// attempts. Rows run from 1 to the largest count seen (0 appears only for
+/// requests an open breaker refused before any attempt).
+pub fn attempt_rows(results: &[RunResult]) -> Vec<(String, usize, usize, f64, f64)> {
+    let mut order: Vec<usize> = Vec::new();
+    for r in results {
+        if !order.contains(&r.policy_index) {
+            order.push(r.policy_index);
+        }
+    }
+    let mut out = Vec::new();
+    for pi in order {
+        let runs: Vec<&RunResult> = results.iter().filter(|r| r.policy_index == pi).collect();
+        let n = runs.len() as f64;
+        let len = runs
+            .iter()
+            .map(|r| r.summary.attempt_counts.len())
+            .max()
+            .unwrap_or(0);
+        let at = |k: usize, i: usize| -> f64 {
+            let mut sum = 0.0;
+            for r in &runs {
+                sum += r.summary.attempt_counts.get(k).map_or(0, |c| c[i]) as f64;
+            }
+            sum / n
+        };
+        for k in 0..len {
+            let (ok, gave_up) = (at(k, 0), at(k, 1));
+            if k == 0 && ok == 0.0 && gave_up == 0.0 {
+                continue;
+            }
+            out.push((runs[0].policy.clone(), pi, k, ok, gave_up));
+        }
+    }
+    out
+}
+
+/// `attempts.csv`: `policy,attempts,succeeded,gave_up`, one row per policy
+/// and attempt count (see [`attempt_rows`]); for each policy the rows add
+/// up to its mean `succeeded + failed + dropped`.
+pub fn attempts_csv(results: &[RunResult]) -> Result<Vec<u8>, csv::Error> {
+    let header: Vec<String> = ["policy", "attempts", "succeeded", "gave_up"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let rows = attempt_rows(results)
+        .into_iter()
+        .map(|(policy, _, k, ok, gave_up)| vec![policy, k.to_string(), num(ok), num(gave_up)]);
+    csv_bytes(&header, rows)
+}
+
+/// `alerts.csv`: `policy,replication,rule,fired_at_s,cleared_at_s`, one row
+/// per firing period, runs in (policy, replication) order; `cleared_at_s`
+/// is empty when the alert still fired at the end of the run.
+pub fn alerts_csv(alerts: &[RunAlerts]) -> Result<Vec<u8>, csv::Error> {
+    let header: Vec<String> = [
+        "policy",
+        "replication",
+        "rule",
+        "fired_at_s",
+        "cleared_at_s",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let rows = alerts.iter().flat_map(|a| {
+        a.firings.iter().map(move |f| {
+            vec![
+                a.policy.clone(),
+                a.replication.to_string(),
+                f.rule.name().to_string(),
+                num(f.fired_at_s),
+                opt(f.cleared_at_s),
+            ]
+        })
+    });
+    csv_bytes(&header, rows)
 }

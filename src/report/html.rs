@@ -130,6 +130,42 @@ fn summary_table(summaries: &[PolicySummary]) -> String {
     t
 }
 
+/// After the incident: how requests were given up, duplicated work, the
+/// oldest task and the backlog's drain.
+fn after_incident(summaries: &[PolicySummary]) -> String {
+    let mut t = String::from("<h2>After the incident</h2>\n<table class=\"summary\">\n<tr><th>policy</th><th>dead-lettered (limits reached)</th><th>dropped: deadline</th><th>dropped: budget</th><th>dropped: retries off</th><th>failed: breaker</th><th>failed: not retryable</th><th>completed twice or more</th><th>oldest task</th><th>backlog drained</th></tr>\n");
+    let count = |v: f64| format!("{v:.0}");
+    for s in summaries {
+        t.push_str(&format!(
+            "<tr><td>{}{}</td>",
+            swatch(s.policy_index),
+            html(&s.policy)
+        ));
+        for col in [
+            Col::DeadLettered,
+            Col::DroppedDeadline,
+            Col::DroppedBudget,
+            Col::DroppedRetriesDisabled,
+            Col::FailedBreaker,
+            Col::FailedNonRetryable,
+            Col::Duplicates,
+        ] {
+            t.push_str(&cell(s, col, count));
+        }
+        t.push_str(&cell(s, Col::MaxTaskAgeS, human_secs));
+        if s.get(Col::FaultEndS).is_none() {
+            t.push_str("<td>no fault</td>");
+        } else if s.get(Col::DrainS).is_none() {
+            t.push_str("<td class=\"bad\">not before the end</td>");
+        } else {
+            t.push_str(&cell(s, Col::DrainS, |v| format!("+{}", human_secs(v))));
+        }
+        t.push_str("</tr>\n");
+    }
+    t.push_str("</table>\n");
+    t
+}
+
 fn policies_table(scenario: &Scenario) -> String {
     let mut t =
         String::from("<table class=\"policies\">\n<tr><th>policy</th><th>settings</th></tr>\n");
@@ -156,6 +192,7 @@ pub fn page(
     summaries: &[PolicySummary],
     capacity_rps: Option<f64>,
     figures: &[Figure],
+    alert_lines: &[String],
 ) -> String {
     let spec = scenario.spec();
     let mut h = String::new();
@@ -200,6 +237,14 @@ pub fn page(
     }
     h.push_str(&summary_table(summaries));
 
+    h.push_str("<h2>What your alerts would have shown</h2>\n");
+    h.push_str("<p>The usual alert rules, evaluated at the end of every time bin on the simulated series (thresholds in the scenario's <code>report.alerts</code>; every firing period is in <code>alerts.csv</code>, and marked on the load plot).</p>\n<ul class=\"story\">\n");
+    for line in alert_lines {
+        h.push_str(&format!("<li>{}</li>\n", html(line)));
+    }
+    h.push_str("</ul>\n");
+    h.push_str(&after_incident(summaries));
+
     if figures.is_empty() {
         h.push_str("<p><i>Plots were not drawn for this run (--no-plots).</i></p>\n");
     }
@@ -223,8 +268,8 @@ pub fn page(
     h.push_str("</table>\n<h2>Policies</h2>\n");
     h.push_str(&policies_table(scenario));
     h.push_str(&format!(
-        "<h2>Files</h2>\n<p>Next to this page: <code>summary.csv</code>, <code>summary.json</code>, <code>replications.csv</code> (one row per run), <code>timeseries.csv</code> (one row per run and time bin), {}<code>perf.json</code>.</p>\n",
-        if figures.is_empty() { "" } else { "<code>load.png</code>, <code>recovery.png</code>, " }
+        "<h2>Files</h2>\n<p>Next to this page: <code>summary.csv</code>, <code>summary.json</code>, <code>replications.csv</code> (one row per run), <code>timeseries.csv</code> (one row per run and time bin), <code>attempts.csv</code> (the attempt distribution), <code>alerts.csv</code> (alert firing periods), {}<code>perf.json</code>.</p>\n",
+        if figures.is_empty() { "" } else { "<code>load.png</code>, <code>recovery.png</code>, <code>attempts.png</code>, " }
     ));
     h.push_str(&format!(
         "<footer>retrysim {}; recovery threshold {}% of demand held for {}.</footer>\n</body>\n</html>\n",

@@ -6,6 +6,7 @@
 //! run in (policy, replication) order, JSON keys keep a fixed order and the
 //! plots use an embedded font, so identical inputs give identical bytes.
 
+pub mod alerting;
 pub mod describe;
 pub mod files;
 pub mod format;
@@ -73,8 +74,11 @@ pub const REPORT_FILES: &[&str] = &[
     "summary.csv",
     "summary.json",
     "replications.csv",
+    "attempts.csv",
+    "alerts.csv",
     "load.png",
     "recovery.png",
+    "attempts.png",
     "report.html",
     "perf.json",
 ];
@@ -118,6 +122,19 @@ pub fn write_all(
         &files::replications_csv(&figures)?,
         &mut written,
     )?;
+    save(
+        dir,
+        "attempts.csv",
+        &files::attempts_csv(results)?,
+        &mut written,
+    )?;
+    let alerts = alerting::evaluate_all(scenario, results);
+    save(
+        dir,
+        "alerts.csv",
+        &files::alerts_csv(&alerts)?,
+        &mut written,
+    )?;
 
     let mut pngs = Vec::new();
     if !(opts.no_plots || results.is_empty()) {
@@ -126,9 +143,11 @@ pub fn write_all(
         plot::load_png(&load, scenario, results, size)?;
         let recovery = dir.join("recovery.png");
         plot::recovery_png(&recovery, scenario, results, size)?;
+        let attempts = dir.join("attempts.png");
+        plot::attempts_png(&attempts, scenario, results, size.0)?;
         pngs.push(html::Figure {
             title: "Offered load".into(),
-            alt: "Attempts per second reaching the backend for each policy over time, with demand, nominal capacity and the fault windows".into(),
+            alt: "Attempts per second reaching the backend for each policy over time, with demand, nominal capacity, the fault windows and the periods during which alerts fired".into(),
             png: read_back(&load)?,
         });
         pngs.push(html::Figure {
@@ -136,11 +155,18 @@ pub fn write_all(
             alt: "Goodput divided by demand for each policy over time, with the recovery threshold and each policy's recovery time".into(),
             png: read_back(&recovery)?,
         });
+        pngs.push(html::Figure {
+            title: "Attempt distribution".into(),
+            alt: "For each policy, how many requests succeeded at each attempt number and how many were given up after that many attempts, on a logarithmic scale".into(),
+            png: read_back(&attempts)?,
+        });
         written.push(load);
         written.push(recovery);
+        written.push(attempts);
     }
     let capacity = results.first().map(|r| r.summary.capacity_rps);
-    let page = html::page(scenario, &summaries, capacity, &pngs);
+    let alert_lines = alerting::summary_lines(scenario, &alerts);
+    let page = html::page(scenario, &summaries, capacity, &pngs, &alert_lines);
     save(dir, "report.html", page.as_bytes(), &mut written)?;
     save(
         dir,

@@ -315,6 +315,14 @@ struct Mark {
     label: String,
 }
 
+/// One row of alert marks: the periods during which `label` (a policy
+/// and a rule) fired, in any replication.
+struct AlertRow {
+    label: String,
+    color: RGBColor,
+    periods: Vec<(f64, f64)>,
+}
+
 /// Everything one chart shows, independent of the axis type.
 struct ChartData<'s> {
     title: String,
@@ -323,6 +331,8 @@ struct ChartData<'s> {
     series: Vec<Series>,
     refs: Vec<RefLine>,
     marks: Vec<Mark>,
+    /// Alert firing periods, one row each under the fault labels.
+    alerts: Vec<AlertRow>,
     /// Values below this are drawn at it (log axes).
     floor: f64,
     /// The y axis is logarithmic.
@@ -377,7 +387,7 @@ fn draw_chart<Y>(
     y: Y,
     y_top: f64,
     d: &ChartData<'_>,
-) -> Result<()>
+) -> Result<Range<i32>>
 where
     Y: AsRangedCoord<Value = f64>,
     Y::CoordDescType: ValueFormatter<f64>,
@@ -530,7 +540,7 @@ where
             left += 1;
         }
     }
-    Ok(())
+    Ok(chart.plotting_area().get_pixel_range().0)
 }
 
 /// Encodes an RGB buffer as PNG at the best compression (the figures go
@@ -573,9 +583,19 @@ fn render(
         let (_, need) = legend_layout(&root, legend)?;
         let (top, bottom) = root.split_vertically(height - need.min(height / 3));
         let (at, _) = legend_layout(&bottom, legend)?;
-        match y {
-            YAxis::Linear(lo, hi) => draw_chart(&top, x, lo..hi, hi, d)?,
-            YAxis::Log(lo, hi) => draw_chart(&top, x, (lo..hi).log_scale(), hi, d)?,
+        let band_h = if d.alerts.is_empty() {
+            0
+        } else {
+            (ALERT_BAND_TOP + ALERT_ROW * d.alerts.len() as u32 + 6).min(height / 3)
+        };
+        let (_, top_h) = top.dim_in_pixel();
+        let (chart_area, band) = top.split_vertically(top_h - band_h);
+        let px = match y {
+            YAxis::Linear(lo, hi) => draw_chart(&chart_area, x.clone(), lo..hi, hi, d)?,
+            YAxis::Log(lo, hi) => draw_chart(&chart_area, x.clone(), (lo..hi).log_scale(), hi, d)?,
+        };
+        if band_h > 0 {
+            draw_alert_band(&band, px, &x, &d.alerts)?;
         }
         draw_legend(&bottom, legend, &at)?;
         root.present().map_err(pe)?;
@@ -586,6 +606,66 @@ fn render(
 enum YAxis {
     Linear(f64, f64),
     Log(f64, f64),
+}
+
+/// Height of the alert band's heading and of each of its rows (pixels).
+const ALERT_BAND_TOP: u32 = 26;
+const ALERT_ROW: u32 = 17;
+
+/// The alert band under the load chart: one row per policy and rule that
+/// fired, a strip over each firing period on the chart's time axis
+/// (`px`: the chart's plotting area, in pixels), the row's name next to
+/// its first strip (before it when there is room, else after the last).
+fn draw_alert_band(
+    area: &DrawingArea<BitMapBackend<'_>, Shift>,
+    px: Range<i32>,
+    x: &Range<f64>,
+    rows: &[AlertRow],
+) -> Result<()> {
+    let span = (x.end - x.start).max(f64::MIN_POSITIVE);
+    let to_px =
+        |t: f64| px.start + ((t - x.start) / span * (px.end - px.start) as f64).round() as i32;
+    let (_, h) = area.dim_in_pixel();
+    area.draw(&Rectangle::new(
+        [(px.start, 2), (px.end, h as i32 - 2)],
+        RGBColor(248, 248, 248).filled(),
+    ))
+    .map_err(pe)?;
+    area.draw_text(
+        "alerts firing (policy: rule), on the same time axis",
+        &text(15).color(&RGBColor(70, 70, 70)),
+        (px.start + 4, 5),
+    )
+    .map_err(pe)?;
+    let style = text(13);
+    for (i, a) in rows.iter().enumerate() {
+        let y = (ALERT_BAND_TOP + ALERT_ROW * i as u32) as i32;
+        if y + ALERT_ROW as i32 > h as i32 {
+            break;
+        }
+        for &(from, to) in &a.periods {
+            let (l, r) = (to_px(from), to_px(to).max(to_px(from) + 2));
+            area.draw(&Rectangle::new([(l, y + 5), (r, y + 12)], a.color.filled()))
+                .map_err(pe)?;
+        }
+        let (Some(first), Some(last)) = (a.periods.first(), a.periods.last()) else {
+            continue;
+        };
+        let (tw, _) = area.estimate_text_size(&a.label, &style).map_err(pe)?;
+        let tw = tw as i32;
+        let before = to_px(first.0) - 6;
+        let after = to_px(last.1) + 6;
+        let at = if before - tw >= px.start {
+            before - tw
+        } else if after + tw <= px.end {
+            after
+        } else {
+            px.start + 2
+        };
+        area.draw_text(&a.label, &style.color(&a.color), (at, y + 1))
+            .map_err(pe)?;
+    }
+    Ok(())
 }
 
 /// Pixel columns a series is reduced to before drawing (about the plot
@@ -681,6 +761,11 @@ pub fn load_png(
     let x = x_range(scenario, results);
     let faults = fault_boxes(scenario, x.end);
     let series = series_of(&groups, &x, |b| Some(b.offered_rps));
+    let alerts = alert_rows(
+        &groups,
+        &super::alerting::evaluate_all(scenario, results),
+        x.end,
+    );
     let capacity = results
         .first()
         .map(|r| r.summary.capacity_rps)
@@ -756,6 +841,7 @@ pub fn load_png(
         series,
         refs,
         marks: vec![],
+        alerts,
         floor,
         log,
     };
@@ -778,7 +864,44 @@ pub fn load_png(
     for f in faults.iter().filter(|f| f.shaded) {
         legend.push((Swatch::Fill(f.color), f.label.clone()));
     }
+    if !d.alerts.is_empty() {
+        legend.push((
+            Swatch::Line(RGBColor(90, 90, 90)),
+            "alert firing (band under the chart, one row per policy and rule)".into(),
+        ));
+    }
     render(path, size, x, y, &d, &legend)
+}
+
+/// The alert rows of `load.png`: for each policy (in plot order) and rule
+/// that fired in some replication, the firing periods (an alert still
+/// firing at the end runs to `end`).
+fn alert_rows(
+    groups: &[PolicyRuns<'_>],
+    alerts: &[super::alerting::RunAlerts],
+    end: f64,
+) -> Vec<AlertRow> {
+    let mut rows = Vec::new();
+    for g in groups {
+        for rule in crate::metrics::alerts::Rule::ALL {
+            let periods: Vec<(f64, f64)> = alerts
+                .iter()
+                .filter(|a| a.policy_index == g.index)
+                .flat_map(|a| a.firings.iter().filter(|f| f.rule == rule))
+                .map(|f| (f.fired_at_s, f.cleared_at_s.unwrap_or(end)))
+                .collect();
+            if !periods.is_empty() {
+                let mut periods = periods;
+                periods.sort_by(|a, b| a.0.total_cmp(&b.0));
+                rows.push(AlertRow {
+                    label: format!("{}: {}", g.name, rule.name()),
+                    color: policy_color(g.index),
+                    periods,
+                });
+            }
+        }
+    }
+    rows
 }
 
 /// The outcome words used in the recovery legend.
@@ -883,6 +1006,7 @@ pub fn recovery_png(
             dashed: true,
         }],
         marks,
+        alerts: vec![],
         floor: 0.0,
         log: false,
     };
@@ -915,6 +1039,127 @@ pub fn recovery_png(
         legend.push((Swatch::Fill(f.color), f.label.clone()));
     }
     render(path, size, x, YAxis::Linear(0.0, top), &d, &legend)
+}
+
+/// Colour of the "given up" bars of `attempts.png`.
+const GAVE_UP_COLOR: RGBColor = RGBColor(170, 30, 30);
+
+/// Draws `attempts.png`, `width` pixels wide: one panel per policy, the
+/// mean number of requests per run that succeeded at each attempt (the
+/// policy's colour) and that were given up after that many attempts (dark
+/// red), on a logarithmic count axis so the tail shows next to the bulk at
+/// attempt 1.
+pub fn attempts_png(
+    path: &Path,
+    scenario: &Scenario,
+    results: &[RunResult],
+    width: u32,
+) -> Result<()> {
+    ensure_font()?;
+    let rows = super::files::attempt_rows(results);
+    let groups = group(results);
+    let n = groups.len().max(1) as u32;
+    let panel = 250u32;
+    let legend_h = 56u32;
+    let height = 70 + panel * n + legend_h;
+    let kmax = rows.iter().map(|r| r.2).max().unwrap_or(1).max(1) as f64;
+    let top = rows.iter().map(|r| r.3.max(r.4)).fold(1.0, f64::max);
+    let y_hi = 10f64.powf((top * 2.0).log10().ceil());
+    let floor = 0.5;
+    let mut buf = vec![0u8; width as usize * height as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(pe)?;
+        let (head, rest) = root.split_vertically(60);
+        let reps = groups.iter().map(|g| g.runs.len()).max().unwrap_or(0);
+        let mut title = format!("{} — attempts per request", scenario.spec().name);
+        if reps > 1 {
+            title.push_str(&format!(" (mean of {reps} runs)"));
+        }
+        head.draw_text(
+            &title,
+            &text(26).pos(Pos::new(HPos::Center, VPos::Top)),
+            ((width / 2) as i32, 12),
+        )
+        .map_err(pe)?;
+        let (panels, legend_area) = rest.split_vertically(panel * n + 10);
+        let areas = panels.split_evenly((n as usize, 1));
+        for (g, area) in groups.iter().zip(areas.iter()) {
+            let mine: Vec<&(String, usize, usize, f64, f64)> =
+                rows.iter().filter(|r| r.1 == g.index).collect();
+            let ok: f64 = mine.iter().map(|r| r.3).sum();
+            let gave_up: f64 = mine.iter().map(|r| r.4).sum();
+            let color = policy_color(g.index);
+            let mut chart = ChartBuilder::on(area)
+                .caption(
+                    format!(
+                        "{}: {} succeeded, {} given up",
+                        g.name,
+                        si(ok.round()),
+                        si(gave_up.round())
+                    ),
+                    text(18).color(&color),
+                )
+                .margin_left(16)
+                .margin_right(36)
+                .x_label_area_size(36)
+                .y_label_area_size(80)
+                .build_cartesian_2d(0.5..kmax + 0.5, (floor..y_hi).log_scale())
+                .map_err(pe)?;
+            chart
+                .configure_mesh()
+                .x_desc("attempts")
+                .y_desc("requests")
+                .label_style(text(14))
+                .axis_desc_style(text(15))
+                .light_line_style(TRANSPARENT)
+                .bold_line_style(RGBColor(225, 225, 225))
+                .x_labels((kmax as usize).clamp(2, 25))
+                .x_label_formatter(&|v| {
+                    if (v - v.round()).abs() < 1e-9 && *v >= 1.0 {
+                        format!("{}", v.round() as u64)
+                    } else {
+                        String::new()
+                    }
+                })
+                .y_labels(8)
+                .y_label_formatter(&|v| if is_125(*v) { si(*v) } else { String::new() })
+                .draw()
+                .map_err(pe)?;
+            let bar = |k: f64, v: f64, left: bool, c: RGBColor| {
+                let (a, b) = if left { (k - 0.42, k) } else { (k, k + 0.42) };
+                Rectangle::new([(a, floor), (b, v.max(floor))], c.filled())
+            };
+            chart
+                .draw_series(
+                    mine.iter()
+                        .filter(|r| r.3 > 0.0)
+                        .map(|r| bar(r.2 as f64, r.3, true, color)),
+                )
+                .map_err(pe)?;
+            chart
+                .draw_series(
+                    mine.iter()
+                        .filter(|r| r.4 > 0.0)
+                        .map(|r| bar(r.2 as f64, r.4, false, GAVE_UP_COLOR)),
+                )
+                .map_err(pe)?;
+        }
+        let legend = vec![
+            (
+                Swatch::Line(RGBColor(60, 60, 60)),
+                "succeeded at this attempt (left bar, the policy's colour)".to_string(),
+            ),
+            (
+                Swatch::Line(GAVE_UP_COLOR),
+                "given up after this many attempts (right bar)".to_string(),
+            ),
+        ];
+        let (at, _) = legend_layout(&legend_area, &legend)?;
+        draw_legend(&legend_area, &legend, &at)?;
+        root.present().map_err(pe)?;
+    }
+    write_png(path, &buf, (width, height))
 }
 
 /// Seconds, for axis ticks of the schedule: 50 ms, 1.5 s, 1000 s. Plain

@@ -188,6 +188,11 @@ pub fn render(scenario: &Scenario, results: &[RunResult], color: bool) -> String
     }
     out.push_str(&note);
     out.push('\n');
+    out.push_str("what your alerts would have shown:\n");
+    let alerts = super::alerting::evaluate_all(scenario, results);
+    for line in super::alerting::summary_lines(scenario, &alerts) {
+        out.push_str(&format!("  {line}\n"));
+    }
     out
 }
 

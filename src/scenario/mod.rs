@@ -101,6 +101,14 @@ impl Scenario {
         Ok(())
     }
 
+    /// The same scenario with `dispatcher` as its Cloud Tasks queue (a
+    /// tuning candidate's rate limits).
+    pub fn with_dispatcher(&self, dispatcher: spec::DispatcherSpec) -> Scenario {
+        let mut out = self.clone();
+        out.spec.dispatcher = Some(dispatcher);
+        out
+    }
+
     /// The same scenario with `spec` as its only policy.
     pub fn with_only_policy(&self, spec: PolicySpec) -> Result<Scenario, ResolveError> {
         let policy = policy::resolve(&spec)?;

@@ -113,6 +113,29 @@ impl Checker {
                 );
             }
             self.positive_dur(&format!("{p}.dispatch_deadline"), d.dispatch_deadline);
+            if let Some(t) = &d.throttling {
+                let p = "dispatcher.throttling";
+                self.positive_dur(&format!("{p}.window"), t.window);
+                self.p
+                    .fraction(&format!("{p}.error_share"), t.error_share, ", e.g. 0.05");
+                self.p
+                    .fraction(&format!("{p}.start"), t.start, ", e.g. 0.05");
+                self.p.fraction(&format!("{p}.ramp"), t.ramp, ", e.g. 0.05");
+                for (field, v) in [
+                    ("decrease", t.decrease),
+                    ("overload_decrease", t.overload_decrease),
+                ] {
+                    if !(v.is_finite() && v > 0.0 && v <= 1.0) {
+                        self.err(
+                            format!("{p}.{field}"),
+                            format!("{v} is out of range: a rate multiplier in (0, 1], e.g. 0.5"),
+                        );
+                    }
+                }
+                if !finite_pos(t.min_rate) {
+                    self.err(format!("{p}.min_rate"), "must be a number greater than 0");
+                }
+            }
         }
         self.policies(&s.policies, s.traffic.clients);
         let r = &s.report;
@@ -129,6 +152,26 @@ impl Checker {
             );
         }
         self.positive_dur("report.stable_for", r.stable_for);
+        let a = &r.alerts;
+        if !finite_nonneg(a.max_attempts_reached) {
+            self.err(
+                "report.alerts.max_attempts_reached",
+                "must be a number >= 0 (requests per second)",
+            );
+        }
+        self.p
+            .fraction("report.alerts.retry_rate", a.retry_rate, ", e.g. 0.1");
+        self.p
+            .fraction("report.alerts.tail_share", a.tail_share, ", e.g. 0.5");
+        self.positive_dur("report.alerts.retry_rate_for", a.retry_rate_for);
+        self.positive_dur("report.alerts.task_age", a.task_age);
+        self.positive_dur("report.alerts.tail_window", a.tail_window);
+        if a.tail_attempt < 2 {
+            self.err(
+                "report.alerts.tail_attempt",
+                "must be at least 2 (an attempt number; 20 watches the 20th attempt on)",
+            );
+        }
     }
 
     fn traffic(&mut self, s: &ScenarioSpec) {

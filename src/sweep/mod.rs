@@ -18,7 +18,7 @@ pub use crate::error::MergeError;
 
 use crate::error::InvalidInput;
 use crate::metrics::aggregate::aggregate;
-use crate::metrics::columns::{summary_header, summary_row};
+use crate::metrics::columns::{summary_header_blocks, summary_row_blocks};
 use crate::metrics::RunResult;
 use crate::runner::{self, Job, RunError};
 use crate::scenario::{self, Scenario};
@@ -141,12 +141,17 @@ pub fn run_points(
 }
 
 /// The header of `sweep.csv`: `point`, one column per axis (its path), then
-/// the `summary.csv` columns (policy first), then `last_success_s`.
+/// `policy` and the first block of `summary.csv` columns, then
+/// `last_success_s`, then the later blocks (so a new summary column never
+/// moves an existing one).
 pub fn header(grid: &Grid, replications: u32) -> Vec<String> {
     let mut h = vec!["point".to_string()];
     h.extend(grid.axes.iter().map(|a| a.path.clone()));
-    h.extend(summary_header(replications as usize));
+    h.push("policy".into());
+    let mut blocks = summary_header_blocks(replications as usize).into_iter();
+    h.extend(blocks.next().unwrap_or_default());
     h.push("last_success_s".into());
+    h.extend(blocks.flatten());
     h
 }
 
@@ -168,11 +173,9 @@ pub fn point_rows(
         .map(|s| {
             let mut row = vec![index.to_string()];
             row.extend(values.iter().cloned());
-            row.extend(
-                summary_row(s, replications as usize)
-                    .iter()
-                    .map(|c| c.csv()),
-            );
+            row.push(s.policy.clone());
+            let mut blocks = summary_row_blocks(s, replications as usize).into_iter();
+            row.extend(blocks.next().unwrap_or_default().iter().map(|c| c.csv()));
             // Mean over the replications where something succeeded, in
             // replication order.
             let done: Vec<f64> = results
@@ -185,6 +188,7 @@ pub fn point_rows(
             } else {
                 num(done.iter().sum::<f64>() / done.len() as f64)
             });
+            row.extend(blocks.flatten().map(|c| c.csv()));
             row
         })
         .collect()

@@ -2,16 +2,27 @@
 //! setting that meets the constraints, judged by simulating the scenario.
 //!
 //! The search is coordinate descent over a grid of values people actually
-//! configure: starting from the scenario's policy, each round tries every
-//! candidate value of one parameter at a time (all candidates of a round run
-//! in parallel) and keeps the best; it stops when a full round improves
-//! nothing. Every candidate is a full simulation on the same traffic, so the
-//! result is deterministic for a given scenario and seed.
+//! configure: starting from the scenario's policy (and its dispatcher, when
+//! the scenario has a Cloud Tasks queue), each round tries every candidate
+//! value of one parameter at a time (all candidates of a round run in
+//! parallel) and keeps the best; it stops when a full round improves
+//! nothing. On a dispatcher scenario with a `cloud_tasks` backoff the
+//! parameters are the queue's rate limits (`max_dispatches_per_second`,
+//! `max_burst_size`, `max_concurrent_dispatches`) and its `RetryConfig`
+//! (`min_backoff`, `max_doublings`, `max_backoff`, `max_attempts`,
+//! `max_retry_duration`).
+//!
+//! Every candidate is a full simulation on the same traffic, repeated over
+//! the replications, so the result is deterministic for a given scenario
+//! and seed. A candidate is feasible only when every replication meets the
+//! constraints (a recommendation is not one lucky seed), and each score
+//! keeps the spread (smallest and largest value) over the replications.
 
 use crate::metrics::{Recovery, RunResult};
 use crate::policy::{self, Backoff, Jitter, Policy};
 use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
 use crate::runner::{self, Job, RunError};
+use crate::scenario::spec::DispatcherSpec;
 use crate::scenario::Scenario;
 use crate::time::{format_duration, Dur, NS_PER_SEC};
 
@@ -25,18 +36,36 @@ pub enum Objective {
     Amplification,
     /// Highest success rate, then fewest attempts per request.
     Success,
+    /// Shortest time to drain the backlog after the incident (never
+    /// draining is worst), then fewest dead letters.
+    Drain,
+    /// Fewest requests dead-lettered (given up at their retry limits),
+    /// then the shortest drain.
+    DeadLetters,
 }
 
-/// Constraints every accepted candidate meets.
-#[derive(Clone, Copy, Debug)]
+/// Constraints every accepted candidate meets, in every replication.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Constraints {
     /// Largest share of requests dropped (limits, deadline, budget).
     pub max_drop_rate: Option<f64>,
     /// The run must not stay metastable.
     pub must_recover: bool,
+    /// Largest share of requests dead-lettered (given up at their retry
+    /// limits).
+    pub max_dead_letter_rate: Option<f64>,
+    /// Longest any request may stay unfinished (s): the task-age alert's
+    /// threshold.
+    pub max_task_age_s: Option<f64>,
+    /// Largest peak load: attempts per second reaching the handler (the
+    /// dispatch rate with a queue) ÷ its nominal capacity.
+    pub max_peak_load: Option<f64>,
 }
 
-/// How one candidate did (means over replications).
+/// The smallest and largest value of a figure over the replications.
+pub type Range = (f64, f64);
+
+/// How one candidate did: means over the replications, and the spread.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Score {
     pub success_rate: f64,
@@ -49,21 +78,50 @@ pub struct Score {
     /// At least one replication ended too soon after the fault to tell
     /// whether it recovered.
     pub undetermined: bool,
+    /// Dead-lettered ÷ requests.
+    pub dead_letter_rate: f64,
+    /// Seconds from the fault's end until the backlog drained; `None` =
+    /// not before the run ended in at least one replication, or no fault.
+    pub drain_s: Option<f64>,
+    /// The longest a request stayed unfinished (s).
+    pub max_task_age_s: f64,
+    /// Peak attempts per second at the handler ÷ its nominal capacity.
+    pub peak_load_ratio: f64,
+    /// Each figure's spread over the replications.
+    pub spread: Spread,
 }
 
-/// One evaluated policy.
+/// Smallest and largest value over the replications of a candidate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spread {
+    pub replications: usize,
+    pub drop_rate: Range,
+    pub dead_letter_rate: Range,
+    /// `None` when some replication never drained.
+    pub drain_s: Option<Range>,
+    pub max_task_age_s: Range,
+    pub peak_load_ratio: Range,
+    /// `None` when some replication never recovered.
+    pub recovery_after_fault_s: Option<Range>,
+}
+
+/// One evaluated setting: the policy and, on a dispatcher scenario, the
+/// queue's rate limits.
 #[derive(Clone, Debug)]
 pub struct Candidate {
     pub spec: PolicySpec,
+    pub dispatcher: Option<DispatcherSpec>,
     pub score: Score,
 }
 
-/// The search's result: the starting point and the best feasible candidate.
+/// The search's result: the starting point, the best feasible candidate,
+/// and every candidate evaluated (in order, the baseline first).
 #[derive(Clone, Debug)]
 pub struct Tuned {
     pub baseline: Candidate,
     pub best: Option<Candidate>,
     pub evaluated: usize,
+    pub candidates: Vec<Candidate>,
 }
 
 /// Which parameter a step changes.
@@ -75,6 +133,10 @@ enum Knob {
     MaxDoublings,
     Multiplier,
     Jitter,
+    MaxRetryDuration,
+    DispatchRate,
+    BurstSize,
+    Concurrency,
 }
 
 const ATTEMPTS: [i64; 7] = [2, 3, 5, 10, 20, 50, 100];
@@ -82,14 +144,41 @@ const SECS: [f64; 11] = [0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 
 const CAPS: [f64; 9] = [1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 600.0, 1800.0, 3600.0];
 const DOUBLINGS: [u32; 7] = [0, 1, 2, 3, 5, 8, 16];
 const MULTIPLIERS: [f64; 4] = [1.5, 2.0, 3.0, 4.0];
+/// `max_retry_duration` values (s); 0 = unset.
+const WINDOWS: [f64; 9] = [
+    0.0, 60.0, 300.0, 900.0, 1800.0, 3600.0, 7200.0, 21600.0, 86400.0,
+];
+/// Dispatches per second (500 is the API's maximum).
+const RATES: [f64; 10] = [1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 50.0, 100.0, 200.0, 500.0];
+const BURSTS: [u32; 8] = [1, 5, 10, 20, 50, 100, 200, 500];
+/// Concurrent dispatches (5,000 is the API's maximum).
+const CONCURRENT: [u32; 12] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000];
 
 fn dur(s: f64) -> Dur {
     Dur(crate::time::from_secs(s))
 }
 
-/// The knobs that exist for a policy's backoff kind.
-fn knobs(spec: &PolicySpec) -> Vec<Knob> {
+/// The knobs that exist for a policy's backoff kind, and for the queue's
+/// rate limits when the scenario has a dispatcher.
+fn knobs(spec: &PolicySpec, dispatcher: bool) -> Vec<Knob> {
+    let mut k = if dispatcher {
+        vec![Knob::DispatchRate, Knob::Concurrency, Knob::BurstSize]
+    } else {
+        vec![]
+    };
+    k.extend(policy_knobs(spec, dispatcher));
+    k
+}
+
+fn policy_knobs(spec: &PolicySpec, dispatcher: bool) -> Vec<Knob> {
     match spec.backoff {
+        Some(BackoffSpec::CloudTasks { .. }) if dispatcher => vec![
+            Knob::MinBackoff,
+            Knob::MaxDoublings,
+            Knob::MaxBackoff,
+            Knob::MaxAttempts,
+            Knob::MaxRetryDuration,
+        ],
         Some(BackoffSpec::CloudTasks { .. }) => {
             vec![
                 Knob::MinBackoff,
@@ -109,6 +198,60 @@ fn knobs(spec: &PolicySpec) -> Vec<Knob> {
     }
 }
 
+/// A policy and, with a queue, its rate limits: what a candidate sets.
+#[derive(Clone, Debug)]
+struct Setting {
+    spec: PolicySpec,
+    dispatcher: Option<DispatcherSpec>,
+}
+
+/// Whether two settings are the same (as written, after the preset).
+fn same(a: &Setting, b: &Setting) -> bool {
+    format!("{:?}", (&a.spec, &a.dispatcher)) == format!("{:?}", (&b.spec, &b.dispatcher))
+}
+
+/// Every variant of `setting` that changes `knob` to another value.
+fn setting_variants(setting: &Setting, knob: Knob) -> Vec<Setting> {
+    let Some(d) = &setting.dispatcher else {
+        return variants(&setting.spec, knob)
+            .into_iter()
+            .map(|spec| Setting {
+                spec,
+                dispatcher: None,
+            })
+            .collect();
+    };
+    let with = |f: &dyn Fn(&mut DispatcherSpec)| {
+        let mut d = d.clone();
+        f(&mut d);
+        Setting {
+            spec: setting.spec.clone(),
+            dispatcher: Some(d),
+        }
+    };
+    match knob {
+        Knob::DispatchRate => RATES
+            .iter()
+            .map(|&r| with(&|d| d.max_dispatches_per_second = r))
+            .collect(),
+        Knob::BurstSize => BURSTS
+            .iter()
+            .map(|&b| with(&|d| d.max_burst_size = b))
+            .collect(),
+        Knob::Concurrency => CONCURRENT
+            .iter()
+            .map(|&c| with(&|d| d.max_concurrent_dispatches = c))
+            .collect(),
+        _ => variants(&setting.spec, knob)
+            .into_iter()
+            .map(|spec| Setting {
+                spec,
+                dispatcher: setting.dispatcher.clone(),
+            })
+            .collect(),
+    }
+}
+
 /// Every variant of `spec` that changes `knob` to another candidate value.
 fn variants(spec: &PolicySpec, knob: Knob) -> Vec<PolicySpec> {
     let mut out = Vec::new();
@@ -120,6 +263,10 @@ fn variants(spec: &PolicySpec, knob: Knob) -> Vec<PolicySpec> {
         }
     };
     match knob {
+        Knob::DispatchRate | Knob::BurstSize | Knob::Concurrency => {}
+        Knob::MaxRetryDuration => WINDOWS
+            .iter()
+            .for_each(|&w| push(&|s| s.max_retry_duration = (w > 0.0).then(|| dur(w)))),
         Knob::MaxAttempts => ATTEMPTS
             .iter()
             .for_each(|&a| push(&|s| s.max_attempts = Some(a))),
@@ -179,18 +326,23 @@ fn backoff_is_sane(s: &PolicySpec) -> bool {
     }
 }
 
-/// Simulates each of `specs` in place of the scenario's policies,
-/// `replications` times, and scores them (in the order given).
+/// Simulates each of `settings` in place of the scenario's policies (and
+/// queue), `replications` times, and scores them (in the order given).
 fn evaluate_all(
     base: &Scenario,
-    specs: &[PolicySpec],
+    settings: &[Setting],
     replications: u32,
 ) -> Result<Vec<Score>, RunError> {
-    let scenarios: Vec<Scenario> = specs
+    let scenarios: Vec<Scenario> = settings
         .iter()
-        .map(|spec| {
-            base.with_only_policy(spec.clone())
-                .expect("variants resolve")
+        .map(|s| {
+            let one = base
+                .with_only_policy(s.spec.clone())
+                .expect("variants resolve");
+            match &s.dispatcher {
+                Some(d) => one.with_dispatcher(d.clone()),
+                None => one,
+            }
         })
         .collect();
     let jobs: Vec<Job<'_>> = scenarios
@@ -205,52 +357,112 @@ fn evaluate_all(
 fn score(runs: &[RunResult]) -> Score {
     let n = runs.len() as f64;
     let mean = |f: &dyn Fn(&RunResult) -> f64| runs.iter().map(f).sum::<f64>() / n;
+    let range = |f: &dyn Fn(&RunResult) -> f64| -> Range {
+        runs.iter()
+            .map(f)
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(v), hi.max(v))
+            })
+    };
+    let all = |f: &dyn Fn(&RunResult) -> Option<f64>| -> Option<Vec<f64>> {
+        runs.iter().map(f).collect()
+    };
+    let share = |r: &RunResult, k: u64| {
+        let s = &r.summary;
+        if s.requests == 0 {
+            0.0
+        } else {
+            k as f64 / s.requests as f64
+        }
+    };
     let metastable = runs.iter().any(|r| r.summary.metastable());
     let undetermined = runs
         .iter()
         .any(|r| r.summary.recovery == Recovery::Undetermined);
-    let recovery = if runs
-        .iter()
-        .all(|r| r.summary.recovery_after_fault_s().is_some())
-    {
-        Some(mean(&|r| r.summary.recovery_after_fault_s().unwrap_or(0.0)))
-    } else {
-        None
+    let recovery = all(&|r| r.summary.recovery_after_fault_s());
+    let drain = all(&|r| r.summary.drain_s);
+    let span = |v: &[f64]| {
+        v.iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+                (lo.min(x), hi.max(x))
+            })
     };
+    let mean_of = |v: &[f64]| v.iter().sum::<f64>() / n;
     Score {
         success_rate: mean(&|r| r.summary.success_rate()),
-        drop_rate: mean(&|r| {
-            let s = &r.summary;
-            if s.requests == 0 {
-                0.0
-            } else {
-                s.dropped as f64 / s.requests as f64
-            }
-        }),
+        drop_rate: mean(&|r| share(r, r.summary.dropped)),
         amplification: mean(&|r| r.summary.amplification()),
-        recovery_after_fault_s: recovery,
+        recovery_after_fault_s: recovery.as_deref().map(mean_of),
         metastable,
         undetermined,
+        dead_letter_rate: mean(&|r| share(r, r.summary.dead_lettered())),
+        drain_s: drain.as_deref().map(mean_of),
+        max_task_age_s: range(&|r| r.summary.max_task_age_s).1,
+        peak_load_ratio: range(&|r| r.summary.peak_load_ratio()).1,
+        spread: Spread {
+            replications: runs.len(),
+            drop_rate: range(&|r| share(r, r.summary.dropped)),
+            dead_letter_rate: range(&|r| share(r, r.summary.dead_lettered())),
+            drain_s: drain.as_deref().map(span),
+            max_task_age_s: range(&|r| r.summary.max_task_age_s),
+            peak_load_ratio: range(&|r| r.summary.peak_load_ratio()),
+            recovery_after_fault_s: recovery.as_deref().map(span),
+        },
     }
 }
 
 impl Score {
+    /// Whether every replication met the constraints.
     fn feasible(&self, c: &Constraints) -> bool {
-        c.max_drop_rate.is_none_or(|m| self.drop_rate <= m + 1e-12)
+        let within = |limit: Option<f64>, worst: f64| limit.is_none_or(|m| worst <= m + 1e-12);
+        within(c.max_drop_rate, self.spread.drop_rate.1)
+            && within(c.max_dead_letter_rate, self.spread.dead_letter_rate.1)
+            && within(c.max_task_age_s, self.max_task_age_s)
+            && within(c.max_peak_load, self.peak_load_ratio)
             && !(c.must_recover && (self.metastable || self.undetermined))
     }
 
+    /// How far the worst replication is from the constraints: the sum of
+    /// each limit's relative excess, plus 1 for a run that must recover and
+    /// does not (0 when feasible).
+    fn violation(&self, c: &Constraints) -> f64 {
+        let excess = |limit: Option<f64>, worst: f64| {
+            limit.map_or(0.0, |m| ((worst - m) / m.max(1e-3)).max(0.0))
+        };
+        excess(c.max_drop_rate, self.spread.drop_rate.1)
+            + excess(c.max_dead_letter_rate, self.spread.dead_letter_rate.1)
+            + excess(c.max_task_age_s, self.max_task_age_s)
+            + excess(c.max_peak_load, self.peak_load_ratio)
+            + if c.must_recover && (self.metastable || self.undetermined) {
+                1.0
+            } else {
+                0.0
+            }
+    }
+
     /// A sort key: smaller is better.
-    fn key(&self, objective: Objective) -> [f64; 3] {
+    fn key(&self, objective: Objective) -> [f64; 4] {
         let recovery = self.recovery_after_fault_s.unwrap_or(f64::INFINITY);
+        let drain = self.drain_s.unwrap_or(f64::INFINITY);
         // Success rates within 0.1 % count as equal, so the tie-breakers matter.
         let success = -(self.success_rate * 1000.0).round();
+        // Dead-letter shares within 0.01 % count as equal.
+        let dead = (self.dead_letter_rate * 10_000.0).round();
         match objective {
-            Objective::Recovery => [recovery, success, self.amplification],
-            Objective::Amplification => [self.amplification, success, recovery],
-            Objective::Success => [success, recovery, self.amplification],
+            Objective::Recovery => [recovery, success, self.amplification, 0.0],
+            Objective::Amplification => [self.amplification, success, recovery, 0.0],
+            Objective::Success => [success, recovery, self.amplification, 0.0],
+            // Among candidates that never drain, the one that finishes more.
+            Objective::Drain => [drain, dead, success, self.amplification],
+            Objective::DeadLetters => [dead, drain, success, self.amplification],
         }
     }
+}
+
+/// Whether `a` is at least as good as `b` on `objective` (equal keys
+/// count as no worse).
+pub fn no_worse(a: &Score, b: &Score, objective: Objective) -> bool {
+    !better(b, a, objective)
 }
 
 /// Lexicographic comparison of the objective keys (smaller is better).
@@ -276,12 +488,17 @@ pub fn tune(
     max_rounds: usize,
 ) -> Result<Tuned, RunError> {
     let start = scenario.spec().policies[policy_index].clone();
-    let start = start.with_preset_applied().unwrap_or(start);
+    let start = Setting {
+        spec: start.with_preset_applied().unwrap_or(start),
+        dispatcher: scenario.spec().dispatcher.clone(),
+    };
     let baseline = Candidate {
         score: evaluate_all(scenario, std::slice::from_ref(&start), replications)?.remove(0),
-        spec: start.clone(),
+        spec: start.spec.clone(),
+        dispatcher: start.dispatcher.clone(),
     };
     let mut evaluated = 1;
+    let mut all = vec![baseline.clone()];
     let mut current = baseline.clone();
     let mut best = baseline
         .score
@@ -289,15 +506,28 @@ pub fn tune(
         .then(|| baseline.clone());
     for _ in 0..max_rounds {
         let mut improved = false;
-        for knob in knobs(&current.spec) {
-            let candidates = variants(&current.spec, knob);
+        for knob in knobs(&current.spec, current.dispatcher.is_some()) {
+            let here = Setting {
+                spec: current.spec.clone(),
+                dispatcher: current.dispatcher.clone(),
+            };
+            // The current value itself is not simulated again.
+            let candidates: Vec<Setting> = setting_variants(&here, knob)
+                .into_iter()
+                .filter(|c| !same(c, &here))
+                .collect();
             evaluated += candidates.len();
             let scores = evaluate_all(scenario, &candidates, replications)?;
             let scored: Vec<Candidate> = candidates
                 .into_iter()
                 .zip(scores)
-                .map(|(spec, score)| Candidate { spec, score })
+                .map(|(s, score)| Candidate {
+                    spec: s.spec,
+                    dispatcher: s.dispatcher,
+                    score,
+                })
                 .collect();
+            all.extend(scored.iter().cloned());
             for c in scored {
                 let feasible = c.score.feasible(&constraints);
                 let beats_current = match (&best, feasible) {
@@ -307,6 +537,15 @@ pub fn tune(
                 };
                 if beats_current {
                     best = Some(c.clone());
+                    current = c;
+                    improved = true;
+                } else if best.is_none()
+                    && c.score.violation(&constraints)
+                        < current.score.violation(&constraints) - 1e-12
+                {
+                    // Nothing feasible yet: move towards the constraints,
+                    // so two knobs that must both change (a rate and a
+                    // burst) can get there one after the other.
                     current = c;
                     improved = true;
                 }
@@ -320,6 +559,7 @@ pub fn tune(
         baseline,
         best,
         evaluated,
+        candidates: all,
     })
 }
 
@@ -353,22 +593,252 @@ pub fn gcloud_flags(p: &Policy) -> Option<String> {
     Some(flags)
 }
 
+/// The `gcloud tasks queues update QUEUE` flags that turn the `from`
+/// setting into the `to` one: every flag whose value changed, rate limits
+/// included, in the order of the gcloud reference. `None` when `to` is not
+/// a Cloud Tasks schedule (another backoff, or jitter, which a queue does
+/// not have). The second value lists what gcloud cannot set:
+/// `max_burst_size` is output-only (Cloud Tasks derives it from the rate).
+pub fn gcloud_update(
+    from: (&Policy, Option<&DispatcherSpec>),
+    to: (&Policy, Option<&DispatcherSpec>),
+) -> Option<(String, Vec<String>)> {
+    let all = gcloud_flags(to.0)?;
+    let old = gcloud_flags(from.0).unwrap_or_default();
+    let old_flags: Vec<&str> = old.split(' ').collect();
+    let mut flags: Vec<String> = all
+        .split(' ')
+        .filter(|f| !old_flags.contains(f))
+        .map(str::to_string)
+        .collect();
+    if from.0.max_retry_duration.is_some() && to.0.max_retry_duration.is_none() {
+        flags.push("--clear-max-retry-duration".into());
+    }
+    let mut notes = Vec::new();
+    if let (Some(a), Some(b)) = (from.1, to.1) {
+        if a.max_dispatches_per_second != b.max_dispatches_per_second {
+            flags.push(format!(
+                "--max-dispatches-per-second={}",
+                trim(b.max_dispatches_per_second)
+            ));
+        }
+        if a.max_concurrent_dispatches != b.max_concurrent_dispatches {
+            flags.push(format!(
+                "--max-concurrent-dispatches={}",
+                b.max_concurrent_dispatches
+            ));
+        }
+        if a.max_burst_size != b.max_burst_size {
+            notes.push(format!(
+                "max_burst_size {} (was {}) cannot be set with gcloud: it is output-only, \
+                 Cloud Tasks derives it from --max-dispatches-per-second",
+                b.max_burst_size, a.max_burst_size
+            ));
+        }
+    }
+    Some((flags.join(" "), notes))
+}
+
 fn trim(x: f64) -> String {
     let s = format!("{x:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// What `c` changes from `base`, as `name=value` pairs in search order
+/// (empty for the baseline itself).
+pub fn changes(base: &Candidate, c: &Candidate) -> Vec<String> {
+    let mut out = Vec::new();
+    if let (Some(a), Some(b)) = (&base.dispatcher, &c.dispatcher) {
+        if a.max_dispatches_per_second != b.max_dispatches_per_second {
+            out.push(format!(
+                "max_dispatches_per_second={}",
+                trim(b.max_dispatches_per_second)
+            ));
+        }
+        if a.max_concurrent_dispatches != b.max_concurrent_dispatches {
+            out.push(format!(
+                "max_concurrent_dispatches={}",
+                b.max_concurrent_dispatches
+            ));
+        }
+        if a.max_burst_size != b.max_burst_size {
+            out.push(format!("max_burst_size={}", b.max_burst_size));
+        }
+    }
+    let (Ok(a), Ok(b)) = (policy::resolve(&base.spec), policy::resolve(&c.spec)) else {
+        return out;
+    };
+    match (&a.backoff, &b.backoff) {
+        (
+            Backoff::CloudTasks {
+                min_backoff: a_min,
+                max_backoff: a_max,
+                max_doublings: a_d,
+            },
+            Backoff::CloudTasks {
+                min_backoff,
+                max_backoff,
+                max_doublings,
+            },
+        ) => {
+            if a_min != min_backoff {
+                out.push(format!("min_backoff={}", format_duration(*min_backoff)));
+            }
+            if a_max != max_backoff {
+                out.push(format!("max_backoff={}", format_duration(*max_backoff)));
+            }
+            if a_d != max_doublings {
+                out.push(format!("max_doublings={max_doublings}"));
+            }
+        }
+        (x, y) if x != y => out.push(format!("backoff={y:?}")),
+        _ => {}
+    }
+    if a.max_attempts != b.max_attempts {
+        out.push(format!(
+            "max_attempts={}",
+            b.max_attempts.map_or(-1, i64::from)
+        ));
+    }
+    if a.max_retry_duration != b.max_retry_duration {
+        out.push(format!(
+            "max_retry_duration={}",
+            b.max_retry_duration.map_or("none".into(), format_duration)
+        ));
+    }
+    if a.jitter != b.jitter {
+        out.push(format!("jitter={:?}", b.jitter));
+    }
+    out
+}
+
+/// Every evaluated candidate as CSV rows (header first): what it changes
+/// from the baseline, whether it met the constraints in every replication,
+/// and its figures as mean, smallest and largest over the replications.
+pub fn candidates_table(t: &Tuned, c: &Constraints) -> Vec<Vec<String>> {
+    let mut rows = vec![[
+        "candidate",
+        "changes",
+        "feasible",
+        "success_rate",
+        "amplification",
+        "drop_rate",
+        "drop_rate_min",
+        "drop_rate_max",
+        "dead_letter_rate",
+        "dead_letter_rate_min",
+        "dead_letter_rate_max",
+        "drain_s",
+        "drain_s_min",
+        "drain_s_max",
+        "max_task_age_s_min",
+        "max_task_age_s_max",
+        "peak_load_ratio_min",
+        "peak_load_ratio_max",
+        "recovery_after_fault_s",
+        "metastable",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()];
+    let f = |x: f64| {
+        let t = format!("{x:.6}");
+        let t = t.trim_end_matches('0').trim_end_matches('.');
+        if t == "-0" {
+            "0".to_string()
+        } else {
+            t.to_string()
+        }
+    };
+    let o = |x: Option<f64>| x.map(f).unwrap_or_default();
+    for (i, cand) in t.candidates.iter().enumerate() {
+        let s = &cand.score;
+        let p = &s.spread;
+        rows.push(vec![
+            i.to_string(),
+            changes(&t.baseline, cand).join(" "),
+            s.feasible(c).to_string(),
+            f(s.success_rate),
+            f(s.amplification),
+            f(s.drop_rate),
+            f(p.drop_rate.0),
+            f(p.drop_rate.1),
+            f(s.dead_letter_rate),
+            f(p.dead_letter_rate.0),
+            f(p.dead_letter_rate.1),
+            o(s.drain_s),
+            o(p.drain_s.map(|r| r.0)),
+            o(p.drain_s.map(|r| r.1)),
+            f(p.max_task_age_s.0),
+            f(p.max_task_age_s.1),
+            f(p.peak_load_ratio.0),
+            f(p.peak_load_ratio.1),
+            o(s.recovery_after_fault_s),
+            s.metastable.to_string(),
+        ]);
+    }
+    rows
+}
+
+/// The spread of a score over its replications, in a line (empty with one
+/// replication): `min–max` of the figures that vary between seeds.
+pub fn describe_spread(s: &Score, queue: bool) -> String {
+    let p = &s.spread;
+    if p.replications < 2 {
+        return String::new();
+    }
+    let pct = |(a, b): Range| format!("{:.2}–{:.2} %", 100.0 * a, 100.0 * b);
+    let secs = |(a, b): Range| format!("{a:.0}–{b:.0} s");
+    let mut parts = vec![format!("dropped {}", pct(p.drop_rate))];
+    if let Some(r) = p.recovery_after_fault_s {
+        parts.push(format!("recovery {}", secs(r)));
+    }
+    if queue {
+        parts.push(format!("dead-lettered {}", pct(p.dead_letter_rate)));
+        parts.push(match p.drain_s {
+            Some(r) => format!("drain {}", secs(r)),
+            None => "drain: not in every run".into(),
+        });
+        parts.push(format!("oldest task {}", secs(p.max_task_age_s)));
+        parts.push(format!(
+            "peak load {:.2}–{:.2}×",
+            p.peak_load_ratio.0, p.peak_load_ratio.1
+        ));
+    }
+    format!("over {} replications: {}", p.replications, parts.join(", "))
+}
+
+/// What a queue-tuning score adds to [`describe`]: dead letters, drain,
+/// oldest task, peak load.
+pub fn describe_queue(s: &Score) -> String {
+    let drain = match s.drain_s {
+        Some(d) => format!("drains {} after the fault", whole_secs(d)),
+        None => "does not drain in every run".into(),
+    };
+    format!(
+        "dead-lettered {:.2} %, {drain}, oldest task {}, peak load {:.2}× capacity",
+        100.0 * s.dead_letter_rate,
+        whole_secs(s.max_task_age_s),
+        s.peak_load_ratio
+    )
+}
+
+/// A duration in seconds rounded to the second, as a duration string.
+fn whole_secs(s: f64) -> String {
+    format_duration((s.max(0.0).round() as u64).saturating_mul(NS_PER_SEC))
 }
 
 /// A one-line description of a score.
 pub fn describe(s: &Score) -> String {
     let rec = match (s.metastable, s.recovery_after_fault_s) {
         (true, _) => "stays metastable".to_string(),
-        (false, None) if s.undetermined => {
-            "recovery undetermined (the run ends too soon after the fault)".to_string()
-        }
         (false, Some(r)) => format!(
             "recovers {} after the fault",
             format_duration((r * 1e9) as u64)
         ),
+        (false, None) if s.undetermined => {
+            "recovery undetermined (the run ends too soon after the fault)".to_string()
+        }
         (false, None) => "no fault to recover from".to_string(),
     };
     format!(
@@ -395,6 +865,50 @@ mod tests {
             gcloud_flags(&p).unwrap(),
             "--max-attempts=100 --min-backoff=0.1s --max-backoff=3600s --max-doublings=16"
         );
+    }
+
+    #[test]
+    fn the_gcloud_line_lists_every_changed_flag_and_says_what_gcloud_cannot_set() {
+        let p = |attempts: i64, min_s: u64, window: Option<u64>| {
+            policy::resolve(&PolicySpec {
+                name: "q".into(),
+                max_attempts: Some(attempts),
+                max_retry_duration: window.map(Dur::from_secs),
+                backoff: Some(BackoffSpec::CloudTasks {
+                    min_backoff: Dur::from_secs(min_s),
+                    max_backoff: Dur::from_secs(3600),
+                    max_doublings: 16,
+                }),
+                ..Default::default()
+            })
+            .unwrap()
+        };
+        let q = |rate: f64, burst: u32, conc: u32| DispatcherSpec {
+            max_dispatches_per_second: rate,
+            max_burst_size: burst,
+            max_concurrent_dispatches: conc,
+            dispatch_deadline: Dur::from_secs(600),
+            throttling: None,
+        };
+        let (from, to) = (p(100, 1, Some(600)), p(20, 1, None));
+        let (flags, notes) = gcloud_update(
+            (&from, Some(&q(500.0, 100, 1000))),
+            (&to, Some(&q(30.0, 10, 1000))),
+        )
+        .unwrap();
+        assert_eq!(
+            flags,
+            "--max-attempts=20 --clear-max-retry-duration --max-dispatches-per-second=30"
+        );
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].contains("max_burst_size 10"), "{}", notes[0]);
+        let (flags, notes) = gcloud_update(
+            (&from, Some(&q(500.0, 100, 1000))),
+            (&from, Some(&q(500.0, 100, 50))),
+        )
+        .unwrap();
+        assert_eq!(flags, "--max-concurrent-dispatches=50");
+        assert!(notes.is_empty());
     }
 
     #[test]

@@ -30,8 +30,18 @@ pub enum ActionSpec {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration: Option<Dur>,
     },
-    /// Every waiting task of the dispatcher queue is dispatched at once.
-    ForceRun { at: Dur },
+    /// Waiting tasks of the dispatcher queue are dispatched at once
+    /// (RunTask): every one, the ones named by creation number (`tasks`),
+    /// or the oldest `fraction` of them.
+    ForceRun {
+        at: Dur,
+        /// Creation numbers (0 = the run's first task) of the tasks to run.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tasks: Option<Vec<u64>>,
+        /// Share of the waiting tasks to run, oldest first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fraction: Option<f64>,
+    },
 }
 
 impl ActionSpec {
@@ -40,7 +50,7 @@ impl ActionSpec {
         match self {
             ActionSpec::DisableRetries { at, .. }
             | ActionSpec::ShedLoad { at, .. }
-            | ActionSpec::ForceRun { at } => *at,
+            | ActionSpec::ForceRun { at, .. } => *at,
         }
     }
 
@@ -62,11 +72,27 @@ impl ActionSpec {
                     c.positive_dur(&format!("{p}.duration"), *d);
                 }
             }
-            ActionSpec::ForceRun { .. } => {
+            ActionSpec::ForceRun {
+                tasks, fraction, ..
+            } => {
+                let p = format!("{p}.force_run");
                 if !has_dispatcher {
                     c.err(
-                        format!("{p}.force_run"),
+                        p.clone(),
                         "needs a `dispatcher` block (it runs the dispatcher's waiting tasks)",
+                    );
+                }
+                if tasks.is_some() && fraction.is_some() {
+                    c.err(
+                        p.clone(),
+                        "give `tasks` or `fraction`, not both (neither = every waiting task)",
+                    );
+                }
+                if let Some(f) = fraction {
+                    c.fraction(
+                        &format!("{p}.fraction"),
+                        *f,
+                        ", e.g. 0.5 for the older half",
                     );
                 }
             }
@@ -92,7 +118,23 @@ impl ActionSpec {
                 num(100.0 * fraction),
                 until(duration)
             ),
-            ActionSpec::ForceRun { at } => format!("at {at}: every waiting task forced to run"),
+            ActionSpec::ForceRun {
+                at,
+                tasks: Some(list),
+                ..
+            } => {
+                let names: Vec<String> = list.iter().map(|t| t.to_string()).collect();
+                format!("at {at}: tasks {} forced to run", names.join(", "))
+            }
+            ActionSpec::ForceRun {
+                at,
+                fraction: Some(f),
+                ..
+            } => format!(
+                "at {at}: the oldest {}% of the waiting tasks forced to run",
+                num(100.0 * f)
+            ),
+            ActionSpec::ForceRun { at, .. } => format!("at {at}: every waiting task forced to run"),
         }
     }
 }

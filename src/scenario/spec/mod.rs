@@ -183,6 +183,87 @@ pub struct DispatcherSpec {
     pub max_concurrent_dispatches: u32,
     #[serde(default = "default_dispatch_deadline")]
     pub dispatch_deadline: Dur,
+    /// An approximation of Cloud Tasks' system throttling; off when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttling: Option<ThrottlingSpec>,
+}
+
+/// The dispatcher's system-throttling approximation (`dispatcher.throttling`):
+/// an effective dispatch rate cut on error-heavy windows and raised step by
+/// step otherwise. Google documents the behaviour, not the numbers; these
+/// are this model's (see `docs/model.md`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThrottlingSpec {
+    /// The interval over which answers are counted and the rate adjusted.
+    #[serde(default = "default_throttle_window")]
+    pub window: Dur,
+    /// A window is error-heavy when at least this share of its answers
+    /// were errors (timeouts included).
+    #[serde(default = "default_error_share")]
+    pub error_share: f64,
+    /// Rate multiplier after an error-heavy window.
+    #[serde(default = "default_decrease")]
+    pub decrease: f64,
+    /// Rate multiplier after an error-heavy window whose errors were mostly
+    /// `unavailable` or `resource_exhausted` (HTTP 503, 429).
+    #[serde(default = "default_overload_decrease")]
+    pub overload_decrease: f64,
+    /// Added to the rate after any other window with dispatches, as a share
+    /// of the configured rate.
+    #[serde(default = "default_ramp")]
+    pub ramp: f64,
+    /// A new queue starts at this share of the configured rate, and a
+    /// window without dispatches brings it back down to it.
+    #[serde(default = "default_start")]
+    pub start: f64,
+    /// The effective rate never goes below this (dispatches per second).
+    #[serde(default = "default_min_rate")]
+    pub min_rate: f64,
+    /// An answer carrying the backend's `retry_after` pauses dispatching
+    /// for that long.
+    #[serde(default = "default_true")]
+    pub honor_retry_after: bool,
+}
+
+impl Default for ThrottlingSpec {
+    fn default() -> Self {
+        ThrottlingSpec {
+            window: default_throttle_window(),
+            error_share: default_error_share(),
+            decrease: default_decrease(),
+            overload_decrease: default_overload_decrease(),
+            ramp: default_ramp(),
+            start: default_start(),
+            min_rate: default_min_rate(),
+            honor_retry_after: true,
+        }
+    }
+}
+
+fn default_throttle_window() -> Dur {
+    Dur::from_secs(5)
+}
+fn default_error_share() -> f64 {
+    0.05
+}
+fn default_decrease() -> f64 {
+    0.8
+}
+fn default_overload_decrease() -> f64 {
+    0.5
+}
+fn default_ramp() -> f64 {
+    0.05
+}
+fn default_start() -> f64 {
+    0.05
+}
+fn default_min_rate() -> f64 {
+    1.0
+}
+fn default_true() -> bool {
+    true
 }
 
 fn default_dispatch_rate() -> f64 {
@@ -198,7 +279,7 @@ fn default_dispatch_deadline() -> Dur {
     Dur::from_secs(600)
 }
 
-/// The `report` block: how recovery is judged.
+/// The `report` block: how recovery is judged, and the alert rules.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReportSpec {
@@ -206,6 +287,8 @@ pub struct ReportSpec {
     pub recovery_threshold: f64,
     #[serde(default = "default_stable_for")]
     pub stable_for: Dur,
+    #[serde(default)]
+    pub alerts: AlertsSpec,
 }
 
 impl Default for ReportSpec {
@@ -213,8 +296,70 @@ impl Default for ReportSpec {
         ReportSpec {
             recovery_threshold: default_threshold(),
             stable_for: default_stable_for(),
+            alerts: AlertsSpec::default(),
         }
     }
+}
+
+/// The thresholds of the four alert rules evaluated on the time series
+/// (`report.alerts`; definitions in `docs/model.md`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlertsSpec {
+    /// `max_attempts_reached`: fires while more than this many requests
+    /// per second are given up at their retry limits.
+    #[serde(default)]
+    pub max_attempts_reached: f64,
+    /// `retry_rate`: fires when the share of attempts that are retries
+    /// stays above this …
+    #[serde(default = "default_alert_retry_rate")]
+    pub retry_rate: f64,
+    /// … for at least this long.
+    #[serde(default = "default_alert_for")]
+    pub retry_rate_for: Dur,
+    /// `task_age`: fires while the oldest open request is older than this.
+    #[serde(default = "default_alert_task_age")]
+    pub task_age: Dur,
+    /// `attempt_tail`: the attempt number from which an ending counts as
+    /// the distribution's tail …
+    #[serde(default = "default_alert_tail_attempt")]
+    pub tail_attempt: u32,
+    /// … fires when more than this share of the requests that ended …
+    #[serde(default = "default_alert_tail_share")]
+    pub tail_share: f64,
+    /// … over the last `tail_window` ended in the tail.
+    #[serde(default = "default_alert_for")]
+    pub tail_window: Dur,
+}
+
+impl Default for AlertsSpec {
+    fn default() -> Self {
+        AlertsSpec {
+            max_attempts_reached: 0.0,
+            retry_rate: default_alert_retry_rate(),
+            retry_rate_for: default_alert_for(),
+            task_age: default_alert_task_age(),
+            tail_attempt: default_alert_tail_attempt(),
+            tail_share: default_alert_tail_share(),
+            tail_window: default_alert_for(),
+        }
+    }
+}
+
+fn default_alert_retry_rate() -> f64 {
+    0.1
+}
+fn default_alert_for() -> Dur {
+    Dur::from_secs(300)
+}
+fn default_alert_task_age() -> Dur {
+    Dur::from_secs(3600)
+}
+fn default_alert_tail_attempt() -> u32 {
+    20
+}
+fn default_alert_tail_share() -> f64 {
+    0.5
 }
 
 fn default_threshold() -> f64 {
