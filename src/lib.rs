@@ -38,6 +38,7 @@
 //! | `model` | `engine`, `metrics`, `policy`, `scenario`, `status`, `time` |
 //! | `runner` | `metrics`, `model`, `scenario` |
 //! | `sweep` | `decimal`, `error`, `metrics`, `runner`, `scenario` |
+//! | `map` | `decimal`, `metrics`, `runner`, `scenario`, `sweep` |
 //! | `tune` | `metrics`, `policy`, `runner`, `scenario`, `time` |
 //! | `report` | `decimal`, `metrics`, `policy`, `scenario`, `sweep`, `time` |
 //! | `import` | `error`, `policy`, `scenario`, `status`, `time` |
@@ -53,6 +54,7 @@ pub mod decimal;
 pub mod engine;
 pub mod error;
 pub mod import;
+pub mod map;
 pub mod metrics;
 pub mod model;
 pub mod policy;
