@@ -39,8 +39,9 @@
 //! | `runner` | `metrics`, `model`, `scenario` |
 //! | `sweep` | `decimal`, `error`, `metrics`, `runner`, `scenario` |
 //! | `map` | `decimal`, `metrics`, `runner`, `scenario`, `sweep` |
+//! | `assess` | `decimal`, `map`, `metrics`, `model`, `policy`, `runner`, `scenario`, `status`, `time` |
 //! | `tune` | `metrics`, `policy`, `runner`, `scenario`, `time` |
-//! | `report` | `decimal`, `metrics`, `policy`, `scenario`, `sweep`, `time` |
+//! | `report` | `assess`, `decimal`, `map`, `metrics`, `policy`, `scenario`, `sweep`, `time` |
 //! | `import` | `error`, `policy`, `scenario`, `status`, `time` |
 //! | `cli` | `error`, `import`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
 //!
@@ -48,6 +49,7 @@
 //! through the events, and lists the files to touch to add a fault kind, a
 //! backoff, an output column or a command.
 
+pub mod assess;
 pub mod check;
 pub mod cli;
 pub mod decimal;

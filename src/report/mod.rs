@@ -11,6 +11,7 @@ pub mod files;
 pub mod format;
 pub mod heatmap;
 pub mod html;
+pub mod map;
 pub mod plot;
 pub mod table;
 
