@@ -37,7 +37,7 @@
 //! | `scenario` | `check`, `decimal`, `error`, `policy`, `status`, `time` |
 //! | `model` | `engine`, `metrics`, `policy`, `scenario`, `status`, `time` |
 //! | `runner` | `metrics`, `model`, `scenario` |
-//! | `sweep` | `decimal`, `error`, `metrics`, `runner`, `scenario` |
+//! | `sweep` | `decimal`, `error`, `metrics`, `runner`, `scenario`, `time` |
 //! | `map` | `decimal`, `metrics`, `runner`, `scenario`, `sweep` |
 //! | `assess` | `decimal`, `map`, `metrics`, `model`, `policy`, `runner`, `scenario`, `status`, `time` |
 //! | `tune` | `metrics`, `policy`, `runner`, `scenario`, `time` |
