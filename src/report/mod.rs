@@ -6,6 +6,7 @@
 //! run in (policy, replication) order, JSON keys keep a fixed order and the
 //! plots use an embedded font, so identical inputs give identical bytes.
 
+pub mod assess;
 pub mod describe;
 pub mod files;
 pub mod format;
