@@ -30,12 +30,13 @@
 //! | `status` | — |
 //! | `decimal` | — |
 //! | `error` | — |
+//! | `math` | — |
 //! | `check` | `time` |
 //! | `engine` | `time` |
 //! | `metrics` | `decimal`, `time` |
 //! | `policy` | `check`, `decimal`, `status`, `time` |
-//! | `scenario` | `check`, `decimal`, `error`, `policy`, `status`, `time` |
-//! | `model` | `engine`, `metrics`, `policy`, `scenario`, `status`, `time` |
+//! | `scenario` | `check`, `decimal`, `error`, `math`, `policy`, `status`, `time` |
+//! | `model` | `engine`, `math`, `metrics`, `policy`, `scenario`, `status`, `time` |
 //! | `runner` | `metrics`, `model`, `scenario` |
 //! | `sweep` | `decimal`, `error`, `metrics`, `runner`, `scenario`, `time` |
 //! | `map` | `decimal`, `metrics`, `runner`, `scenario`, `sweep` |
@@ -57,6 +58,7 @@ pub mod engine;
 pub mod error;
 pub mod import;
 pub mod map;
+pub mod math;
 pub mod metrics;
 pub mod model;
 pub mod policy;

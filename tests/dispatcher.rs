@@ -6,7 +6,7 @@ use retrysim::model::run::simulate;
 use retrysim::scenario::Scenario;
 
 fn run(json: &str) -> RunResult {
-    simulate(&Scenario::from_json(json).expect("valid scenario"), 0, 0)
+    simulate(&Scenario::from_json(json).expect("valid scenario"), 0, 0).expect("runs")
 }
 
 #[test]

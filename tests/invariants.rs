@@ -125,7 +125,7 @@ proptest! {
     #[test]
     fn every_request_ends_exactly_once_and_bins_add_up(v in scenario()) {
         let s = Scenario::from_json(&v.to_string()).unwrap();
-        let r = simulate(&s, 0, 0);
+        let r = simulate(&s, 0, 0).expect("runs");
         let m = &r.summary;
         prop_assert_eq!(m.succeeded + m.failed + m.dropped + m.unfinished, m.requests);
         let bin = 0.5;

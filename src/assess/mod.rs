@@ -32,7 +32,7 @@ use crate::map::value_at;
 use crate::metrics::RunResult;
 use crate::model::faults::incident;
 use crate::policy::schedule::schedule;
-use crate::runner::{self, Job};
+use crate::runner::{self, Job, RunError};
 use crate::scenario::spec::Mode;
 use crate::scenario::Scenario;
 use crate::status::Status;
@@ -127,11 +127,10 @@ fn load_text(x: f64, whole: bool) -> String {
 }
 
 /// Share of recovered runs among those judged (see `map::outcome`).
-fn share(runs: &[RunResult], s: &Scenario) -> Option<f64> {
-    let (end, stable) = (s.spec().duration.secs(), s.spec().report.stable_for.secs());
+fn share(runs: &[RunResult]) -> Option<f64> {
     let (mut rec, mut judged) = (0u32, 0u32);
     for r in runs {
-        match outcome(&r.summary, end, stable) {
+        match outcome(&r.summary) {
             Outcome::Recovered(_) => {
                 rec += 1;
                 judged += 1;
@@ -147,6 +146,7 @@ fn share(runs: &[RunResult], s: &Scenario) -> Option<f64> {
 /// `load` loads the scenario with extra `--set` assignments applied after
 /// the user's own (with the user's seed and policy selection); `on_runs`
 /// is told how many runs each batch adds and `on_done` is called per run.
+/// A run that cannot finish fails the assessment.
 pub fn assess<E>(
     base: &Scenario,
     opts: &Options,
@@ -155,7 +155,7 @@ pub fn assess<E>(
     on_done: &(dyn Fn() + Sync),
 ) -> Result<Assessment, E>
 where
-    E: From<AssessError>,
+    E: From<AssessError> + From<RunError>,
 {
     let spec = base.spec();
     let json = serde_json::to_value(spec).expect("a scenario serializes");
@@ -200,7 +200,7 @@ where
                 .collect();
             on_runs(jobs.len() as u64);
             runs.set(runs.get() + jobs.len() as u64);
-            let mut results = runner::run_jobs(&jobs, false, on_done).into_iter();
+            let mut results = runner::run_jobs(&jobs, false, on_done)?.into_iter();
             Ok(scenarios
                 .into_iter()
                 .map(|s| {
@@ -247,7 +247,7 @@ where
             })
             .collect();
         match batch(&items, reps) {
-            Ok(done) => done.iter().map(|(s, r)| share(r, s)).collect(),
+            Ok(done) => done.iter().map(|(_, r)| share(r)).collect(),
             Err(e) => {
                 failed.get_or_insert(e);
                 vec![None; probes.len()]
@@ -288,7 +288,7 @@ where
                 })
                 .collect();
             match batch(&items, reps) {
-                Ok(done) => done.iter().map(|(s, r)| share(r, s)).collect(),
+                Ok(done) => done.iter().map(|(_, r)| share(r)).collect(),
                 Err(e) => {
                     failed.get_or_insert(e);
                     vec![None; probes.len()]

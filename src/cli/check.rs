@@ -1,6 +1,7 @@
 //! `retrysim check`: validates scenario files without simulating.
 
 use clap::Args;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -27,6 +28,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
             s.spec().faults.len(),
             if s.spec().faults.len() == 1 { "" } else { "s" }
         );
+        let mut err = std::io::stderr().lock();
+        for w in s.warnings() {
+            writeln!(err, "{}: warning: {w}", path.display())?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

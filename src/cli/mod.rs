@@ -75,6 +75,17 @@ pub fn exit_for(e: &anyhow::Error) -> ExitCode {
         }
     }
     let mut err = std::io::stderr().lock();
+    match e.downcast_ref::<crate::runner::RunError>() {
+        Some(crate::runner::RunError::Interrupted) => {
+            let _ = writeln!(err, "interrupted");
+            return ExitCode::from(130);
+        }
+        Some(stalled) => {
+            let _ = writeln!(err, "error: {stalled}");
+            return ExitCode::from(2);
+        }
+        None => {}
+    }
     if let Some(bad) = e.downcast_ref::<InvalidInput>() {
         let _ = writeln!(err, "error: {bad}");
         return ExitCode::from(2);

@@ -80,6 +80,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         scenarios.push(scenario::load(path, &args.sets)?);
     }
     for mut s in scenarios {
+        if !args.quiet {
+            let mut err = std::io::stderr().lock();
+            for w in s.warnings() {
+                writeln!(err, "{}: warning: {w}", s.spec().name)?;
+            }
+        }
         if let Some(seed) = args.seed {
             s.set_seed(seed);
         }
@@ -107,7 +113,7 @@ fn run_one(s: &Scenario, args: &RunArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let runs = (s.policies().len() as u64) * args.replications as u64;
     let bar = progress_bar(runs, args.quiet, &s.spec().name);
-    let results = runner::run_all(s, args.replications, &|| bar.inc(1));
+    let results = runner::run_all(s, args.replications, &|| bar.inc(1))?;
     bar.finish_and_clear();
     let wall_s = started.elapsed().as_secs_f64();
     let events: u64 = results.iter().map(|r| r.events).sum();

@@ -103,7 +103,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<ExitCode> {
             )));
         }
     }
-    let results = sweep::run_points(&points, args.replications, &|| {});
+    let results = sweep::run_points(&points, args.replications, &|| {})?;
     let mut table = Table {
         header: sweep::header(&grid, args.replications),
         rows: Vec::new(),

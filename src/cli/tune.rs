@@ -84,7 +84,7 @@ pub fn run(args: TuneArgs) -> anyhow::Result<ExitCode> {
         constraints,
         args.replications,
         args.rounds,
-    );
+    )?;
     println!(
         "tuning policy {:?} of {} ({} candidates simulated)",
         scenario.policies()[index].name,

@@ -31,7 +31,7 @@ pub mod outcome;
 
 use crate::decimal::num;
 use crate::metrics::RunResult;
-use crate::runner::{self, Job};
+use crate::runner::{self, Job, RunError};
 use crate::scenario::Scenario;
 use crate::sweep::{Axis, Shard, Table};
 use outcome::{outcome, Outcome};
@@ -229,11 +229,10 @@ pub struct Tally {
 }
 
 impl Tally {
-    /// Adds one run of a scenario of `run_end_s` seconds whose recovery
-    /// needs `stable_for_s`.
-    pub fn add(&mut self, r: &RunResult, run_end_s: f64, stable_for_s: f64) {
+    /// Adds one run.
+    pub fn add(&mut self, r: &RunResult) {
         self.runs += 1;
-        match outcome(&r.summary, run_end_s, stable_for_s) {
+        match outcome(&r.summary) {
             Outcome::Recovered(after) => {
                 self.recovered += 1;
                 self.recovery_s.push(after);
@@ -289,7 +288,7 @@ pub struct MapRun {
 /// Runs a shard of a map. `scenarios` holds the scenario of every cell
 /// [`cells_needed`] lists (same policies everywhere); `planned` is told
 /// how many runs each pass adds (for a progress bar) and `on_done` is
-/// called once per finished run.
+/// called once per finished run. A run that cannot finish fails the map.
 pub fn run_map(
     grid: &MapGrid,
     shard: Shard,
@@ -297,10 +296,9 @@ pub fn run_map(
     scenarios: &BTreeMap<usize, Scenario>,
     planned: &dyn Fn(u64),
     on_done: &(dyn Fn() + Sync),
-) -> MapRun {
+) -> Result<MapRun, RunError> {
     let own = shard_cells(shard, grid.len());
     let policies = scenarios.values().next().map_or(0, |s| s.policies().len());
-    let limits = |s: &Scenario| (s.spec().duration.secs(), s.spec().report.stable_for.secs());
     // Pass 1: every needed cell, replications 0..first.
     let first = passes.first();
     let mut jobs: Vec<(usize, Job<'_>)> = Vec::new();
@@ -322,12 +320,8 @@ pub fn run_map(
     let simulated_first = jobs.len() as u64;
     planned(simulated_first);
     let plain: Vec<Job<'_>> = jobs.iter().map(|(_, j)| *j).collect();
-    for ((c, job), r) in jobs.iter().zip(runner::run_jobs(&plain, false, on_done)) {
-        let (end, stable) = limits(job.scenario);
-        coarse
-            .entry((job.policy, *c))
-            .or_default()
-            .add(&r, end, stable);
+    for ((c, job), r) in jobs.iter().zip(runner::run_jobs(&plain, false, on_done)?) {
+        coarse.entry((job.policy, *c)).or_default().add(&r);
     }
     // Pass 2: the own cells near the boundary get the rest.
     let mut refine: Vec<(usize, usize)> = Vec::new();
@@ -362,12 +356,11 @@ pub fn run_map(
     planned(jobs.len() as u64);
     let plain: Vec<Job<'_>> = jobs.iter().map(|(_, j)| *j).collect();
     let simulated = simulated_first + plain.len() as u64;
-    for ((c, job), r) in jobs.iter().zip(runner::run_jobs(&plain, false, on_done)) {
-        let (end, stable) = limits(job.scenario);
+    for ((c, job), r) in jobs.iter().zip(runner::run_jobs(&plain, false, on_done)?) {
         coarse
             .get_mut(&(job.policy, *c))
             .expect("a coarse tally first")
-            .add(&r, end, stable);
+            .add(&r);
     }
     let tallies = (0..policies)
         .map(|p| {
@@ -376,12 +369,12 @@ pub fn run_map(
                 .collect()
         })
         .collect();
-    MapRun {
+    Ok(MapRun {
         full: own.len() as u64 * policies as u64 * u64::from(passes.replications),
         cells: own,
         tallies,
         simulated,
-    }
+    })
 }
 
 /// The columns of `map.csv`: the first six are fixed, the rest help read

@@ -1,15 +1,15 @@
 //! How one run ended, for the map and the assessment: it recovered after
 //! its fault, it stayed degraded, or it cannot be told.
 //!
-//! "Undetermined" covers the runs whose outcome the run itself cannot
-//! settle: no incident at all (nothing to recover from), or a run that ends
-//! less than `stable_for` after the fault's end (recovery needs that long a
-//! healthy stretch inside the run, so a missing recovery means nothing).
-//! Undetermined runs count neither as recovered nor as degraded: shares are
-//! taken over the runs that were determined. This is the one place the rule
-//! lives.
+//! The run's own three-way `metastable` ([`Recovery`]) decides, with one
+//! difference: a run with no incident at all is undetermined here (there
+//! was nothing to recover from, so it says nothing about the cliff).
+//! Undetermined runs — no incident, a run that ends less than `stable_for`
+//! after the fault, or a recovery the run's end cut short — count neither
+//! as recovered nor as degraded: shares are taken over the runs that were
+//! determined.
 
-use crate::metrics::RunSummary;
+use crate::metrics::{Recovery, RunSummary};
 
 /// How a run ended with respect to its incident.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -22,19 +22,15 @@ pub enum Outcome {
     Undetermined,
 }
 
-/// The outcome of a run of `run_end_s` seconds whose recovery needs
-/// `stable_for_s` seconds of health.
-pub fn outcome(s: &RunSummary, run_end_s: f64, stable_for_s: f64) -> Outcome {
-    let Some(fault_end) = s.fault_end_s else {
+/// The outcome of a run.
+pub fn outcome(s: &RunSummary) -> Outcome {
+    if s.fault_end_s.is_none() {
         return Outcome::Undetermined;
-    };
-    if let Some(after) = s.recovery_after_fault_s() {
-        return Outcome::Recovered(after);
     }
-    if run_end_s - fault_end < stable_for_s - 1e-9 {
-        Outcome::Undetermined
-    } else {
-        Outcome::Degraded
+    match (s.recovery, s.recovery_after_fault_s()) {
+        (Recovery::Recovered, Some(after)) => Outcome::Recovered(after),
+        (Recovery::Degraded, _) => Outcome::Degraded,
+        _ => Outcome::Undetermined,
     }
 }
 
@@ -42,38 +38,30 @@ pub fn outcome(s: &RunSummary, run_end_s: f64, stable_for_s: f64) -> Outcome {
 mod tests {
     use super::*;
 
-    fn run(fault_end: Option<f64>, recovered_at: Option<f64>) -> RunSummary {
+    fn run(fault_end: Option<f64>, recovered_at: Option<f64>, recovery: Recovery) -> RunSummary {
         RunSummary {
             fault_start_s: fault_end.map(|e| e - 10.0),
             fault_end_s: fault_end,
             recovered_at_s: recovered_at,
+            recovery,
             ..Default::default()
         }
     }
 
     #[test]
     fn three_ways() {
+        use Recovery::*;
         assert_eq!(
-            outcome(&run(Some(40.0), Some(45.0)), 150.0, 30.0),
+            outcome(&run(Some(40.0), Some(45.0), Recovered)),
             Outcome::Recovered(5.0)
         );
+        assert_eq!(outcome(&run(Some(40.0), None, Degraded)), Outcome::Degraded);
         assert_eq!(
-            outcome(&run(Some(40.0), None), 150.0, 30.0),
-            Outcome::Degraded
-        );
-        // 20 s left after the fault, 30 s of health needed: cannot tell.
-        assert_eq!(
-            outcome(&run(Some(130.0), None), 150.0, 30.0),
+            outcome(&run(Some(130.0), None, Undetermined)),
             Outcome::Undetermined
         );
-        // Exactly stable_for left: a recovery could have been seen.
-        assert_eq!(
-            outcome(&run(Some(120.0), None), 150.0, 30.0),
-            Outcome::Degraded
-        );
-        assert_eq!(
-            outcome(&run(None, None), 150.0, 30.0),
-            Outcome::Undetermined
-        );
+        // No incident: the run's own label is "recovered", but it says
+        // nothing about the cliff.
+        assert_eq!(outcome(&run(None, None, Recovered)), Outcome::Undetermined);
     }
 }

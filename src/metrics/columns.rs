@@ -2,10 +2,12 @@
 //! `replications.csv` and `sweep.csv`: `policy`, then the summary columns in
 //! the order of [`Col::ALL`] (always, so scripts can rely on positions).
 //! With more than one replication the `<col>_ci95` half-widths of the
-//! numeric columns follow, in the same order, and `metastable_share` comes
-//! last. Cells are typed, so each file writes them its own way.
+//! numeric columns follow, in the same order, then `metastable_share` and
+//! `undetermined_share`. `metastable` is `true`, `false` or `undetermined`
+//! (the run ended too soon after its fault to tell). Cells are typed, so each file writes them its own way.
 
 use super::aggregate::{Col, PolicySummary};
+use super::Recovery;
 use crate::decimal::opt;
 
 /// One cell of a summary row, typed so CSV and JSON can each write it.
@@ -42,6 +44,7 @@ pub fn summary_header(replications: usize) -> Vec<String> {
                 .map(|c| format!("{}_ci95", c.name())),
         );
         h.push("metastable_share".into());
+        h.push("undetermined_share".into());
     }
     h
 }
@@ -51,7 +54,10 @@ pub fn summary_row(s: &PolicySummary, replications: usize) -> Vec<Cell> {
     let mut row = vec![Cell::Text(s.policy.clone())];
     for c in Col::ALL {
         row.push(match c {
-            Col::Metastable => Cell::Bool(s.metastable),
+            Col::Metastable => match s.recovery {
+                Recovery::Undetermined => Cell::Text("undetermined".into()),
+                r => Cell::Bool(r == Recovery::Degraded),
+            },
             c => Cell::Num(s.get(c)),
         });
     }
@@ -60,6 +66,9 @@ pub fn summary_row(s: &PolicySummary, replications: usize) -> Vec<Cell> {
             row.push(Cell::Num(s.ci(*c)));
         }
         row.push(Cell::Num(Some(s.metastable_share)));
+        row.push(Cell::Num(Some(
+            s.undetermined_runs as f64 / s.replications.max(1) as f64,
+        )));
     }
     row
 }

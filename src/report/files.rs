@@ -70,7 +70,7 @@ pub fn replications_csv(figures: &[RunFigures]) -> anyhow::Result<Vec<u8>> {
         let mut row = vec![f.policy.clone(), f.replication.to_string()];
         for c in Col::ALL {
             row.push(match c {
-                Col::Metastable => f.metastable().to_string(),
+                Col::Metastable => f.recovery.metastable_text().to_string(),
                 c => opt(f.get(c)),
             });
         }

@@ -80,7 +80,7 @@ pub fn heatmap_png(path: &Path, m: &Manifest, table: &Table) -> Result<()> {
     title
         .draw(&Text::new(
             format!(
-                "{}: success rate by {} × {}  (M = stayed metastable)",
+                "{}: success rate by {} × {}  (M = stayed metastable, ? = undetermined)",
                 m.scenario, m.axes[ya].path, m.axes[xa].path
             ),
             (super::plot::WIDTH as i32 / 2, TITLE_H as i32 / 2),
@@ -133,8 +133,10 @@ pub fn heatmap_png(path: &Path, m: &Manifest, table: &Table) -> Result<()> {
             } else {
                 "-".into()
             };
-            if row[c_meta] == "true" {
-                text.push_str(" M");
+            match row[c_meta].as_str() {
+                "true" => text.push_str(" M"),
+                "undetermined" => text.push_str(" ?"),
+                _ => {}
             }
             area.draw(&Text::new(
                 text,

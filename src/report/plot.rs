@@ -24,7 +24,7 @@
 use super::format::human_secs;
 use crate::decimal::num;
 use crate::metrics::aggregate::{aggregate, band, BandPoint, Col, PolicySummary};
-use crate::metrics::{BinRow, RunResult};
+use crate::metrics::{BinRow, Recovery, RunResult};
 use crate::scenario::spec::FaultSpec;
 use crate::scenario::Scenario;
 use crate::time::secs;
@@ -779,6 +779,9 @@ fn outcome(s: &PolicySummary) -> String {
     };
     if s.metastable {
         return format!("never recovered{of} (metastable)");
+    }
+    if s.recovery == Recovery::Undetermined {
+        return "undetermined: the run ended too soon after the fault".into();
     }
     let mut text = match s.get(Col::RecoveryAfterFaultS) {
         Some(v) if v <= 0.0 => "recovered as soon as the fault ended".into(),

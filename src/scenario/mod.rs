@@ -6,6 +6,7 @@
 //! `<file>:<line>:<col>: <field path>: <what is wrong>`, with the parts that
 //! are unknown left out; validation reports all problems, one per line.
 
+mod lint;
 mod load;
 mod locate;
 pub mod set;
@@ -58,6 +59,18 @@ impl Scenario {
     /// The resolved policies, in file order.
     pub fn policies(&self) -> &[Policy] {
         &self.policies
+    }
+
+    /// Settings that are valid but probably not what the author meant
+    /// (printed by `check` and before a run).
+    pub fn warnings(&self) -> Vec<crate::check::Problem> {
+        lint::warnings(&self.spec, &self.policies)
+    }
+
+    /// Why simulated time may stop advancing under policy `i`, if it can
+    /// (see [`lint::zero_time_loop`]).
+    pub fn zero_time_loop(&self, i: usize) -> Option<String> {
+        lint::zero_time_loop(&self.spec, &self.policies[i])
     }
 
     /// Replaces the seed (`--seed`).

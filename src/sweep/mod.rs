@@ -20,7 +20,7 @@ use crate::error::invalid;
 use crate::metrics::aggregate::aggregate;
 use crate::metrics::columns::{summary_header, summary_row};
 use crate::metrics::RunResult;
-use crate::runner::{self, Job};
+use crate::runner::{self, Job, RunError};
 use crate::scenario::{self, Scenario};
 use serde::{Deserialize, Serialize};
 
@@ -127,17 +127,17 @@ pub fn run_points(
     points: &[(usize, Scenario)],
     replications: u32,
     on_done: &(dyn Fn() + Sync),
-) -> Vec<Vec<RunResult>> {
+) -> Result<Vec<Vec<RunResult>>, RunError> {
     let per_point: Vec<Vec<Job<'_>>> = points
         .iter()
         .map(|(_, s)| runner::jobs_of(s, replications))
         .collect();
     let jobs: Vec<Job<'_>> = per_point.iter().flatten().copied().collect();
-    let mut results = runner::run_jobs(&jobs, false, on_done).into_iter();
-    per_point
+    let mut results = runner::run_jobs(&jobs, false, on_done)?.into_iter();
+    Ok(per_point
         .iter()
         .map(|js| results.by_ref().take(js.len()).collect())
-        .collect()
+        .collect())
 }
 
 /// The header of `sweep.csv`: `point`, one column per axis (its path), then
