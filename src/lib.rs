@@ -44,7 +44,7 @@
 //! | `tune` | `metrics`, `policy`, `runner`, `scenario`, `time` |
 //! | `report` | `assess`, `decimal`, `map`, `metrics`, `policy`, `scenario`, `sweep`, `time` |
 //! | `import` | `error`, `policy`, `scenario`, `status`, `time` |
-//! | `cli` | `error`, `import`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
+//! | `cli` | `assess`, `error`, `import`, `map`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
 //!
 //! `docs/architecture.md` walks through the modules, follows one request
 //! through the events, and lists the files to touch to add a fault kind, a

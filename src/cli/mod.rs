@@ -1,9 +1,12 @@
 //! Command-line interface: one subcommand per file, each a thin layer over
 //! the library.
 
+pub mod assess;
 pub mod check;
 pub mod import;
+pub mod map;
 pub mod merge;
+pub mod progress;
 pub mod run;
 pub mod schedule;
 pub mod sweep;
@@ -32,7 +35,13 @@ pub enum Command {
     /// Run a scenario at every point of a grid of --set values (sweep.csv).
     #[command(after_help = sweep::EXAMPLES)]
     Sweep(sweep::SweepArgs),
-    /// Join the outputs of `sweep --shard I/N` into one sweep.csv.
+    /// Map where each policy recovers over two parameters (map.csv, map.png).
+    #[command(after_help = map::EXAMPLES)]
+    Map(map::MapArgs),
+    /// Verdict per policy: trigger threshold, storm load, worst case.
+    #[command(after_help = assess::EXAMPLES)]
+    Assess(assess::AssessArgs),
+    /// Join the shard outputs of `sweep` or `map` into one output.
     #[command(after_help = merge::EXAMPLES)]
     Merge(merge::MergeArgs),
     /// Validate scenario files without simulating.
@@ -54,6 +63,8 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Sweep(a) => sweep::run(a),
+        Command::Map(a) => map::run(a),
+        Command::Assess(a) => assess::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Check(a) => check::run(a),
         Command::Schedule(a) => schedule::run(a),

@@ -2,8 +2,10 @@
 //! values; writes `sweep.csv`, `sweep.json` and, when exactly two
 //! parameters vary, `heatmap.png`.
 
+use super::progress;
 use crate::error::invalid;
 use crate::report::heatmap::{heatmap_png, varying_pair};
+use crate::sweep::range::expand_values;
 use crate::sweep::{self, Axis, Grid, Manifest, Shard, Table};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -25,24 +27,41 @@ Examples:
   # Two parameters: a heatmap
   retrysim sweep scenarios/hotos21-toy.json --set traffic.rate=120,160,200,240,280 \\
       --set backend.queue_limit=150,300,600,1200
+  # A range: N evenly spaced values from A to B (numbers or durations)
+  retrysim sweep scenarios/hotos21-toy.json --set traffic.rate=100..300:11 --set faults.0.duration=5s..20s:4
   # Split across machines, then join (the merged sweep.csv is byte-identical)
   retrysim sweep s.json --set traffic.rate=100,200,300 --shard 1/2 -o part1
   retrysim sweep s.json --set traffic.rate=100,200,300 --shard 2/2 -o part2
-  retrysim merge part1 part2 -o all";
+  retrysim merge part1 part2 -o all
+  # The shard index from a Kubernetes Indexed Job or a Slurm array
+  retrysim sweep s.json --set traffic.rate=100..300:21 --shards 4 -o parts   # parts/shard-<I>-of-4/
+  retrysim merge parts -o all";
 
 /// Flags of `retrysim sweep`.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
     /// Scenario file (.json or .toml).
     pub scenario: PathBuf,
-    /// A swept parameter and its values, `PATH=V1,V2,...` (repeatable; the
-    /// grid is the cartesian product). A single value is a fixed override,
-    /// e.g. `--set seed=3` to change the seed.
+    /// A swept parameter and its values, `PATH=V1,V2,...` or `PATH=A..B:N`
+    /// (N evenly spaced values from A to B; repeatable; the grid is the
+    /// cartesian product). A single value is a fixed override.
     #[arg(long = "set", value_name = "PATH=V1,V2,...", required = true)]
     pub sets: Vec<String>,
+    /// Overrides the scenario's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Simulate only the named policies (repeatable).
+    #[arg(long = "policy")]
+    pub policies: Vec<String>,
     /// Run only the I-th of N interleaved slices of the points (1-based).
-    #[arg(long, value_name = "I/N")]
+    #[arg(long, value_name = "I/N", conflicts_with = "shards")]
     pub shard: Option<String>,
+    /// Split the points into N interleaved slices and run the one the batch
+    /// system names: JOB_COMPLETION_INDEX (Kubernetes Indexed Job, 0-based)
+    /// or SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN (Slurm array). Writes
+    /// into DIR/shard-<I>-of-<N>/.
+    #[arg(long, value_name = "N")]
+    pub shards: Option<usize>,
     /// Output directory (default output/<scenario name>/sweep).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -59,31 +78,40 @@ pub struct SweepArgs {
 
 /// Runs the command.
 pub fn run(args: SweepArgs) -> anyhow::Result<ExitCode> {
-    let axes = args
-        .sets
-        .iter()
-        .map(|s| Axis::parse(s))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(invalid)?;
+    let mut axes = Vec::new();
+    for s in &args.sets {
+        let mut a = Axis::parse(s).map_err(invalid)?;
+        a.values = expand_values(a.values).map_err(|e| invalid(format!("--set {s}: {e}")))?;
+        axes.push(a);
+    }
     let grid = Grid::new(axes).map_err(invalid)?;
-    let shard = match &args.shard {
-        Some(s) => Shard::parse(s).map_err(invalid)?,
-        None => Shard::ALL,
-    };
     let origin = args.scenario.display().to_string();
     let text = std::fs::read_to_string(&args.scenario)
         .map_err(|e| invalid(format!("{origin}: cannot read: {e}")))?;
-    let points = sweep::load_points(&text, &origin, &[], &grid, shard)?;
+    // The shard is settled before any point is loaded; its directory once
+    // the scenario's name is known.
+    let (shard, _) = super::map::shard_and_dir(args.shard.as_deref(), args.shards, PathBuf::new())?;
+    let mut points = sweep::load_points(&text, &origin, &[], &grid, shard)?;
+    for (_, s) in &mut points {
+        apply(s, &args)?;
+    }
     // The name and policies of the sweep: those of point 0, the same for
     // every shard.
     let base = match points.first() {
         Some((0, s)) => s.clone(),
-        _ => crate::scenario::load_str(&text, &origin, &grid.assignments(0))?,
+        _ => {
+            let mut s = crate::scenario::load_str(&text, &origin, &grid.assignments(0))?;
+            apply(&mut s, &args)?;
+            s
+        }
     };
-    let dir = args
-        .output
-        .clone()
-        .unwrap_or_else(|| Path::new("output").join(&base.spec().name).join("sweep"));
+    let (_, dir) = super::map::shard_and_dir(
+        args.shard.as_deref(),
+        args.shards,
+        args.output
+            .clone()
+            .unwrap_or_else(|| Path::new("output").join(&base.spec().name).join("sweep")),
+    )?;
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
     let manifest = Manifest {
@@ -103,7 +131,11 @@ pub fn run(args: SweepArgs) -> anyhow::Result<ExitCode> {
             )));
         }
     }
-    let results = sweep::run_points(&points, args.replications, &|| {})?;
+    let runs = points.len() as u64 * manifest.policies.len() as u64 * u64::from(args.replications);
+    let bar = progress::bar(runs, args.quiet, &format!("sweeping {}", manifest.scenario));
+    let results = sweep::run_points(&points, args.replications, &|| bar.inc(1));
+    bar.finish_and_clear();
+    let results = results?;
     let mut table = Table {
         header: sweep::header(&grid, args.replications),
         rows: Vec::new(),
@@ -127,6 +159,21 @@ pub fn run(args: SweepArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Applies `--seed` and `--policy` to a point's scenario.
+fn apply(s: &mut crate::scenario::Scenario, args: &SweepArgs) -> anyhow::Result<()> {
+    if let Some(seed) = args.seed {
+        s.set_seed(seed);
+    }
+    s.select_policies(&args.policies).map_err(|n| {
+        let known: Vec<_> = s.policies().iter().map(|p| p.name.as_str()).collect();
+        invalid(format!(
+            "--policy {n:?}: scenario {:?} has no such policy (it has: {})",
+            s.spec().name,
+            known.join(", ")
+        ))
+    })
 }
 
 /// Writes `sweep.csv`, `sweep.json` and (for a whole sweep with exactly two

@@ -161,6 +161,10 @@ pub fn map_png(path: &Path, m: &MapManifest, table: &Table) -> Result<()> {
             let fill = s.map_or(UNDETERMINED, success_color);
             root.draw(&Rectangle::new([(x0, y0), (x1, y1)], fill.filled()))
                 .map_err(pe)?;
+            if cw >= 12.0 && ch >= 12.0 {
+                root.draw(&Rectangle::new([(x0, y0), (x1, y1)], WHITE.stroke_width(1)))
+                    .map_err(pe)?;
+            }
             if labels {
                 let text = s.map_or("–".to_string(), |s| format!("{}%", (s * 100.0).round()));
                 root.draw(&Text::new(

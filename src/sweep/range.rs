@@ -172,6 +172,19 @@ pub fn expand(text: &str) -> Result<Option<Vec<String>>, RangeError> {
     Ok(Some(values))
 }
 
+/// Expands every value of a list that is written as a range, in place:
+/// `["50", "100..300:3"]` becomes `["50", "100", "200", "300"]`.
+pub fn expand_values(values: Vec<String>) -> Result<Vec<String>, RangeError> {
+    let mut out = Vec::with_capacity(values.len());
+    for v in values {
+        match expand(&v)? {
+            Some(list) => out.extend(list),
+            None => out.push(v),
+        }
+    }
+    Ok(out)
+}
+
 /// N evenly spaced values from `a` to `b`, both ends exact.
 fn spaced(text: &str, a: f64, b: f64, n: usize) -> Result<Vec<f64>, RangeError> {
     if n == 1 {
@@ -237,6 +250,16 @@ mod tests {
         for v in &twelve {
             assert!(parse_duration(v).is_ok(), "{v}");
         }
+    }
+
+    #[test]
+    fn lists_expand_their_ranges_in_place() {
+        let v = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            expand_values(v(&["50", "100..300:3", "1s"])).unwrap(),
+            v(&["50", "100", "200", "300", "1s"])
+        );
+        assert!(expand_values(v(&["1..2"])).is_err());
     }
 
     #[test]
