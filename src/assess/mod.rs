@@ -44,19 +44,7 @@ use bounds::Bound;
 /// Where doubling a rate stops, as a multiple of the capacity.
 const CEILING: f64 = 1.1;
 
-/// Why an assessment cannot be made.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum AssessError {
-    /// The load path names no number in the scenario.
-    #[error("--load {path}: the scenario has no number there ({found}); name a numeric field such as traffic.rate or traffic.clients")]
-    NotANumber { path: String, found: String },
-    /// The load is zero or negative.
-    #[error("--load {path}: the scenario's value {value} must be above 0 to search around it")]
-    NotPositive { path: String, value: String },
-    /// No incident to recover from.
-    #[error("the scenario has no fault to recover from (a fault covering the whole run is a background condition); assess needs a trigger")]
-    NoTrigger,
-}
+pub use crate::error::AssessError;
 
 /// What to assess and how carefully.
 #[derive(Clone, Debug, PartialEq)]

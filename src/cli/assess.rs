@@ -2,14 +2,14 @@
 //! scenario runs to its cliff; prints it and writes `assess.json` and
 //! `assess.html` into `DIR/<scenario name>/`.
 
+use super::common::{self, create_output_dir, SimArgs, Stdout};
 use super::progress;
 use crate::assess::{assess, Options};
-use crate::error::invalid;
+use crate::error::{Error, OutputError};
 use crate::report::assess::{json, page, terminal};
 use crate::scenario::{self, Scenario};
 use clap::Args;
-use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Examples shown after `--help`.
@@ -30,32 +30,15 @@ Examples:
 pub struct AssessArgs {
     /// Scenario file (.json or .toml).
     pub scenario: PathBuf,
+    /// The flags every simulating command shares.
+    #[command(flatten)]
+    pub sim: SimArgs,
     /// The load parameter to search (a number in the scenario).
     #[arg(long = "load", value_name = "PATH", default_value = "traffic.rate")]
     pub load: String,
     /// Relative width of the threshold interval at which a search stops.
     #[arg(long, default_value_t = 0.02, value_parser = tolerance)]
     pub tolerance: f64,
-    /// Output directory; writes into DIR/<scenario name>/.
-    #[arg(short, long, default_value = "output")]
-    pub output: PathBuf,
-    /// Overrides one scenario value, e.g. `backend.workers=120`
-    /// (repeatable).
-    #[arg(long = "set", value_name = "PATH=VALUE")]
-    pub sets: Vec<String>,
-    /// Overrides the scenario's seed.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Replications per probe of a search (a probe recovers when at least
-    /// half of them do).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub replications: u32,
-    /// Assess only the named policies (repeatable).
-    #[arg(long = "policy")]
-    pub policies: Vec<String>,
-    /// Print nothing but errors.
-    #[arg(short, long)]
-    pub quiet: bool,
 }
 
 /// Parses `--tolerance`: a share in (0, 1).
@@ -67,70 +50,55 @@ fn tolerance(text: &str) -> Result<f64, String> {
 }
 
 /// Runs the command.
-pub fn run(args: AssessArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
+    let sim = &args.sim;
     let origin = args.scenario.display().to_string();
-    let text = std::fs::read_to_string(&args.scenario)
-        .map_err(|e| invalid(format!("{origin}: cannot read: {e}")))?;
-    let load = |extra: &[String]| -> anyhow::Result<Scenario> {
-        let mut sets = args.sets.clone();
+    let text = scenario::read_text(&args.scenario)?;
+    let load = |extra: &[String]| -> Result<Scenario, Error> {
+        let mut sets = sim.sets.clone();
         sets.extend(extra.iter().cloned());
         let mut s = scenario::load_str(&text, &origin, &sets)?;
-        if let Some(seed) = args.seed {
-            s.set_seed(seed);
-        }
-        s.select_policies(&args.policies).map_err(|n| {
-            let known: Vec<_> = s.policies().iter().map(|p| p.name.as_str()).collect();
-            invalid(format!(
-                "--policy {n:?}: scenario {:?} has no such policy (it has: {})",
-                s.spec().name,
-                known.join(", ")
-            ))
-        })?;
+        sim.apply(&mut s)?;
         Ok(s)
     };
     let base = load(&[])?;
-    if !args.quiet {
-        let mut err = std::io::stderr().lock();
+    if !sim.quiet {
         for w in base.warnings() {
-            writeln!(err, "{}: warning: {w}", base.spec().name)?;
+            common::note(format_args!("{}: warning: {w}", base.spec().name));
         }
     }
-    let dir = args.output.join(&base.spec().name);
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
+    let dir = sim
+        .output
+        .as_deref()
+        .unwrap_or(Path::new("output"))
+        .join(&base.spec().name);
+    create_output_dir(&dir)?;
     let opts = Options {
         load_path: args.load.clone(),
-        replications: args.replications,
+        replications: sim.replications,
         tolerance: args.tolerance,
     };
-    let bar = progress::bar(0, args.quiet, &format!("assessing {}", base.spec().name));
-    let a = assess(
-        &base,
-        &opts,
-        &|extra| load(extra),
-        &|n| bar.inc_length(n),
-        &|| bar.inc(1),
-    );
+    let bar = progress::bar(0, sim.quiet, &format!("assessing {}", base.spec().name));
+    let a = assess(&base, &opts, &load, &|n| bar.inc_length(n), &|| bar.inc(1));
     bar.finish_and_clear();
-    let a = a.map_err(|e| match e.downcast::<crate::assess::AssessError>() {
-        Ok(bad) => invalid(bad.to_string()),
-        Err(other) => other,
-    })?;
+    let a = a?;
     let mut written = Vec::new();
     for (name, body) in [
         ("assess.json", json(&a)),
         ("assess.html", page(&a, base.spec().description.as_deref())),
     ] {
         let path = dir.join(name);
-        std::fs::write(&path, body)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(&path, body).map_err(|source| OutputError::Write {
+            path: path.clone(),
+            source,
+        })?;
         written.push(path);
     }
-    if !args.quiet {
-        let mut out = std::io::stdout().lock();
-        write!(out, "{}", terminal(&a))?;
+    if !sim.quiet {
+        let mut out = Stdout::lock();
+        out.print(terminal(&a))?;
         for p in written {
-            writeln!(out, "wrote {}", p.display())?;
+            out.line(format_args!("wrote {}", p.display()))?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -2,8 +2,9 @@
 //! scenario's fault over a grid of two parameters, per policy: `map.csv`,
 //! `map.json` and `map.png`.
 
+use super::common::{self, create_output_dir, SimArgs, Stdout};
 use super::progress;
-use crate::error::invalid;
+use crate::error::{Error, InvalidInput, MapError, OutputError};
 use crate::map::{self, MapGrid, MapManifest, OperatingPoint, Passes};
 use crate::report::map::map_png;
 use crate::scenario::{self, Scenario};
@@ -12,7 +13,6 @@ use crate::sweep::shard_env::shard_from_process_env;
 use crate::sweep::{Axis, Shard, Table};
 use clap::Args;
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -55,26 +55,16 @@ pub struct MapArgs {
     /// The parameter up, `PATH=V1,V2,...` or `PATH=A..B:N`.
     #[arg(long = "y", value_name = "PATH=RANGE")]
     pub y: String,
-    /// Replications of a cell near the boundary (of every cell with
-    /// --no-refine).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub replications: u32,
+    /// The flags every simulating command shares; `--set` values apply to
+    /// every cell.
+    #[command(flatten)]
+    pub sim: SimArgs,
     /// Run every replication in every cell (no coarse pass).
     #[arg(long)]
     pub no_refine: bool,
     /// Replications of the coarse pass (default max(2, ⌈R/4⌉)).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub coarse: Option<u32>,
-    /// Overrides one scenario value in every cell, e.g.
-    /// `backend.workers=120` (repeatable).
-    #[arg(long = "set", value_name = "PATH=VALUE")]
-    pub sets: Vec<String>,
-    /// Overrides the scenario's seed.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Map only the named policies (repeatable).
-    #[arg(long = "policy")]
-    pub policies: Vec<String>,
     /// Run only the I-th of N blocks of cells (1-based).
     #[arg(long, value_name = "I/N", conflicts_with = "shards")]
     pub shard: Option<String>,
@@ -84,21 +74,26 @@ pub struct MapArgs {
     /// into DIR/shard-<I>-of-<N>/.
     #[arg(long, value_name = "N")]
     pub shards: Option<usize>,
-    /// Output directory (default output/<scenario name>/map).
-    #[arg(short, long)]
-    pub output: Option<PathBuf>,
-    /// Skip map.png.
-    #[arg(long)]
-    pub no_plots: bool,
-    /// Print nothing but errors.
-    #[arg(short, long)]
-    pub quiet: bool,
 }
 
 /// Parses `--x` / `--y`: a list or a range of values for one path.
-pub fn axis(flag: &str, arg: &str) -> anyhow::Result<Axis> {
-    let mut a = Axis::parse(arg).map_err(|e| invalid(format!("{flag}: {e}")))?;
-    a.values = expand_values(a.values).map_err(|e| invalid(format!("{flag} {arg}: {e}")))?;
+pub fn axis(flag: &str, arg: &str) -> Result<Axis, InvalidInput> {
+    let flag_error = |message: String| InvalidInput::Flag {
+        flag: format!("{flag} {arg}"),
+        message,
+    };
+    if !arg.contains('=') {
+        return Err(flag_error(
+            "expected PATH=V1,V2,... or PATH=A..B:N (e.g. traffic.rate=100..300:11)".into(),
+        ));
+    }
+    // Axis::parse words its problems for `--set`; keep only what follows.
+    let mut a = Axis::parse(arg).map_err(|e| {
+        let text = e.to_string();
+        let prefix = format!("--set {arg}: ");
+        flag_error(text.strip_prefix(&prefix).unwrap_or(&text).to_string())
+    })?;
+    a.values = expand_values(a.values).map_err(|e| flag_error(e.to_string()))?;
     Ok(a)
 }
 
@@ -108,92 +103,67 @@ pub fn shard_and_dir(
     shard: Option<&str>,
     shards: Option<usize>,
     dir: PathBuf,
-) -> anyhow::Result<(Shard, PathBuf)> {
+) -> Result<(Shard, PathBuf), Error> {
     if let Some(n) = shards {
-        let (s, _) = shard_from_process_env(n).map_err(|e| invalid(e.to_string()))?;
+        let (s, _) = shard_from_process_env(n)?;
         let width = n.to_string().len();
         let sub = format!("shard-{:0width$}-of-{n}", s.index);
         return Ok((s, dir.join(sub)));
     }
     let s = match shard {
-        Some(s) => Shard::parse(s).map_err(invalid)?,
+        Some(s) => Shard::parse(s)?,
         None => Shard::ALL,
     };
     Ok((s, dir))
 }
 
-/// Loads the scenario with `sets`, then applies `--seed` and `--policy`.
-fn load(
-    text: &str,
-    origin: &str,
-    sets: &[String],
-    seed: Option<u64>,
-    policies: &[String],
-) -> anyhow::Result<Scenario> {
-    let mut s = scenario::load_str(text, origin, sets)?;
-    if let Some(seed) = seed {
-        s.set_seed(seed);
-    }
-    s.select_policies(policies).map_err(|n| {
-        let known: Vec<_> = s.policies().iter().map(|p| p.name.as_str()).collect();
-        invalid(format!(
-            "--policy {n:?}: scenario {:?} has no such policy (it has: {})",
-            s.spec().name,
-            known.join(", ")
-        ))
-    })?;
-    Ok(s)
-}
-
 /// Runs the command.
-pub fn run(args: MapArgs) -> anyhow::Result<ExitCode> {
-    let grid = MapGrid::new(axis("--x", &args.x)?, axis("--y", &args.y)?)
-        .map_err(|e| invalid(e.to_string()))?;
+pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
+    let sim = &args.sim;
+    let grid = MapGrid::new(axis("--x", &args.x)?, axis("--y", &args.y)?)?;
     let origin = args.scenario.display().to_string();
-    let text = std::fs::read_to_string(&args.scenario)
-        .map_err(|e| invalid(format!("{origin}: cannot read: {e}")))?;
-    let base = load(&text, &origin, &args.sets, args.seed, &args.policies)?;
-    if !args.quiet {
-        let mut err = std::io::stderr().lock();
+    let text = scenario::read_text(&args.scenario)?;
+    let load = |sets: &[String]| -> Result<Scenario, InvalidInput> {
+        let mut s = scenario::load_str(&text, &origin, sets)?;
+        sim.apply(&mut s)?;
+        Ok(s)
+    };
+    let base = load(&sim.sets)?;
+    if !sim.quiet {
         for w in base.warnings() {
-            writeln!(err, "{}: warning: {w}", base.spec().name)?;
+            common::note(format_args!("{}: warning: {w}", base.spec().name));
         }
     }
     let default_dir = Path::new("output").join(&base.spec().name).join("map");
     let (shard, dir) = shard_and_dir(
         args.shard.as_deref(),
         args.shards,
-        args.output.clone().unwrap_or(default_dir),
+        sim.output.clone().unwrap_or(default_dir),
     )?;
-    let passes = Passes::new(args.replications, !args.no_refine, args.coarse);
+    let passes = Passes::new(sim.replications, !args.no_refine, args.coarse);
     let names: Vec<String> = base.policies().iter().map(|p| p.name.clone()).collect();
     let mut scenarios = BTreeMap::new();
     for c in map::cells_needed(&grid, shard, passes) {
-        let mut sets = args.sets.clone();
         let cell = grid.assignments(c);
+        let mut sets = sim.sets.clone();
         sets.extend(cell.iter().cloned());
-        let s = load(&text, &origin, &sets, args.seed, &args.policies).map_err(|e| {
-            invalid(format!(
-                "map cell {} ({}):\n{e}",
-                c,
-                cell.iter()
-                    .map(|a| format!("--set {a}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ))
+        let s = load(&sets).map_err(|error| InvalidInput::MapCell {
+            index: c,
+            assignments: cell.clone(),
+            error: Box::new(error),
         })?;
         let here: Vec<String> = s.policies().iter().map(|p| p.name.clone()).collect();
         if here != names {
-            return Err(invalid(format!(
-                "map cell {c}: its policies ({}) differ from the scenario's; a map may change policy fields, not the list",
-                here.join(", ")
-            )));
+            return Err(MapError::Policies {
+                index: c,
+                policies: here,
+            }
+            .into());
         }
         scenarios.insert(c, s);
     }
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
-    let bar = progress::bar(0, args.quiet, &format!("mapping {}", base.spec().name));
+    create_output_dir(&dir)?;
+    let bar = progress::bar(0, sim.quiet, &format!("mapping {}", base.spec().name));
     let result = map::run_map(
         &grid,
         shard,
@@ -205,7 +175,7 @@ pub fn run(args: MapArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     let result = result?;
     let table = map::table(&grid, &names, &result);
-    let json = serde_json::to_value(base.spec()).expect("a scenario serializes");
+    let json = serde_json::to_value(base.spec()).map_err(OutputError::Json)?;
     let mut manifest = MapManifest {
         scenario: base.spec().name.clone(),
         seed: base.spec().seed,
@@ -222,20 +192,19 @@ pub fn run(args: MapArgs) -> anyhow::Result<ExitCode> {
         full_runs: 0,
     };
     manifest.count_runs(&table);
-    let written = write(&dir, &manifest, &table, args.no_plots)?;
-    if !args.quiet {
-        let mut out = std::io::stdout().lock();
-        writeln!(
-            out,
+    let written = write(&dir, &manifest, &table, sim.no_plots)?;
+    if !sim.quiet {
+        let mut out = Stdout::lock();
+        out.line(format_args!(
             "{} of {} cells x {} policies: {} runs{}",
             result.cells.len(),
             grid.len(),
             manifest.policies.len(),
             result.simulated,
             saved(&manifest, result.simulated)
-        )?;
+        ))?;
         for p in written {
-            writeln!(out, "wrote {}", p.display())?;
+            out.line(format_args!("wrote {}", p.display()))?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -256,31 +225,28 @@ fn saved(m: &MapManifest, simulated: u64) -> String {
 }
 
 /// Writes `map.csv`, `map.json` and (for a whole map, unless `no_plots`)
-/// `map.png` into `dir`.
+/// `map.png` into `dir`, which must exist. A `map.png` left by an earlier
+/// map is removed otherwise, so every file there comes from one map.
 pub fn write(
     dir: &Path,
     manifest: &MapManifest,
     table: &Table,
     no_plots: bool,
-) -> anyhow::Result<Vec<PathBuf>> {
+) -> Result<Vec<PathBuf>, OutputError> {
     let mut written = Vec::new();
-    let csv_path = dir.join("map.csv");
-    std::fs::write(&csv_path, table.to_csv()?)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", csv_path.display()))?;
-    written.push(csv_path);
-    let json_path = dir.join("map.json");
+    let save = |path: PathBuf, bytes: &[u8]| match std::fs::write(&path, bytes) {
+        Ok(()) => Ok(path),
+        Err(source) => Err(OutputError::Write { path, source }),
+    };
+    written.push(save(dir.join("map.csv"), &table.to_csv()?)?);
     let json = serde_json::to_string_pretty(manifest)? + "\n";
-    std::fs::write(&json_path, json)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", json_path.display()))?;
-    written.push(json_path);
+    written.push(save(dir.join("map.json"), json.as_bytes())?);
     let png = dir.join("map.png");
     if !no_plots && manifest.shard == Shard::ALL {
         map_png(&png, manifest, table)?;
         written.push(png);
     } else if png.exists() {
-        // Every file in the directory comes from the same map.
-        std::fs::remove_file(&png)
-            .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", png.display()))?;
+        std::fs::remove_file(&png).map_err(|source| OutputError::Remove { path: png, source })?;
     }
     Ok(written)
 }

@@ -6,7 +6,8 @@
 //! `--shards N` writes), so `retrysim merge results/map` needs no shell
 //! glob (a distroless image has no shell).
 
-use crate::error::invalid;
+use super::common::{create_output_dir, Stdout};
+use crate::error::{Error, InvalidInput, MapError};
 use crate::map::{self, MapManifest};
 use crate::sweep::{self, Manifest, Table};
 use clap::Args;
@@ -46,106 +47,111 @@ enum Kind {
     Map,
 }
 
-fn kind_of(dir: &Path) -> Option<Kind> {
-    if dir.join("map.json").is_file() {
-        Some(Kind::Map)
-    } else if dir.join("sweep.json").is_file() {
-        Some(Kind::Sweep)
-    } else {
-        None
+impl Kind {
+    fn of(dir: &Path) -> Option<Kind> {
+        if dir.join("map.json").is_file() {
+            Some(Kind::Map)
+        } else if dir.join("sweep.json").is_file() {
+            Some(Kind::Sweep)
+        } else {
+            None
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Sweep => "sweep",
+            Kind::Map => "map",
+        }
     }
 }
 
 /// The shard directories `dirs` name, each with its kind, in the order
 /// given (a parent's shards in name order).
-fn shard_dirs(dirs: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, Kind)>> {
+fn shard_dirs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Kind)>, Error> {
     let mut out = Vec::new();
     for dir in dirs {
-        if let Some(k) = kind_of(dir) {
+        if let Some(k) = Kind::of(dir) {
             out.push((dir.clone(), k));
             continue;
         }
-        let entries = std::fs::read_dir(dir).map_err(|e| {
-            invalid(format!(
-                "{}: cannot read (expected a sweep or map output, or a directory of them): {e}",
-                dir.display()
-            ))
+        let entries = std::fs::read_dir(dir).map_err(|source| InvalidInput::Unreadable {
+            origin: dir.display().to_string(),
+            source,
         })?;
-        let mut inside: Vec<PathBuf> = entries
+        let mut inside: Vec<(PathBuf, Kind)> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_dir() && kind_of(p).is_some())
+            .filter_map(|p| Kind::of(&p).map(|k| (p, k)))
             .collect();
-        inside.sort();
         if inside.is_empty() {
-            return Err(invalid(format!(
-                "{}: holds no sweep.json or map.json, nor directories that do",
-                dir.display()
-            )));
+            return Err(MapError::NoOutput(dir.display().to_string()).into());
         }
-        out.extend(inside.into_iter().map(|p| {
-            let k = kind_of(&p).expect("filtered");
-            (p, k)
-        }));
+        inside.sort_by(|a, b| a.0.cmp(&b.0));
+        out.extend(inside);
     }
     Ok(out)
 }
 
-fn read(dir: &Path, name: &str) -> anyhow::Result<Vec<u8>> {
+/// Reads `name` in `dir`.
+fn read(dir: &Path, name: &str) -> Result<Vec<u8>, InvalidInput> {
     let p = dir.join(name);
-    std::fs::read(&p).map_err(|e| invalid(format!("{}: cannot read: {e}", p.display())))
+    std::fs::read(&p).map_err(|source| InvalidInput::Unreadable {
+        origin: p.display().to_string(),
+        source,
+    })
+}
+
+/// Reads a manifest written by `sweep` or `map`.
+fn manifest<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Result<T, InvalidInput> {
+    serde_json::from_slice(&read(dir, name)?).map_err(|e| InvalidInput::Malformed {
+        origin: format!("{}/{name}", dir.display()),
+        source: Box::new(e),
+    })
 }
 
 /// Runs the command.
-pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: MergeArgs) -> Result<ExitCode, Error> {
     let dirs = shard_dirs(&args.dirs)?;
     let kind = dirs[0].1;
-    if let Some((d, _)) = dirs.iter().find(|(_, k)| *k != kind) {
-        return Err(invalid(format!(
-            "{}: a {} output among {} outputs; merge one kind at a time",
-            d.display(),
-            if kind == Kind::Map { "sweep" } else { "map" },
-            if kind == Kind::Map { "map" } else { "sweep" }
-        )));
+    if let Some((d, k)) = dirs.iter().find(|(_, k)| *k != kind) {
+        return Err(MapError::MixedKinds {
+            origin: d.display().to_string(),
+            found: k.name(),
+            expected: kind.name(),
+        }
+        .into());
     }
-    std::fs::create_dir_all(&args.output).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot create output directory {}: {e}",
-            args.output.display()
-        )
-    })?;
     let written = match kind {
         Kind::Sweep => {
             let mut parts = Vec::new();
             for (dir, _) in &dirs {
                 let origin = dir.display().to_string();
-                let manifest: Manifest = serde_json::from_slice(&read(dir, "sweep.json")?)
-                    .map_err(|e| invalid(format!("{origin}/sweep.json: {e}")))?;
-                if manifest.shard.index == 0 || manifest.shard.index > manifest.shard.count {
-                    return Err(invalid(format!("{origin}/sweep.json: bad shard")));
-                }
+                let m: Manifest = manifest(dir, "sweep.json")?;
                 let table =
                     Table::from_csv(&read(dir, "sweep.csv")?, &format!("{origin}/sweep.csv"))?;
-                parts.push((origin, manifest, table));
+                parts.push((origin, m, table));
             }
-            let (manifest, table) = sweep::merge(parts)?;
-            super::sweep::write(&args.output, &manifest, &table, args.no_plots)?
+            let (m, table) = sweep::merge(parts)?;
+            create_output_dir(&args.output)?;
+            super::sweep::write(&args.output, &m, &table, args.no_plots)?
         }
         Kind::Map => {
             let mut parts = Vec::new();
             for (dir, _) in &dirs {
                 let origin = dir.display().to_string();
-                let manifest: MapManifest = serde_json::from_slice(&read(dir, "map.json")?)
-                    .map_err(|e| invalid(format!("{origin}/map.json: {e}")))?;
+                let m: MapManifest = manifest(dir, "map.json")?;
                 let table = Table::from_csv(&read(dir, "map.csv")?, &format!("{origin}/map.csv"))?;
-                parts.push((origin, manifest, table));
+                parts.push((origin, m, table));
             }
-            let (manifest, table) = map::merge(parts).map_err(|e| invalid(e.to_string()))?;
-            super::map::write(&args.output, &manifest, &table, args.no_plots)?
+            let (m, table) = map::merge(parts)?;
+            create_output_dir(&args.output)?;
+            super::map::write(&args.output, &m, &table, args.no_plots)?
         }
     };
     if !args.quiet {
+        let mut out = Stdout::lock();
         for p in written {
-            println!("wrote {}", p.display());
+            out.line(format_args!("wrote {}", p.display()))?;
         }
     }
     Ok(ExitCode::SUCCESS)

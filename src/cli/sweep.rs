@@ -2,8 +2,9 @@
 //! values; writes `sweep.csv`, `sweep.json` and, when exactly two
 //! parameters vary, `heatmap.png`.
 
+use super::common::{create_output_dir, SimArgs, Stdout};
 use super::progress;
-use crate::error::invalid;
+use crate::error::{Error, InvalidInput, OutputError};
 use crate::report::heatmap::{heatmap_png, varying_pair};
 use crate::sweep::range::expand_values;
 use crate::sweep::{self, Axis, Grid, Manifest, Shard, Table};
@@ -42,17 +43,10 @@ Examples:
 pub struct SweepArgs {
     /// Scenario file (.json or .toml).
     pub scenario: PathBuf,
-    /// A swept parameter and its values, `PATH=V1,V2,...` or `PATH=A..B:N`
-    /// (N evenly spaced values from A to B; repeatable; the grid is the
-    /// cartesian product). A single value is a fixed override.
-    #[arg(long = "set", value_name = "PATH=V1,V2,...", required = true)]
-    pub sets: Vec<String>,
-    /// Overrides the scenario's seed.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Simulate only the named policies (repeatable).
-    #[arg(long = "policy")]
-    pub policies: Vec<String>,
+    /// The flags every simulating command shares; here each `--set` is an
+    /// axis of the grid.
+    #[command(flatten)]
+    pub sim: SimArgs,
     /// Run only the I-th of N interleaved slices of the points (1-based).
     #[arg(long, value_name = "I/N", conflicts_with = "shards")]
     pub shard: Option<String>,
@@ -62,38 +56,29 @@ pub struct SweepArgs {
     /// into DIR/shard-<I>-of-<N>/.
     #[arg(long, value_name = "N")]
     pub shards: Option<usize>,
-    /// Output directory (default output/<scenario name>/sweep).
-    #[arg(short, long)]
-    pub output: Option<PathBuf>,
-    /// Independent runs per (point, policy).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub replications: u32,
-    /// Skip the heatmap.
-    #[arg(long)]
-    pub no_plots: bool,
-    /// Print nothing but errors.
-    #[arg(short, long)]
-    pub quiet: bool,
 }
 
 /// Runs the command.
-pub fn run(args: SweepArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
+    let sim = &args.sim;
     let mut axes = Vec::new();
-    for s in &args.sets {
-        let mut a = Axis::parse(s).map_err(invalid)?;
-        a.values = expand_values(a.values).map_err(|e| invalid(format!("--set {s}: {e}")))?;
+    for s in &sim.sets {
+        let mut a = Axis::parse(s)?;
+        a.values = expand_values(a.values).map_err(|e| InvalidInput::Flag {
+            flag: format!("--set {s}"),
+            message: e.to_string(),
+        })?;
         axes.push(a);
     }
-    let grid = Grid::new(axes).map_err(invalid)?;
-    let origin = args.scenario.display().to_string();
-    let text = std::fs::read_to_string(&args.scenario)
-        .map_err(|e| invalid(format!("{origin}: cannot read: {e}")))?;
+    let grid = Grid::new(axes)?;
     // The shard is settled before any point is loaded; its directory once
     // the scenario's name is known.
     let (shard, _) = super::map::shard_and_dir(args.shard.as_deref(), args.shards, PathBuf::new())?;
+    let origin = args.scenario.display().to_string();
+    let text = crate::scenario::read_text(&args.scenario)?;
     let mut points = sweep::load_points(&text, &origin, &[], &grid, shard)?;
     for (_, s) in &mut points {
-        apply(s, &args)?;
+        sim.apply(s)?;
     }
     // The name and policies of the sweep: those of point 0, the same for
     // every shard.
@@ -101,99 +86,84 @@ pub fn run(args: SweepArgs) -> anyhow::Result<ExitCode> {
         Some((0, s)) => s.clone(),
         _ => {
             let mut s = crate::scenario::load_str(&text, &origin, &grid.assignments(0))?;
-            apply(&mut s, &args)?;
+            sim.apply(&mut s)?;
             s
         }
     };
     let (_, dir) = super::map::shard_and_dir(
         args.shard.as_deref(),
         args.shards,
-        args.output
+        sim.output
             .clone()
             .unwrap_or_else(|| Path::new("output").join(&base.spec().name).join("sweep")),
     )?;
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
     let manifest = Manifest {
         scenario: base.spec().name.clone(),
         axes: grid.axes.clone(),
         points: grid.len(),
         policies: base.policies().iter().map(|p| p.name.clone()).collect(),
-        replications: args.replications,
+        replications: sim.replications,
         shard,
     };
     for (i, s) in &points {
         let names: Vec<&str> = s.policies().iter().map(|p| p.name.as_str()).collect();
         if names != manifest.policies {
-            return Err(invalid(format!(
-                "sweep point {i}: its policies ({}) differ from the scenario's; a sweep may change policy fields, not the list",
-                names.join(", ")
-            )));
+            return Err(InvalidInput::SweepPolicies {
+                index: *i,
+                policies: names.iter().map(|n| n.to_string()).collect(),
+            }
+            .into());
         }
     }
-    let runs = points.len() as u64 * manifest.policies.len() as u64 * u64::from(args.replications);
-    let bar = progress::bar(runs, args.quiet, &format!("sweeping {}", manifest.scenario));
-    let results = sweep::run_points(&points, args.replications, &|| bar.inc(1));
+    create_output_dir(&dir)?;
+    let runs = points.len() as u64 * manifest.policies.len() as u64 * u64::from(sim.replications);
+    let bar = progress::bar(runs, sim.quiet, &format!("sweeping {}", manifest.scenario));
+    let results = sweep::run_points(&points, sim.replications, &|| bar.inc(1));
     bar.finish_and_clear();
     let results = results?;
     let mut table = Table {
-        header: sweep::header(&grid, args.replications),
+        header: sweep::header(&grid, sim.replications),
         rows: Vec::new(),
     };
     for ((i, _), res) in points.iter().zip(&results) {
         table
             .rows
-            .extend(sweep::point_rows(&grid, *i, res, args.replications));
+            .extend(sweep::point_rows(&grid, *i, res, sim.replications));
     }
-    let written = write(&dir, &manifest, &table, args.no_plots)?;
-    if !args.quiet {
-        println!(
+    let written = write(&dir, &manifest, &table, sim.no_plots)?;
+    if !sim.quiet {
+        let mut out = Stdout::lock();
+        out.line(format_args!(
             "{} of {} points x {} policies x {} replications",
             points.len(),
             grid.len(),
             manifest.policies.len(),
-            args.replications
-        );
+            sim.replications
+        ))?;
         for p in written {
-            println!("wrote {}", p.display());
+            out.line(format_args!("wrote {}", p.display()))?;
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Applies `--seed` and `--policy` to a point's scenario.
-fn apply(s: &mut crate::scenario::Scenario, args: &SweepArgs) -> anyhow::Result<()> {
-    if let Some(seed) = args.seed {
-        s.set_seed(seed);
-    }
-    s.select_policies(&args.policies).map_err(|n| {
-        let known: Vec<_> = s.policies().iter().map(|p| p.name.as_str()).collect();
-        invalid(format!(
-            "--policy {n:?}: scenario {:?} has no such policy (it has: {})",
-            s.spec().name,
-            known.join(", ")
-        ))
-    })
-}
-
 /// Writes `sweep.csv`, `sweep.json` and (for a whole sweep with exactly two
-/// varying parameters, unless `no_plots`) `heatmap.png` into `dir`.
+/// varying parameters, unless `no_plots`) `heatmap.png` into `dir`, which
+/// must exist.
 pub fn write(
     dir: &Path,
     manifest: &Manifest,
     table: &Table,
     no_plots: bool,
-) -> anyhow::Result<Vec<PathBuf>> {
+) -> Result<Vec<PathBuf>, OutputError> {
     let mut written = Vec::new();
-    let csv_path = dir.join("sweep.csv");
-    std::fs::write(&csv_path, table.to_csv()?)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", csv_path.display()))?;
-    written.push(csv_path);
-    let json_path = dir.join("sweep.json");
+    let save = |path: PathBuf, bytes: &[u8]| match std::fs::write(&path, bytes) {
+        Ok(()) => Ok(path),
+        Err(source) => Err(OutputError::Write { path, source }),
+    };
+    written.push(save(dir.join("sweep.csv"), &table.to_csv()?)?);
     let json = serde_json::to_string_pretty(manifest)? + "\n";
-    std::fs::write(&json_path, json)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", json_path.display()))?;
-    written.push(json_path);
+    written.push(save(dir.join("sweep.json"), json.as_bytes())?);
     if !no_plots && manifest.shard == Shard::ALL && varying_pair(manifest).is_some() {
         let png = dir.join("heatmap.png");
         heatmap_png(&png, manifest, table)?;

@@ -39,40 +39,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-/// Why a map cannot be made (bad axes) or joined (shards that do not fit).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum MapError {
-    /// `--x` and `--y` name the same path.
-    #[error("--x and --y both set {0}; a map needs two different parameters")]
-    SamePath(String),
-    /// A value appears twice on one axis.
-    #[error("--{axis} {path}: the value {value} is given twice")]
-    Duplicate {
-        axis: &'static str,
-        path: String,
-        value: String,
-    },
-    /// No shard directories given to merge.
-    #[error("merge: no map directories given")]
-    NothingToMerge,
-    /// A shard of another map.
-    #[error("{origin}: not a shard of the same map as {first} (scenario, --x, --y, policies, replications, refinement, seed and N of the shards must all match)")]
-    Different { origin: String, first: String },
-    /// A shard given twice.
-    #[error("{origin}: shard {index}/{count} is also in {other}")]
-    Twice {
-        origin: String,
-        index: usize,
-        count: usize,
-        other: String,
-    },
-    /// Shards missing.
-    #[error("merge: missing map shard{} {}", if .0.len() == 1 { "" } else { "s" }, .0.join(", "))]
-    Missing(Vec<String>),
-    /// A row the manifest does not explain.
-    #[error("{origin}: map.csv row {row} names a policy or value not in map.json")]
-    StrayRow { origin: String, row: usize },
-}
+pub use crate::error::MapError;
 
 /// The two axes of a map.
 #[derive(Clone, Debug, PartialEq, Eq)]

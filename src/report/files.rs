@@ -26,7 +26,7 @@ fn cell_json(c: &Cell) -> String {
 fn csv_bytes(
     header: &[String],
     rows: impl Iterator<Item = Vec<String>>,
-) -> anyhow::Result<Vec<u8>> {
+) -> Result<Vec<u8>, csv::Error> {
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
         .from_writer(Vec::new());
@@ -34,13 +34,13 @@ fn csv_bytes(
     for row in rows {
         w.write_record(&row)?;
     }
-    w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))
+    w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
 }
 
 /// `timeseries.csv`: one row per (policy, replication, bin), in the order
 /// of `results`; the columns after `policy` and `replication` are
 /// [`BinRow::COLUMNS`].
-pub fn timeseries_csv(results: &[RunResult]) -> anyhow::Result<Vec<u8>> {
+pub fn timeseries_csv(results: &[RunResult]) -> Result<Vec<u8>, csv::Error> {
     let mut header = vec!["policy".to_string(), "replication".to_string()];
     header.extend(BinRow::COLUMNS.iter().map(|c| c.name.to_string()));
     let rows = results.iter().flat_map(|r| {
@@ -56,7 +56,10 @@ pub fn timeseries_csv(results: &[RunResult]) -> anyhow::Result<Vec<u8>> {
 }
 
 /// `summary.csv`: one row per policy.
-pub fn summary_csv(summaries: &[PolicySummary], replications: usize) -> anyhow::Result<Vec<u8>> {
+pub fn summary_csv(
+    summaries: &[PolicySummary],
+    replications: usize,
+) -> Result<Vec<u8>, csv::Error> {
     let rows = summaries
         .iter()
         .map(|s| summary_row(s, replications).iter().map(Cell::csv).collect());
@@ -65,7 +68,7 @@ pub fn summary_csv(summaries: &[PolicySummary], replications: usize) -> anyhow::
 
 /// `replications.csv`: one row per (policy, replication) with that run's
 /// own figures, so a policy that recovered in some runs only shows it.
-pub fn replications_csv(figures: &[RunFigures]) -> anyhow::Result<Vec<u8>> {
+pub fn replications_csv(figures: &[RunFigures]) -> Result<Vec<u8>, csv::Error> {
     let rows = figures.iter().map(|f| {
         let mut row = vec![f.policy.clone(), f.replication.to_string()];
         for c in Col::ALL {

@@ -11,10 +11,10 @@
 
 use super::heatmap::success_color;
 use super::plot::{ensure_font, FONT};
+use crate::error::OutputError;
 use crate::map::{MapGrid, MapManifest};
 use crate::sweep::range::quantity;
 use crate::sweep::Table;
-use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
@@ -30,8 +30,15 @@ const LEGEND_H: u32 = 70;
 /// Colour of a cell where no run could be judged.
 const UNDETERMINED: RGBColor = RGBColor(200, 200, 200);
 
-fn pe<E: std::fmt::Display>(e: E) -> anyhow::Error {
-    anyhow!("map.png: {e}")
+/// Drawing either succeeds or says which file or figure failed.
+type Result<T> = std::result::Result<T, OutputError>;
+
+/// A plotting backend's error, kept as the source.
+fn pe<E: std::error::Error + Send + Sync + 'static>(e: E) -> OutputError {
+    OutputError::Draw {
+        what: "map",
+        source: Box::new(e),
+    }
 }
 
 /// Where `own` sits on an axis of `values`, as a fractional index: the
@@ -63,7 +70,7 @@ fn shares(m: &MapManifest, grid: &MapGrid, table: &Table) -> Result<Vec<Vec<Opti
     let col = |name: &str| {
         table
             .column(name)
-            .ok_or_else(|| anyhow!("map.png: no column {name}"))
+            .ok_or_else(|| OutputError::MapPicture(format!("map.csv has no column {name}")))
     };
     let (cp, cx, cy, cs) = (
         col("policy")?,
@@ -289,8 +296,10 @@ pub fn map_png(path: &Path, m: &MapManifest, table: &Table) -> Result<()> {
         style(14, HPos::Left, VPos::Center),
     ))
     .map_err(pe)?;
-    root.present()
-        .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    root.present().map_err(|e| OutputError::Encode {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })?;
     Ok(())
 }
 

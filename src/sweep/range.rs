@@ -15,30 +15,7 @@ use crate::time::{parse_duration, NS_PER_SEC};
 /// Most values one range may expand to.
 pub const MAX_VALUES: usize = 10_000;
 
-/// Why `A..B:N` is not a range.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum RangeError {
-    /// No `:N` after `A..B`.
-    #[error("range {0:?}: write A..B:N, N values from A to B inclusive (e.g. 100..300:11 or 2s..60s:12)")]
-    NoCount(String),
-    /// `N` is not a whole number in range.
-    #[error("range {text:?}: the count {count:?} must be a whole number from 2 to {MAX_VALUES}")]
-    BadCount { text: String, count: String },
-    /// `N` is 1 but the ends differ.
-    #[error("range {0:?}: one value cannot go from A to a different B; use N >= 2")]
-    OneValue(String),
-    /// An end is neither a number nor a duration.
-    #[error("range {text:?}: {end:?} is not a number or a duration such as 250ms, 2s or 1m")]
-    BadEnd { text: String, end: String },
-    /// One end is a duration and the other a plain number.
-    #[error(
-        "range {text:?}: both ends must be numbers or both durations ({a:?} and {b:?} differ)"
-    )]
-    Mixed { text: String, a: String, b: String },
-    /// A duration end is negative or out of range.
-    #[error("range {text:?}: {why}")]
-    BadDuration { text: String, why: String },
-}
+pub use crate::error::RangeError;
 
 /// One end of a range: a plain number, or a duration with the unit it was
 /// written in.
@@ -130,6 +107,7 @@ pub fn expand(text: &str) -> Result<Option<Vec<String>>, RangeError> {
     let bad_count = || RangeError::BadCount {
         text: t.to_string(),
         count: count.to_string(),
+        max: MAX_VALUES,
     };
     let n: usize = count.trim().parse().map_err(|_| bad_count())?;
     if n == 0 || n > MAX_VALUES {

@@ -25,29 +25,7 @@ pub const SLURM_TASK_MIN: &str = "SLURM_ARRAY_TASK_MIN";
 /// Slurm's number of tasks in the array.
 pub const SLURM_TASK_COUNT: &str = "SLURM_ARRAY_TASK_COUNT";
 
-/// Why the environment does not name a shard.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ShardEnvError {
-    /// `--shards 0`.
-    #[error("--shards {0}: the number of shards must be at least 1")]
-    Zero(usize),
-    /// Neither variable is set.
-    #[error("--shards {count} without --shard I/N needs {K8S_INDEX} (Kubernetes Indexed Job) or {SLURM_TASK_ID} (Slurm array) in the environment")]
-    Missing { count: usize },
-    /// A variable is not a whole number.
-    #[error("{var}={value:?} is not a whole number")]
-    NotANumber { var: &'static str, value: String },
-    /// The index is past the last shard.
-    #[error("{var}: shard index {index} (0-based) is not below --shards {count}")]
-    OutOfRange {
-        var: &'static str,
-        index: i64,
-        count: usize,
-    },
-    /// Slurm's array size differs from `--shards`.
-    #[error("{SLURM_TASK_COUNT}={tasks} but --shards {count}: size the array to the shards (e.g. --array=0-{last})", last = .count - 1)]
-    CountMismatch { tasks: usize, count: usize },
-}
+pub use crate::error::ShardEnvError;
 
 /// The shard (1-based) named by the environment `var`, for `count` shards,
 /// and the variable it came from. `var` looks a variable up (the process
