@@ -19,8 +19,9 @@
 //! are sources.
 //!
 //! Every error type of the input and output layers is defined here (the
-//! `--set` path errors of `scenario::set`, the grid and merge errors of
-//! `sweep` are re-exported there), so this module depends on nothing of
+//! `--set` path errors of `scenario::set`, the grid, merge, range and
+//! shard-environment errors of `sweep`, the map errors of `map` and the
+//! assessment errors of `assess` are re-exported there), so this module depends on nothing of
 //! the crate but `policy`'s `ResolveError`, and no module that reports an
 //! error is imported by it.
 
@@ -96,6 +97,30 @@ impl From<GridError> for Error {
 
 impl From<MergeError> for Error {
     fn from(e: MergeError) -> Error {
+        Error::Invalid(e.into())
+    }
+}
+
+impl From<RangeError> for Error {
+    fn from(e: RangeError) -> Error {
+        Error::Invalid(e.into())
+    }
+}
+
+impl From<ShardEnvError> for Error {
+    fn from(e: ShardEnvError) -> Error {
+        Error::Invalid(e.into())
+    }
+}
+
+impl From<MapError> for Error {
+    fn from(e: MapError) -> Error {
+        Error::Invalid(e.into())
+    }
+}
+
+impl From<AssessError> for Error {
+    fn from(e: AssessError) -> Error {
         Error::Invalid(e.into())
     }
 }
@@ -276,6 +301,31 @@ pub enum InvalidInput {
     /// Shard outputs that do not make one sweep.
     #[error(transparent)]
     Merge(#[from] MergeError),
+    /// A value range (`A..B:N`) that cannot be expanded.
+    #[error(transparent)]
+    Range(#[from] RangeError),
+    /// `--shards N` without a shard index the environment names.
+    #[error(transparent)]
+    ShardEnv(#[from] ShardEnvError),
+    /// Map axes that do not make a map, or map shards that do not join.
+    #[error(transparent)]
+    Map(#[from] MapError),
+    /// A scenario `assess` cannot search.
+    #[error(transparent)]
+    Assess(#[from] AssessError),
+    /// One cell of a map is invalid; the inner error says why.
+    #[error(
+        "map cell {index} ({}):\n{error}",
+        .assignments.iter().map(|a| format!("--set {a}")).collect::<Vec<_>>().join(" ")
+    )]
+    MapCell {
+        /// The cell's index in the map.
+        index: usize,
+        /// The cell's `PATH=VALUE` assignments.
+        assignments: Vec<String>,
+        /// What is wrong with the scenario in that cell.
+        error: Box<InvalidInput>,
+    },
     /// A flag value the command checks itself (not a scenario field).
     #[error("{flag}: {message}")]
     Flag {
@@ -406,6 +456,9 @@ pub enum OutputError {
     /// a hand-edited `sweep.csv`).
     #[error("heatmap: {0}")]
     Heatmap(String),
+    /// `map.png` cannot be drawn from this table (a hand-edited `map.csv`).
+    #[error("map.png: {0}")]
+    MapPicture(String),
     /// Writing to standard output failed (a closed pipe ends the program
     /// quietly instead; see [`is_broken_pipe`]).
     #[error("cannot write to standard output")]
@@ -590,6 +643,195 @@ pub enum MergeError {
         /// The shard directory.
         origin: String,
     },
+}
+
+/// Why `A..B:N` is not a range (`sweep::range`); the message quotes the
+/// range.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RangeError {
+    /// No `:N` after `A..B`.
+    #[error("range {0:?}: write A..B:N, N values from A to B inclusive (e.g. 100..300:11 or 2s..60s:12)")]
+    NoCount(String),
+    /// `N` is not a whole number in range.
+    #[error("range {text:?}: the count {count:?} must be a whole number from 2 to {max}")]
+    BadCount {
+        /// The range as written.
+        text: String,
+        /// The count as written.
+        count: String,
+        /// The most values a range may have.
+        max: usize,
+    },
+    /// `N` is 1 but the ends differ.
+    #[error("range {0:?}: one value cannot go from A to a different B; use N >= 2")]
+    OneValue(String),
+    /// An end is neither a number nor a duration.
+    #[error("range {text:?}: {end:?} is not a number or a duration such as 250ms, 2s or 1m")]
+    BadEnd {
+        /// The range as written.
+        text: String,
+        /// The end at fault.
+        end: String,
+    },
+    /// One end is a duration and the other a plain number.
+    #[error(
+        "range {text:?}: both ends must be numbers or both durations ({a:?} and {b:?} differ)"
+    )]
+    Mixed {
+        /// The range as written.
+        text: String,
+        /// Its first end.
+        a: String,
+        /// Its last end.
+        b: String,
+    },
+    /// A duration end is negative or out of range.
+    #[error("range {text:?}: {why}")]
+    BadDuration {
+        /// The range as written.
+        text: String,
+        /// Why the duration is refused.
+        why: String,
+    },
+}
+
+/// Why the environment names no shard for `--shards N`
+/// (`sweep::shard_env`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShardEnvError {
+    /// `--shards 0`.
+    #[error("--shards {0}: the number of shards must be at least 1")]
+    Zero(usize),
+    /// Neither variable is set.
+    #[error("--shards {count} without --shard I/N needs JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID (Slurm array) in the environment")]
+    Missing {
+        /// N.
+        count: usize,
+    },
+    /// A variable is not a whole number.
+    #[error("{var}={value:?} is not a whole number")]
+    NotANumber {
+        /// The variable.
+        var: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// The index is past the last shard.
+    #[error("{var}: shard index {index} (0-based) is not below --shards {count}")]
+    OutOfRange {
+        /// The variable it came from.
+        var: &'static str,
+        /// The 0-based index.
+        index: i64,
+        /// N.
+        count: usize,
+    },
+    /// Slurm's array size differs from `--shards`.
+    #[error("SLURM_ARRAY_TASK_COUNT={tasks} but --shards {count}: size the array to the shards (e.g. --array=0-{last})", last = .count - 1)]
+    CountMismatch {
+        /// The array's size.
+        tasks: usize,
+        /// N.
+        count: usize,
+    },
+}
+
+/// Map axes that do not make a map, or map shards that do not join into
+/// one (`map`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MapError {
+    /// `--x` and `--y` name the same path.
+    #[error("--x and --y both set {0}; a map needs two different parameters")]
+    SamePath(String),
+    /// A value appears twice on one axis.
+    #[error("--{axis} {path}: the value {value} is given twice")]
+    Duplicate {
+        /// `x` or `y`.
+        axis: &'static str,
+        /// The axis' path.
+        path: String,
+        /// The value repeated.
+        value: String,
+    },
+    /// A cell whose policies differ from the scenario's.
+    #[error("map cell {index}: its policies ({}) differ from the scenario's; a map may change policy fields, not the list", .policies.join(", "))]
+    Policies {
+        /// The cell.
+        index: usize,
+        /// Its policies.
+        policies: Vec<String>,
+    },
+    /// No shard directories given to merge.
+    #[error("merge: no map directories given")]
+    NothingToMerge,
+    /// A shard of another map.
+    #[error("{origin}: not a shard of the same map as {first} (scenario, --x, --y, policies, replications, refinement, seed and N of the shards must all match)")]
+    Different {
+        /// The shard directory.
+        origin: String,
+        /// The first shard directory.
+        first: String,
+    },
+    /// A shard given twice.
+    #[error("{origin}: shard {index}/{count} is also in {other}")]
+    Twice {
+        /// The shard directory.
+        origin: String,
+        /// The shard's I.
+        index: usize,
+        /// The shard's N.
+        count: usize,
+        /// The other directory holding it.
+        other: String,
+    },
+    /// Shards missing.
+    #[error("merge: missing map shard{} {}", if .0.len() == 1 { "" } else { "s" }, .0.join(", "))]
+    Missing(Vec<String>),
+    /// A row the manifest does not explain.
+    #[error("{origin}: map.csv row {row} names a policy or value not in map.json")]
+    StrayRow {
+        /// The shard directory.
+        origin: String,
+        /// 1-based row.
+        row: usize,
+    },
+    /// Shard outputs of different kinds given to merge.
+    #[error("{origin}: a {found} output among {expected} outputs; merge one kind at a time")]
+    MixedKinds {
+        /// The directory.
+        origin: String,
+        /// What it holds.
+        found: &'static str,
+        /// What the first one holds.
+        expected: &'static str,
+    },
+    /// A directory given to merge that holds no output.
+    #[error("{0}: holds no sweep.json or map.json, nor directories that do")]
+    NoOutput(String),
+}
+
+/// A scenario `assess` cannot search (`assess`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AssessError {
+    /// The load path names no number in the scenario.
+    #[error("--load {path}: the scenario has no number there ({found}); name a numeric field such as traffic.rate or traffic.clients")]
+    NotANumber {
+        /// The path.
+        path: String,
+        /// What is there.
+        found: String,
+    },
+    /// The load is zero or negative.
+    #[error("--load {path}: the scenario's value {value} must be above 0 to search around it")]
+    NotPositive {
+        /// The path.
+        path: String,
+        /// Its value.
+        value: String,
+    },
+    /// No incident to recover from.
+    #[error("the scenario has no fault to recover from (a fault covering the whole run is a background condition); assess needs a trigger")]
+    NoTrigger,
 }
 
 /// Writes an error and its sources, joined with `": "` (the way the command

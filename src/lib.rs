@@ -40,22 +40,26 @@
 //! | `scenario` | `check`, `decimal`, `error`, `math`, `policy`, `status`, `time` |
 //! | `model` | `engine`, `error`, `math`, `metrics`, `policy`, `scenario`, `status`, `time` |
 //! | `runner` | `metrics`, `model`, `policy`, `scenario` |
-//! | `sweep` | `decimal`, `error`, `metrics`, `runner`, `scenario` |
+//! | `sweep` | `decimal`, `error`, `metrics`, `runner`, `scenario`, `time` |
+//! | `map` | `decimal`, `error`, `metrics`, `runner`, `scenario`, `sweep` |
+//! | `assess` | `decimal`, `error`, `map`, `metrics`, `model`, `policy`, `runner`, `scenario`, `status`, `time` |
 //! | `tune` | `metrics`, `policy`, `runner`, `scenario`, `time` |
-//! | `report` | `decimal`, `engine`, `error`, `metrics`, `policy`, `scenario`, `sweep`, `time` |
+//! | `report` | `assess`, `decimal`, `engine`, `error`, `map`, `metrics`, `policy`, `scenario`, `sweep`, `time` |
 //! | `import` | `error`, `policy`, `scenario`, `status`, `time` |
-//! | `cli` | `check`, `engine`, `error`, `import`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
+//! | `cli` | `assess`, `check`, `engine`, `error`, `import`, `map`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
 //!
 //! `docs/architecture.md` walks through the modules, follows one request
 //! through the events, and lists the files to touch to add a fault kind, a
 //! backoff, an output column or a command.
 
+pub mod assess;
 pub mod check;
 pub mod cli;
 pub mod decimal;
 pub mod engine;
 pub mod error;
 pub mod import;
+pub mod map;
 pub mod math;
 pub mod metrics;
 pub mod model;

@@ -1,30 +1,39 @@
-//! `retrysim merge`: joins the outputs of `retrysim sweep --shard I/N` into
-//! the `sweep.csv` (byte for byte) an unsharded sweep writes.
+//! `retrysim merge`: joins the shard outputs of `retrysim sweep` or
+//! `retrysim map` into the files (byte for byte) an unsharded run writes.
+//!
+//! A directory holding `sweep.json` or `map.json` is one shard; any other
+//! directory stands for the shard directories directly inside it (what
+//! `--shards N` writes), so `retrysim merge results/map` needs no shell
+//! glob (a distroless image has no shell).
 
 use super::common::Stdout;
-use crate::error::{Error, InvalidInput};
+use crate::error::{Error, InvalidInput, MapError};
+use crate::map::{self, MapManifest};
 use crate::report::staging::Staging;
 use crate::sweep::{self, Manifest, Table};
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Examples shown after `--help`.
 pub const EXAMPLES: &str = "Examples:
   retrysim sweep s.json --set traffic.rate=100,200,300 --shard 1/2 -o part1
   retrysim sweep s.json --set traffic.rate=100,200,300 --shard 2/2 -o part2
-  retrysim merge part1 part2 -o all      # all/sweep.csv, all/sweep.json (+ heatmap.png)";
+  retrysim merge part1 part2 -o all      # all/sweep.csv, all/sweep.json (+ heatmap.png)
+  # Map shards written with --shards N into results/map/shard-<I>-of-<N>/
+  retrysim merge results/map -o results/map-merged   # map.csv, map.json, map.png";
 
 /// Flags of `retrysim merge`.
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// Shard output directories (each holds sweep.csv and sweep.json).
+    /// Shard output directories (each holds sweep.csv and sweep.json, or
+    /// map.csv and map.json), or directories holding them.
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
     /// Output directory.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Skip the heatmap.
+    /// Skip the heatmap or map.png.
     #[arg(long)]
     pub no_plots: bool,
     /// Print nothing but errors.
@@ -32,29 +41,114 @@ pub struct MergeArgs {
     pub quiet: bool,
 }
 
+/// What kind of output a shard directory holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Sweep,
+    Map,
+}
+
+impl Kind {
+    fn of(dir: &Path) -> Option<Kind> {
+        if dir.join("map.json").is_file() {
+            Some(Kind::Map)
+        } else if dir.join("sweep.json").is_file() {
+            Some(Kind::Sweep)
+        } else {
+            None
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Sweep => "sweep",
+            Kind::Map => "map",
+        }
+    }
+}
+
+/// The shard directories `dirs` name, each with its kind, in the order
+/// given (a parent's shards in name order).
+fn shard_dirs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Kind)>, Error> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        if let Some(k) = Kind::of(dir) {
+            out.push((dir.clone(), k));
+            continue;
+        }
+        let entries = std::fs::read_dir(dir).map_err(|source| InvalidInput::Unreadable {
+            origin: dir.display().to_string(),
+            source,
+        })?;
+        let mut inside: Vec<(PathBuf, Kind)> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter_map(|p| Kind::of(&p).map(|k| (p, k)))
+            .collect();
+        if inside.is_empty() {
+            return Err(MapError::NoOutput(dir.display().to_string()).into());
+        }
+        inside.sort_by(|a, b| a.0.cmp(&b.0));
+        out.extend(inside);
+    }
+    Ok(out)
+}
+
+/// Reads `name` in `dir`.
+fn read(dir: &Path, name: &str) -> Result<Vec<u8>, InvalidInput> {
+    let p = dir.join(name);
+    std::fs::read(&p).map_err(|source| InvalidInput::Unreadable {
+        origin: p.display().to_string(),
+        source,
+    })
+}
+
+/// Reads a manifest written by `sweep` or `map`.
+fn manifest<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Result<T, InvalidInput> {
+    serde_json::from_slice(&read(dir, name)?).map_err(|e| InvalidInput::Malformed {
+        origin: format!("{}/{name}", dir.display()),
+        source: Box::new(e),
+    })
+}
+
 /// Runs the command.
 pub fn run(args: MergeArgs) -> Result<ExitCode, Error> {
-    let mut parts = Vec::new();
-    for dir in &args.dirs {
-        let origin = dir.display().to_string();
-        let read = |name: &str| {
-            let p = dir.join(name);
-            std::fs::read(&p).map_err(|source| InvalidInput::Unreadable {
-                origin: p.display().to_string(),
-                source,
-            })
-        };
-        let manifest: Manifest =
-            serde_json::from_slice(&read("sweep.json")?).map_err(|e| InvalidInput::Malformed {
-                origin: format!("{origin}/sweep.json"),
-                source: Box::new(e),
-            })?;
-        let table = Table::from_csv(&read("sweep.csv")?, &format!("{origin}/sweep.csv"))?;
-        parts.push((origin, manifest, table));
+    let dirs = shard_dirs(&args.dirs)?;
+    let kind = dirs[0].1;
+    if let Some((d, k)) = dirs.iter().find(|(_, k)| *k != kind) {
+        return Err(MapError::MixedKinds {
+            origin: d.display().to_string(),
+            found: k.name(),
+            expected: kind.name(),
+        }
+        .into());
     }
-    let (manifest, table) = sweep::merge(parts)?;
-    let stage = Staging::begin(&args.output)?;
-    let written = super::sweep::write(stage, &manifest, &table, args.no_plots)?;
+    let written = match kind {
+        Kind::Sweep => {
+            let mut parts = Vec::new();
+            for (dir, _) in &dirs {
+                let origin = dir.display().to_string();
+                let m: Manifest = manifest(dir, "sweep.json")?;
+                let table =
+                    Table::from_csv(&read(dir, "sweep.csv")?, &format!("{origin}/sweep.csv"))?;
+                parts.push((origin, m, table));
+            }
+            let (m, table) = sweep::merge(parts)?;
+            let stage = Staging::begin(&args.output)?;
+            super::sweep::write(stage, &m, &table, args.no_plots)?
+        }
+        Kind::Map => {
+            let mut parts = Vec::new();
+            for (dir, _) in &dirs {
+                let origin = dir.display().to_string();
+                let m: MapManifest = manifest(dir, "map.json")?;
+                let table = Table::from_csv(&read(dir, "map.csv")?, &format!("{origin}/map.csv"))?;
+                parts.push((origin, m, table));
+            }
+            let (m, table) = map::merge(parts)?;
+            let stage = Staging::begin(&args.output)?;
+            super::map::write(stage, &m, &table, args.no_plots)?
+        }
+    };
     if !args.quiet {
         let mut out = Stdout::lock();
         for p in written {

@@ -2,10 +2,13 @@
 //! the library; the flags and the output handle they share are in
 //! [`common`].
 
+pub mod assess;
 pub mod check;
 pub mod common;
 pub mod import;
+pub mod map;
 pub mod merge;
+pub mod progress;
 pub mod run;
 pub mod schedule;
 pub mod sweep;
@@ -47,14 +50,37 @@ pub enum Command {
         mut_arg("sets", |a| a
             .required(true)
             .value_name("PATH=V1,V2,...")
-            .help("A swept parameter and its values, `PATH=V1,V2,...` (repeatable; the grid is the cartesian product). A single value is a fixed override, e.g. `--set seed=3` to change the seed")),
+            .help("A swept parameter and its values, `PATH=V1,V2,...` or `PATH=A..B:N` (N evenly spaced values from A to B, numbers or durations; repeatable; the grid is the cartesian product). A single value is a fixed override, e.g. `--set seed=3` to change the seed")),
         mut_arg("seed", |a| a.help("Overrides the scenario's seed at every point (after --set)")),
         mut_arg("replications", |a| a.help("Independent runs per (point, policy)")),
         mut_arg("policies", |a| a.help("Simulate only the named policies at every point (repeatable)")),
         mut_arg("no_plots", |a| a.help("Skip the heatmap")),
     )]
     Sweep(sweep::SweepArgs),
-    /// Join the outputs of `sweep --shard I/N` into one sweep.csv.
+    /// Map where each policy recovers over two parameters (map.csv, map.png).
+    #[command(
+        after_help = map::EXAMPLES,
+        mut_arg("output", |a| a.help("Output directory (default output/<scenario name>/map)")),
+        mut_arg("sets", |a| a.help("Overrides one scenario value in every cell, e.g. `backend.workers=120` (repeatable)")),
+        mut_arg("replications", |a| a.help("Replications of a cell near the 50 % boundary (of every cell with --no-refine)")),
+        mut_arg("policies", |a| a.help("Map only the named policies (repeatable)")),
+        mut_arg("no_plots", |a| a.help("Skip map.png")),
+    )]
+    Map(map::MapArgs),
+    /// Verdict per policy: trigger threshold, storm load, worst case.
+    #[command(
+        after_help = assess::EXAMPLES,
+        mut_arg("output", |a| a
+            .default_value("output")
+            .help("Output directory; writes DIR/<scenario name>/assess.json and assess.html")),
+        mut_arg("replications", |a| a
+            .default_value("3")
+            .help("Replications per probe of a search (a probe recovers when at least half of them do)")),
+        mut_arg("policies", |a| a.help("Assess only the named policies (repeatable)")),
+        mut_arg("no_plots", |a| a.help("Accepted as on run and sweep; assess draws no figures")),
+    )]
+    Assess(assess::AssessArgs),
+    /// Join the shard outputs of `sweep` or `map` into one output.
     #[command(after_help = merge::EXAMPLES)]
     Merge(merge::MergeArgs),
     /// Validate scenario files without simulating.
@@ -92,6 +118,8 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Sweep(a) => sweep::run(a),
+        Command::Map(a) => map::run(a),
+        Command::Assess(a) => assess::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Check(a) => check::run(a),
         Command::Schedule(a) => schedule::run(a),
@@ -163,7 +191,7 @@ mod tests {
                 .filter_map(|a| a.get_long().map(str::to_string))
                 .collect();
         assert_eq!(shared.len(), 8, "{shared:?}");
-        for cmd in ["run", "sweep", "tune"] {
+        for cmd in ["run", "sweep", "tune", "map", "assess"] {
             let have = longs(cmd);
             for flag in &shared {
                 assert!(have.contains(flag), "{cmd} lacks --{flag}");

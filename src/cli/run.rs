@@ -1,16 +1,16 @@
 //! `retrysim run`: simulate every policy of a scenario and write the report.
 
 use super::common::{self, SimArgs, Stdout};
+use super::progress;
 use crate::error::Error;
 use crate::report::staging::Staging;
 use crate::report::{self, Perf, ReportOptions};
 use crate::runner;
 use crate::scenario::{self, Scenario};
 use clap::Args;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Examples shown after `--help`.
 pub const EXAMPLES: &str = "Examples:
@@ -86,7 +86,7 @@ fn run_one(s: &Scenario, dir: &Path, args: &RunArgs, out: &mut Stdout) -> Result
     let stage = Staging::begin(dir)?;
     let started = Instant::now();
     let runs = (s.policies().len() as u64) * sim.replications as u64;
-    let bar = progress_bar(runs, sim.quiet, &s.spec().name);
+    let bar = progress::bar(runs, sim.quiet, &format!("simulating {}", s.spec().name));
     let results = runner::run_all(s, sim.replications, &|| bar.inc(1))?;
     bar.finish_and_clear();
     let wall_s = started.elapsed().as_secs_f64();
@@ -118,34 +118,4 @@ fn run_one(s: &Scenario, dir: &Path, args: &RunArgs, out: &mut Stdout) -> Result
         }
     }
     Ok(())
-}
-
-/// A progress bar on stderr, shown only on a terminal, only without
-/// `--quiet`, and only once the runs have taken more than a second.
-fn progress_bar(runs: u64, quiet: bool, name: &str) -> indicatif::ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::with_draw_target(
-        Some(runs),
-        indicatif::ProgressDrawTarget::hidden(),
-    );
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{msg} [{bar:30}] {pos}/{len} runs, {elapsed} (eta {eta})",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
-    bar.set_message(format!("simulating {name}"));
-    // Hidden for the first second, so short runs never show it.
-    bar.enable_steady_tick(Duration::from_millis(250));
-    let visible = bar.clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(1));
-        if !visible.is_finished() {
-            visible.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
-        }
-    });
-    bar
 }

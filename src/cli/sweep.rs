@@ -3,9 +3,11 @@
 //! parameters vary, `heatmap.png`.
 
 use super::common::{SimArgs, Stdout};
+use super::progress;
 use crate::error::{Error, InvalidInput, OutputError};
 use crate::report::heatmap::{heatmap_png, varying_pair};
 use crate::report::staging::Staging;
+use crate::sweep::range::expand_values;
 use crate::sweep::{self, Axis, Grid, Manifest, Shard, Table};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -29,10 +31,15 @@ Examples:
   # Two parameters: a heatmap
   retrysim sweep scenarios/hotos21-toy.json --set traffic.rate=120,160,200,240,280 \\
       --set backend.queue_limit=150,300,600,1200
+  # A range: N evenly spaced values from A to B (numbers or durations)
+  retrysim sweep scenarios/hotos21-toy.json --set traffic.rate=100..300:11 --set faults.0.duration=5s..20s:4
   # Split across machines, then join (the merged sweep.csv is byte-identical)
   retrysim sweep s.json --set traffic.rate=100,200,300 --shard 1/2 -o part1
   retrysim sweep s.json --set traffic.rate=100,200,300 --shard 2/2 -o part2
-  retrysim merge part1 part2 -o all";
+  retrysim merge part1 part2 -o all
+  # The shard index from a Kubernetes Indexed Job or a Slurm array
+  retrysim sweep s.json --set traffic.rate=100..300:21 --shards 4 -o parts   # parts/shard-<I>-of-4/
+  retrysim merge parts -o all";
 
 /// Flags of `retrysim sweep`.
 #[derive(Debug, Args)]
@@ -44,23 +51,32 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub sim: SimArgs,
     /// Run only the I-th of N interleaved slices of the points (1-based).
-    #[arg(long, value_name = "I/N")]
+    #[arg(long, value_name = "I/N", conflicts_with = "shards")]
     pub shard: Option<String>,
+    /// Split the points into N interleaved slices and run the one the batch
+    /// system names: JOB_COMPLETION_INDEX (Kubernetes Indexed Job, 0-based)
+    /// or SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN (Slurm array). Writes
+    /// into DIR/shard-<I>-of-<N>/.
+    #[arg(long, value_name = "N")]
+    pub shards: Option<usize>,
 }
 
 /// Runs the command.
 pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     let sim = &args.sim;
-    let axes = sim
-        .sets
-        .iter()
-        .map(|s| Axis::parse(s))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut axes = Vec::new();
+    for s in &sim.sets {
+        let mut a = Axis::parse(s)?;
+        a.values = expand_values(a.values).map_err(|e| InvalidInput::Flag {
+            flag: format!("--set {s}"),
+            message: e.to_string(),
+        })?;
+        axes.push(a);
+    }
     let grid = Grid::new(axes)?;
-    let shard = match &args.shard {
-        Some(s) => Shard::parse(s)?,
-        None => Shard::ALL,
-    };
+    // The shard is settled before any point is loaded; its directory once
+    // the scenario's name is known.
+    let (shard, _) = super::map::shard_and_dir(args.shard.as_deref(), args.shards, PathBuf::new())?;
     let origin = args.scenario.display().to_string();
     let text = crate::scenario::read_text(&args.scenario)?;
     let mut points = sweep::load_points(&text, &origin, &[], &grid, shard)?;
@@ -77,10 +93,13 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
             s
         }
     };
-    let dir = sim
-        .output
-        .clone()
-        .unwrap_or_else(|| Path::new("output").join(&base.spec().name).join("sweep"));
+    let (_, dir) = super::map::shard_and_dir(
+        args.shard.as_deref(),
+        args.shards,
+        sim.output
+            .clone()
+            .unwrap_or_else(|| Path::new("output").join(&base.spec().name).join("sweep")),
+    )?;
     let manifest = Manifest {
         scenario: base.spec().name.clone(),
         axes: grid.axes.clone(),
@@ -101,7 +120,11 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     }
     sim.guard(points.iter().map(|(_, s)| s), false)?;
     let stage = Staging::begin(&dir)?;
-    let results = sweep::run_points(&points, sim.replications, &|| {})?;
+    let runs = points.len() as u64 * manifest.policies.len() as u64 * u64::from(sim.replications);
+    let bar = progress::bar(runs, sim.quiet, &format!("sweeping {}", manifest.scenario));
+    let results = sweep::run_points(&points, sim.replications, &|| bar.inc(1));
+    bar.finish_and_clear();
+    let results = results?;
     let mut table = Table {
         header: sweep::header(&grid, sim.replications),
         rows: Vec::new(),

@@ -11,7 +11,8 @@ use crate::metrics::Recovery;
 use crate::scenario::Scenario;
 use base64::Engine;
 
-const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1480px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
+/// The page style `report.html` and `assess.html` share.
+pub(crate) const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1480px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 h1{margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:.2em}
 .desc{color:#555;font-size:1.1em;margin-top:0}
 table{border-collapse:collapse;margin:.6em 0;font-size:.95em}
@@ -36,7 +37,8 @@ pub struct Figure {
     pub png: Vec<u8>,
 }
 
-fn swatch(index: usize) -> String {
+/// A small square in the colour of the policy at `index`.
+pub(crate) fn swatch(index: usize) -> String {
     format!(
         "<span class=\"sw\" style=\"background:{}\"></span>",
         policy_css(index)

@@ -7,11 +7,13 @@
 //! plots use an embedded font, so identical inputs give identical bytes.
 
 pub mod alerting;
+pub mod assess;
 pub mod describe;
 pub mod files;
 pub mod format;
 pub mod heatmap;
 pub mod html;
+pub mod map;
 pub mod plot;
 pub mod staging;
 pub mod table;

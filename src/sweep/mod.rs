@@ -10,6 +10,8 @@
 //! and writes exactly the bytes an unsharded sweep writes.
 
 pub mod grid;
+pub mod range;
+pub mod shard_env;
 
 pub use grid::{Axis, Grid, GridError, Shard};
 

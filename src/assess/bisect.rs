@@ -1,0 +1,236 @@
+//! Bisection for a load threshold: the largest load at which a scenario
+//! still recovers in at least half of its replications.
+//!
+//! From the start load, the search first brackets the threshold: a load
+//! that recovers is doubled until one does not, a load that does not is
+//! halved until one does (at most [`BRACKET_STEPS`] times each way). It
+//! then halves the bracket until its width is at most `tolerance` × its
+//! upper end, or 1 for whole-number loads. Each probe's outcome is given
+//! by the caller, so several searches advance together, one batch of runs
+//! per step.
+
+/// Doublings or halvings tried before a bracket is given up.
+pub const BRACKET_STEPS: u32 = 10;
+
+/// The threshold as an interval: `low` recovers in ≥ 50 % of the
+/// replications, `high` does not. Either end is `None` when no probe found
+/// it (every load tried recovered, or none did).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Interval {
+    /// The highest load seen to recover.
+    pub low: Option<f64>,
+    /// The lowest load seen not to recover.
+    pub high: Option<f64>,
+}
+
+impl Interval {
+    /// The middle of the interval, when both ends are known.
+    pub fn mid(&self) -> Option<f64> {
+        Some((self.low? + self.high?) / 2.0)
+    }
+}
+
+/// One probe: a load and its share of recovered replications (`None`: no
+/// replication could be judged, counted as not recovering).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Probe {
+    /// The load tried.
+    pub load: f64,
+    /// Recovered ÷ judged replications.
+    pub share: Option<f64>,
+}
+
+impl Probe {
+    /// Whether the load recovers (at least half the judged replications).
+    pub fn recovers(&self) -> bool {
+        self.share.is_some_and(|s| s >= 0.5)
+    }
+}
+
+/// One threshold search.
+#[derive(Clone, Debug)]
+pub struct Bisection {
+    start: f64,
+    whole: bool,
+    tolerance: f64,
+    ceiling: Option<f64>,
+    /// The probes made, in order.
+    pub probes: Vec<Probe>,
+    /// The bracket so far.
+    pub interval: Interval,
+}
+
+impl Bisection {
+    /// A search from `start` (> 0); `whole` keeps loads whole numbers;
+    /// `tolerance` is the relative width at which it stops.
+    pub fn new(start: f64, whole: bool, tolerance: f64) -> Bisection {
+        Bisection {
+            start,
+            whole,
+            tolerance: tolerance.max(1e-6),
+            ceiling: None,
+            probes: Vec::new(),
+            interval: Interval::default(),
+        }
+    }
+
+    /// Stops doubling at `ceiling` (a load known not to recover, such as
+    /// just above the capacity), which saves the costliest probes.
+    pub fn with_ceiling(mut self, ceiling: Option<f64>) -> Bisection {
+        self.ceiling = ceiling.filter(|c| *c > self.start);
+        self
+    }
+
+    fn round(&self, x: f64) -> f64 {
+        if self.whole {
+            x.round()
+        } else {
+            x
+        }
+    }
+
+    /// The next load to probe; `None` when the search is over.
+    pub fn next(&self) -> Option<f64> {
+        let Some(last) = self.probes.last() else {
+            return Some(self.start);
+        };
+        match (self.interval.low, self.interval.high) {
+            (Some(lo), Some(hi)) => {
+                let narrow = if self.whole {
+                    hi - lo <= 1.0
+                } else {
+                    hi - lo <= self.tolerance * hi
+                };
+                let mid = self.round((lo + hi) / 2.0);
+                (!narrow && mid > lo && mid < hi).then_some(mid)
+            }
+            (Some(_), None) => {
+                let mut up = last.load * 2.0;
+                if let Some(c) = self.ceiling {
+                    if last.load >= c {
+                        return None;
+                    }
+                    up = up.min(c);
+                }
+                let up = self.round(up);
+                (up <= self.start * 2f64.powi(BRACKET_STEPS as i32)).then_some(up)
+            }
+            (None, Some(_)) => {
+                let down = self.round(last.load / 2.0);
+                (down >= self.start / 2f64.powi(BRACKET_STEPS as i32) && down > 0.0).then_some(down)
+            }
+            (None, None) => None,
+        }
+    }
+
+    /// Records the outcome of probing `load`.
+    pub fn record(&mut self, load: f64, share: Option<f64>) {
+        let p = Probe { load, share };
+        if p.recovers() {
+            if self.interval.low.is_none_or(|lo| load > lo) {
+                self.interval.low = Some(load);
+            }
+        } else if self.interval.high.is_none_or(|hi| load < hi) {
+            self.interval.high = Some(load);
+        }
+        self.probes.push(p);
+    }
+}
+
+/// Advances every search until all are over: each step asks `eval` for the
+/// shares of one batch of (search index, load) probes, in search order.
+pub fn run_all(
+    searches: &mut [Bisection],
+    eval: &mut dyn FnMut(&[(usize, f64)]) -> Vec<Option<f64>>,
+) {
+    loop {
+        let batch: Vec<(usize, f64)> = searches
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.next().map(|l| (i, l)))
+            .collect();
+        if batch.is_empty() {
+            return;
+        }
+        let shares = eval(&batch);
+        for (&(i, load), share) in batch.iter().zip(shares) {
+            searches[i].record(load, share);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Recovers below `threshold`.
+    fn step(threshold: f64) -> impl Fn(f64) -> Option<f64> {
+        move |x| Some(if x < threshold { 1.0 } else { 0.0 })
+    }
+
+    fn search(start: f64, whole: bool, f: impl Fn(f64) -> Option<f64>) -> Bisection {
+        let mut s = vec![Bisection::new(start, whole, 0.02)];
+        run_all(&mut s, &mut |batch| {
+            batch.iter().map(|&(_, x)| f(x)).collect()
+        });
+        s.pop().unwrap()
+    }
+
+    #[test]
+    fn brackets_downwards_then_narrows() {
+        let s = search(280.0, true, step(151.0));
+        let (lo, hi) = (s.interval.low.unwrap(), s.interval.high.unwrap());
+        assert!(lo < 151.0 && hi >= 151.0 && hi - lo <= 1.0, "{lo} {hi}");
+        assert_eq!(s.probes[0].load, 280.0);
+        assert_eq!(s.probes[1].load, 140.0);
+    }
+
+    #[test]
+    fn brackets_upwards_to_relative_tolerance() {
+        let s = search(100.0, false, step(1234.5));
+        let (lo, hi) = (s.interval.low.unwrap(), s.interval.high.unwrap());
+        assert!(lo < 1234.5 && hi >= 1234.5);
+        assert!(hi - lo <= 0.02 * hi);
+        assert!(s.probes.len() < 15, "{}", s.probes.len());
+    }
+
+    #[test]
+    fn a_ceiling_caps_the_doubling() {
+        let mut s = vec![Bisection::new(100.0, false, 0.02).with_ceiling(Some(330.0))];
+        run_all(&mut s, &mut |b| {
+            b.iter().map(|&(_, x)| step(1e9)(x)).collect()
+        });
+        let loads: Vec<f64> = s[0].probes.iter().map(|p| p.load).collect();
+        assert_eq!(loads, [100.0, 200.0, 330.0]);
+        assert_eq!(s[0].interval.high, None);
+    }
+
+    #[test]
+    fn gives_up_when_nothing_or_everything_recovers() {
+        let s = search(100.0, false, |_| Some(1.0));
+        assert_eq!(s.interval.high, None);
+        assert_eq!(s.probes.len() as u32, 1 + BRACKET_STEPS);
+        let s = search(100.0, false, |_| None);
+        assert_eq!(s.interval.low, None);
+        assert_eq!(s.interval.high, Some(100.0 / 1024.0));
+    }
+
+    #[test]
+    fn searches_advance_together() {
+        let mut s = vec![
+            Bisection::new(280.0, true, 0.02),
+            Bisection::new(280.0, true, 0.02),
+        ];
+        let mut batches = Vec::new();
+        run_all(&mut s, &mut |batch| {
+            batches.push(batch.len());
+            batch
+                .iter()
+                .map(|&(i, x)| Some(if x < [150.0, 300.0][i] { 1.0 } else { 0.0 }))
+                .collect()
+        });
+        assert_eq!(batches[0], 2);
+        assert!(s[1].interval.low.unwrap() >= 299.0);
+        assert!(s[0].interval.high.unwrap() <= 151.0);
+    }
+}

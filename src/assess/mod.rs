@@ -1,0 +1,333 @@
+//! `retrysim assess`: a verdict per policy on how close a scenario runs to
+//! its cliff.
+//!
+//! For every policy:
+//!
+//! 1. **The trigger threshold**: the largest value of a load parameter
+//!    (`traffic.rate` unless told otherwise) at which the scenario, with its
+//!    own fault, still recovers in at least half of the replications,
+//!    found by bisection ([`bisect`]) and reported as an interval, with the
+//!    margin from the scenario's own load.
+//! 2. **The sustaining load**: the same search where only the load *after*
+//!    the fault changes (the scenario's rate holds until the fault ends,
+//!    then the traffic steps to the load tried): the load below which a
+//!    storm the fault started dies out. Open traffic only; the scenario's
+//!    own traffic profile is replaced by that step.
+//! 3. **The analytic estimate** of that sustaining load ([`analytic`]).
+//! 4. **The worst-case amplification** in closed form ([`bounds`]) and
+//!    checked by simulating the scenario with an outage over the whole run
+//!    (one replication, no runbook actions).
+//! 5. **The retry window** from `crate::policy::schedule`.
+//!
+//! Every probe is a set of full runs through `runner::run_jobs`, with fixed
+//! replication indices, so the assessment is deterministic.
+
+pub mod analytic;
+pub mod bisect;
+pub mod bounds;
+
+use crate::decimal::num;
+use crate::map::outcome::{outcome, Outcome};
+use crate::map::value_at;
+use crate::metrics::RunResult;
+use crate::model::faults::incident;
+use crate::policy::schedule::schedule;
+use crate::runner::{self, Job, RunError};
+use crate::scenario::spec::Mode;
+use crate::scenario::Scenario;
+use crate::status::Status;
+use crate::time::{format_duration, secs, NS_PER_SEC};
+use analytic::StormEstimate;
+use bisect::{Bisection, Interval, Probe};
+use bounds::Bound;
+
+/// Where doubling a rate stops, as a multiple of the capacity.
+const CEILING: f64 = 1.1;
+
+pub use crate::error::AssessError;
+
+/// What to assess and how carefully.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// The dotted path of the load parameter.
+    pub load_path: String,
+    /// Replications per probe.
+    pub replications: u32,
+    /// Relative width at which a bisection stops.
+    pub tolerance: f64,
+}
+
+/// One policy's verdict.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicyVerdict {
+    /// The policy's name.
+    pub name: String,
+    /// The trigger threshold of the load parameter.
+    pub threshold: Interval,
+    /// Its probes, in order.
+    pub threshold_probes: Vec<Probe>,
+    /// The load (requests/s) below which a started storm dies out; `None`
+    /// when traffic is not open.
+    pub sustaining: Option<Interval>,
+    /// Its probes.
+    pub sustaining_probes: Vec<Probe>,
+    /// The back-of-envelope sustaining load.
+    pub analytic: StormEstimate,
+    /// The worst-case amplification in closed form.
+    pub bound: Bound,
+    /// Attempts per request under a whole-run outage, simulated.
+    pub simulated_amplification: f64,
+    /// Requests that simulation counted (the N of the bounds).
+    pub requests: u64,
+    /// Retries the policy's own limits allow; `None` = unlimited.
+    pub retries_allowed: Option<u64>,
+    /// Sum of the nominal delays over those retries (s).
+    pub retry_window_s: Option<f64>,
+}
+
+/// The whole assessment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assessment {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The load parameter's path.
+    pub load_path: String,
+    /// The scenario's own value of it.
+    pub own_load: f64,
+    /// The scenario's own request rate, when it has one (the sustaining
+    /// load's unit).
+    pub own_rate: Option<f64>,
+    /// Replications per probe.
+    pub replications: u32,
+    /// One verdict per policy, in scenario order.
+    pub policies: Vec<PolicyVerdict>,
+    /// Runs simulated in all.
+    pub runs: u64,
+}
+
+/// Writes a load for `--set`: whole numbers without a point.
+fn load_text(x: f64, whole: bool) -> String {
+    if whole {
+        format!("{}", x.round() as i64)
+    } else {
+        num(x)
+    }
+}
+
+/// Share of recovered runs among those judged (see `map::outcome`).
+fn share(runs: &[RunResult]) -> Option<f64> {
+    let (mut rec, mut judged) = (0u32, 0u32);
+    for r in runs {
+        match outcome(&r.summary) {
+            Outcome::Recovered(_) => {
+                rec += 1;
+                judged += 1;
+            }
+            Outcome::Degraded => judged += 1,
+            Outcome::Undetermined => {}
+        }
+    }
+    (judged > 0).then(|| f64::from(rec) / f64::from(judged))
+}
+
+/// Assesses every policy of `base` (the scenario as the user gave it).
+/// `load` loads the scenario with extra `--set` assignments applied after
+/// the user's own (with the user's seed and policy selection); `on_runs`
+/// is told how many runs each batch adds and `on_done` is called per run.
+/// A run that cannot finish fails the assessment.
+pub fn assess<E>(
+    base: &Scenario,
+    opts: &Options,
+    load: &dyn Fn(&[String]) -> Result<Scenario, E>,
+    on_runs: &dyn Fn(u64),
+    on_done: &(dyn Fn() + Sync),
+) -> Result<Assessment, E>
+where
+    E: From<AssessError> + From<RunError>,
+{
+    let spec = base.spec();
+    let json = serde_json::to_value(spec).expect("a scenario serializes");
+    let found = value_at(&json, &opts.load_path);
+    let own_load = found
+        .as_deref()
+        .and_then(|v| v.parse::<f64>().ok())
+        .ok_or_else(|| AssessError::NotANumber {
+            path: opts.load_path.clone(),
+            found: found.clone().unwrap_or_else(|| "nothing".into()),
+        })?;
+    if own_load <= 0.0 {
+        return Err(AssessError::NotPositive {
+            path: opts.load_path.clone(),
+            value: num(own_load),
+        }
+        .into());
+    }
+    // A load the scenario writes as a whole number is searched in whole
+    // numbers.
+    let whole = own_load.fract() == 0.0;
+    let run_end = spec.duration.ns();
+    let (_, fault_end) = incident(&spec.faults, run_end).ok_or(AssessError::NoTrigger)?;
+    let names: Vec<String> = base.policies().iter().map(|p| p.name.clone()).collect();
+    let reps = opts.replications.max(1);
+    let runs = std::cell::Cell::new(0u64);
+
+    // Runs `sets` of each (policy, extra sets) and returns each one's
+    // results; all in one fan-out.
+    let batch =
+        |items: &[(usize, Vec<String>)], reps: u32| -> Result<Vec<(Scenario, Vec<RunResult>)>, E> {
+            let mut scenarios = Vec::with_capacity(items.len());
+            for (p, sets) in items {
+                let mut s = load(sets)?;
+                s.select_policies(std::slice::from_ref(&names[*p]))
+                    .expect("the policy is in the scenario");
+                scenarios.push(s);
+            }
+            let jobs: Vec<Job<'_>> = scenarios
+                .iter()
+                .flat_map(|s| runner::jobs_of(s, reps))
+                .collect();
+            on_runs(jobs.len() as u64);
+            runs.set(runs.get() + jobs.len() as u64);
+            let mut results = runner::run_jobs(&jobs, false, on_done)?.into_iter();
+            Ok(scenarios
+                .into_iter()
+                .map(|s| {
+                    let mine = results.by_ref().take(reps as usize).collect();
+                    (s, mine)
+                })
+                .collect())
+        };
+
+    // The worst case: an outage over the whole run, no runbook actions.
+    let outage = format!(
+        "faults=[{{\"outage\": {{\"start\": \"0s\", \"duration\": \"{}\"}}}}]",
+        format_duration(run_end)
+    );
+    let worst_sets = vec![outage, "actions=[]".to_string()];
+    let worst = batch(
+        &(0..names.len())
+            .map(|p| (p, worst_sets.clone()))
+            .collect::<Vec<_>>(),
+        1,
+    )?;
+
+    // The trigger threshold. A rate above the capacity never recovers (it
+    // is not healthy even before the fault), so doubling a constant rate
+    // stops just above it.
+    let capacity = analytic::capacity_rps(spec);
+    let above_capacity = capacity.map(|c| c * CEILING);
+    let rate_ceiling = (opts.load_path == "traffic.rate" && spec.traffic.profile.is_empty())
+        .then_some(above_capacity)
+        .flatten();
+    let mut searches: Vec<Bisection> = names
+        .iter()
+        .map(|_| Bisection::new(own_load, whole, opts.tolerance).with_ceiling(rate_ceiling))
+        .collect();
+    let mut failed: Option<E> = None;
+    bisect::run_all(&mut searches, &mut |probes| {
+        let items: Vec<(usize, Vec<String>)> = probes
+            .iter()
+            .map(|&(p, x)| {
+                (
+                    p,
+                    vec![format!("{}={}", opts.load_path, load_text(x, whole))],
+                )
+            })
+            .collect();
+        match batch(&items, reps) {
+            Ok(done) => done.iter().map(|(_, r)| share(r)).collect(),
+            Err(e) => {
+                failed.get_or_insert(e);
+                vec![None; probes.len()]
+            }
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+
+    // The sustaining load: the rate steps to the load tried when the
+    // fault ends.
+    let own_rate = match spec.traffic.mode {
+        Mode::Open => spec.traffic.rate.filter(|r| *r > 0.0),
+        _ => None,
+    };
+    let mut sustaining: Vec<Option<Bisection>> = names.iter().map(|_| None).collect();
+    if let Some(rate) = own_rate {
+        let rate_whole = rate.fract() == 0.0;
+        let mut list: Vec<Bisection> = names
+            .iter()
+            .map(|_| Bisection::new(rate, rate_whole, opts.tolerance).with_ceiling(above_capacity))
+            .collect();
+        let step_at = format_duration(fault_end);
+        let step_end = format_duration(fault_end + NS_PER_SEC.min(run_end - fault_end).max(1));
+        let mut failed: Option<E> = None;
+        bisect::run_all(&mut list, &mut |probes| {
+            let items: Vec<(usize, Vec<String>)> = probes
+                .iter()
+                .map(|&(p, x)| {
+                    let scale = num(x / rate);
+                    (
+                        p,
+                        vec![format!(
+                            "traffic.profile=[{{\"at\": \"{step_at}\", \"scale\": 1}}, {{\"at\": \"{step_end}\", \"scale\": {scale}}}]"
+                        )],
+                    )
+                })
+                .collect();
+            match batch(&items, reps) {
+                Ok(done) => done.iter().map(|(_, r)| share(r)).collect(),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    vec![None; probes.len()]
+                }
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        sustaining = list.into_iter().map(Some).collect();
+    }
+
+    let counted_s = secs(run_end.saturating_sub(spec.warmup.ns())).max(1e-9);
+    let mut policies = Vec::with_capacity(names.len());
+    for (p, policy) in base.policies().iter().enumerate() {
+        let (_, worst_runs) = &worst[p];
+        let summary = &worst_runs[0].summary;
+        let ctx = bounds::Context {
+            failure: Status::Unavailable,
+            timeouts: false,
+            deadline: spec.traffic.deadline.map(|d| d.ns()),
+            requests: summary.requests as f64,
+            counted_s,
+            clients: spec.traffic.clients,
+        };
+        let sched = schedule(policy, Some(0));
+        let (sp, sprobes) = match sustaining[p].take() {
+            Some(b) => (Some(b.interval), b.probes),
+            None => (None, Vec::new()),
+        };
+        policies.push(PolicyVerdict {
+            name: policy.name.clone(),
+            threshold: searches[p].interval,
+            threshold_probes: searches[p].probes.clone(),
+            sustaining: sp,
+            sustaining_probes: sprobes,
+            analytic: analytic::estimate(spec, policy, &ctx),
+            bound: bounds::worst_case(policy, &ctx),
+            simulated_amplification: summary.amplification(),
+            requests: summary.requests,
+            retries_allowed: sched.retries,
+            retry_window_s: sched.window.map(secs),
+        });
+    }
+    Ok(Assessment {
+        scenario: spec.name.clone(),
+        load_path: opts.load_path.clone(),
+        own_load,
+        own_rate,
+        replications: reps,
+        policies,
+        runs: runs.get(),
+    })
+}

@@ -1,0 +1,108 @@
+//! `retrysim assess`: a one-page verdict per policy on how close the
+//! scenario runs to its cliff; prints it and writes `assess.json` and
+//! `assess.html` into `DIR/<scenario name>/`.
+
+use super::common::{self, SimArgs, Stdout};
+use super::progress;
+use crate::assess::{assess, Options};
+use crate::error::{Error, OutputError};
+use crate::report::assess::{json, page, terminal};
+use crate::report::staging::Staging;
+use crate::scenario::{self, Scenario};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Examples shown after `--help`.
+pub const EXAMPLES: &str = "For each policy: the trigger threshold (the largest load at which the
+scenario still recovers from its own fault in at least half of the
+replications, by bisection), the load above which a storm the fault started
+sustains itself (simulated, and estimated as capacity ÷ attempts per
+request), the worst-case attempts per request when everything fails (in
+closed form, checked with a whole-run outage) and the retry window.
+
+Examples:
+  retrysim assess scenarios/hotos21-toy.json
+  retrysim assess scenarios/spanner-90s.json --set 'traffic.profile=[]' --replications 3
+  retrysim assess scenarios/aws-jitter.json --load traffic.clients";
+
+/// Flags of `retrysim assess`.
+#[derive(Debug, Args)]
+pub struct AssessArgs {
+    /// Scenario file (.json or .toml).
+    pub scenario: PathBuf,
+    /// The flags every simulating command shares.
+    #[command(flatten)]
+    pub sim: SimArgs,
+    /// The load parameter to search (a number in the scenario).
+    #[arg(long = "load", value_name = "PATH", default_value = "traffic.rate")]
+    pub load: String,
+    /// Relative width of the threshold interval at which a search stops.
+    #[arg(long, default_value_t = 0.02, value_parser = tolerance)]
+    pub tolerance: f64,
+}
+
+/// Parses `--tolerance`: a share in (0, 1).
+fn tolerance(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        _ => Err(format!("{text:?}: a relative width in (0, 1), e.g. 0.02")),
+    }
+}
+
+/// Runs the command.
+pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
+    let sim = &args.sim;
+    let origin = args.scenario.display().to_string();
+    let text = scenario::read_text(&args.scenario)?;
+    let load = |extra: &[String]| -> Result<Scenario, Error> {
+        let mut sets = sim.sets.clone();
+        sets.extend(extra.iter().cloned());
+        let mut s = scenario::load_str(&text, &origin, &sets)?;
+        sim.apply(&mut s)?;
+        Ok(s)
+    };
+    let base = load(&[])?;
+    if !sim.quiet {
+        for w in base.warnings() {
+            common::note(format_args!("{}: warning: {w}", base.spec().name));
+        }
+    }
+    let dir = sim
+        .output
+        .as_deref()
+        .unwrap_or(Path::new("output"))
+        .join(&base.spec().name);
+    let stage = Staging::begin(&dir)?;
+    let opts = Options {
+        load_path: args.load.clone(),
+        replications: sim.replications,
+        tolerance: args.tolerance,
+    };
+    let bar = progress::bar(0, sim.quiet, &format!("assessing {}", base.spec().name));
+    let a = assess(&base, &opts, &load, &|n| bar.inc_length(n), &|| bar.inc(1));
+    bar.finish_and_clear();
+    let a = a?;
+    let mut written = Vec::new();
+    for (name, body) in [
+        ("assess.json", json(&a)),
+        ("assess.html", page(&a, base.spec().description.as_deref())),
+    ] {
+        let path = stage.path().join(name);
+        std::fs::write(&path, body).map_err(|source| OutputError::Write {
+            path: path.clone(),
+            source,
+        })?;
+        written.push(stage.final_path(&path));
+    }
+    // The report of `run` in the same directory stays.
+    stage.commit(&["assess.json", "assess.html"])?;
+    if !sim.quiet {
+        let mut out = Stdout::lock();
+        out.print(terminal(&a))?;
+        for p in written {
+            out.line(format_args!("wrote {}", p.display()))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

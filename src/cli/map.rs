@@ -1,0 +1,259 @@
+//! `retrysim map`: the share of replications that recover from the
+//! scenario's fault over a grid of two parameters, per policy: `map.csv`,
+//! `map.json` and `map.png`.
+
+use super::common::{self, SimArgs, Stdout};
+use super::progress;
+use crate::error::{Error, InvalidInput, MapError, OutputError};
+use crate::map::{self, MapGrid, MapManifest, OperatingPoint, Passes};
+use crate::report::map::map_png;
+use crate::report::staging::Staging;
+use crate::scenario::{self, Scenario};
+use crate::sweep::range::expand_values;
+use crate::sweep::shard_env::shard_from_process_env;
+use crate::sweep::{Axis, Shard, Table};
+use clap::Args;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Examples shown after `--help`.
+pub const EXAMPLES: &str =
+    "Output: DIR/map.csv, one row per (policy, cell): policy, x, y, replications,
+recovered_share (recovered ÷ judged runs), median_recovery_s (after the fault's
+end), then recovered, degraded and undetermined counts, median_amplification and
+median_peak_load_ratio. DIR/map.json describes the map; DIR/map.png draws one
+panel per policy with the 50 % boundary and the scenario's own operating point.
+Default DIR: output/<scenario name>/map.
+
+Ranges: A..B:N is N evenly spaced values from A to B inclusive, numbers or
+durations (durations keep their unit: 2s..60s:12); a list is V1,V2,...
+
+Refinement: a coarse pass runs max(2, ⌈R/4⌉) replications per cell, then only
+the cells whose share is strictly between 0 and 1, or whose neighbours' shares
+differ, get all R. --no-refine runs R everywhere.
+
+Examples:
+  # The HotOS '21 toy: load × stall length
+  retrysim map scenarios/hotos21-toy.json --x traffic.rate=100..300:11 \\
+      --y faults.0.duration=2s..60s:12 --replications 5
+  # The spanner storm's policies: load × outage length
+  retrysim map scenarios/spanner-90s.json --set 'traffic.profile=[]' \\
+      --x traffic.rate=1000..2400:8 --y faults.0.outage.duration=10s..120s:6
+  # One shard of ten, index from a Kubernetes Indexed Job or a Slurm array
+  retrysim map s.json --x traffic.rate=100..330:40 --y faults.0.duration=1s..25s:25 \\
+      --shards 10 -o results/map           # writes results/map/shard-<I>-of-10/
+  retrysim merge results/map -o results/map-merged";
+
+/// Flags of `retrysim map`.
+#[derive(Debug, Args)]
+pub struct MapArgs {
+    /// Scenario file (.json or .toml).
+    pub scenario: PathBuf,
+    /// The parameter across, `PATH=V1,V2,...` or `PATH=A..B:N`.
+    #[arg(long = "x", value_name = "PATH=RANGE")]
+    pub x: String,
+    /// The parameter up, `PATH=V1,V2,...` or `PATH=A..B:N`.
+    #[arg(long = "y", value_name = "PATH=RANGE")]
+    pub y: String,
+    /// The flags every simulating command shares; `--set` values apply to
+    /// every cell.
+    #[command(flatten)]
+    pub sim: SimArgs,
+    /// Run every replication in every cell (no coarse pass).
+    #[arg(long)]
+    pub no_refine: bool,
+    /// Replications of the coarse pass (default max(2, ⌈R/4⌉)).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub coarse: Option<u32>,
+    /// Run only the I-th of N blocks of cells (1-based).
+    #[arg(long, value_name = "I/N", conflicts_with = "shards")]
+    pub shard: Option<String>,
+    /// Split the map into N blocks and run the one the batch system names:
+    /// JOB_COMPLETION_INDEX (Kubernetes Indexed Job, 0-based) or
+    /// SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN (Slurm array). Writes
+    /// into DIR/shard-<I>-of-<N>/.
+    #[arg(long, value_name = "N")]
+    pub shards: Option<usize>,
+}
+
+/// Parses `--x` / `--y`: a list or a range of values for one path.
+pub fn axis(flag: &str, arg: &str) -> Result<Axis, InvalidInput> {
+    let flag_error = |message: String| InvalidInput::Flag {
+        flag: format!("{flag} {arg}"),
+        message,
+    };
+    if !arg.contains('=') {
+        return Err(flag_error(
+            "expected PATH=V1,V2,... or PATH=A..B:N (e.g. traffic.rate=100..300:11)".into(),
+        ));
+    }
+    // Axis::parse words its problems for `--set`; keep only what follows.
+    let mut a = Axis::parse(arg).map_err(|e| {
+        let text = e.to_string();
+        let prefix = format!("--set {arg}: ");
+        flag_error(text.strip_prefix(&prefix).unwrap_or(&text).to_string())
+    })?;
+    a.values = expand_values(a.values).map_err(|e| flag_error(e.to_string()))?;
+    Ok(a)
+}
+
+/// The shard from `--shard I/N` or `--shards N` (index from the batch
+/// system), and the directory the shard writes into.
+pub fn shard_and_dir(
+    shard: Option<&str>,
+    shards: Option<usize>,
+    dir: PathBuf,
+) -> Result<(Shard, PathBuf), Error> {
+    if let Some(n) = shards {
+        let (s, _) = shard_from_process_env(n)?;
+        let width = n.to_string().len();
+        let sub = format!("shard-{:0width$}-of-{n}", s.index);
+        return Ok((s, dir.join(sub)));
+    }
+    let s = match shard {
+        Some(s) => Shard::parse(s)?,
+        None => Shard::ALL,
+    };
+    Ok((s, dir))
+}
+
+/// Runs the command.
+pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
+    let sim = &args.sim;
+    let grid = MapGrid::new(axis("--x", &args.x)?, axis("--y", &args.y)?)?;
+    let origin = args.scenario.display().to_string();
+    let text = scenario::read_text(&args.scenario)?;
+    let load = |sets: &[String]| -> Result<Scenario, InvalidInput> {
+        let mut s = scenario::load_str(&text, &origin, sets)?;
+        sim.apply(&mut s)?;
+        Ok(s)
+    };
+    let base = load(&sim.sets)?;
+    if !sim.quiet {
+        for w in base.warnings() {
+            common::note(format_args!("{}: warning: {w}", base.spec().name));
+        }
+    }
+    let default_dir = Path::new("output").join(&base.spec().name).join("map");
+    let (shard, dir) = shard_and_dir(
+        args.shard.as_deref(),
+        args.shards,
+        sim.output.clone().unwrap_or(default_dir),
+    )?;
+    let passes = Passes::new(sim.replications, !args.no_refine, args.coarse);
+    let names: Vec<String> = base.policies().iter().map(|p| p.name.clone()).collect();
+    let mut scenarios = BTreeMap::new();
+    for c in map::cells_needed(&grid, shard, passes) {
+        let cell = grid.assignments(c);
+        let mut sets = sim.sets.clone();
+        sets.extend(cell.iter().cloned());
+        let s = load(&sets).map_err(|error| InvalidInput::MapCell {
+            index: c,
+            assignments: cell.clone(),
+            error: Box::new(error),
+        })?;
+        let here: Vec<String> = s.policies().iter().map(|p| p.name.clone()).collect();
+        if here != names {
+            return Err(MapError::Policies {
+                index: c,
+                policies: here,
+            }
+            .into());
+        }
+        scenarios.insert(c, s);
+    }
+    sim.guard(scenarios.values(), false)?;
+    let stage = Staging::begin(&dir)?;
+    let bar = progress::bar(0, sim.quiet, &format!("mapping {}", base.spec().name));
+    let result = map::run_map(
+        &grid,
+        shard,
+        passes,
+        &scenarios,
+        &|n| bar.inc_length(n),
+        &|| bar.inc(1),
+    );
+    bar.finish_and_clear();
+    let result = result?;
+    let table = map::table(&grid, &names, &result);
+    let json = serde_json::to_value(base.spec()).map_err(OutputError::Json)?;
+    let mut manifest = MapManifest {
+        scenario: base.spec().name.clone(),
+        seed: base.spec().seed,
+        x: grid.x.clone(),
+        y: grid.y.clone(),
+        policies: names,
+        passes,
+        operating_point: OperatingPoint {
+            x: map::value_at(&json, &grid.x.path),
+            y: map::value_at(&json, &grid.y.path),
+        },
+        shard,
+        runs: 0,
+        full_runs: 0,
+    };
+    manifest.count_runs(&table);
+    let written = write(stage, &manifest, &table, sim.no_plots)?;
+    if !sim.quiet {
+        let mut out = Stdout::lock();
+        out.line(format_args!(
+            "{} of {} cells x {} policies: {} runs{}",
+            result.cells.len(),
+            grid.len(),
+            manifest.policies.len(),
+            result.simulated,
+            saved(&manifest, result.simulated)
+        ))?;
+        for p in written {
+            out.line(format_args!("wrote {}", p.display()))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What refinement saved, in words (nothing without refinement).
+fn saved(m: &MapManifest, simulated: u64) -> String {
+    if m.passes.coarse.is_none() || m.full_runs == 0 {
+        return String::new();
+    }
+    let saved = m.full_runs.saturating_sub(simulated);
+    format!(
+        " instead of {} without refinement ({} saved, {:.0}%)",
+        m.full_runs,
+        saved,
+        100.0 * saved as f64 / m.full_runs as f64
+    )
+}
+
+/// Writes `map.csv`, `map.json` and (for a whole map, unless `no_plots`)
+/// `map.png` into `dir`, which must exist. A `map.png` left by an earlier
+/// map is removed otherwise, so every file there comes from one map.
+pub fn write(
+    stage: Staging,
+    manifest: &MapManifest,
+    table: &Table,
+    no_plots: bool,
+) -> Result<Vec<PathBuf>, OutputError> {
+    let dir = stage.path();
+    let mut written = Vec::new();
+    let save = |path: PathBuf, bytes: &[u8]| match std::fs::write(&path, bytes) {
+        Ok(()) => Ok(path),
+        Err(source) => Err(OutputError::Write { path, source }),
+    };
+    written.push(save(dir.join("map.csv"), &table.to_csv()?)?);
+    let json = serde_json::to_string_pretty(manifest)? + "\n";
+    written.push(save(dir.join("map.json"), json.as_bytes())?);
+    if !no_plots && manifest.shard == Shard::ALL {
+        let png = dir.join("map.png");
+        map_png(&png, manifest, table)?;
+        written.push(png);
+    }
+    let written = written.iter().map(|p| stage.final_path(p)).collect();
+    // A map.png left by an earlier, unsharded run would not match.
+    stage.commit(MAP_FILES)?;
+    Ok(written)
+}
+
+/// Every file a map writes (a stale one is removed when not rewritten).
+const MAP_FILES: &[&str] = &["map.csv", "map.json", "map.png"];

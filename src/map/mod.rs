@@ -1,0 +1,746 @@
+//! Recovery maps: for every cell of a two-parameter grid and every policy,
+//! the share of replications that recover from the scenario's fault and the
+//! median recovery time. The answer to "how close is the cliff?".
+//!
+//! **Cells.** Cell `c = yi · nx + xi`: rows of the grid are the y values,
+//! the x value varies fastest. Each cell is the scenario with
+//! `--set X=x --set Y=y`.
+//!
+//! **Adaptive refinement.** Replications are spent near the boundary, not
+//! in flat regions. A coarse pass runs replications `0..coarse` of every
+//! (cell, policy); a (cell, policy) then gets replications
+//! `coarse..replications` when its coarse share of recovered runs is
+//! strictly between 0 and 1, or when one of its four neighbours' coarse
+//! share differs from its own. Replication indices are fixed per cell, so a
+//! cell's result does not depend on which pass ran it: a refined cell is
+//! exactly the cell a full run would give.
+//!
+//! **Shards.** Shard I/N holds a contiguous block of cells (cells
+//! `len·(I−1)/N .. len·I/N`, bands of rows), unlike the interleaved shards
+//! of `sweep`. With refinement on, a shard also runs the coarse pass of the
+//! cells next to its block (its halo), so every refinement decision sees
+//! the same coarse results as an unsharded map would: shard outputs merge
+//! byte for byte into the unsharded one. The halo costs at most two rows
+//! of coarse runs per shard.
+//!
+//! Determinism: every run is independent, results come back in job order
+//! (`runner::run_jobs`), and every figure is a function of a cell's own
+//! runs.
+
+pub mod outcome;
+
+use crate::decimal::num;
+use crate::metrics::RunResult;
+use crate::runner::{self, Job, RunError};
+use crate::scenario::Scenario;
+use crate::sweep::{Axis, Shard, Table};
+use outcome::{outcome, Outcome};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+pub use crate::error::MapError;
+
+/// The two axes of a map.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapGrid {
+    /// Across (columns of the picture).
+    pub x: Axis,
+    /// Up (rows of the picture).
+    pub y: Axis,
+}
+
+impl MapGrid {
+    /// Checks the axes: two different paths, no value twice on an axis.
+    pub fn new(x: Axis, y: Axis) -> Result<MapGrid, MapError> {
+        if x.path == y.path {
+            return Err(MapError::SamePath(x.path));
+        }
+        for (name, a) in [("x", &x), ("y", &y)] {
+            for (i, v) in a.values.iter().enumerate() {
+                if a.values[..i].contains(v) {
+                    return Err(MapError::Duplicate {
+                        axis: name,
+                        path: a.path.clone(),
+                        value: v.clone(),
+                    });
+                }
+            }
+        }
+        Ok(MapGrid { x, y })
+    }
+
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        self.x.values.len() * self.y.values.len()
+    }
+
+    /// Whether the map has no cells.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// (x index, y index) of cell `c`.
+    pub fn coords(&self, c: usize) -> (usize, usize) {
+        let nx = self.x.values.len();
+        (c % nx, c / nx)
+    }
+
+    /// The cell at (x index, y index).
+    pub fn cell(&self, xi: usize, yi: usize) -> usize {
+        yi * self.x.values.len() + xi
+    }
+
+    /// The `PATH=VALUE` assignments of cell `c` (x first).
+    pub fn assignments(&self, c: usize) -> Vec<String> {
+        let (xi, yi) = self.coords(c);
+        vec![self.x.assignment(xi), self.y.assignment(yi)]
+    }
+
+    /// The cells left, right, below and above `c` that exist.
+    pub fn neighbours(&self, c: usize) -> Vec<usize> {
+        let (xi, yi) = self.coords(c);
+        let (nx, ny) = (self.x.values.len(), self.y.values.len());
+        let mut out = Vec::with_capacity(4);
+        if xi > 0 {
+            out.push(self.cell(xi - 1, yi));
+        }
+        if xi + 1 < nx {
+            out.push(self.cell(xi + 1, yi));
+        }
+        if yi > 0 {
+            out.push(self.cell(xi, yi - 1));
+        }
+        if yi + 1 < ny {
+            out.push(self.cell(xi, yi + 1));
+        }
+        out
+    }
+
+    /// The cell holding the values `x` and `y`, if both are on the axes.
+    pub fn find(&self, x: &str, y: &str) -> Option<usize> {
+        let xi = self.x.values.iter().position(|v| v == x)?;
+        let yi = self.y.values.iter().position(|v| v == y)?;
+        Some(self.cell(xi, yi))
+    }
+}
+
+/// The cells of `shard` out of `len`: a contiguous block.
+pub fn shard_cells(shard: Shard, len: usize) -> Range<usize> {
+    let (i, n) = (shard.index - 1, shard.count.max(1));
+    len * i / n..len * (i + 1) / n
+}
+
+/// How many replications each (cell, policy) gets, and in which passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Passes {
+    /// Replications of a refined (or, without refinement, every) cell.
+    pub replications: u32,
+    /// Replications of the coarse pass; `None` = refinement off, every
+    /// cell gets `replications`.
+    pub coarse: Option<u32>,
+}
+
+impl Passes {
+    /// `replications` per cell; with `refine`, a coarse pass of `coarse`
+    /// (default `max(2, ⌈replications / 4⌉)`) first. Refinement is off
+    /// when the coarse pass would already run every replication.
+    pub fn new(replications: u32, refine: bool, coarse: Option<u32>) -> Passes {
+        let c = coarse
+            .unwrap_or_else(|| replications.div_ceil(4).max(2))
+            .max(1);
+        Passes {
+            replications,
+            coarse: (refine && c < replications).then_some(c),
+        }
+    }
+
+    /// Replications every (cell, policy) gets in the first pass.
+    pub fn first(&self) -> u32 {
+        self.coarse.unwrap_or(self.replications)
+    }
+}
+
+/// The cells whose scenarios a shard needs: its own block and, when
+/// refining, the neighbours of the block (the halo), in cell order.
+pub fn cells_needed(grid: &MapGrid, shard: Shard, passes: Passes) -> Vec<usize> {
+    let own = shard_cells(shard, grid.len());
+    let mut cells: Vec<usize> = own.clone().collect();
+    if passes.coarse.is_some() {
+        for c in own.clone() {
+            cells.extend(grid.neighbours(c).into_iter().filter(|n| !own.contains(n)));
+        }
+        cells.sort_unstable();
+        cells.dedup();
+    }
+    cells
+}
+
+/// What the runs of one (cell, policy) gave.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tally {
+    /// Runs made.
+    pub runs: u32,
+    /// Runs that recovered after the fault.
+    pub recovered: u32,
+    /// Runs that stayed degraded.
+    pub degraded: u32,
+    /// Runs whose outcome cannot be told (see [`outcome`]).
+    pub undetermined: u32,
+    /// Seconds from the fault's end to recovery, per recovered run.
+    pub recovery_s: Vec<f64>,
+    /// Attempts per request, per run.
+    pub amplification: Vec<f64>,
+    /// Peak offered load ÷ capacity, per run.
+    pub peak_load_ratio: Vec<f64>,
+}
+
+impl Tally {
+    /// Adds one run.
+    pub fn add(&mut self, r: &RunResult) {
+        self.runs += 1;
+        match outcome(&r.summary) {
+            Outcome::Recovered(after) => {
+                self.recovered += 1;
+                self.recovery_s.push(after);
+            }
+            Outcome::Degraded => self.degraded += 1,
+            Outcome::Undetermined => self.undetermined += 1,
+        }
+        self.amplification.push(r.summary.amplification());
+        self.peak_load_ratio.push(r.summary.peak_load_ratio());
+    }
+
+    /// Recovered ÷ determined runs; `None` when no run was determined.
+    pub fn share(&self) -> Option<f64> {
+        let determined = self.recovered + self.degraded;
+        (determined > 0).then(|| f64::from(self.recovered) / f64::from(determined))
+    }
+
+    /// Whether at least half of the determined runs recovered.
+    pub fn mostly_recovers(&self) -> bool {
+        self.share().is_some_and(|s| s >= 0.5)
+    }
+}
+
+/// The median of `values` (the mean of the middle two for an even count);
+/// `None` when empty.
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// A shard's results: a tally per (policy, own cell), and what it cost.
+#[derive(Clone, Debug)]
+pub struct MapRun {
+    /// The shard's own cells.
+    pub cells: Range<usize>,
+    /// `tallies[policy][cell - cells.start]`.
+    pub tallies: Vec<Vec<Tally>>,
+    /// Runs simulated, the halo's coarse runs included.
+    pub simulated: u64,
+    /// Runs the shard's own cells would take without refinement.
+    pub full: u64,
+}
+
+/// Runs a shard of a map. `scenarios` holds the scenario of every cell
+/// [`cells_needed`] lists (same policies everywhere); `planned` is told
+/// how many runs each pass adds (for a progress bar) and `on_done` is
+/// called once per finished run. A run that cannot finish fails the map.
+pub fn run_map(
+    grid: &MapGrid,
+    shard: Shard,
+    passes: Passes,
+    scenarios: &BTreeMap<usize, Scenario>,
+    planned: &dyn Fn(u64),
+    on_done: &(dyn Fn() + Sync),
+) -> Result<MapRun, RunError> {
+    let own = shard_cells(shard, grid.len());
+    let policies = scenarios.values().next().map_or(0, |s| s.policies().len());
+    // Pass 1: every needed cell, replications 0..first.
+    let first = passes.first();
+    let mut jobs: Vec<(usize, Job<'_>)> = Vec::new();
+    for (&c, s) in scenarios {
+        for policy in 0..policies {
+            for replication in 0..first {
+                jobs.push((
+                    c,
+                    Job {
+                        scenario: s,
+                        policy,
+                        replication,
+                    },
+                ));
+            }
+        }
+    }
+    let mut coarse: BTreeMap<(usize, usize), Tally> = BTreeMap::new();
+    let simulated_first = jobs.len() as u64;
+    planned(simulated_first);
+    let plain: Vec<Job<'_>> = jobs.iter().map(|(_, j)| *j).collect();
+    for ((c, job), r) in jobs.iter().zip(runner::run_jobs(&plain, false, on_done)?) {
+        coarse.entry((job.policy, *c)).or_default().add(&r);
+    }
+    // Pass 2: the own cells near the boundary get the rest.
+    let mut refine: Vec<(usize, usize)> = Vec::new();
+    if passes.coarse.is_some() {
+        for policy in 0..policies {
+            for c in own.clone() {
+                let share = coarse[&(policy, c)].share();
+                let split = share.is_some_and(|s| s > 0.0 && s < 1.0);
+                let disagree = grid
+                    .neighbours(c)
+                    .iter()
+                    .any(|n| coarse[&(policy, *n)].share() != share);
+                if split || disagree {
+                    refine.push((policy, c));
+                }
+            }
+        }
+    }
+    let mut jobs: Vec<(usize, Job<'_>)> = Vec::new();
+    for &(policy, c) in &refine {
+        for replication in first..passes.replications {
+            jobs.push((
+                c,
+                Job {
+                    scenario: &scenarios[&c],
+                    policy,
+                    replication,
+                },
+            ));
+        }
+    }
+    planned(jobs.len() as u64);
+    let plain: Vec<Job<'_>> = jobs.iter().map(|(_, j)| *j).collect();
+    let simulated = simulated_first + plain.len() as u64;
+    for ((c, job), r) in jobs.iter().zip(runner::run_jobs(&plain, false, on_done)?) {
+        coarse
+            .get_mut(&(job.policy, *c))
+            .expect("a coarse tally first")
+            .add(&r);
+    }
+    let tallies = (0..policies)
+        .map(|p| {
+            own.clone()
+                .map(|c| coarse.remove(&(p, c)).unwrap_or_default())
+                .collect()
+        })
+        .collect();
+    Ok(MapRun {
+        full: own.len() as u64 * policies as u64 * u64::from(passes.replications),
+        cells: own,
+        tallies,
+        simulated,
+    })
+}
+
+/// The columns of `map.csv`: the first six are fixed, the rest help read
+/// a cell (`undetermined` runs count neither way).
+pub const COLUMNS: [&str; 11] = [
+    "policy",
+    "x",
+    "y",
+    "replications",
+    "recovered_share",
+    "median_recovery_s",
+    "recovered",
+    "degraded",
+    "undetermined",
+    "median_amplification",
+    "median_peak_load_ratio",
+];
+
+/// The `map.csv` rows of a shard: policy by policy (scenario order), own
+/// cells in cell order.
+pub fn table(grid: &MapGrid, policies: &[String], run: &MapRun) -> Table {
+    let opt = |v: Option<f64>| v.map(num).unwrap_or_default();
+    let mut rows = Vec::new();
+    for (p, name) in policies.iter().enumerate() {
+        for (k, c) in run.cells.clone().enumerate() {
+            let t = &run.tallies[p][k];
+            let (xi, yi) = grid.coords(c);
+            rows.push(vec![
+                name.clone(),
+                grid.x.values[xi].clone(),
+                grid.y.values[yi].clone(),
+                t.runs.to_string(),
+                opt(t.share()),
+                opt(median(&t.recovery_s)),
+                t.recovered.to_string(),
+                t.degraded.to_string(),
+                t.undetermined.to_string(),
+                opt(median(&t.amplification)),
+                opt(median(&t.peak_load_ratio)),
+            ]);
+        }
+    }
+    Table {
+        header: COLUMNS.iter().map(|c| c.to_string()).collect(),
+        rows,
+    }
+}
+
+/// The scenario's own value of each axis, as the scenario states it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OperatingPoint {
+    /// The scenario's value at the x path (`None`: not stated).
+    pub x: Option<String>,
+    /// The scenario's value at the y path.
+    pub y: Option<String>,
+}
+
+/// What a map (or one shard of it) covered: `map.json` next to `map.csv`,
+/// checked by `merge`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MapManifest {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The seed the runs used.
+    pub seed: u64,
+    /// Across.
+    pub x: Axis,
+    /// Up.
+    pub y: Axis,
+    /// The policies, in scenario order.
+    pub policies: Vec<String>,
+    /// Replications of a refined cell, and of the coarse pass.
+    pub passes: Passes,
+    /// The scenario's own values of x and y (the marker on the picture).
+    pub operating_point: OperatingPoint,
+    /// Which block of cells this output holds.
+    pub shard: Shard,
+    /// Runs behind the rows held (the halo's coarse runs not counted).
+    pub runs: u64,
+    /// Runs the same rows would take without refinement.
+    pub full_runs: u64,
+}
+
+impl MapManifest {
+    /// Sets `runs` and `full_runs` from the rows of `table`.
+    pub fn count_runs(&mut self, table: &Table) {
+        let col = table
+            .column("replications")
+            .expect("map.csv has a replications column");
+        self.runs = table
+            .rows
+            .iter()
+            .filter_map(|r| r.get(col)?.parse::<u64>().ok())
+            .sum();
+        self.full_runs = table.rows.len() as u64 * u64::from(self.passes.replications);
+    }
+
+    /// Whether `other` describes a shard of the same map.
+    fn same_map(&self, other: &MapManifest) -> bool {
+        self.scenario == other.scenario
+            && self.seed == other.seed
+            && self.x == other.x
+            && self.y == other.y
+            && self.policies == other.policies
+            && self.passes == other.passes
+            && self.operating_point == other.operating_point
+            && self.shard.count == other.shard.count
+    }
+}
+
+/// Joins shard outputs into the manifest and table of the whole map, the
+/// bytes an unsharded map writes. Every shard must be there once.
+pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, Table), MapError> {
+    let Some((first_origin, first, first_table)) = parts.first().cloned() else {
+        return Err(MapError::NothingToMerge);
+    };
+    let count = first.shard.count;
+    let mut seen: Vec<Option<String>> = vec![None; count];
+    for (origin, m, t) in &parts {
+        if !first.same_map(m) || t.header != first_table.header || m.shard.index == 0 {
+            return Err(MapError::Different {
+                origin: origin.clone(),
+                first: first_origin.clone(),
+            });
+        }
+        let slot = seen
+            .get_mut(m.shard.index - 1)
+            .ok_or_else(|| MapError::Different {
+                origin: origin.clone(),
+                first: first_origin.clone(),
+            })?;
+        if let Some(other) = slot {
+            return Err(MapError::Twice {
+                origin: origin.clone(),
+                index: m.shard.index,
+                count,
+                other: other.clone(),
+            });
+        }
+        *slot = Some(origin.clone());
+    }
+    let missing: Vec<String> = (1..=count)
+        .filter(|i| seen[i - 1].is_none())
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(MapError::Missing(missing));
+    }
+    let grid = MapGrid {
+        x: first.x.clone(),
+        y: first.y.clone(),
+    };
+    let mut rows: Vec<((usize, usize), Vec<String>)> = Vec::new();
+    for (origin, _, t) in &parts {
+        for (i, r) in t.rows.iter().enumerate() {
+            let key = (|| {
+                let name = r.first()?;
+                let p = first.policies.iter().position(|p| p == name)?;
+                Some((p, grid.find(r.get(1)?, r.get(2)?)?))
+            })()
+            .ok_or_else(|| MapError::StrayRow {
+                origin: origin.clone(),
+                row: i + 1,
+            })?;
+            rows.push((key, r.clone()));
+        }
+    }
+    rows.sort_by_key(|(k, _)| *k);
+    let table = Table {
+        header: first_table.header,
+        rows: rows.into_iter().map(|(_, r)| r).collect(),
+    };
+    let mut manifest = MapManifest {
+        shard: Shard::ALL,
+        ..first
+    };
+    manifest.count_runs(&table);
+    Ok((manifest, table))
+}
+
+/// The value at a dotted `path` of a scenario as JSON (keys, array
+/// indexes, policy names, and the body of a one-key variant such as
+/// `{"outage": {...}}`, as `--set` reads paths), written as text: strings
+/// as they are (`"90s"`), numbers by the report's number rule, anything
+/// else as compact JSON. `None` when the path leads nowhere.
+pub fn value_at(root: &serde_json::Value, path: &str) -> Option<String> {
+    use serde_json::Value;
+    let mut cur = root;
+    for seg in path.split('.') {
+        cur = loop {
+            match cur {
+                Value::Object(map) => {
+                    if let Some(v) = map.get(seg) {
+                        break v;
+                    }
+                    // Look through a one-key variant.
+                    match (map.len(), map.values().next()) {
+                        (1, Some(inner @ Value::Object(_))) => cur = inner,
+                        _ => return None,
+                    }
+                }
+                Value::Array(items) => {
+                    if let Ok(i) = seg.parse::<usize>() {
+                        break items.get(i)?;
+                    }
+                    // A policy by name.
+                    break items
+                        .iter()
+                        .find(|v| v.get("name").and_then(Value::as_str) == Some(seg))?;
+                }
+                _ => return None,
+            }
+        };
+    }
+    Some(match cur {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.as_f64().map(num).unwrap_or_else(|| n.to_string()),
+        other => other.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn axis(path: &str, values: &[&str]) -> Axis {
+        Axis {
+            path: path.into(),
+            values: values.iter().map(|v| v.to_string()).collect(),
+        }
+    }
+
+    fn grid(nx: usize, ny: usize) -> MapGrid {
+        let xs: Vec<String> = (0..nx).map(|i| i.to_string()).collect();
+        let ys: Vec<String> = (0..ny).map(|i| format!("{i}s")).collect();
+        MapGrid::new(
+            axis("x", &xs.iter().map(String::as_str).collect::<Vec<_>>()),
+            axis("y", &ys.iter().map(String::as_str).collect::<Vec<_>>()),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn cells_run_x_fastest_and_know_their_neighbours() {
+        let g = grid(3, 2);
+        assert_eq!(g.len(), 6);
+        assert_eq!(g.coords(4), (1, 1));
+        assert_eq!(g.assignments(4), ["x=1", "y=1s"]);
+        assert_eq!(g.neighbours(0), [1, 3]);
+        assert_eq!(g.neighbours(4), [3, 5, 1]);
+        assert_eq!(g.find("2", "1s"), Some(5));
+        assert!(MapGrid::new(axis("a", &["1"]), axis("a", &["2"])).is_err());
+        assert!(MapGrid::new(axis("a", &["1", "1"]), axis("b", &["2"])).is_err());
+    }
+
+    #[test]
+    fn shards_are_blocks_that_cover_the_map_once() {
+        for (len, n) in [(10, 3), (144, 7), (3, 5), (1000, 10)] {
+            let mut covered = vec![0; len];
+            for i in 1..=n {
+                for c in shard_cells(Shard { index: i, count: n }, len) {
+                    covered[c] += 1;
+                }
+            }
+            assert!(covered.iter().all(|&k| k == 1), "{len} cells, {n} shards");
+        }
+        assert_eq!(shard_cells(Shard { index: 2, count: 3 }, 10), 3..6);
+    }
+
+    #[test]
+    fn the_halo_is_the_block_s_neighbours() {
+        let g = grid(4, 3);
+        let refine = Passes::new(5, true, None);
+        assert_eq!(refine.coarse, Some(2));
+        // Shard 2/3 owns cells 4..8 (the middle row); its halo is the rows
+        // above and below.
+        let need = cells_needed(&g, Shard { index: 2, count: 3 }, refine);
+        assert_eq!(need, (0..12).collect::<Vec<_>>());
+        let need = cells_needed(&g, Shard { index: 1, count: 3 }, refine);
+        assert_eq!(need, (0..8).collect::<Vec<_>>());
+        let plain = Passes::new(5, false, None);
+        assert_eq!(plain.coarse, None);
+        let need = cells_needed(&g, Shard { index: 1, count: 3 }, plain);
+        assert_eq!(need, (0..4).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn passes_refine_only_when_it_saves_runs() {
+        assert_eq!(Passes::new(2, true, None).coarse, None);
+        assert_eq!(Passes::new(10, true, None).coarse, Some(3));
+        assert_eq!(Passes::new(10, true, Some(1)).coarse, Some(1));
+        assert_eq!(Passes::new(10, true, Some(10)).coarse, None);
+        assert_eq!(Passes::new(10, true, Some(4)).first(), 4);
+    }
+
+    #[test]
+    fn medians_and_shares() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        let t = Tally {
+            recovered: 1,
+            degraded: 2,
+            undetermined: 5,
+            ..Default::default()
+        };
+        assert_eq!(t.share(), Some(1.0 / 3.0));
+        assert!(!t.mostly_recovers());
+        assert_eq!(Tally::default().share(), None);
+    }
+
+    #[test]
+    fn values_are_read_the_way_set_writes_them() {
+        let v: serde_json::Value = serde_json::from_str(
+            r#"{"traffic": {"rate": 280.0},
+                "faults": [{"capacity": {"start": "30s", "duration": "10s"}}],
+                "policies": [{"name": "a", "max_attempts": 2}]}"#,
+        )
+        .unwrap();
+        assert_eq!(value_at(&v, "traffic.rate").as_deref(), Some("280"));
+        assert_eq!(value_at(&v, "faults.0.duration").as_deref(), Some("10s"));
+        assert_eq!(
+            value_at(&v, "faults.0.capacity.duration").as_deref(),
+            Some("10s")
+        );
+        assert_eq!(
+            value_at(&v, "policies.a.max_attempts").as_deref(),
+            Some("2")
+        );
+        assert_eq!(value_at(&v, "traffic.nope"), None);
+        assert_eq!(value_at(&v, "faults.3.duration"), None);
+    }
+
+    fn manifest(shard: Shard) -> MapManifest {
+        MapManifest {
+            scenario: "s".into(),
+            seed: 1,
+            x: axis("x", &["0", "1"]),
+            y: axis("y", &["0s", "1s"]),
+            policies: vec!["a".into(), "b".into()],
+            passes: Passes::new(4, true, None),
+            operating_point: OperatingPoint::default(),
+            shard,
+            runs: 0,
+            full_runs: 0,
+        }
+    }
+
+    fn rows(cells: &[(usize, &str)]) -> Table {
+        let g = grid(2, 2);
+        let mut rows = Vec::new();
+        for p in ["a", "b"] {
+            for (c, reps) in cells {
+                let (xi, yi) = g.coords(*c);
+                rows.push(vec![
+                    p.to_string(),
+                    g.x.values[xi].clone(),
+                    g.y.values[yi].clone(),
+                    reps.to_string(),
+                ]);
+            }
+        }
+        Table {
+            header: COLUMNS[..4].iter().map(|c| c.to_string()).collect(),
+            rows,
+        }
+    }
+
+    #[test]
+    fn merging_sorts_by_policy_then_cell_and_counts_runs() {
+        let s = |i| Shard { index: i, count: 2 };
+        let parts = vec![
+            (
+                "two".to_string(),
+                manifest(s(2)),
+                rows(&[(2, "4"), (3, "2")]),
+            ),
+            (
+                "one".to_string(),
+                manifest(s(1)),
+                rows(&[(0, "2"), (1, "4")]),
+            ),
+        ];
+        let (m, t) = merge(parts.clone()).unwrap();
+        assert_eq!(m.shard, Shard::ALL);
+        assert_eq!((m.runs, m.full_runs), (2 * 12, 8 * 4));
+        let keys: Vec<String> = t.rows.iter().map(|r| r[..3].join(" ")).collect();
+        assert_eq!(
+            keys,
+            ["a 0 0s", "a 1 0s", "a 0 1s", "a 1 1s", "b 0 0s", "b 1 0s", "b 0 1s", "b 1 1s"]
+        );
+        assert!(matches!(
+            merge(parts[..1].to_vec()),
+            Err(MapError::Missing(m)) if m == ["1/2"]
+        ));
+        let twice = vec![parts[0].clone(), parts[0].clone(), parts[1].clone()];
+        assert!(matches!(merge(twice), Err(MapError::Twice { .. })));
+        let mut other = parts.clone();
+        other[1].1.seed = 2;
+        assert!(matches!(merge(other), Err(MapError::Different { .. })));
+    }
+}

@@ -1,0 +1,67 @@
+//! How one run ended, for the map and the assessment: it recovered after
+//! its fault, it stayed degraded, or it cannot be told.
+//!
+//! The run's own three-way `metastable` ([`Recovery`]) decides, with one
+//! difference: a run with no incident at all is undetermined here (there
+//! was nothing to recover from, so it says nothing about the cliff).
+//! Undetermined runs — no incident, a run that ends less than `stable_for`
+//! after the fault, or a recovery the run's end cut short — count neither
+//! as recovered nor as degraded: shares are taken over the runs that were
+//! determined.
+
+use crate::metrics::{Recovery, RunSummary};
+
+/// How a run ended with respect to its incident.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Outcome {
+    /// Recovered this many seconds after the fault's end.
+    Recovered(f64),
+    /// Ran long enough after the fault and never recovered.
+    Degraded,
+    /// No incident, or the run ended too soon after it to tell.
+    Undetermined,
+}
+
+/// The outcome of a run.
+pub fn outcome(s: &RunSummary) -> Outcome {
+    if s.fault_end_s.is_none() {
+        return Outcome::Undetermined;
+    }
+    match (s.recovery, s.recovery_after_fault_s()) {
+        (Recovery::Recovered, Some(after)) => Outcome::Recovered(after),
+        (Recovery::Degraded, _) => Outcome::Degraded,
+        _ => Outcome::Undetermined,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(fault_end: Option<f64>, recovered_at: Option<f64>, recovery: Recovery) -> RunSummary {
+        RunSummary {
+            fault_start_s: fault_end.map(|e| e - 10.0),
+            fault_end_s: fault_end,
+            recovered_at_s: recovered_at,
+            recovery,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn three_ways() {
+        use Recovery::*;
+        assert_eq!(
+            outcome(&run(Some(40.0), Some(45.0), Recovered)),
+            Outcome::Recovered(5.0)
+        );
+        assert_eq!(outcome(&run(Some(40.0), None, Degraded)), Outcome::Degraded);
+        assert_eq!(
+            outcome(&run(Some(130.0), None, Undetermined)),
+            Outcome::Undetermined
+        );
+        // No incident: the run's own label is "recovered", but it says
+        // nothing about the cliff.
+        assert_eq!(outcome(&run(None, None, Recovered)), Outcome::Undetermined);
+    }
+}

@@ -1,0 +1,447 @@
+//! The outputs of `retrysim assess`: `assess.json`, the one-page verdict
+//! printed in the terminal, and `assess.html` (self-contained like
+//! `report.html`, with the same style and escaping).
+//!
+//! `assess.json` has exactly one key, `policies`, a list with one object per
+//! policy in scenario order; every object starts with `name`,
+//! `threshold_load` (`{"low", "high"}`), `worst_case_amplification` and
+//! `retry_window_s`, then the rest of the verdict. Numbers follow the report
+//! rule; a missing value is `null`.
+
+use super::format::{html, human_secs, json_num, json_str, percent};
+use super::html::{swatch, STYLE};
+use crate::assess::bisect::Interval;
+use crate::assess::{Assessment, PolicyVerdict};
+use crate::decimal::num;
+
+/// How far (relative) an analytic estimate may be from the simulated one
+/// and still be called enough.
+const CLOSE_ENOUGH: f64 = 0.10;
+
+fn opt(x: Option<f64>) -> String {
+    x.map_or_else(|| "–".to_string(), num)
+}
+
+/// An interval as text: `[148, 152]`, with `?` for a missing end.
+fn interval(i: &Interval) -> String {
+    let end = |x: Option<f64>| x.map_or_else(|| "?".to_string(), |v| num(round3(v)));
+    format!("[{}, {}]", end(i.low), end(i.high))
+}
+
+/// Three significant digits for reading (the JSON keeps every digit).
+fn round3(v: f64) -> f64 {
+    if v == 0.0 || !v.is_finite() {
+        return v;
+    }
+    let mag = 10f64.powi(v.abs().log10().floor() as i32 - 2);
+    if mag >= 1.0 {
+        (v / mag).round() * mag
+    } else {
+        let digits = (-mag.log10()).round() as i32;
+        let s = 10f64.powi(digits);
+        (v * s).round() / s
+    }
+}
+
+/// Where the scenario's own load stands against the trigger threshold.
+pub fn threshold_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
+    let own = a.own_load;
+    let path = &a.load_path;
+    match (p.threshold.low, p.threshold.high) {
+        (None, _) => format!(
+            "does not recover from this trigger at any {path} tried (down to {})",
+            opt(p.threshold.high.map(round3))
+        ),
+        (Some(lo), None) => format!(
+            "recovers from this trigger at every {path} tried (up to {}): no cliff in reach",
+            num(round3(lo))
+        ),
+        (Some(lo), Some(_)) if own <= lo => format!(
+            "recovers: {path} {} has {} headroom below the threshold {}",
+            num(own),
+            percent((lo - own) / own, 0),
+            interval(&p.threshold)
+        ),
+        (Some(lo), Some(hi)) if own >= hi => format!(
+            "past the cliff: at {path} {} this trigger leaves it degraded; it must fall {} (below {}) to survive it",
+            num(own),
+            percent((own - lo) / own, 0),
+            num(round3(lo))
+        ),
+        _ => format!(
+            "on the edge: {path} {} lies inside the threshold interval {}",
+            num(own),
+            interval(&p.threshold)
+        ),
+    }
+}
+
+/// The simulated sustaining load against the analytic estimate.
+pub fn storm_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
+    let e = &p.analytic;
+    let mut analytic = match (&e.no_storm, e.attempts_rule, e.attempts_per_request) {
+        (Some(why), _, _) => format!("analytic: no storm below capacity ({why})"),
+        (None, Some(rule), Some(att)) => format!(
+            "analytic C/A = {}/{} = {}",
+            num(round3(e.capacity_rps.unwrap_or(0.0))),
+            num(round3(att)),
+            num(round3(rule))
+        ),
+        (None, _, None) => "analytic: attempts are unbounded, any load can hold a storm".into(),
+        _ => "analytic: no estimate (no capacity to speak of)".into(),
+    };
+    if let Some(b) = e.balance_rule {
+        analytic.push_str(&format!(", balance rule C·(T+b)/D = {}", num(round3(b))));
+    }
+    let Some(sim) = &p.sustaining else {
+        return format!("{analytic}; not simulated (traffic is not open)");
+    };
+    let simulated = format!("{} req/s simulated", interval(sim));
+    let own_rate = a.own_rate.unwrap_or(0.0);
+    if sim.low.is_some_and(|lo| lo >= own_rate) && e.no_storm.is_none() {
+        return format!(
+            "{simulated}: this trigger starts no storm at the scenario's own rate, so the search meets the capacity; {analytic} is for a storm started some other way"
+        );
+    }
+    match (sim.mid(), e.attempts_rule) {
+        (Some(mid), Some(rule)) if mid > 0.0 => {
+            let off = (rule - mid).abs() / mid;
+            let judgement = if off <= CLOSE_ENOUGH {
+                format!("within {}: the envelope is enough", percent(off, 0))
+            } else {
+                format!("off by {}: use the simulation", percent(off, 0))
+            };
+            format!("{simulated}; {analytic} ({judgement})")
+        }
+        _ => format!("{simulated}; {analytic}"),
+    }
+}
+
+/// The worst-case amplification in words.
+pub fn amplification_sentence(p: &PolicyVerdict) -> String {
+    let bound = match p.bound.attempts {
+        Some(b) => format!(
+            "at most {} attempts per request ({})",
+            num(round3(b)),
+            p.bound.binding()
+        ),
+        None => "no limit on attempts per request".to_string(),
+    };
+    format!(
+        "{bound}; simulated with a whole-run outage: {} over {} requests",
+        num(round3(p.simulated_amplification)),
+        p.requests
+    )
+}
+
+/// The retry window in words.
+pub fn window_sentence(p: &PolicyVerdict) -> String {
+    match (p.retries_allowed, p.retry_window_s) {
+        (Some(0), _) => "no retries".into(),
+        (Some(r), Some(w)) => format!(
+            "{} over {r} retr{}",
+            human_secs(w),
+            if r == 1 { "y" } else { "ies" }
+        ),
+        _ => "unlimited by the policy (only a deadline or budget ends the retries)".into(),
+    }
+}
+
+/// The whole verdict of one policy, one sentence per finding.
+pub fn verdict(a: &Assessment, p: &PolicyVerdict) -> String {
+    format!(
+        "Trigger: {}. Storm: {}. When everything fails: {}. Retry window: {}.",
+        threshold_sentence(a, p),
+        storm_sentence(a, p),
+        amplification_sentence(p),
+        window_sentence(p)
+    )
+}
+
+fn json_interval(i: &Interval) -> String {
+    format!(
+        "{{\"low\": {}, \"high\": {}}}",
+        json_num(i.low),
+        json_num(i.high)
+    )
+}
+
+/// The text of `assess.json`.
+pub fn json(a: &Assessment) -> String {
+    let mut out = String::from("{\n  \"policies\": [");
+    for (i, p) in a.policies.iter().enumerate() {
+        let e = &p.analytic;
+        let margin = p.threshold.low.map(|lo| lo - a.own_load);
+        let fields = [
+            ("name", json_str(&p.name)),
+            ("threshold_load", json_interval(&p.threshold)),
+            ("worst_case_amplification", json_num(p.bound.attempts)),
+            ("retry_window_s", json_num(p.retry_window_s)),
+            ("load_path", json_str(&a.load_path)),
+            ("scenario_load", json_num(Some(a.own_load))),
+            ("margin", json_num(margin)),
+            ("margin_share", json_num(margin.map(|m| m / a.own_load))),
+            (
+                "sustaining_load",
+                p.sustaining
+                    .as_ref()
+                    .map_or_else(|| "null".into(), json_interval),
+            ),
+            (
+                "analytic_sustaining_load",
+                format!(
+                    "{{\"attempts_rule\": {}, \"balance_rule\": {}, \"attempts_per_request\": {}, \"capacity_rps\": {}, \"no_storm\": {}}}",
+                    json_num(e.attempts_rule),
+                    json_num(e.balance_rule),
+                    json_num(e.attempts_per_request),
+                    json_num(e.capacity_rps),
+                    e.no_storm.as_deref().map_or_else(|| "null".into(), json_str)
+                ),
+            ),
+            ("amplification_limit", json_str(&p.bound.binding())),
+            (
+                "simulated_worst_case_amplification",
+                json_num(Some(p.simulated_amplification)),
+            ),
+            ("retries_allowed", json_num(p.retries_allowed.map(|r| r as f64))),
+            ("replications", a.replications.to_string()),
+            ("verdict", json_str(&verdict(a, p))),
+        ];
+        out.push_str(if i == 0 { "\n    {" } else { ",\n    {" });
+        for (k, (name, value)) in fields.iter().enumerate() {
+            out.push_str(if k == 0 { "\n" } else { ",\n" });
+            out.push_str(&format!("      {}: {value}", json_str(name)));
+        }
+        out.push_str("\n    }");
+    }
+    out.push_str(if a.policies.is_empty() {
+        "]\n}\n"
+    } else {
+        "\n  ]\n}\n"
+    });
+    out
+}
+
+/// The one-page verdict for the terminal.
+pub fn terminal(a: &Assessment) -> String {
+    let mut t = format!(
+        "assess {}: {} = {} ({} replication{} per probe, {} runs)\n",
+        a.scenario,
+        a.load_path,
+        num(a.own_load),
+        a.replications,
+        if a.replications == 1 { "" } else { "s" },
+        a.runs
+    );
+    for p in &a.policies {
+        t.push_str(&format!("\n{}\n", p.name));
+        for (k, v) in [
+            (
+                "trigger threshold",
+                format!("{} {}", a.load_path, interval(&p.threshold)),
+            ),
+            ("verdict", threshold_sentence(a, p)),
+            ("storm holds above", storm_sentence(a, p)),
+            ("worst case", amplification_sentence(p)),
+            ("retry window", window_sentence(p)),
+        ] {
+            t.push_str(&format!("  {k:<18} {v}\n"));
+        }
+    }
+    t
+}
+
+/// `assess.html`: the verdicts, the probes behind each threshold, and how
+/// the numbers were found. No script, no external resource.
+pub fn page(a: &Assessment, description: Option<&str>) -> String {
+    let mut h = String::new();
+    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    h.push_str(&format!(
+        "<title>retrysim assess: {}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n",
+        html(&a.scenario)
+    ));
+    h.push_str(&format!(
+        "<h1>How close is the cliff? {}</h1>\n",
+        html(&a.scenario)
+    ));
+    if let Some(d) = description {
+        h.push_str(&format!("<p>{}</p>\n", html(d)));
+    }
+    h.push_str(&format!(
+        "<p>Load parameter <code>{}</code> = {} in the scenario; {} replication{} per probe; {} runs in all.</p>\n",
+        html(&a.load_path),
+        html(&num(a.own_load)),
+        a.replications,
+        if a.replications == 1 { "" } else { "s" },
+        a.runs
+    ));
+    h.push_str("<h2>Verdicts</h2>\n<table>\n<tr><th>policy</th><th>trigger threshold</th><th>storm holds above (req/s)</th><th>analytic C/A</th><th>worst-case attempts per request</th><th>simulated</th><th>retry window</th></tr>\n");
+    for (i, p) in a.policies.iter().enumerate() {
+        let past = p.threshold.high.is_some_and(|hi| a.own_load >= hi);
+        h.push_str(&format!(
+            "<tr><td>{}{}</td><td class=\"n {}\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
+            swatch(i),
+            html(&p.name),
+            if past { "bad" } else { "good" },
+            html(&interval(&p.threshold)),
+            html(&p.sustaining.as_ref().map_or_else(|| "–".into(), interval)),
+            html(&opt(p.analytic.attempts_rule.map(round3))),
+            html(&opt(p.bound.attempts.map(round3))),
+            html(&num(round3(p.simulated_amplification))),
+            html(&window_sentence(p)),
+        ));
+    }
+    h.push_str("</table>\n");
+    for (i, p) in a.policies.iter().enumerate() {
+        h.push_str(&format!("<h2>{}{}</h2>\n<ul>\n", swatch(i), html(&p.name)));
+        for (k, v) in [
+            ("Trigger", threshold_sentence(a, p)),
+            ("Storm", storm_sentence(a, p)),
+            ("When everything fails", amplification_sentence(p)),
+            ("Retry window", window_sentence(p)),
+        ] {
+            h.push_str(&format!("<li><b>{k}:</b> {}.</li>\n", html(&v)));
+        }
+        h.push_str("</ul>\n");
+        let limits: Vec<String> = p
+            .bound
+            .limits
+            .iter()
+            .map(|l| {
+                format!(
+                    "{} → {} retries per request",
+                    l.what,
+                    num(round3(l.retries))
+                )
+            })
+            .collect();
+        if !limits.is_empty() {
+            h.push_str(&format!(
+                "<p>Limits, tightest first: {}.</p>\n",
+                html(&limits.join("; "))
+            ));
+        }
+        for (title, probes) in [
+            ("Trigger threshold probes", &p.threshold_probes),
+            (
+                "Sustaining load probes (load after the fault)",
+                &p.sustaining_probes,
+            ),
+        ] {
+            if probes.is_empty() {
+                continue;
+            }
+            h.push_str(&format!(
+                "<p>{title}: {}.</p>\n",
+                html(
+                    &probes
+                        .iter()
+                        .map(|pr| format!(
+                            "{} → {}",
+                            num(round3(pr.load)),
+                            pr.share.map_or_else(|| "–".into(), |s| percent(s, 0))
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            ));
+        }
+    }
+    h.push_str("<h2>How the numbers were found</h2>\n<ul>\n");
+    h.push_str("<li><b>Trigger threshold</b>: bisection on the load parameter with the scenario's own fault; the low end recovers in at least half of the replications, the high end does not. A rate more than 1.1 × the capacity is never tried.</li>\n");
+    h.push_str("<li><b>Storm holds above</b>: the same search where the scenario's own rate holds until the fault ends and the traffic then steps to the load tried: below it, a storm the fault started dies out.</li>\n");
+    h.push_str("<li><b>Analytic C/A</b>: capacity ÷ the attempts one request makes when every attempt waits out its timeout and then the backoff (within max_attempts, the retry window, the deadline and a budget's allowance). The balance rule C·(T+b)/D is its continuous version.</li>\n");
+    h.push_str("<li><b>Worst case</b>: the closed-form bound of the tightest limit (attempt cap, retry window, deadline, budget, breaker), and a simulation with an outage over the whole run.</li>\n</ul>\n");
+    h.push_str(&format!(
+        "<footer>retrysim {}; next to this page: <code>assess.json</code>.</footer>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION")
+    ));
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assess::analytic::StormEstimate;
+    use crate::assess::bisect::Probe;
+    use crate::assess::bounds::{Bound, Limit};
+
+    fn assessment() -> Assessment {
+        Assessment {
+            scenario: "toy".into(),
+            load_path: "traffic.rate".into(),
+            own_load: 280.0,
+            own_rate: Some(280.0),
+            replications: 3,
+            runs: 99,
+            policies: vec![PolicyVerdict {
+                name: "retry-once".into(),
+                threshold: Interval {
+                    low: Some(148.0),
+                    high: Some(152.0),
+                },
+                threshold_probes: vec![Probe {
+                    load: 280.0,
+                    share: Some(0.0),
+                }],
+                sustaining: Some(Interval {
+                    low: Some(145.0),
+                    high: Some(149.0),
+                }),
+                sustaining_probes: vec![],
+                analytic: StormEstimate {
+                    capacity_rps: Some(300.0),
+                    attempts_per_request: Some(2.0),
+                    attempts_rule: Some(150.0),
+                    balance_rule: None,
+                    no_storm: None,
+                },
+                bound: Bound {
+                    attempts: Some(2.0),
+                    limits: vec![Limit {
+                        what: "max_attempts = 2".into(),
+                        retries: 1.0,
+                        gates_all: false,
+                    }],
+                    gated: false,
+                },
+                simulated_amplification: 2.0,
+                requests: 42_000,
+                retries_allowed: Some(1),
+                retry_window_s: Some(0.0),
+            }],
+        }
+    }
+
+    #[test]
+    fn json_has_the_promised_shape() {
+        let v: serde_json::Value = serde_json::from_str(&json(&assessment())).unwrap();
+        let obj = v.as_object().unwrap();
+        assert_eq!(obj.keys().collect::<Vec<_>>(), ["policies"]);
+        let p = &v["policies"][0];
+        assert_eq!(p["name"], "retry-once");
+        assert_eq!(p["threshold_load"]["low"], 148);
+        assert_eq!(p["threshold_load"]["high"], 152);
+        assert_eq!(p["worst_case_amplification"], 2);
+        assert_eq!(p["retry_window_s"], 0);
+        assert_eq!(p["margin"], -132);
+        assert_eq!(p["analytic_sustaining_load"]["attempts_rule"], 150);
+        assert!(p["analytic_sustaining_load"]["balance_rule"].is_null());
+    }
+
+    #[test]
+    fn verdicts_read_as_sentences() {
+        let a = assessment();
+        let p = &a.policies[0];
+        assert!(threshold_sentence(&a, p).starts_with("past the cliff"));
+        assert!(
+            storm_sentence(&a, p).contains("within 2%"),
+            "{}",
+            storm_sentence(&a, p)
+        );
+        assert_eq!(window_sentence(p), "0 s over 1 retry");
+        let page = page(&a, Some("<b>"));
+        assert!(page.contains("&lt;b&gt;") && !page.contains("<script"));
+        assert!(terminal(&a).contains("trigger threshold  traffic.rate [148, 152]"));
+    }
+}

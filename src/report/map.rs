@@ -1,0 +1,333 @@
+//! `map.png` of `retrysim map`: one panel per policy, side by side. Each
+//! cell is coloured by the share of replications that recovered (red 0 % →
+//! yellow 50 % → green 100 %, grey when no run could be judged), a black
+//! line runs along the cell edges where the share crosses 50 %, and a
+//! ringed dot marks the scenario's own operating point (its own x and y
+//! values, placed between the axis values when it falls between them).
+//!
+//! It reads only the map's manifest and table, so `merge` draws the same
+//! picture from shard outputs. Text uses the embedded font of
+//! [`super::plot`].
+
+use super::heatmap::success_color;
+use super::plot::{ensure_font, FONT};
+use crate::error::OutputError;
+use crate::map::{MapGrid, MapManifest};
+use crate::sweep::range::quantity;
+use crate::sweep::Table;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::path::Path;
+
+/// Width of one policy's panel in pixels.
+const PANEL_W: u32 = 520;
+/// Height of one panel (labels included).
+const PANEL_H: u32 = 600;
+/// Height of the title strip.
+const TITLE_H: u32 = 60;
+/// Height of the legend strip.
+const LEGEND_H: u32 = 70;
+/// Colour of a cell where no run could be judged.
+const UNDETERMINED: RGBColor = RGBColor(200, 200, 200);
+
+/// Drawing either succeeds or says which file or figure failed.
+type Result<T> = std::result::Result<T, OutputError>;
+
+/// A plotting backend's error, kept as the source.
+fn pe<E: std::error::Error + Send + Sync + 'static>(e: E) -> OutputError {
+    OutputError::Draw {
+        what: "map",
+        source: Box::new(e),
+    }
+}
+
+/// Where `own` sits on an axis of `values`, as a fractional index: the
+/// index of an equal value, else interpolated between the two neighbouring
+/// values that bracket it (numbers and durations). `None` when it is not on
+/// the axis and outside (or not comparable with) its values.
+pub fn position(values: &[String], own: &str) -> Option<f64> {
+    if let Some(i) = values.iter().position(|v| v == own) {
+        return Some(i as f64);
+    }
+    let q = quantity(own)?;
+    let qs: Vec<f64> = values.iter().map(|v| quantity(v)).collect::<Option<_>>()?;
+    if let Some(i) = qs
+        .iter()
+        .position(|&v| (v - q).abs() <= 1e-12 * v.abs().max(1.0))
+    {
+        return Some(i as f64);
+    }
+    qs.windows(2).enumerate().find_map(|(i, w)| {
+        let (a, b) = (w[0], w[1]);
+        let inside = (a < q && q < b) || (b < q && q < a);
+        inside.then(|| i as f64 + (q - a) / (b - a))
+    })
+}
+
+/// The recovered share of every (policy, cell) in `table`:
+/// `shares[policy][cell]`, `None` for an empty cell or one missing.
+fn shares(m: &MapManifest, grid: &MapGrid, table: &Table) -> Result<Vec<Vec<Option<f64>>>> {
+    let col = |name: &str| {
+        table
+            .column(name)
+            .ok_or_else(|| OutputError::MapPicture(format!("map.csv has no column {name}")))
+    };
+    let (cp, cx, cy, cs) = (
+        col("policy")?,
+        col("x")?,
+        col("y")?,
+        col("recovered_share")?,
+    );
+    let mut out = vec![vec![None; grid.len()]; m.policies.len()];
+    for r in &table.rows {
+        let Some(p) = m.policies.iter().position(|p| *p == r[cp]) else {
+            continue;
+        };
+        if let Some(c) = grid.find(&r[cx], &r[cy]) {
+            out[p][c] = r[cs].parse::<f64>().ok();
+        }
+    }
+    Ok(out)
+}
+
+/// Which labels of `n` to write so at most `room` fit: every k-th, the
+/// last always.
+fn label_every(n: usize, room: usize) -> usize {
+    n.div_ceil(room.max(1)).max(1)
+}
+
+/// Draws the map of `table` into `path`.
+pub fn map_png(path: &Path, m: &MapManifest, table: &Table) -> Result<()> {
+    let grid = MapGrid {
+        x: m.x.clone(),
+        y: m.y.clone(),
+    };
+    let shares = shares(m, &grid, table)?;
+    let (nx, ny) = (grid.x.values.len(), grid.y.values.len());
+    let panels = m.policies.len().max(1) as u32;
+    let width = (PANEL_W * panels).max(900);
+    let height = TITLE_H + PANEL_H + LEGEND_H;
+    ensure_font()?;
+    let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(pe)?;
+    let style =
+        |size: u32, h: HPos, v: VPos| (FONT, size).into_font().color(&BLACK).pos(Pos::new(h, v));
+    let reps = match m.passes.coarse {
+        Some(c) => format!(
+            "{c} replications per cell, {} near the boundary",
+            m.passes.replications
+        ),
+        None => format!("{} replications per cell", m.passes.replications),
+    };
+    root.draw(&Text::new(
+        format!(
+            "{}: share of replications that recover, by {} × {} ({reps})",
+            m.scenario, grid.x.path, grid.y.path
+        ),
+        (width as i32 / 2, TITLE_H as i32 / 2),
+        style(22, HPos::Center, VPos::Center),
+    ))
+    .map_err(pe)?;
+    let own_x = m
+        .operating_point
+        .x
+        .as_deref()
+        .and_then(|v| position(&grid.x.values, v));
+    let own_y = m
+        .operating_point
+        .y
+        .as_deref()
+        .and_then(|v| position(&grid.y.values, v));
+    let panel_w = width / panels;
+    for (p, policy) in m.policies.iter().enumerate() {
+        let x_off = (p as u32 * panel_w) as i32;
+        let (left, top, right, bottom) = (
+            x_off + 100,
+            TITLE_H as i32 + 36,
+            x_off + panel_w as i32 - 18,
+            (TITLE_H + PANEL_H) as i32 - 64,
+        );
+        let cw = (right - left) as f64 / nx as f64;
+        let ch = (bottom - top) as f64 / ny as f64;
+        // Cell (xi, yi) spans these pixels; the first y value is at the
+        // bottom, like an axis.
+        let xs = |xi: f64| left + (xi * cw).round() as i32;
+        let ys = |yi: f64| bottom - (yi * ch).round() as i32;
+        root.draw(&Text::new(
+            policy.clone(),
+            ((left + right) / 2, TITLE_H as i32 + 16),
+            style(19, HPos::Center, VPos::Center),
+        ))
+        .map_err(pe)?;
+        let labels = cw >= 40.0 && ch >= 20.0;
+        for c in 0..grid.len() {
+            let (xi, yi) = grid.coords(c);
+            let (x0, x1) = (xs(xi as f64), xs(xi as f64 + 1.0));
+            let (y0, y1) = (ys(yi as f64 + 1.0), ys(yi as f64));
+            let s = shares[p][c];
+            let fill = s.map_or(UNDETERMINED, success_color);
+            root.draw(&Rectangle::new([(x0, y0), (x1, y1)], fill.filled()))
+                .map_err(pe)?;
+            if cw >= 12.0 && ch >= 12.0 {
+                root.draw(&Rectangle::new([(x0, y0), (x1, y1)], WHITE.stroke_width(1)))
+                    .map_err(pe)?;
+            }
+            if labels {
+                let text = s.map_or("–".to_string(), |s| format!("{}%", (s * 100.0).round()));
+                root.draw(&Text::new(
+                    text,
+                    ((x0 + x1) / 2, (y0 + y1) / 2),
+                    style(13, HPos::Center, VPos::Center),
+                ))
+                .map_err(pe)?;
+            }
+        }
+        // The 50 % boundary: cell edges between a mostly-recovering cell
+        // and a mostly-degraded one.
+        let side = |c: usize| shares[p][c].map(|s| s >= 0.5);
+        let line = BLACK.stroke_width(3);
+        for c in 0..grid.len() {
+            let (xi, yi) = grid.coords(c);
+            let Some(here) = side(c) else { continue };
+            if xi + 1 < nx {
+                if let Some(there) = side(grid.cell(xi + 1, yi)) {
+                    if here != there {
+                        let x = xs(xi as f64 + 1.0);
+                        root.draw(&PathElement::new(
+                            vec![(x, ys(yi as f64)), (x, ys(yi as f64 + 1.0))],
+                            line,
+                        ))
+                        .map_err(pe)?;
+                    }
+                }
+            }
+            if yi + 1 < ny {
+                if let Some(there) = side(grid.cell(xi, yi + 1)) {
+                    if here != there {
+                        let y = ys(yi as f64 + 1.0);
+                        root.draw(&PathElement::new(
+                            vec![(xs(xi as f64), y), (xs(xi as f64 + 1.0), y)],
+                            line,
+                        ))
+                        .map_err(pe)?;
+                    }
+                }
+            }
+        }
+        root.draw(&Rectangle::new(
+            [(left, top), (right, bottom)],
+            BLACK.stroke_width(1),
+        ))
+        .map_err(pe)?;
+        // Tick labels: at most one per 70 px across and 24 px up.
+        let every = label_every(nx, ((right - left) / 70) as usize);
+        for (i, v) in grid.x.values.iter().enumerate() {
+            if i % every == 0 || i + 1 == nx {
+                root.draw(&Text::new(
+                    v.clone(),
+                    (xs(i as f64 + 0.5), bottom + 6),
+                    style(13, HPos::Center, VPos::Top),
+                ))
+                .map_err(pe)?;
+            }
+        }
+        let every = label_every(ny, ((bottom - top) / 24) as usize);
+        for (i, v) in grid.y.values.iter().enumerate() {
+            if i % every == 0 || i + 1 == ny {
+                root.draw(&Text::new(
+                    v.clone(),
+                    (left - 6, ys(i as f64 + 0.5)),
+                    style(13, HPos::Right, VPos::Center),
+                ))
+                .map_err(pe)?;
+            }
+        }
+        root.draw(&Text::new(
+            grid.x.path.clone(),
+            ((left + right) / 2, bottom + 40),
+            style(15, HPos::Center, VPos::Center),
+        ))
+        .map_err(pe)?;
+        root.draw(&Text::new(
+            grid.y.path.clone(),
+            (x_off + 8, top - 14),
+            style(14, HPos::Left, VPos::Center),
+        ))
+        .map_err(pe)?;
+        if let (Some(ox), Some(oy)) = (own_x, own_y) {
+            let at = (xs(ox + 0.5), ys(oy + 0.5));
+            root.draw(&Circle::new(at, 9, WHITE.filled())).map_err(pe)?;
+            root.draw(&Circle::new(at, 9, BLACK.stroke_width(2)))
+                .map_err(pe)?;
+            root.draw(&Circle::new(at, 4, BLACK.filled())).map_err(pe)?;
+        }
+    }
+    // Legend: the colour scale and the marks.
+    let ly = (TITLE_H + PANEL_H) as i32 + 14;
+    let (bar_x, bar_w) = (40, 300);
+    for i in 0..bar_w {
+        let c = success_color(i as f64 / (bar_w - 1) as f64);
+        root.draw(&Rectangle::new(
+            [(bar_x + i, ly), (bar_x + i + 1, ly + 16)],
+            c.filled(),
+        ))
+        .map_err(pe)?;
+    }
+    for (frac, text) in [
+        (0.0, "0 %: stays degraded"),
+        (0.5, "50 %"),
+        (1.0, "100 %: recovers"),
+    ] {
+        root.draw(&Text::new(
+            text,
+            (bar_x + (frac * bar_w as f64) as i32, ly + 22),
+            style(13, HPos::Center, VPos::Top),
+        ))
+        .map_err(pe)?;
+    }
+    let note = match (&m.operating_point.x, &m.operating_point.y, own_x.zip(own_y)) {
+        (Some(x), Some(y), Some(_)) => format!("● the scenario's own point ({x}, {y})"),
+        (Some(x), Some(y), None) => format!("the scenario's own point ({x}, {y}) is off the map"),
+        _ => "the scenario does not state both values".to_string(),
+    };
+    root.draw(&Text::new(
+        format!("black line: 50 % boundary   grey: no run could be judged   {note}"),
+        (bar_x + bar_w + 60, ly + 8),
+        style(14, HPos::Left, VPos::Center),
+    ))
+    .map_err(pe)?;
+    root.present().map_err(|e| OutputError::Encode {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(values: &[&str]) -> Vec<String> {
+        values.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_operating_point_sits_between_axis_values() {
+        let rates = v(&["100", "200", "300"]);
+        assert_eq!(position(&rates, "200"), Some(1.0));
+        assert_eq!(position(&rates, "280"), Some(1.8));
+        assert_eq!(position(&rates, "400"), None);
+        let durations = v(&["2s", "10s", "1m"]);
+        assert_eq!(position(&durations, "10000ms"), Some(1.0));
+        assert_eq!(position(&durations, "35s"), Some(1.5));
+        assert_eq!(position(&v(&["fifo", "lifo"]), "lifo"), Some(1.0));
+        assert_eq!(position(&v(&["fifo", "lifo"]), "x"), None);
+    }
+
+    #[test]
+    fn labels_thin_out() {
+        assert_eq!(label_every(12, 6), 2);
+        assert_eq!(label_every(5, 6), 1);
+        assert_eq!(label_every(40, 0), 40);
+    }
+}

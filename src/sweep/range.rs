@@ -1,0 +1,273 @@
+//! Value ranges on the command line: `A..B:N` is N evenly spaced values
+//! from A to B inclusive, for numbers (`100..300:11`) and durations
+//! (`2s..60s:12`). `sweep --set`, `map --x` and `map --y` expand them into
+//! the same list a person would have typed.
+//!
+//! Each value is written back as text the scenario loader reads: numbers by
+//! the report's number rule ([`crate::decimal::num`]), durations in the
+//! finer of the two ends' units (`500ms..2s:4` gives `500ms`, `1000ms`,
+//! `1500ms`, `2000ms`), so the value written in an output file is exactly
+//! the value the scenario was given.
+
+use crate::decimal::num;
+use crate::time::{parse_duration, NS_PER_SEC};
+
+/// Most values one range may expand to.
+pub const MAX_VALUES: usize = 10_000;
+
+pub use crate::error::RangeError;
+
+/// One end of a range: a plain number, or a duration with the unit it was
+/// written in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum End {
+    /// A number as written.
+    Number(f64),
+    /// A duration in nanoseconds, and its unit's size in nanoseconds and
+    /// spelling (`"ms"`).
+    Duration {
+        ns: u64,
+        unit_ns: u64,
+        unit: &'static str,
+    },
+}
+
+/// The duration units a range end may carry, as (spelling, size in ns);
+/// the aliases `time::parse_duration` knows map to one spelling each.
+const UNITS: [(&[&str], &str, u64); 7] = [
+    (&["ns"], "ns", 1),
+    (&["us", "µs"], "us", 1_000),
+    (&["ms"], "ms", 1_000_000),
+    (&["s", "sec", "secs"], "s", NS_PER_SEC),
+    (&["m", "min", "mins"], "m", 60 * NS_PER_SEC),
+    (&["h", "hr", "hours"], "h", 3600 * NS_PER_SEC),
+    (&["d", "days"], "d", 86_400 * NS_PER_SEC),
+];
+
+/// Whether `text` is written as a range (`A..B:N`, or a malformed attempt
+/// at one): it has `..` and is not JSON (an object, array or string).
+pub fn looks_like_range(text: &str) -> bool {
+    let t = text.trim();
+    t.contains("..") && !t.starts_with(['{', '[', '"'])
+}
+
+/// Parses one end: a number, or a number with a duration unit.
+fn parse_end(text: &str, end: &str) -> Result<End, RangeError> {
+    let e = end.trim();
+    if let Ok(v) = e.parse::<f64>() {
+        if v.is_finite() {
+            return Ok(End::Number(v));
+        }
+    }
+    let split = e
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+')))
+        .unwrap_or(e.len());
+    let unit_text = e[split..].trim();
+    let bad_end = || RangeError::BadEnd {
+        text: text.to_string(),
+        end: end.to_string(),
+    };
+    let (_, unit, unit_ns) = UNITS
+        .iter()
+        .find(|(names, _, _)| names.contains(&unit_text))
+        .ok_or_else(bad_end)?;
+    if e[..split].trim().parse::<f64>().is_err() {
+        return Err(bad_end());
+    }
+    let d = parse_duration(e).map_err(|why| RangeError::BadDuration {
+        text: text.to_string(),
+        why: why.to_string(),
+    })?;
+    Ok(End::Duration {
+        ns: d.ns(),
+        unit_ns: *unit_ns,
+        unit,
+    })
+}
+
+/// Expands `A..B:N` into its N values, as text. `Ok(None)` when `text` is
+/// not written as a range at all (see [`looks_like_range`]).
+pub fn expand(text: &str) -> Result<Option<Vec<String>>, RangeError> {
+    if !looks_like_range(text) {
+        return Ok(None);
+    }
+    let t = text.trim();
+    let (ends, count) = t
+        .rsplit_once(':')
+        .ok_or_else(|| RangeError::NoCount(t.to_string()))?;
+    let (a, b) = ends
+        .split_once("..")
+        .ok_or_else(|| RangeError::NoCount(t.to_string()))?;
+    if b.starts_with('.') {
+        return Err(RangeError::BadEnd {
+            text: t.to_string(),
+            end: b.to_string(),
+        });
+    }
+    let bad_count = || RangeError::BadCount {
+        text: t.to_string(),
+        count: count.to_string(),
+        max: MAX_VALUES,
+    };
+    let n: usize = count.trim().parse().map_err(|_| bad_count())?;
+    if n == 0 || n > MAX_VALUES {
+        return Err(bad_count());
+    }
+    let (ea, eb) = (parse_end(t, a)?, parse_end(t, b)?);
+    let values = match (ea, eb) {
+        (End::Number(x), End::Number(y)) => spaced(t, x, y, n)?.into_iter().map(num).collect(),
+        (
+            End::Duration {
+                ns: x,
+                unit_ns: ua,
+                unit: na,
+            },
+            End::Duration {
+                ns: y,
+                unit_ns: ub,
+                unit: nb,
+            },
+        ) => {
+            // The finer unit of the two, so both ends keep their value.
+            let (unit_ns, unit) = if ua <= ub { (ua, na) } else { (ub, nb) };
+            let scale = unit_ns as f64;
+            spaced(t, x as f64, y as f64, n)?
+                .into_iter()
+                .map(|ns| {
+                    // Whole nanoseconds, written in the chosen unit.
+                    format!("{}{unit}", num(ns.round() / scale))
+                })
+                .collect()
+        }
+        _ => {
+            return Err(RangeError::Mixed {
+                text: t.to_string(),
+                a: a.trim().to_string(),
+                b: b.trim().to_string(),
+            })
+        }
+    };
+    Ok(Some(values))
+}
+
+/// Expands every value of a list that is written as a range, in place:
+/// `["50", "100..300:3"]` becomes `["50", "100", "200", "300"]`.
+pub fn expand_values(values: Vec<String>) -> Result<Vec<String>, RangeError> {
+    let mut out = Vec::with_capacity(values.len());
+    for v in values {
+        match expand(&v)? {
+            Some(list) => out.extend(list),
+            None => out.push(v),
+        }
+    }
+    Ok(out)
+}
+
+/// N evenly spaced values from `a` to `b`, both ends exact.
+fn spaced(text: &str, a: f64, b: f64, n: usize) -> Result<Vec<f64>, RangeError> {
+    if n == 1 {
+        return if a == b {
+            Ok(vec![a])
+        } else {
+            Err(RangeError::OneValue(text.to_string()))
+        };
+    }
+    let step = (b - a) / (n - 1) as f64;
+    Ok((0..n)
+        .map(|i| if i + 1 == n { b } else { a + step * i as f64 })
+        .collect())
+}
+
+/// A value of an axis read as a quantity: seconds for a duration, the
+/// number itself otherwise; `None` for anything else (JSON objects,
+/// names). Used to place the scenario's own operating point between an
+/// axis's values.
+pub fn quantity(text: &str) -> Option<f64> {
+    let t = text.trim().trim_matches('"');
+    if let Ok(v) = t.parse::<f64>() {
+        return v.is_finite().then_some(v);
+    }
+    match parse_end(t, t).ok()? {
+        End::Number(v) => Some(v),
+        End::Duration { ns, .. } => Some(ns as f64 / NS_PER_SEC as f64),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(text: &str) -> Vec<String> {
+        expand(text).unwrap().unwrap()
+    }
+
+    #[test]
+    fn numbers_are_evenly_spaced_with_exact_ends() {
+        assert_eq!(
+            ok("100..300:11"),
+            ["100", "120", "140", "160", "180", "200", "220", "240", "260", "280", "300"]
+        );
+        assert_eq!(ok("0..1:5"), ["0", "0.25", "0.5", "0.75", "1"]);
+        assert_eq!(ok("0.1..0.3:3"), ["0.1", "0.2", "0.3"]);
+        assert_eq!(ok("300..100:3"), ["300", "200", "100"]);
+        assert_eq!(ok("5..5:1"), ["5"]);
+        assert_eq!(ok(" 1..2:2 "), ["1", "2"]);
+    }
+
+    #[test]
+    fn durations_keep_their_unit() {
+        assert_eq!(ok("2s..60s:3"), ["2s", "31s", "60s"]);
+        assert_eq!(ok("500ms..2s:4"), ["500ms", "1000ms", "1500ms", "2000ms"]);
+        assert_eq!(ok("1m..3m:3"), ["1m", "2m", "3m"]);
+        assert_eq!(ok("0s..1s:4"), ["0s", "0.333333s", "0.666667s", "1s"]);
+        let twelve = ok("2s..60s:12");
+        assert_eq!(twelve.len(), 12);
+        assert_eq!(twelve[1], "7.272727s");
+        assert_eq!(twelve[11], "60s");
+        // Every value reads back as the duration it names.
+        for v in &twelve {
+            assert!(parse_duration(v).is_ok(), "{v}");
+        }
+    }
+
+    #[test]
+    fn lists_expand_their_ranges_in_place() {
+        let v = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            expand_values(v(&["50", "100..300:3", "1s"])).unwrap(),
+            v(&["50", "100", "200", "300", "1s"])
+        );
+        assert!(expand_values(v(&["1..2"])).is_err());
+    }
+
+    #[test]
+    fn non_ranges_are_left_alone() {
+        for text in ["100", "2s", r#"{"a": "1..2:3"}"#, r#""x..y""#, "[1,2]"] {
+            assert_eq!(expand(text).unwrap(), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn bad_ranges_say_why() {
+        let err = |t: &str| expand(t).unwrap_err().to_string();
+        assert!(err("1..2").contains("write A..B:N"));
+        assert!(err("1..2:0").contains("whole number from 2"));
+        assert!(err("1..2:x").contains("whole number"));
+        assert!(err("1..2:100001").contains("whole number"));
+        assert!(err("1..2:1").contains("N >= 2"));
+        assert!(err("a..2:3").contains("\"a\" is not a number"));
+        assert!(err("1..2parsecs:3").contains("is not a number or a duration"));
+        assert!(err("2..60s:3").contains("both ends"));
+        assert!(err("-1s..2s:3").contains("negative"));
+        assert!(err("1...2:3").contains("is not a number"));
+    }
+
+    #[test]
+    fn quantities_read_numbers_and_durations() {
+        assert_eq!(quantity("280"), Some(280.0));
+        assert_eq!(quantity("1500ms"), Some(1.5));
+        assert_eq!(quantity("2m"), Some(120.0));
+        assert_eq!(quantity(r#"{"a": 1}"#), None);
+        assert_eq!(quantity("fifo"), None);
+    }
+}

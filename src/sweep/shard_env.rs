@@ -1,0 +1,144 @@
+//! Which shard this process is, read from the batch system that started
+//! it, so one command line serves every task of a Kubernetes Indexed Job
+//! or a Slurm job array: `--shards N` without an index.
+//!
+//! - Kubernetes (`completionMode: Indexed`) sets `JOB_COMPLETION_INDEX`,
+//!   0-based: index 0 is shard 1/N.
+//! - Slurm sets `SLURM_ARRAY_TASK_ID` to the task's number in the
+//!   `--array` range and `SLURM_ARRAY_TASK_MIN` to the range's first
+//!   number; the shard is `TASK_ID − TASK_MIN` (0-based), so `--array=0-9`
+//!   and `--array=1-10` both mean shards 1/10 … 10/10. Without
+//!   `SLURM_ARRAY_TASK_MIN` the id is taken as 0-based. When
+//!   `SLURM_ARRAY_TASK_COUNT` is set it must equal N.
+//!
+//! `JOB_COMPLETION_INDEX` wins when both are set. The shard itself is the
+//! 1-based [`Shard`] of `--shard I/N`.
+
+use super::grid::Shard;
+
+/// Kubernetes' 0-based completion index of an Indexed Job's pod.
+pub const K8S_INDEX: &str = "JOB_COMPLETION_INDEX";
+/// Slurm's task id within a job array.
+pub const SLURM_TASK_ID: &str = "SLURM_ARRAY_TASK_ID";
+/// Slurm's first task id of the array.
+pub const SLURM_TASK_MIN: &str = "SLURM_ARRAY_TASK_MIN";
+/// Slurm's number of tasks in the array.
+pub const SLURM_TASK_COUNT: &str = "SLURM_ARRAY_TASK_COUNT";
+
+pub use crate::error::ShardEnvError;
+
+/// The shard (1-based) named by the environment `var`, for `count` shards,
+/// and the variable it came from. `var` looks a variable up (the process
+/// environment in the command, a map in tests).
+pub fn shard_from_env(
+    count: usize,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<(Shard, &'static str), ShardEnvError> {
+    if count == 0 {
+        return Err(ShardEnvError::Zero(count));
+    }
+    let number = |name: &'static str| -> Result<Option<i64>, ShardEnvError> {
+        match var(name) {
+            None => Ok(None),
+            Some(v) => v
+                .trim()
+                .parse::<i64>()
+                .map(Some)
+                .map_err(|_| ShardEnvError::NotANumber {
+                    var: name,
+                    value: v,
+                }),
+        }
+    };
+    let (index, source) = if let Some(i) = number(K8S_INDEX)? {
+        (i, K8S_INDEX)
+    } else if let Some(id) = number(SLURM_TASK_ID)? {
+        if let Some(tasks) = number(SLURM_TASK_COUNT)? {
+            if tasks != count as i64 {
+                return Err(ShardEnvError::CountMismatch {
+                    tasks: tasks.max(0) as usize,
+                    count,
+                });
+            }
+        }
+        (id - number(SLURM_TASK_MIN)?.unwrap_or(0), SLURM_TASK_ID)
+    } else {
+        return Err(ShardEnvError::Missing { count });
+    };
+    if index < 0 || index >= count as i64 {
+        return Err(ShardEnvError::OutOfRange {
+            var: source,
+            index,
+            count,
+        });
+    }
+    Ok((
+        Shard {
+            index: index as usize + 1,
+            count,
+        },
+        source,
+    ))
+}
+
+/// [`shard_from_env`] on the process environment.
+pub fn shard_from_process_env(count: usize) -> Result<(Shard, &'static str), ShardEnvError> {
+    shard_from_env(count, &|name| std::env::var(name).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn with(vars: &[(&str, &str)], count: usize) -> Result<(Shard, &'static str), ShardEnvError> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        shard_from_env(count, &|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn kubernetes_index_is_zero_based() {
+        let (s, from) = with(&[(K8S_INDEX, "0")], 3).unwrap();
+        assert_eq!((s.index, s.count, from), (1, 3, K8S_INDEX));
+        assert_eq!(with(&[(K8S_INDEX, "2")], 3).unwrap().0.index, 3);
+        assert!(matches!(
+            with(&[(K8S_INDEX, "3")], 3),
+            Err(ShardEnvError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            with(&[(K8S_INDEX, "x")], 3),
+            Err(ShardEnvError::NotANumber { .. })
+        ));
+    }
+
+    #[test]
+    fn slurm_counts_from_the_arrays_first_id() {
+        // --array=1-4: ids 1..4 are shards 1..4.
+        let one_based = [(SLURM_TASK_ID, "4"), (SLURM_TASK_MIN, "1")];
+        assert_eq!(with(&one_based, 4).unwrap().0.index, 4);
+        // --array=0-3.
+        let zero_based = [(SLURM_TASK_ID, "0"), (SLURM_TASK_MIN, "0")];
+        assert_eq!(with(&zero_based, 4).unwrap().0.index, 1);
+        // No TASK_MIN: the id is 0-based.
+        assert_eq!(with(&[(SLURM_TASK_ID, "1")], 4).unwrap().0.index, 2);
+        let wrong_size = [(SLURM_TASK_ID, "0"), (SLURM_TASK_COUNT, "5")];
+        assert!(with(&wrong_size, 4)
+            .unwrap_err()
+            .to_string()
+            .contains("--array=0-3"));
+    }
+
+    #[test]
+    fn kubernetes_wins_and_nothing_is_an_error() {
+        let both = [(K8S_INDEX, "1"), (SLURM_TASK_ID, "0")];
+        assert_eq!(
+            with(&both, 2).unwrap(),
+            (Shard { index: 2, count: 2 }, K8S_INDEX)
+        );
+        assert_eq!(with(&[], 2), Err(ShardEnvError::Missing { count: 2 }));
+        assert_eq!(with(&[(K8S_INDEX, "0")], 0), Err(ShardEnvError::Zero(0)));
+    }
+}

@@ -1,0 +1,348 @@
+//! `retrysim map`, ranges and batch-system shards end to end, on short
+//! copies of the HotOS '21 toy: range syntax and its errors, the toy's
+//! cells on either side of the cliff, and shards picked through
+//! `JOB_COMPLETION_INDEX` / `SLURM_ARRAY_TASK_ID` merging byte for byte
+//! into the unsharded output.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const TOY: &str = "scenarios/hotos21-toy.json";
+
+fn retrysim(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_retrysim"));
+    cmd.args(args)
+        .env_remove("JOB_COMPLETION_INDEX")
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .env_remove("SLURM_ARRAY_TASK_MIN")
+        .env_remove("SLURM_ARRAY_TASK_COUNT");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("the binary runs")
+}
+
+fn ok(o: &Output) {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn p(dir: &Path, name: &str) -> String {
+    dir.join(name).to_str().unwrap().to_string()
+}
+
+/// The rows of a CSV as maps from column name to cell.
+fn rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .zip(l.split(','))
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn ranges_expand_in_map_and_sweep_and_bad_ones_exit_2() {
+    let t = tempfile::tempdir().unwrap();
+    let out = p(t.path(), "sweep");
+    ok(&retrysim(
+        &[
+            "sweep",
+            TOY,
+            "--set",
+            "traffic.rate=100..140:3",
+            "--set",
+            "faults.0.duration=5s..10s:2",
+            "--set",
+            "duration=60s",
+            "--policy",
+            "no-retry",
+            "--seed",
+            "3",
+            "-o",
+            &out,
+            "-q",
+        ],
+        &[],
+    ));
+    let got: Vec<(String, String, String)> = rows(&t.path().join("sweep/sweep.csv"))
+        .into_iter()
+        .map(|r| {
+            (
+                r["traffic.rate"].clone(),
+                r["faults.0.duration"].clone(),
+                r["policy"].clone(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String, String)> = [
+        ("100", "5s"),
+        ("100", "10s"),
+        ("120", "5s"),
+        ("120", "10s"),
+        ("140", "5s"),
+        ("140", "10s"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string(), "no-retry".to_string()))
+    .collect();
+    assert_eq!(got, want);
+
+    let bad = p(t.path(), "bad");
+    for (x, y, why) in [
+        ("traffic.rate=100..300", "faults.0.duration=10s", "A..B:N"),
+        (
+            "traffic.rate=100..x:3",
+            "faults.0.duration=10s",
+            "is not a number",
+        ),
+        (
+            "traffic.rate=100..300:0",
+            "faults.0.duration=10s",
+            "whole number",
+        ),
+        (
+            "traffic.rate=100",
+            "faults.0.duration=2..60s:3",
+            "both ends",
+        ),
+        (
+            "traffic.rate=100",
+            "faults.0.duration=-1s..2s:2",
+            "negative",
+        ),
+        (
+            "traffic.rate=100,100",
+            "faults.0.duration=10s",
+            "given twice",
+        ),
+        ("traffic.rate=100", "traffic.rate=200", "two different"),
+    ] {
+        let o = retrysim(&["map", TOY, "--x", x, "--y", y, "-o", &bad], &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{x} {y}: {err}");
+        assert!(err.contains(why), "{x} {y}: {err}");
+    }
+    let o = retrysim(
+        &["sweep", TOY, "--set", "traffic.rate=1..2:1", "-o", &bad],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("N >= 2"));
+}
+
+#[test]
+fn the_toy_recovers_at_120_qps_and_collapses_at_200() {
+    // A 10 s stall at 15 s in a 110 s run, as in tests/story_hotos.rs.
+    let t = tempfile::tempdir().unwrap();
+    let out = p(t.path(), "map");
+    ok(&retrysim(
+        &[
+            "map",
+            TOY,
+            "--x",
+            "traffic.rate=120,200",
+            "--y",
+            "faults.0.duration=10s",
+            "--set",
+            "duration=110s",
+            "--set",
+            "faults.0.start=15s",
+            "--policy",
+            "retry-once",
+            "--replications",
+            "3",
+            "--no-refine",
+            "-o",
+            &out,
+            "-q",
+        ],
+        &[],
+    ));
+    let header = std::fs::read_to_string(t.path().join("map/map.csv")).unwrap();
+    assert!(header.starts_with(
+        "policy,x,y,replications,recovered_share,median_recovery_s,recovered,degraded,undetermined,"
+    ));
+    let r = rows(&t.path().join("map/map.csv"));
+    assert_eq!(r.len(), 2);
+    let (low, high) = (&r[0], &r[1]);
+    assert_eq!((low["x"].as_str(), low["y"].as_str()), ("120", "10s"));
+    assert_eq!(low["replications"], "3");
+    assert_eq!(low["recovered"], "3", "{low:?}");
+    assert_eq!(low["recovered_share"], "1");
+    assert!(low["median_recovery_s"].parse::<f64>().unwrap() < 30.0);
+    assert_eq!(high["x"], "200");
+    assert_eq!(high["degraded"], "3", "{high:?}");
+    assert_eq!(high["recovered_share"], "0");
+    assert_eq!(high["median_recovery_s"], "");
+    // The scenario's own point (280 QPS, 10 s) is recorded for the marker.
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(t.path().join("map/map.json")).unwrap()).unwrap();
+    assert_eq!(m["operating_point"]["x"], "280");
+    assert_eq!(m["operating_point"]["y"], "10s");
+    let png = image::open(t.path().join("map/map.png")).unwrap();
+    assert!(png.width() >= 900);
+}
+
+/// A 3 × 3 map across the toy's cliff with refinement (2 coarse
+/// replications, 4 near the boundary).
+fn small_map(extra: &[&str], out: &str, env: &[(&str, &str)]) {
+    let mut args = vec![
+        "map",
+        TOY,
+        "--x",
+        "traffic.rate=120..180:3",
+        "--y",
+        "faults.0.duration=5s..15s:3",
+        "--set",
+        "duration=60s",
+        "--set",
+        "faults.0.start=10s",
+        "--replications",
+        "4",
+        "-o",
+        out,
+        "-q",
+    ];
+    args.extend_from_slice(extra);
+    ok(&retrysim(&args, env));
+}
+
+#[test]
+fn shards_from_job_completion_index_merge_byte_for_byte() {
+    let t = tempfile::tempdir().unwrap();
+    let all = p(t.path(), "all");
+    small_map(&[], &all, &[]);
+    let parts = p(t.path(), "parts");
+    for i in ["0", "1", "2"] {
+        small_map(&["--shards", "3"], &parts, &[("JOB_COMPLETION_INDEX", i)]);
+    }
+    for i in 1..=3 {
+        let dir = Path::new(&parts).join(format!("shard-{i}-of-3"));
+        assert!(dir.join("map.csv").exists(), "{}", dir.display());
+        assert!(!dir.join("map.png").exists());
+    }
+    let merged = p(t.path(), "merged");
+    ok(&retrysim(&["merge", &parts, "-o", &merged, "-q"], &[]));
+    for f in ["map.csv", "map.json", "map.png"] {
+        let a = std::fs::read(Path::new(&all).join(f)).unwrap();
+        let b = std::fs::read(Path::new(&merged).join(f)).unwrap();
+        assert!(a == b, "{f} differs");
+    }
+    // Refinement spent the extra replications on some cells only.
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(Path::new(&all).join("map.json")).unwrap()).unwrap();
+    let (runs, full) = (
+        m["runs"].as_u64().unwrap(),
+        m["full_runs"].as_u64().unwrap(),
+    );
+    assert_eq!(full, 9 * 3 * 4);
+    assert!(runs < full && runs > 9 * 3 * 2, "{runs} of {full}");
+    let reps: Vec<String> = rows(&Path::new(&all).join("map.csv"))
+        .into_iter()
+        .map(|r| r["replications"].clone())
+        .collect();
+    assert!(reps.contains(&"2".to_string()) && reps.contains(&"4".to_string()));
+    // Without refinement, the same cells get 4 everywhere.
+    let plain = p(t.path(), "plain");
+    small_map(&["--no-refine"], &plain, &[]);
+    let full_rows = rows(&Path::new(&plain).join("map.csv"));
+    assert!(full_rows.iter().all(|r| r["replications"] == "4"));
+    // A missing shard, or an index past the last, is an error.
+    let o = retrysim(
+        &[
+            "merge",
+            &Path::new(&parts).join("shard-1-of-3").display().to_string(),
+            "-o",
+            &p(t.path(), "bad"),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing map shards 2/3, 3/3"));
+    let o = retrysim(
+        &[
+            "map",
+            TOY,
+            "--x",
+            "traffic.rate=100",
+            "--y",
+            "faults.0.duration=5s",
+            "--shards",
+            "3",
+            "-o",
+            &parts,
+        ],
+        &[("JOB_COMPLETION_INDEX", "3")],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let o = retrysim(
+        &[
+            "map",
+            TOY,
+            "--x",
+            "traffic.rate=100",
+            "--y",
+            "faults.0.duration=5s",
+            "--shards",
+            "3",
+            "-o",
+            &parts,
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("JOB_COMPLETION_INDEX"));
+}
+
+#[test]
+fn sweep_shards_from_a_slurm_array_merge_like_numbered_ones() {
+    let t = tempfile::tempdir().unwrap();
+    let sweep = |extra: &[&str], out: &str, env: &[(&str, &str)]| {
+        let mut args = vec![
+            "sweep",
+            TOY,
+            "--set",
+            "traffic.rate=120..200:5",
+            "--set",
+            "duration=60s",
+            "-q",
+            "-o",
+            out,
+        ];
+        args.extend_from_slice(extra);
+        ok(&retrysim(&args, env));
+    };
+    let all = p(t.path(), "all");
+    sweep(&[], &all, &[]);
+    // A 1-based array (--array=1-2).
+    let parts = p(t.path(), "parts");
+    for id in ["1", "2"] {
+        sweep(
+            &["--shards", "2"],
+            &parts,
+            &[
+                ("SLURM_ARRAY_TASK_ID", id),
+                ("SLURM_ARRAY_TASK_MIN", "1"),
+                ("SLURM_ARRAY_TASK_COUNT", "2"),
+            ],
+        );
+    }
+    let merged = p(t.path(), "merged");
+    ok(&retrysim(&["merge", &parts, "-o", &merged, "-q"], &[]));
+    for f in ["sweep.csv", "sweep.json"] {
+        let a = std::fs::read(Path::new(&all).join(f)).unwrap();
+        let b = std::fs::read(Path::new(&merged).join(f)).unwrap();
+        assert!(a == b, "{f} differs");
+    }
+}
