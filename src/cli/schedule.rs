@@ -77,7 +77,7 @@ pub struct ScheduleArgs {
     /// Decorrelated backoff: the base delay.
     #[arg(long, value_parser = dur_arg)]
     pub base: Option<Dur>,
-    /// Jitter: none, full, equal, or a proportional factor such as 0.1.
+    /// Jitter: none, full, equal, next_step, or a proportional factor such as 0.1.
     #[arg(long, value_parser = jitter_arg)]
     pub jitter: Option<JitterSpec>,
     /// Attempts in all, the first included; 0 or -1 = unlimited (default
@@ -109,6 +109,7 @@ pub fn jitter_arg(text: &str) -> Result<JitterSpec, String> {
         "none" => Ok(JitterSpec::None),
         "full" => Ok(JitterSpec::Full),
         "equal" => Ok(JitterSpec::Equal),
+        "next_step" | "next-step" => Ok(JitterSpec::NextStep),
         other => match other.trim_end_matches('%').parse::<f64>() {
             Ok(f) => {
                 let f = if other.ends_with('%') { f / 100.0 } else { f };
@@ -119,7 +120,7 @@ pub fn jitter_arg(text: &str) -> Result<JitterSpec, String> {
                 }
             }
             Err(_) => Err(format!(
-                "unknown jitter {text:?}: use none, full, equal or a factor such as 0.1"
+                "unknown jitter {text:?}: use none, full, equal, next_step or a factor such as 0.1"
             )),
         },
     }
@@ -331,6 +332,7 @@ pub fn describe(p: &Policy) -> String {
         Jitter::Full => "full U(0, d)".to_string(),
         Jitter::Equal => "equal d/2 + U(0, d/2)".to_string(),
         Jitter::Proportional(f) => format!("proportional d·U({}, {})", 1.0 - f, 1.0 + f),
+        Jitter::NextStep => "next step U(d(n), d(n+1)), none at the cap".to_string(),
     };
     let attempts = p
         .max_attempts

@@ -105,13 +105,19 @@ pub fn run(args: SweepArgs) -> anyhow::Result<ExitCode> {
     }
     let results = sweep::run_points(&points, args.replications, &|| {});
     let mut table = Table {
-        header: sweep::header(&grid, args.replications),
+        header: sweep::header(&grid, args.replications, sweep::extras(&base)),
         rows: Vec::new(),
     };
     for ((i, _), res) in points.iter().zip(&results) {
         table
             .rows
-            .extend(sweep::point_rows(&grid, *i, res, args.replications));
+            .extend(sweep::point_rows(
+                &grid,
+                *i,
+                res,
+                args.replications,
+                sweep::extras(&base),
+            ));
     }
     let written = write(&dir, &manifest, &table, args.no_plots)?;
     if !args.quiet {

@@ -14,7 +14,7 @@
 //! Every sum runs sequentially in replication order, so the figures are the
 //! same whatever the number of threads that produced the runs.
 
-use super::{BinRow, RunResult};
+use super::{BinRow, Extra, RunResult};
 
 /// The columns of `summary.csv` after `policy`, in file order; each
 /// variant is the column of the same name (see [`Col::name`], and
@@ -43,10 +43,11 @@ pub enum Col {
     LatencyP99Ms,
     WastedFraction,
     Unfinished,
+    ClientWaitMs,
 }
 
 /// Number of [`Col`] values.
-pub const NCOLS: usize = 22;
+pub const NCOLS: usize = 23;
 
 impl Col {
     /// Every column, in file order.
@@ -73,6 +74,7 @@ impl Col {
         Col::LatencyP99Ms,
         Col::WastedFraction,
         Col::Unfinished,
+        Col::ClientWaitMs,
     ];
 
     /// The column's name in the report files.
@@ -100,6 +102,16 @@ impl Col {
             Col::LatencyP99Ms => "latency_p99_ms",
             Col::WastedFraction => "wasted_fraction",
             Col::Unfinished => "unfinished",
+            Col::ClientWaitMs => "client_wait_ms",
+        }
+    }
+
+    /// The optional kind of the column (`None`: always written); optional
+    /// columns come after all the others, so positions never move.
+    pub fn extra(self) -> Option<Extra> {
+        match self {
+            Col::ClientWaitMs => Some(Extra::ClientWait),
+            _ => None,
         }
     }
 
@@ -175,6 +187,7 @@ impl RunFigures {
                 Col::LatencyP99Ms => s.latency_p99_ms,
                 Col::WastedFraction => Some(s.wasted_fraction()),
                 Col::Unfinished => Some(s.unfinished as f64),
+                Col::ClientWaitMs => s.client_wait_ms,
             };
         }
         RunFigures {

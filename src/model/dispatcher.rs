@@ -188,7 +188,7 @@ mod tests {
     fn dispatches_in_line_within_both_limits() {
         let mut d = Dispatcher::new(&spec(10.0, 3, 2));
         let mut reqs = Requests::default();
-        let slots: Vec<u32> = (0..4).map(|c| reqs.open(c, 0, true)).collect();
+        let slots: Vec<u32> = (0..4).map(|c| reqs.open(c, 0, true, false)).collect();
         for &s in &slots {
             reqs.set_due(s);
             d.enqueue(s, reqs[s as usize].gen);
@@ -215,7 +215,7 @@ mod tests {
     fn stale_entries_are_skipped() {
         let mut d = Dispatcher::new(&spec(10.0, 3, 2));
         let mut reqs = Requests::default();
-        let a = reqs.open(0, 0, true);
+        let a = reqs.open(0, 0, true, false);
         reqs.set_due(a);
         d.enqueue(a, reqs[a as usize].gen);
         reqs.close(a);

@@ -2,7 +2,8 @@
 //! compare them and `write_all` only has to save them.
 //!
 //! Layout of `summary.csv` / `summary.json` rows: `policy`, then the 22
-//! summary columns in a fixed order (always, so scripts can rely on positions). With
+//! summary columns in a fixed order (always, so scripts can rely on
+//! positions), then the optional ones the runs produced. With
 //! more than one replication, the `<col>_ci95` half-widths of the numeric
 //! columns follow, again in that order, and `metastable_share` comes last.
 
@@ -10,8 +11,10 @@ use super::format::{json_num, json_str};
 use crate::decimal::{num, opt};
 use crate::metrics::aggregate::PolicySummary;
 use crate::metrics::aggregate::{Col, RunFigures};
-use crate::metrics::columns::{replications_header, summary_header, summary_row, Cell};
-use crate::metrics::{BinRow, RunResult};
+use crate::metrics::columns::{
+    columns, replications_header, summary_header, summary_row, Cell,
+};
+use crate::metrics::{BinColumn, BinRow, Extras, RunResult};
 use crate::scenario::Scenario;
 
 /// The JSON text of a summary cell.
@@ -39,16 +42,22 @@ fn csv_bytes(
 
 /// `timeseries.csv`: one row per (policy, replication, bin), in the order
 /// of `results`; the columns after `policy` and `replication` are
-/// [`BinRow::COLUMNS`].
+/// [`BinRow::COLUMNS`], the optional ones only when a run has them.
 pub fn timeseries_csv(results: &[RunResult]) -> anyhow::Result<Vec<u8>> {
+    let extras = Extras::of(results);
+    let cols: Vec<&BinColumn> = BinRow::COLUMNS
+        .iter()
+        .filter(|c| extras.has(c.extra))
+        .collect();
     let mut header = vec!["policy".to_string(), "replication".to_string()];
-    header.extend(BinRow::COLUMNS.iter().map(|c| c.name.to_string()));
+    header.extend(cols.iter().map(|c| c.name.to_string()));
+    let cols = &cols;
     let rows = results.iter().flat_map(|r| {
         r.bins.iter().map(move |b| {
-            let mut row = Vec::with_capacity(2 + BinRow::COLUMNS.len());
+            let mut row = Vec::with_capacity(2 + cols.len());
             row.push(r.policy.clone());
             row.push(r.replication.to_string());
-            row.extend(BinRow::COLUMNS.iter().map(|c| opt((c.get)(b))));
+            row.extend(cols.iter().map(|c| opt((c.get)(b))));
             row
         })
     });
@@ -56,19 +65,26 @@ pub fn timeseries_csv(results: &[RunResult]) -> anyhow::Result<Vec<u8>> {
 }
 
 /// `summary.csv`: one row per policy.
-pub fn summary_csv(summaries: &[PolicySummary], replications: usize) -> anyhow::Result<Vec<u8>> {
-    let rows = summaries
-        .iter()
-        .map(|s| summary_row(s, replications).iter().map(Cell::csv).collect());
-    csv_bytes(&summary_header(replications), rows)
+pub fn summary_csv(
+    summaries: &[PolicySummary],
+    replications: usize,
+    extras: Extras,
+) -> anyhow::Result<Vec<u8>> {
+    let rows = summaries.iter().map(|s| {
+        summary_row(s, replications, extras)
+            .iter()
+            .map(Cell::csv)
+            .collect()
+    });
+    csv_bytes(&summary_header(replications, extras), rows)
 }
 
 /// `replications.csv`: one row per (policy, replication) with that run's
 /// own figures, so a policy that recovered in some runs only shows it.
-pub fn replications_csv(figures: &[RunFigures]) -> anyhow::Result<Vec<u8>> {
+pub fn replications_csv(figures: &[RunFigures], extras: Extras) -> anyhow::Result<Vec<u8>> {
     let rows = figures.iter().map(|f| {
         let mut row = vec![f.policy.clone(), f.replication.to_string()];
-        for c in Col::ALL {
+        for c in columns(extras) {
             row.push(match c {
                 Col::Metastable => f.metastable().to_string(),
                 c => opt(f.get(c)),
@@ -76,7 +92,7 @@ pub fn replications_csv(figures: &[RunFigures]) -> anyhow::Result<Vec<u8>> {
         }
         row
     });
-    csv_bytes(&replications_header(), rows)
+    csv_bytes(&replications_header(extras), rows)
 }
 
 /// `summary.json`: `{"scenario": {...}, "columns": [...], "policies":
@@ -85,9 +101,10 @@ pub fn summary_json(
     scenario: &Scenario,
     summaries: &[PolicySummary],
     replications: usize,
+    extras: Extras,
 ) -> String {
     let spec = scenario.spec();
-    let header = summary_header(replications);
+    let header = summary_header(replications, extras);
     let mut out = String::from("{\n  \"scenario\": {\n");
     let fields = [
         ("name", json_str(&spec.name)),
@@ -118,7 +135,7 @@ pub fn summary_json(
     let rows: Vec<String> = summaries
         .iter()
         .map(|s| {
-            let cells = summary_row(s, replications);
+            let cells = summary_row(s, replications, extras);
             let kv: Vec<String> = header
                 .iter()
                 .zip(&cells)

@@ -17,7 +17,7 @@ use crate::decimal::num;
 use crate::error::invalid;
 use crate::metrics::aggregate::aggregate;
 use crate::metrics::columns::{summary_header, summary_row};
-use crate::metrics::RunResult;
+use crate::metrics::{Extras, RunResult};
 use crate::runner::{self, Job};
 use crate::scenario::{self, Scenario};
 use serde::{Deserialize, Serialize};
@@ -138,12 +138,24 @@ pub fn run_points(
         .collect()
 }
 
+/// The optional summary columns a sweep of `scenario` writes: the same at
+/// every point and in every shard, since a sweep may not change the list
+/// of policies.
+pub fn extras(scenario: &Scenario) -> Extras {
+    Extras {
+        client_wait: scenario
+            .policies()
+            .iter()
+            .any(|p| p.rate_limiter.is_some()),
+    }
+}
+
 /// The header of `sweep.csv`: `point`, one column per axis (its path), then
 /// the `summary.csv` columns (policy first), then `last_success_s`.
-pub fn header(grid: &Grid, replications: u32) -> Vec<String> {
+pub fn header(grid: &Grid, replications: u32, extras: Extras) -> Vec<String> {
     let mut h = vec!["point".to_string()];
     h.extend(grid.axes.iter().map(|a| a.path.clone()));
-    h.extend(summary_header(replications as usize));
+    h.extend(summary_header(replications as usize, extras));
     h.push("last_success_s".into());
     h
 }
@@ -154,6 +166,7 @@ pub fn point_rows(
     index: usize,
     results: &[RunResult],
     replications: u32,
+    extras: Extras,
 ) -> Vec<Vec<String>> {
     let coords = grid.coords(index);
     let values: Vec<String> = coords
@@ -167,7 +180,7 @@ pub fn point_rows(
             let mut row = vec![index.to_string()];
             row.extend(values.iter().cloned());
             row.extend(
-                summary_row(s, replications as usize)
+                summary_row(s, replications as usize, extras)
                     .iter()
                     .map(|c| c.csv()),
             );
