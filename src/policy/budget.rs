@@ -972,6 +972,40 @@ mod tests {
         assert_eq!((f.concurrency(), m), ((1, 0), 0));
     }
 
+    proptest::proptest! {
+        /// Whatever the order of sends, answers, retries and request ends,
+        /// an admitted retry never takes the outstanding retries above
+        /// `max(⌊percent/100 · active⌋, min)`, and the count is exactly what
+        /// the requests hold.
+        #[test]
+        fn concurrency_budget_never_exceeds_its_limit(
+            percent in 0.0f64..100.0,
+            min in 0u32..5,
+            ops in proptest::collection::vec((0u8..5, 0usize..8), 1..400),
+        ) {
+            let mut b = concurrency(percent, min);
+            let mut marks = [0u8; 8];
+            let mut active = 0u64;
+            for (op, r) in ops {
+                match op {
+                    0 => { b.on_send(); active += 1; }
+                    1 if active > 0 => { b.on_attempts_over(1); active -= 1; }
+                    2 => {
+                        if b.try_retry(0, Status::Unavailable, false, &mut marks[r]).is_some() {
+                            let (_, retries) = b.concurrency();
+                            let limit = ((percent / 100.0 * active as f64) as u64).max(u64::from(min));
+                            proptest::prop_assert!(retries <= limit, "{} > {}", retries, limit);
+                        }
+                    }
+                    3 => b.on_retry_over(&mut marks[r]),
+                    _ => b.on_request_end(&mut marks[r]),
+                }
+                let held: u64 = marks.iter().map(|&m| u64::from(m)).sum();
+                proptest::prop_assert_eq!(b.concurrency(), (active, held));
+            }
+        }
+    }
+
     #[test]
     fn rate_budget_delays_once_the_burst_is_spent() {
         // client-go's default bucket: 10/s, burst 100. 100 retries at once
