@@ -19,7 +19,12 @@ fn run(policy: &str) -> RunResult {
     simulate(&Scenario::from_json(&json).unwrap(), 0, 0)
 }
 
-fn mean(r: &RunResult, from: usize, to: usize, f: impl Fn(&retrysim::metrics::BinRow) -> f64) -> f64 {
+fn mean(
+    r: &RunResult,
+    from: usize,
+    to: usize,
+    f: impl Fn(&retrysim::metrics::BinRow) -> f64,
+) -> f64 {
     r.bins[from..to].iter().map(f).sum::<f64>() / (to - from) as f64
 }
 
@@ -36,12 +41,20 @@ fn sending_falls_within_seconds_of_throttling_and_recovers_after() {
     // Adaptive: within 3 s of the first throttling error the sending rate
     // is below a quarter of the demand, and stays low while it lasts;
     // the requests wait client-side instead.
-    assert!(mean(&adaptive, 23, 50, sent) < 50.0, "{}", mean(&adaptive, 23, 50, sent));
+    assert!(
+        mean(&adaptive, 23, 50, sent) < 50.0,
+        "{}",
+        mean(&adaptive, 23, 50, sent)
+    );
     assert!(adaptive.bins[45].client_waiting.unwrap() > 1000.0);
     assert!(adaptive.bins[45].offered_rps < 0.25 * standard.bins[45].offered_rps);
     // After: the rate climbs back and the queue drains; the last 20 s send
     // the demand again and nothing waits long.
-    assert!(mean(&adaptive, 100, 120, sent) > 190.0, "{}", mean(&adaptive, 100, 120, sent));
+    assert!(
+        mean(&adaptive, 100, 120, sent) > 190.0,
+        "{}",
+        mean(&adaptive, 100, 120, sent)
+    );
     assert!(adaptive.bins[119].client_waiting.unwrap() < 50.0);
     assert!(adaptive.summary.client_wait_ms.unwrap() > 1000.0);
     assert_eq!(standard.summary.client_wait_ms, None);

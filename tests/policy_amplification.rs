@@ -540,7 +540,10 @@ fn envoy_concurrency_budget_follows_littles_law() {
         ends_once(&r);
         let a = r.amplification();
         assert!(a <= cap + 0.005, "p = {p}: {a:.4} > {cap:.4}");
-        assert!(a >= 1.15, "p = {p}: {a:.4} (the budget lets the floor through)");
+        assert!(
+            a >= 1.15,
+            "p = {p}: {a:.4} (the budget lets the floor through)"
+        );
         assert!(a < geometric(p, 3), "p = {p}: binds");
     }
 }

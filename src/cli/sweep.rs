@@ -109,15 +109,13 @@ pub fn run(args: SweepArgs) -> anyhow::Result<ExitCode> {
         rows: Vec::new(),
     };
     for ((i, _), res) in points.iter().zip(&results) {
-        table
-            .rows
-            .extend(sweep::point_rows(
-                &grid,
-                *i,
-                res,
-                args.replications,
-                sweep::extras(&base),
-            ));
+        table.rows.extend(sweep::point_rows(
+            &grid,
+            *i,
+            res,
+            args.replications,
+            sweep::extras(&base),
+        ));
     }
     let written = write(&dir, &manifest, &table, args.no_plots)?;
     if !args.quiet {

@@ -485,9 +485,15 @@ mod tests {
         );
         let ms = 1_000_000;
         let mut st = crate::policy::RetryState::default();
-        assert_eq!(p.next_delay(1, &mut st, 0.0, Some(1500 * ms), false), 1500 * ms);
+        assert_eq!(
+            p.next_delay(1, &mut st, 0.0, Some(1500 * ms), false),
+            1500 * ms
+        );
         assert_eq!(p.next_delay(1, &mut st, 0.0, Some(0), false), 50 * ms);
-        assert_eq!(p.next_delay(1, &mut st, 0.0, Some(10 * S), false), 5050 * ms);
+        assert_eq!(
+            p.next_delay(1, &mut st, 0.0, Some(10 * S), false),
+            5050 * ms
+        );
         assert_eq!(p.next_delay(1, &mut st, 0.0, None, true), S);
         assert_eq!(p.next_delay(2, &mut st, 0.0, None, false), 100 * ms);
     }

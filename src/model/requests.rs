@@ -150,7 +150,10 @@ impl Requests {
             }
         };
         let r = &mut self.slots[slot as usize];
-        *r = Request { gen: r.gen, ..fresh };
+        *r = Request {
+            gen: r.gen,
+            ..fresh
+        };
         slot
     }
 

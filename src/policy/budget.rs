@@ -722,7 +722,8 @@ mod tests {
     /// throwaway mark.
     fn ask(b: &mut Budget, now: Nanos, timeout: bool) -> bool {
         let mut m = 0;
-        b.try_retry(now, Status::Unavailable, timeout, &mut m).is_some()
+        b.try_retry(now, Status::Unavailable, timeout, &mut m)
+            .is_some()
     }
 
     const S: Nanos = NS_PER_SEC;
@@ -926,8 +927,12 @@ mod tests {
             scope: BudgetScope::Client,
         });
         let mut m = 0;
-        assert!(small.try_retry(0, Status::Internal, false, &mut m).is_some());
-        assert!(small.try_retry(0, Status::Internal, false, &mut m).is_none());
+        assert!(small
+            .try_retry(0, Status::Internal, false, &mut m)
+            .is_some());
+        assert!(small
+            .try_retry(0, Status::Internal, false, &mut m)
+            .is_none());
     }
 
     fn concurrency(percent: f64, min: u32) -> Budget {
@@ -955,11 +960,15 @@ mod tests {
         assert_eq!(b.concurrency(), (30, 6));
         b.on_retry_over(&mut marks[0]);
         assert_eq!((b.concurrency(), marks[0]), ((30, 5), 0));
-        assert!(b.try_retry(0, Status::Unavailable, false, &mut marks[6]).is_some());
+        assert!(b
+            .try_retry(0, Status::Unavailable, false, &mut marks[6])
+            .is_some());
         // 29 active: ⌊5.8⌋ = 5 < 6 outstanding: refused.
         b.on_attempts_over(1);
         assert_eq!(b.concurrency_limit(), 5);
-        assert!(b.try_retry(0, Status::Unavailable, false, &mut marks[7]).is_none());
+        assert!(b
+            .try_retry(0, Status::Unavailable, false, &mut marks[7])
+            .is_none());
         // Few active attempts: the floor of 3 holds.
         let mut f = concurrency(20.0, 3);
         f.on_send();
@@ -1023,7 +1032,10 @@ mod tests {
         assert!(waits[..100].iter().all(|&w| w == 0));
         assert_eq!(waits[100], S / 10);
         assert_eq!(waits[109], S);
-        assert_eq!(r.try_retry(2 * S, Status::Unavailable, false, &mut m), Some(0));
+        assert_eq!(
+            r.try_retry(2 * S, Status::Unavailable, false, &mut m),
+            Some(0)
+        );
         assert!((r.level() - 9.0).abs() < 1e-9, "{}", r.level());
     }
 

@@ -63,7 +63,10 @@ impl HedgingSpec {
             );
         }
         if self.non_fatal.contains(&Status::Ok) {
-            c.err(format!("{path}.non_fatal"), "\"ok\" is not a failure status");
+            c.err(
+                format!("{path}.non_fatal"),
+                "\"ok\" is not a failure status",
+            );
         }
     }
 

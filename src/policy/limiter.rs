@@ -394,7 +394,10 @@ mod tests {
         assert!(a.fill_rate() < 5.0, "at 15 s: {}", a.fill_rate());
         drive(&mut a, 15000, 30000, |_| false);
         let back = a.fill_rate();
-        assert!((back - 200.0).abs() < 1e-6, "15 s after: {back} (2 × 100/s)");
+        assert!(
+            (back - 200.0).abs() < 1e-6,
+            "15 s after: {back} (2 × 100/s)"
+        );
     }
 
     #[test]
@@ -416,9 +419,17 @@ mod tests {
             last = ms + 10;
             b.on_response(ms * MS, false)
         };
-        for (ms, want) in [(11_000, 86.68), (14_217, 100.0), (16_000, 102.27), (18_000, 121.65)] {
+        for (ms, want) in [
+            (11_000, 86.68),
+            (14_217, 100.0),
+            (16_000, 102.27),
+            (18_000, 121.65),
+        ] {
             let got = fill_at(ms);
-            assert!((got - want).abs() < 0.02, "t = {ms} ms: {got}, curve {want}");
+            assert!(
+                (got - want).abs() < 0.02,
+                "t = {ms} ms: {got}, curve {want}"
+            );
         }
     }
 

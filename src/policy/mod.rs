@@ -115,11 +115,10 @@ impl Policy {
                 let prev = if *previous == 0 { base } else { *previous };
                 Backoff::decorrelated_next(base, max, prev, u)
             }
-            _ if self.jitter.needs_next() => self.jitter.apply_next(
-                backoff.nominal(n),
-                backoff.nominal(n.saturating_add(1)),
-                u,
-            ),
+            _ if self.jitter.needs_next() => {
+                self.jitter
+                    .apply_next(backoff.nominal(n), backoff.nominal(n.saturating_add(1)), u)
+            }
             _ => self.jitter.apply(backoff.nominal(n), u),
         };
         *previous = d;

@@ -298,7 +298,10 @@ pub fn preset(name: &str) -> Option<PolicySpec> {
             }),
             ..envoy()
         },
-        "linkerd" => budget_only(vec![Status::Unavailable, Status::Internal], ratio_20_10_10()),
+        "linkerd" => budget_only(
+            vec![Status::Unavailable, Status::Internal],
+            ratio_20_10_10(),
+        ),
         "finagle" => budget_only(vec![Status::Unavailable], ratio_20_10_10()),
         "client-go" => PolicySpec {
             max_attempts: Some(0),

@@ -92,10 +92,7 @@ impl PolicySpec {
             circuit_breaker: self.circuit_breaker.clone().or(base.circuit_breaker),
             honor_retry_after: self.honor_retry_after.or(base.honor_retry_after),
             pushback: self.pushback.or(base.pushback),
-            throttling_backoff: self
-                .throttling_backoff
-                .clone()
-                .or(base.throttling_backoff),
+            throttling_backoff: self.throttling_backoff.clone().or(base.throttling_backoff),
             hedging: self.hedging.clone().or(base.hedging),
             rate_limiter: self.rate_limiter.clone().or(base.rate_limiter),
         })

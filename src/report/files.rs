@@ -11,9 +11,7 @@ use super::format::{json_num, json_str};
 use crate::decimal::{num, opt};
 use crate::metrics::aggregate::PolicySummary;
 use crate::metrics::aggregate::{Col, RunFigures};
-use crate::metrics::columns::{
-    columns, replications_header, summary_header, summary_row, Cell,
-};
+use crate::metrics::columns::{columns, replications_header, summary_header, summary_row, Cell};
 use crate::metrics::{BinColumn, BinRow, Extras, RunResult};
 use crate::scenario::Scenario;
 

@@ -143,10 +143,7 @@ pub fn run_points(
 /// of policies.
 pub fn extras(scenario: &Scenario) -> Extras {
     Extras {
-        client_wait: scenario
-            .policies()
-            .iter()
-            .any(|p| p.rate_limiter.is_some()),
+        client_wait: scenario.policies().iter().any(|p| p.rate_limiter.is_some()),
     }
 }
 
