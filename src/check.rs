@@ -78,6 +78,35 @@ impl Problems {
     }
 }
 
+/// Why `name` cannot be used as one file or folder name (and as the text
+/// of a CSV cell), if it cannot: scenario names become output folders,
+/// and both scenario and policy names reach CSV files and file names, so
+/// a name must stay inside the folder the user chose and must not start a
+/// spreadsheet formula.
+pub fn unsafe_name(name: &str) -> Option<&'static str> {
+    if name.trim().is_empty() {
+        return Some("must not be empty");
+    }
+    if name.contains(['/', '\\']) {
+        return Some("must not contain `/` or `\\` (it names a folder or file)");
+    }
+    if name == "." || name == ".." || name.starts_with('.') {
+        return Some("must not start with `.` (it names a folder or file)");
+    }
+    if name.chars().any(char::is_control) {
+        return Some("must not contain control characters");
+    }
+    if name.starts_with(['=', '+', '-', '@']) {
+        return Some(
+            "must not start with `=`, `+`, `-` or `@` (a spreadsheet would read it as a formula)",
+        );
+    }
+    if name.len() > 200 {
+        return Some("is too long (at most 200 bytes)");
+    }
+    None
+}
+
 /// A finite number greater than 0.
 pub fn finite_pos(x: f64) -> bool {
     x.is_finite() && x > 0.0
@@ -86,4 +115,33 @@ pub fn finite_pos(x: f64) -> bool {
 /// A finite number at least 0.
 pub fn finite_nonneg(x: f64) -> bool {
     x.is_finite() && x >= 0.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_stay_one_safe_path_component() {
+        for good in ["spanner-90s", "no jitter", "jitter ±10 %", "v1.2"] {
+            assert_eq!(unsafe_name(good), None, "{good}");
+        }
+        for bad in [
+            "",
+            " ",
+            "../../escaped",
+            "a/b",
+            "a\\b",
+            "/etc",
+            "..",
+            ".hidden",
+            "x\ny",
+            "=HYPERLINK(\"x\")",
+            "+1",
+            "-rm",
+            "@SUM(A1)",
+        ] {
+            assert!(unsafe_name(bad).is_some(), "{bad:?}");
+        }
+    }
 }

@@ -1,23 +1,666 @@
-//! The one error kind the command line treats specially: bad input from the
-//! user (a scenario, a flag value, an imported config). It exits with
-//! status 2; every other error exits with 1.
+//! The library's errors and the exit status each means on the command line.
+//!
+//! - [`InvalidInput`]: the user's scenario, flag or imported configuration
+//!   is wrong. Exit status 2. The message names the file (or the flag), the
+//!   field path and, where known, the line and column.
+//! - [`OutputError`]: a file or stream could not be written (or read back).
+//!   Exit status 1. The message names the path; the `std::io::Error` (or
+//!   the encoder's error) is kept as the source.
+//! - [`RunError`]: a run could not finish — simulated time stopped
+//!   advancing (exit status 2, with the settings to change) or the user
+//!   pressed Ctrl-C (exit status 130).
+//! - [`Error`]: any of them, what the command line receives and maps to
+//!   an exit status with [`Error::exit_code`].
+//!
+//! An error's `Display` never repeats its `source()`: the full message is
+//! the chain joined with `": "`, as [`Report`] writes it. Problems found by
+//! the crate itself (validation, `--set` paths, grids, shards) are part of
+//! the message; only errors from outside the crate (I/O, parsers, encoders)
+//! are sources.
+//!
+//! Every error type of the input and output layers is defined here (the
+//! `--set` path errors of `scenario::set`, the grid and merge errors of
+//! `sweep` are re-exported there), so this module depends on nothing of
+//! the crate but `policy`'s `ResolveError`, and no module that reports an
+//! error is imported by it.
 
+use crate::policy::ResolveError;
+use std::error::Error as StdError;
 use std::fmt;
+use std::io;
+use std::path::PathBuf;
 
-/// Invalid input, with a message that names the file, the field path and,
-/// where known, the line and column.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InvalidInput(pub String);
+/// A boxed error from a library outside the crate (a plotting backend, an
+/// image encoder, a parser), kept as a source.
+pub type BoxedSource = Box<dyn StdError + Send + Sync + 'static>;
 
-impl fmt::Display for InvalidInput {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+/// Every error the library returns to the command line.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The user's input is wrong (exit status 2).
+    #[error(transparent)]
+    Invalid(#[from] InvalidInput),
+    /// Writing the results failed (exit status 1).
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    /// A run could not finish: time stopped (exit status 2: the scenario
+    /// cannot be simulated as written) or the user interrupted it (130).
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+impl Error {
+    /// The process exit status this error means: 2 for invalid input (a
+    /// scenario whose time stops included), 1 for an output failure, 130
+    /// for an interruption (Ctrl-C).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Invalid(_) | Error::Run(RunError::Stalled { .. }) => 2,
+            Error::Output(_) => 1,
+            Error::Run(RunError::Interrupted) => 130,
+        }
     }
 }
 
-impl std::error::Error for InvalidInput {}
+/// Why a run could not finish.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum RunError {
+    /// Events kept happening at one instant without time passing: the run
+    /// would never end.
+    #[error(
+        "simulated time stopped advancing at t = {at_s} s (policy {policy:?}, replication \
+         {replication}): {events} events happened at that instant and the run would never end; {why}"
+    )]
+    Stalled {
+        /// The policy simulated.
+        policy: String,
+        /// The replication.
+        replication: u32,
+        /// When time stopped, in seconds.
+        at_s: f64,
+        /// Events handled at that instant before the run gave up.
+        events: u64,
+        /// Which settings allow it, and how to fix them.
+        why: String,
+    },
+    /// A stop was requested (Ctrl-C) before the run finished.
+    #[error("interrupted")]
+    Interrupted,
+}
 
-/// Shorthand for building an `anyhow::Error` that exits with status 2.
-pub fn invalid(msg: impl Into<String>) -> anyhow::Error {
-    anyhow::Error::new(InvalidInput(msg.into()))
+impl From<GridError> for Error {
+    fn from(e: GridError) -> Error {
+        Error::Invalid(e.into())
+    }
+}
+
+impl From<MergeError> for Error {
+    fn from(e: MergeError) -> Error {
+        Error::Invalid(e.into())
+    }
+}
+
+/// Where in the user's input a problem is, as far as it is known, and what
+/// it is: renders as `<origin>:<line>:<col>: <path>: <message>`, the parts
+/// that are unknown left out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    /// The file (or, for a command-line value, the flag) the input came from.
+    pub origin: String,
+    /// 1-based line in the file.
+    pub line: Option<usize>,
+    /// 1-based column (in characters); only shown with a line.
+    pub column: Option<usize>,
+    /// Field path in the form the deserialiser writes it
+    /// (`policies[1].backoff.exponential.initial`).
+    pub path: Option<String>,
+    /// What is wrong, written for the person who wrote the input.
+    pub message: String,
+}
+
+impl Located {
+    /// A problem with the input `origin` as a whole (no position or path).
+    pub fn whole(origin: impl Into<String>, message: impl Into<String>) -> Located {
+        Located {
+            origin: origin.into(),
+            line: None,
+            column: None,
+            path: None,
+            message: message.into(),
+        }
+    }
+
+    /// A problem at field `path` of `origin`, position unknown.
+    pub fn at_path(
+        origin: impl Into<String>,
+        path: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Located {
+        Located {
+            path: Some(path.into()),
+            ..Located::whole(origin, message)
+        }
+    }
+}
+
+impl fmt::Display for Located {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.origin)?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+            if let Some(c) = self.column {
+                write!(f, ":{c}")?;
+            }
+        }
+        f.write_str(": ")?;
+        if let Some(p) = &self.path {
+            write!(f, "{}: ", one_line(p))?;
+        }
+        f.write_str(&one_line(&self.message))
+    }
+}
+
+/// `text` with its control characters escaped (`\n`, `\u{0}`): a problem
+/// is one line, even when it quotes a key the user wrote with a line break
+/// in it.
+fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
+}
+
+/// The user's input is wrong: a scenario file, a `--set` or other flag
+/// value, an imported configuration, shard outputs given to `merge`. The
+/// command line exits with status 2.
+#[derive(Debug, thiserror::Error)]
+pub enum InvalidInput {
+    /// An input file could not be read (missing, a directory, no access).
+    #[error("{origin}: cannot read")]
+    Unreadable {
+        /// The file as the user named it.
+        origin: String,
+        /// Why it could not be read.
+        source: io::Error,
+    },
+    /// An input file is not UTF-8; the position is of the first bad byte.
+    #[error("{origin}:{line}:{column}: not UTF-8 text")]
+    NotUtf8 {
+        /// The file as the user named it.
+        origin: String,
+        /// 1-based line of the first invalid byte.
+        line: usize,
+        /// 1-based column of the first invalid byte.
+        column: usize,
+    },
+    /// An input file holds nothing but white space.
+    #[error("{origin}: the file is empty")]
+    Empty {
+        /// The file as the user named it.
+        origin: String,
+    },
+    /// One problem: a syntax or type error, or a bad value in an imported
+    /// configuration.
+    #[error("{0}")]
+    At(Located),
+    /// Every problem validation found, one per line, in the order found.
+    #[error("{}", lines(.0))]
+    Problems(Vec<Located>),
+    /// A `--set PATH=VALUE` that cannot be applied to the scenario.
+    #[error("{origin}: --set {assignment}: {error}")]
+    Set {
+        /// The scenario file.
+        origin: String,
+        /// The assignment as given.
+        assignment: String,
+        /// Why it cannot be applied.
+        error: SetError,
+    },
+    /// A policy that passed validation but cannot be resolved.
+    #[error("{origin}: policies: {error}")]
+    Resolve {
+        /// The scenario file.
+        origin: String,
+        /// What is missing.
+        error: ResolveError,
+    },
+    /// `--policy NAME` names no policy of the scenario.
+    #[error(
+        "--policy {name:?}: scenario {scenario:?} has no such policy (it has: {})",
+        .known.join(", ")
+    )]
+    NoSuchPolicy {
+        /// The name given.
+        name: String,
+        /// The scenario's name.
+        scenario: String,
+        /// The scenario's policies, in file order.
+        known: Vec<String>,
+    },
+    /// One point of a sweep is invalid; the inner error says why.
+    #[error(
+        "sweep point {index} ({}):\n{error}",
+        .assignments.iter().map(|a| format!("--set {a}")).collect::<Vec<_>>().join(" ")
+    )]
+    SweepPoint {
+        /// The point's index in the grid.
+        index: usize,
+        /// The point's `PATH=VALUE` assignments.
+        assignments: Vec<String>,
+        /// What is wrong with the scenario at that point.
+        error: Box<InvalidInput>,
+    },
+    /// A sweep point whose policy list differs from point 0's.
+    #[error(
+        "sweep point {index}: its policies ({}) differ from the scenario's; a sweep may change policy fields, not the list",
+        .policies.join(", ")
+    )]
+    SweepPolicies {
+        /// The point's index in the grid.
+        index: usize,
+        /// Its policies.
+        policies: Vec<String>,
+    },
+    /// A bad `sweep --set` axis or `--shard`.
+    #[error(transparent)]
+    Grid(#[from] GridError),
+    /// Shard outputs that do not make one sweep.
+    #[error(transparent)]
+    Merge(#[from] MergeError),
+    /// A flag value the command checks itself (not a scenario field).
+    #[error("{flag}: {message}")]
+    Flag {
+        /// The flag, as typed (`--max-drop-rate 2`).
+        flag: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A file another command wrote (`sweep.json`, `sweep.csv`) that does
+    /// not parse.
+    #[error("{origin}")]
+    Malformed {
+        /// The file.
+        origin: String,
+        /// The parser's error.
+        source: BoxedSource,
+    },
+}
+
+fn lines(list: &[Located]) -> String {
+    list.iter()
+        .map(Located::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Writing results failed: the command line exits with status 1.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// The output directory could not be created.
+    #[error("cannot create output directory {}", .path.display())]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A file could not be written.
+    #[error("cannot write {}", .path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A file written moments ago (a plot, embedded into the HTML page)
+    /// could not be read back.
+    #[error("cannot read back {}", .path.display())]
+    ReadBack {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A stale file from an earlier run could not be removed.
+    #[error("cannot remove the stale {}", .path.display())]
+    Remove {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// An image could not be encoded or saved.
+    #[error("cannot write {}", .path.display())]
+    Encode {
+        /// The file.
+        path: PathBuf,
+        /// The encoder's or backend's error.
+        source: BoxedSource,
+    },
+    /// Drawing a figure failed (`what` names it: `plot`, `heatmap`).
+    #[error("{what}")]
+    Draw {
+        /// Which figure.
+        what: &'static str,
+        /// The plotting backend's error.
+        source: BoxedSource,
+    },
+    /// The font embedded in the binary could not be registered.
+    #[error("the embedded font could not be loaded")]
+    Font,
+    /// The heatmap cannot be drawn from this table (a caller's mistake or
+    /// a hand-edited `sweep.csv`).
+    #[error("heatmap: {0}")]
+    Heatmap(String),
+    /// Writing to standard output failed (a closed pipe ends the program
+    /// quietly instead; see [`is_broken_pipe`]).
+    #[error("cannot write to standard output")]
+    Stdout(#[source] io::Error),
+    /// A CSV table could not be built.
+    #[error("csv")]
+    Csv(#[from] csv::Error),
+    /// A JSON document could not be built.
+    #[error("json")]
+    Json(#[from] serde_json::Error),
+}
+
+impl OutputError {
+    /// An error writing CSV to standard output: its I/O error kept as the
+    /// source (a `csv::Error` does not expose it through `source()`).
+    pub fn stdout_csv(e: csv::Error) -> OutputError {
+        if e.is_io_error() {
+            if let csv::ErrorKind::Io(io) = e.into_kind() {
+                return OutputError::Stdout(io);
+            }
+            unreachable!("is_io_error checked the kind");
+        }
+        OutputError::Csv(e)
+    }
+}
+
+/// Why a `PATH=VALUE` assignment cannot be applied; the message is meant to
+/// follow `--set <assignment>: `.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SetError {
+    /// No `=` in the assignment.
+    #[error("expected PATH=VALUE (e.g. backend.workers=120)")]
+    NoEquals,
+    /// Nothing before the `=`.
+    #[error("empty PATH before `=`")]
+    EmptyPath,
+    /// Two dots in a row, or a dot at an end.
+    #[error("empty segment {index} in path `{path}`")]
+    EmptySegment {
+        /// 1-based position of the empty segment.
+        index: usize,
+        /// The whole path.
+        path: String,
+    },
+    /// A segment that cannot be followed; `at` is the path up to and
+    /// including it.
+    #[error("`{at}`: {problem}")]
+    At {
+        /// The path walked so far, ending at the segment that failed.
+        at: String,
+        /// What is wrong there.
+        problem: PathProblem,
+    },
+}
+
+/// What is wrong at one segment of a `--set` path.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PathProblem {
+    /// An object without the key (and not a single-key variant holding it).
+    #[error("no such field (fields here: {fields})")]
+    NoSuchField {
+        /// The keys that exist, comma-separated (`none` when empty).
+        fields: String,
+    },
+    /// A scalar in the middle of the path.
+    #[error("cannot go inside a {0}; the path is too long")]
+    TooLong(&'static str),
+    /// A scalar where the last segment's container should be.
+    #[error("cannot set a field of a {0}")]
+    NotAContainer(&'static str),
+    /// A numeric index past the end of a list.
+    #[error("index {index} is out of range (the list has {len} item{})", if *.len == 1 { "" } else { "s" })]
+    OutOfRange {
+        /// The index given.
+        index: usize,
+        /// The list's length.
+        len: usize,
+    },
+    /// A non-numeric segment into a list whose items have no names.
+    #[error("not an index of this list (0..{last})")]
+    NotAnIndex {
+        /// The last valid index.
+        last: usize,
+    },
+    /// A name that matches no item of a list of named items.
+    #[error("no item with this name (names: {names}; or use an index)")]
+    NoSuchName {
+        /// The items' names, comma-separated.
+        names: String,
+    },
+}
+
+/// A `sweep --set` axis or a `--shard` that cannot be used; the message
+/// quotes the flag.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GridError {
+    /// No `=` in the axis.
+    #[error("--set {arg}: expected PATH=V1,V2,... (e.g. traffic.rate=100,200)")]
+    NoEquals {
+        /// The flag's value.
+        arg: String,
+    },
+    /// Nothing before the `=`.
+    #[error("--set {arg}: empty PATH before `=`")]
+    EmptyPath {
+        /// The flag's value.
+        arg: String,
+    },
+    /// Brackets, braces or quotes that do not close.
+    #[error("--set {arg}: unbalanced quotes or brackets in `{values}`")]
+    Unbalanced {
+        /// The flag's value.
+        arg: String,
+        /// The part after `=`.
+        values: String,
+    },
+    /// An empty value between commas.
+    #[error("--set {arg}: value {index} is empty")]
+    EmptyValue {
+        /// The flag's value.
+        arg: String,
+        /// 1-based position of the empty value.
+        index: usize,
+    },
+    /// The same path swept by two `--set` flags.
+    #[error("--set {path}: the path is given twice; list all its values in one --set")]
+    Repeated {
+        /// The path.
+        path: String,
+    },
+    /// A `--shard` that is not `I/N` with 1 <= I <= N.
+    #[error("--shard {0}: expected I/N with 1 <= I <= N (e.g. 2/4)")]
+    Shard(String),
+}
+
+/// Shard outputs that do not join into one sweep.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MergeError {
+    /// Nothing to merge.
+    #[error("merge: no shard directories given")]
+    NoShards,
+    /// A manifest whose shard is not `I/N` with 1 <= I <= N.
+    #[error("{origin}/sweep.json: bad shard")]
+    BadShard {
+        /// The shard directory.
+        origin: String,
+    },
+    /// A shard of another sweep.
+    #[error("{origin}: not a shard of the same sweep as {first} (scenario, --set values, replications and N of --shard I/N must all match)")]
+    OtherSweep {
+        /// The shard directory.
+        origin: String,
+        /// The first shard directory.
+        first: String,
+    },
+    /// A `sweep.csv` with other columns than the first shard's.
+    #[error("{origin}: sweep.csv columns differ from {first}")]
+    Columns {
+        /// The shard directory.
+        origin: String,
+        /// The first shard directory.
+        first: String,
+    },
+    /// The same shard given twice.
+    #[error("{origin}: shard {index}/{count} is also in {other}")]
+    Duplicate {
+        /// The shard directory.
+        origin: String,
+        /// The shard's I.
+        index: usize,
+        /// The shard's N.
+        count: usize,
+        /// The other directory holding it.
+        other: String,
+    },
+    /// Shards of the sweep that were not given (`I/N` each).
+    #[error("merge: missing shard{} {}", if .0.len() == 1 { "" } else { "s" }, .0.join(", "))]
+    Missing(Vec<String>),
+    /// A row whose first cell is not a point index.
+    #[error("{origin}: sweep.csv row without a point index")]
+    NoPointIndex {
+        /// The shard directory.
+        origin: String,
+    },
+}
+
+/// Writes an error and its sources, joined with `": "` (the way the command
+/// line prints every error after `error: `).
+pub struct Report<'a>(
+    /// The error to write, sources included.
+    pub &'a (dyn StdError + 'static),
+);
+
+impl fmt::Display for Report<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut next = self.0.source();
+        while let Some(e) = next {
+            write!(f, ": {e}")?;
+            next = e.source();
+        }
+        Ok(())
+    }
+}
+
+/// Whether `e` or any error in its source chain is a broken pipe (the
+/// reader of standard output went away: `retrysim ... | head`). The whole
+/// chain is searched because the `std::io::Error` is usually wrapped; a
+/// `csv::Error` is looked into too, as it does not expose its I/O error as
+/// a source.
+pub fn is_broken_pipe(e: &(dyn StdError + 'static)) -> bool {
+    let mut next = Some(e);
+    while let Some(err) = next {
+        if let Some(io) = err.downcast_ref::<io::Error>() {
+            if io.kind() == io::ErrorKind::BrokenPipe {
+                return true;
+            }
+        }
+        if let Some(c) = err.downcast_ref::<csv::Error>() {
+            if let csv::ErrorKind::Io(io) = c.kind() {
+                if io.kind() == io::ErrorKind::BrokenPipe {
+                    return true;
+                }
+            }
+        }
+        next = err.source();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_located_problem_stays_on_one_line() {
+        // A mutated file can hold a key with a line break in it; serde
+        // quotes it back.
+        let l = Located::at_path("x.json", "backend", "unknown field `admissi\ncost`");
+        assert_eq!(
+            l.to_string(),
+            "x.json: backend: unknown field `admissi\\ncost`"
+        );
+    }
+
+    use super::*;
+
+    fn pipe() -> io::Error {
+        io::Error::from(io::ErrorKind::BrokenPipe)
+    }
+
+    #[test]
+    fn located_renders_only_known_parts() {
+        let l = Located {
+            origin: "f.json".into(),
+            line: Some(3),
+            column: Some(7),
+            path: Some("a.b".into()),
+            message: "bad".into(),
+        };
+        assert_eq!(l.to_string(), "f.json:3:7: a.b: bad");
+        assert_eq!(Located::whole("f.json", "bad").to_string(), "f.json: bad");
+        assert_eq!(
+            Located::at_path("--initial", "backoff", "bad").to_string(),
+            "--initial: backoff: bad"
+        );
+    }
+
+    #[test]
+    fn report_joins_the_chain_without_repeating() {
+        let e = Error::from(OutputError::Write {
+            path: "out/x.csv".into(),
+            source: io::Error::new(io::ErrorKind::PermissionDenied, "denied"),
+        });
+        assert_eq!(Report(&e).to_string(), "cannot write out/x.csv: denied");
+        assert_eq!(e.exit_code(), 1);
+        let bad = Error::from(InvalidInput::Empty {
+            origin: "s.json".into(),
+        });
+        assert_eq!(Report(&bad).to_string(), "s.json: the file is empty");
+        assert_eq!(bad.exit_code(), 2);
+    }
+
+    #[test]
+    fn broken_pipes_are_found_anywhere_in_the_chain() {
+        let wrapped = Error::from(OutputError::Stdout(pipe()));
+        assert!(is_broken_pipe(&wrapped));
+        assert!(is_broken_pipe(&pipe()));
+        let csv_pipe = OutputError::Csv(csv::Error::from(pipe()));
+        assert!(is_broken_pipe(&csv_pipe));
+        assert!(matches!(
+            OutputError::stdout_csv(csv::Error::from(pipe())),
+            OutputError::Stdout(e) if e.kind() == io::ErrorKind::BrokenPipe
+        ));
+        let other = Error::from(OutputError::Write {
+            path: "x".into(),
+            source: io::Error::from(io::ErrorKind::PermissionDenied),
+        });
+        assert!(!is_broken_pipe(&other));
+        let invalid = Error::from(InvalidInput::Empty {
+            origin: "s.json".into(),
+        });
+        assert!(!is_broken_pipe(&invalid));
+    }
 }

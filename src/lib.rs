@@ -22,26 +22,29 @@
 //! Dependencies run one way, from the command line down to plain values;
 //! `tests/architecture.rs` reads this table and fails when the code names a
 //! module its row does not list, or when the table has a cycle. The engine
-//! never sees the model; nothing in the simulation writes files.
+//! never sees the model; nothing in the simulation writes files. The error
+//! types (`error`) sit below every module that returns them; the command
+//! line (`cli`) alone turns them into exit statuses.
 //!
 //! | module | may use |
 //! |---|---|
 //! | `time` | — |
 //! | `status` | — |
 //! | `decimal` | — |
-//! | `error` | — |
+//! | `error` | `policy`, `time` |
+//! | `math` | — |
 //! | `check` | `time` |
 //! | `engine` | `time` |
 //! | `metrics` | `decimal`, `time` |
 //! | `policy` | `check`, `decimal`, `status`, `time` |
-//! | `scenario` | `check`, `decimal`, `error`, `policy`, `status`, `time` |
-//! | `model` | `engine`, `metrics`, `policy`, `scenario`, `status`, `time` |
+//! | `scenario` | `check`, `decimal`, `error`, `math`, `policy`, `status`, `time` |
+//! | `model` | `engine`, `error`, `math`, `metrics`, `policy`, `scenario`, `status`, `time` |
 //! | `runner` | `metrics`, `model`, `scenario` |
 //! | `sweep` | `decimal`, `error`, `metrics`, `runner`, `scenario` |
 //! | `tune` | `metrics`, `policy`, `runner`, `scenario`, `time` |
-//! | `report` | `decimal`, `metrics`, `policy`, `scenario`, `sweep`, `time` |
+//! | `report` | `decimal`, `error`, `metrics`, `policy`, `scenario`, `sweep`, `time` |
 //! | `import` | `error`, `policy`, `scenario`, `status`, `time` |
-//! | `cli` | `error`, `import`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
+//! | `cli` | `check`, `error`, `import`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
 //!
 //! `docs/architecture.md` walks through the modules, follows one request
 //! through the events, and lists the files to touch to add a fault kind, a
@@ -53,6 +56,7 @@ pub mod decimal;
 pub mod engine;
 pub mod error;
 pub mod import;
+pub mod math;
 pub mod metrics;
 pub mod model;
 pub mod policy;

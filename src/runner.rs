@@ -5,6 +5,7 @@
 
 use crate::metrics::RunResult;
 use crate::model::run::simulate;
+pub use crate::model::run::RunError;
 use crate::scenario::Scenario;
 use rayon::prelude::*;
 
@@ -37,16 +38,21 @@ pub fn jobs_of(scenario: &Scenario, replications: u32) -> Vec<Job<'_>> {
 /// Runs `jobs` in parallel and returns their results in the jobs' order.
 /// Time series are dropped as soon as a run ends unless `keep_bins` (a
 /// sweep or a search needs only the summaries). `on_done` is called once
-/// per finished run, from any thread.
-pub fn run_jobs(jobs: &[Job<'_>], keep_bins: bool, on_done: &(dyn Fn() + Sync)) -> Vec<RunResult> {
+/// per finished run, from any thread. The first failed run (in job order)
+/// fails the whole batch; the others stop early.
+pub fn run_jobs(
+    jobs: &[Job<'_>],
+    keep_bins: bool,
+    on_done: &(dyn Fn() + Sync),
+) -> Result<Vec<RunResult>, RunError> {
     jobs.par_iter()
         .map(|job| {
-            let mut res = simulate(job.scenario, job.policy, job.replication);
+            let mut res = simulate(job.scenario, job.policy, job.replication)?;
             if !keep_bins {
                 res.bins = Vec::new();
             }
             on_done();
-            res
+            Ok(res)
         })
         .collect()
 }
@@ -57,6 +63,6 @@ pub fn run_all(
     scenario: &Scenario,
     replications: u32,
     on_done: &(dyn Fn() + Sync),
-) -> Vec<RunResult> {
+) -> Result<Vec<RunResult>, RunError> {
     run_jobs(&jobs_of(scenario, replications), true, on_done)
 }

@@ -61,12 +61,40 @@ impl Dur {
 /// u64 nanoseconds; a century is more than any retry window).
 const MAX_SECS: f64 = 100.0 * 365.0 * 86_400.0;
 
+/// Why a duration string was refused; the message quotes the text.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    /// Nothing but white space.
+    #[error("empty duration")]
+    Empty,
+    /// The part before the unit is not a number.
+    #[error("invalid duration {0:?}: expected a number with a unit such as \"250ms\", \"1.5s\" or \"2m\"")]
+    NotANumber(String),
+    /// A unit this parser does not know.
+    #[error("invalid duration {text:?}: unknown unit {unit:?} (use ns, us, ms, s, m, h or d)")]
+    UnknownUnit {
+        /// The duration as written.
+        text: String,
+        /// The unit as written.
+        unit: String,
+    },
+    /// Infinite or NaN.
+    #[error("invalid duration {0:?}: not a finite number")]
+    NotFinite(String),
+    /// Less than zero.
+    #[error("negative duration {0:?}: durations must be >= 0")]
+    Negative(String),
+    /// Longer than a century.
+    #[error("duration {0:?} is too long (at most 100 years)")]
+    TooLong(String),
+}
+
 /// Parses `"250us"`, `"100ms"`, `"1.5s"`, `"90s"`, `"14m"`, `"1h"`, `"2d"`,
 /// `"10ns"`, or a bare number of seconds (`"0.5"`).
-pub fn parse_duration(text: &str) -> Result<Dur, String> {
+pub fn parse_duration(text: &str) -> Result<Dur, DurationError> {
     let t = text.trim();
     if t.is_empty() {
-        return Err("empty duration".into());
+        return Err(DurationError::Empty);
     }
     let split = t
         .find(|c: char| {
@@ -78,7 +106,7 @@ pub fn parse_duration(text: &str) -> Result<Dur, String> {
     let (num, unit) = t.split_at(split);
     let value: f64 = num
         .parse()
-        .map_err(|_| format!("invalid duration {text:?}: expected a number with a unit such as \"250ms\", \"1.5s\" or \"2m\""))?;
+        .map_err(|_| DurationError::NotANumber(text.to_string()))?;
     let scale = match unit.trim() {
         "" | "s" | "sec" | "secs" => 1.0,
         "ns" => 1e-9,
@@ -88,25 +116,24 @@ pub fn parse_duration(text: &str) -> Result<Dur, String> {
         "h" | "hr" | "hours" => 3600.0,
         "d" | "days" => 86_400.0,
         other => {
-            return Err(format!(
-                "invalid duration {text:?}: unknown unit {other:?} (use ns, us, ms, s, m, h or d)"
-            ))
+            return Err(DurationError::UnknownUnit {
+                text: text.to_string(),
+                unit: other.to_string(),
+            })
         }
     };
     secs_to_dur(value * scale, text)
 }
 
-fn secs_to_dur(s: f64, text: &str) -> Result<Dur, String> {
+fn secs_to_dur(s: f64, text: &str) -> Result<Dur, DurationError> {
     if !s.is_finite() {
-        return Err(format!("invalid duration {text:?}: not a finite number"));
+        return Err(DurationError::NotFinite(text.to_string()));
     }
     if s < 0.0 {
-        return Err(format!(
-            "negative duration {text:?}: durations must be >= 0"
-        ));
+        return Err(DurationError::Negative(text.to_string()));
     }
     if s > MAX_SECS {
-        return Err(format!("duration {text:?} is too long (at most 100 years)"));
+        return Err(DurationError::TooLong(text.to_string()));
     }
     Ok(Dur(from_secs(s)))
 }
@@ -193,7 +220,14 @@ mod tests {
         for bad in ["", "-1s", "abc", "10 parsecs", "1.2.3s", "NaNs", "inf"] {
             assert!(parse_duration(bad).is_err(), "{bad} should be rejected");
         }
-        assert!(parse_duration("-5ms").unwrap_err().contains("negative"));
+        assert_eq!(
+            parse_duration("-5ms").unwrap_err().to_string(),
+            "negative duration \"-5ms\": durations must be >= 0"
+        );
+        assert!(matches!(
+            parse_duration("10 parsecs"),
+            Err(DurationError::UnknownUnit { unit, .. }) if unit == "parsecs"
+        ));
     }
 
     #[test]

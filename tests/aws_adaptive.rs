@@ -16,7 +16,7 @@ fn run(policy: &str) -> RunResult {
                                      "status": "resource_exhausted"}}}}],
             "policies": [{policy}]}}"#
     );
-    simulate(&Scenario::from_json(&json).unwrap(), 0, 0)
+    simulate(&Scenario::from_json(&json).unwrap(), 0, 0).unwrap()
 }
 
 fn mean(

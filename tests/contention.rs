@@ -22,7 +22,7 @@ fn text(clients: u32, extra: &str) -> String {
 
 #[test]
 fn one_client_commits_with_one_attempt_after_two_round_trips() {
-    let r = simulate(&scenario(1, ""), 0, 0);
+    let r = simulate(&scenario(1, ""), 0, 0).unwrap();
     let s = &r.summary;
     assert_eq!((s.requests, s.succeeded, s.attempts), (1, 1, 1));
     assert_eq!(s.offered, 1);
@@ -35,7 +35,7 @@ fn the_second_writer_aborts_and_commits_on_its_retry() {
     // Both read version 0 at 10 ms; the first write (30 ms) commits,
     // the second aborts (answer at 40 ms), retries at once: read at
     // 50 ms, write at 70 ms, answer at 80 ms.
-    let r = simulate(&scenario(2, ""), 0, 0);
+    let r = simulate(&scenario(2, ""), 0, 0).unwrap();
     let s = &r.summary;
     assert_eq!((s.requests, s.succeeded, s.attempts), (2, 2, 3));
     assert_eq!(s.last_success_s, Some(0.08));
@@ -50,14 +50,14 @@ fn without_aborted_in_retry_on_a_conflict_fails_the_request() {
         r#""retry_on": ["unavailable", "resource_exhausted", "deadline_exceeded"]"#,
     );
     assert!(!default_retry_on.contains("aborted"));
-    let r = simulate(&Scenario::from_json(&default_retry_on).unwrap(), 0, 0);
+    let r = simulate(&Scenario::from_json(&default_retry_on).unwrap(), 0, 0).unwrap();
     assert_eq!((r.summary.succeeded, r.summary.failed), (1, 1));
 }
 
 #[test]
 fn a_timed_out_attempt_is_wasted_and_every_request_ends_once() {
     let s = scenario(30, r#", "attempt_timeout": "25ms", "deadline": "2s""#);
-    let r = simulate(&s, 0, 0);
+    let r = simulate(&s, 0, 0).unwrap();
     let m = &r.summary;
     // Every attempt times out before its answer (40 ms): nothing succeeds.
     assert_eq!(m.succeeded, 0);
@@ -73,6 +73,9 @@ fn runs_are_deterministic() {
         r#"{"normal": {"mean": "10ms", "stddev": "2ms"}}"#,
     );
     let s = Scenario::from_json(&normal).unwrap();
-    assert_eq!(simulate(&s, 0, 3), simulate(&s, 0, 3));
-    assert_ne!(simulate(&s, 0, 3).summary, simulate(&s, 0, 4).summary);
+    assert_eq!(simulate(&s, 0, 3).unwrap(), simulate(&s, 0, 3).unwrap());
+    assert_ne!(
+        simulate(&s, 0, 3).unwrap().summary,
+        simulate(&s, 0, 4).unwrap().summary
+    );
 }

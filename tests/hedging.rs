@@ -17,7 +17,7 @@ fn run(policy: &str) -> RunResult {
                          "service_time": {{"lognormal": {{"median": "5ms", "p99": "200ms"}}}}}},
             "policies": [{policy}]}}"#
     );
-    simulate(&Scenario::from_json(&json).unwrap(), 0, 0)
+    simulate(&Scenario::from_json(&json).unwrap(), 0, 0).unwrap()
 }
 
 #[test]
@@ -58,7 +58,7 @@ fn a_hedge_every_delay_until_one_answers() {
         "traffic": {"rate": 50, "arrival": "uniform"},
         "backend": {"workers": 100, "service_time": {"constant": {"value": "100ms"}}},
         "policies": [{"name": "h", "hedging": {"delay": "30ms", "max_attempts": 3}}]}"#;
-    let r = simulate(&Scenario::from_json(json).unwrap(), 0, 0);
+    let r = simulate(&Scenario::from_json(json).unwrap(), 0, 0).unwrap();
     let s = &r.summary;
     assert_eq!(s.succeeded + s.unfinished, s.requests);
     // Requests still open at the end may not have sent all three yet.
@@ -87,8 +87,8 @@ fn pushback_delays_the_next_hedge_and_the_outage_multiplies_attempts() {
                                             "non_fatal": ["unavailable"]}}}}]}}"#
         )
     };
-    let now = simulate(&Scenario::from_json(&mk(false)).unwrap(), 0, 0);
-    let later = simulate(&Scenario::from_json(&mk(true)).unwrap(), 0, 0);
+    let now = simulate(&Scenario::from_json(&mk(false)).unwrap(), 0, 0).unwrap();
+    let later = simulate(&Scenario::from_json(&mk(true)).unwrap(), 0, 0).unwrap();
     let sent = |r: &RunResult, from: f64, to: f64| -> f64 {
         r.bins
             .iter()

@@ -37,7 +37,7 @@ fn scenario(p: f64, rate: f64, clients: u32, secs: u64, policies: &[String]) -> 
 }
 
 fn run_one(s: &Scenario, i: usize) -> RunResult {
-    simulate(s, i, 0)
+    simulate(s, i, 0).expect("runs")
 }
 
 /// Attempts per request whose first attempt was sent (Brooker's "calls to

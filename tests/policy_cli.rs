@@ -131,3 +131,61 @@ fn import_errors_exit_2() {
         assert!(err.starts_with("error: "), "{err}");
     }
 }
+
+/// `schedule` with `args`: exit status 2 and the first line of stderr.
+fn schedule_refused(args: &[&str]) -> String {
+    let mut all = vec!["schedule"];
+    all.extend_from_slice(args);
+    let o = retrysim(&all);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+#[test]
+fn schedule_flag_problems_name_the_flag() {
+    let err = schedule_refused(&["--backoff", "linear", "--initial", "1s", "--delay", "1s"]);
+    assert!(
+        err.starts_with("error: --delay: backoff.linear.delay: unknown field `delay`"),
+        "{err}"
+    );
+    let err = schedule_refused(&["--backoff", "exponential", "--initial", "0s"]);
+    assert_eq!(
+        err,
+        "error: --initial: backoff.exponential.initial: must be greater than 0\n"
+    );
+    let err = schedule_refused(&["--backoff", "cloud_tasks", "--max-doublings", "lots"]);
+    assert!(
+        err.starts_with("error: --max-doublings: backoff.cloud_tasks.max_doublings: invalid type"),
+        "{err}"
+    );
+    // Kinds are checked by clap against the policy module's list.
+    let err = schedule_refused(&["--backoff", "fibonacci", "--delay", "1s"]);
+    assert!(err.contains("cloud_tasks"), "lists the kinds: {err}");
+}
+
+#[test]
+fn schedule_file_problems_point_into_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "p.json",
+        "{\"name\": \"q\", \"max_attempts\": 4,\n \"backoff\": {\"exponential\": {\"initial\": \"0s\"}}}",
+    );
+    let err = schedule_refused(&["--policy", &p]);
+    assert!(err.starts_with(&format!("error: {p}:2:")), "{err}");
+    assert!(
+        err.ends_with(": backoff.exponential.initial: must be greater than 0\n"),
+        "{err}"
+    );
+    // A flag fixes the file's value; another breaks it, and is named.
+    let o = retrysim(&["schedule", "--policy", &p, "--initial", "1s", "--csv"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).lines().nth(1).unwrap().starts_with("2,1,1,"));
+    let err = schedule_refused(&["--policy", &p, "--initial", "1s", "--max", "10ms"]);
+    assert!(
+        err.starts_with("error: --max: backoff.exponential.max: 10ms is less than initial (1s)"),
+        "{err}"
+    );
+}

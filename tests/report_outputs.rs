@@ -3,7 +3,7 @@
 //! page that holds the numbers and is well formed.
 
 use retrysim::metrics::aggregate::{aggregate, Col};
-use retrysim::metrics::{BinRow, RunResult, RunSummary};
+use retrysim::metrics::{BinRow, Recovery, RunResult, RunSummary};
 use retrysim::report::{self, Perf, ReportOptions};
 use retrysim::scenario::Scenario;
 use std::path::Path;
@@ -103,6 +103,11 @@ fn run(pi: usize, rep: u32) -> RunResult {
             fault_start_s: Some(fs),
             fault_end_s: Some(fe),
             recovered_at_s: recover,
+            recovery: if recover.is_some() {
+                Recovery::Recovered
+            } else {
+                Recovery::Degraded
+            },
             latency_p50_ms: Some(10.5),
             latency_mean_ms: Some(14.0),
             latency_p99_ms: Some(48.25 + pi as f64),
@@ -182,7 +187,7 @@ fn csv_headers_are_exactly_the_spec() {
 }
 
 #[test]
-fn summary_with_replications_appends_ci95_and_metastable_share() {
+fn summary_with_replications_appends_ci95_and_outcome_shares() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), 3, true);
     let text = std::fs::read_to_string(dir.path().join("summary.csv")).unwrap();
@@ -190,9 +195,12 @@ fn summary_with_replications_appends_ci95_and_metastable_share() {
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(header[..23].join(","), SUMMARY_HEADER);
     assert_eq!(header[23], "requests_ci95");
-    assert_eq!(*header.last().unwrap(), "metastable_share");
+    assert_eq!(
+        header[header.len() - 2..],
+        ["metastable_share", "undetermined_share"]
+    );
     assert!(!header.contains(&"metastable_ci95"));
-    assert_eq!(header.len(), 23 + 21 + 1);
+    assert_eq!(header.len(), 23 + 21 + 2);
     let rows: Vec<Vec<String>> = lines
         .map(|l| l.split(',').map(String::from).collect())
         .collect();
@@ -247,14 +255,27 @@ fn aggregation_on_hand_made_results() {
     assert_eq!(s[1].ci(Col::Requests), None, "no ci with one replication");
     // Two of three metastable is a majority; one of three is not.
     let mut rs = results(3);
-    rs[3].summary.recovered_at_s = None;
-    rs[4].summary.recovered_at_s = None;
+    for r in &mut rs[3..5] {
+        r.summary.recovered_at_s = None;
+        r.summary.recovery = Recovery::Degraded;
+    }
     let s = aggregate(&rs);
     assert!(s[1].metastable);
     assert_eq!(s[1].metastable_runs, 2);
     assert_eq!(s[1].get(Col::RecoveredAtS), Some(252.0));
     rs[4].summary.recovered_at_s = Some(251.0);
+    rs[4].summary.recovery = Recovery::Recovered;
     assert!(!aggregate(&rs)[1].metastable);
+    // Runs that ended too soon to tell are neither: two of three make the
+    // policy's outcome undetermined.
+    for r in &mut rs[3..5] {
+        r.summary.recovered_at_s = None;
+        r.summary.recovery = Recovery::Undetermined;
+    }
+    let s = aggregate(&rs);
+    assert_eq!(s[1].recovery, Recovery::Undetermined);
+    assert!(!s[1].metastable);
+    assert_eq!((s[1].metastable_runs, s[1].undetermined_runs), (0, 2));
 }
 
 /// Width and height from a PNG's IHDR chunk.

@@ -15,7 +15,7 @@ const SIZE: (u32, u32) = (plot::WIDTH, plot::HEIGHT);
 fn waves() -> (Scenario, Vec<RunResult>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/waves.json");
     let s = scenario::load(&path, &[]).unwrap();
-    let results = retrysim::runner::run_all(&s, 1, &|| {});
+    let results = retrysim::runner::run_all(&s, 1, &|| {}).expect("runs");
     (s, results)
 }
 

@@ -26,7 +26,7 @@ fn scenario(clients: u32) -> Scenario {
 /// Per policy: (mean attempts, mean completion time in s) over `reps`.
 fn measure(clients: u32, reps: u32) -> Vec<(f64, f64)> {
     let s = scenario(clients);
-    let results = run_all(&s, reps, &|| {});
+    let results = run_all(&s, reps, &|| {}).expect("runs");
     (0..s.policies().len())
         .map(|p| {
             let runs: Vec<&RunResult> = results.iter().filter(|r| r.policy_index == p).collect();

@@ -26,7 +26,7 @@ fn scenario(rate: u32) -> Scenario {
 }
 
 fn runs(rate: u32, reps: u32) -> Vec<RunResult> {
-    run_all(&scenario(rate), reps, &|| {})
+    run_all(&scenario(rate), reps, &|| {}).expect("runs")
 }
 
 /// Mean (demand, offered, goodput) per second over the bins in `[from, to)` s.

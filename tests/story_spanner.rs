@@ -31,7 +31,7 @@ fn scaled(text: &str, rate: u32, extra: &[&str]) -> Scenario {
 }
 
 fn run(s: &Scenario, replications: u32) -> Vec<RunResult> {
-    run_all(s, replications, &|| {})
+    run_all(s, replications, &|| {}).expect("runs")
 }
 
 /// The scenario without its `jitter-10` policy (no target of its own), to

@@ -10,7 +10,7 @@ use retrysim::scenario::Scenario;
 
 fn run(json: &str) -> RunResult {
     let s = Scenario::from_json(json).expect("test scenario parses");
-    simulate(&s, 0, 0)
+    simulate(&s, 0, 0).expect("runs")
 }
 
 /// Erlang B by the stable recursion B(k) = A·B(k−1)/(k + A·B(k−1)).

@@ -18,7 +18,7 @@ fn tuning_escapes_the_metastable_default() {
         max_drop_rate: Some(0.05),
         must_recover: true,
     };
-    let t = tune(&s, 0, Objective::Recovery, c, 1, 1);
+    let t = tune(&s, 0, Objective::Recovery, c, 1, 1).expect("runs");
     assert!(
         t.baseline.score.metastable,
         "the default schedule keeps this backend in a storm"
@@ -29,6 +29,9 @@ fn tuning_escapes_the_metastable_default() {
     assert!(best.score.amplification < t.baseline.score.amplification);
     assert!(t.evaluated > 10);
     // Deterministic: the same search gives the same answer.
-    let again = tune(&s, 0, Objective::Recovery, c, 1, 1).best.unwrap();
+    let again = tune(&s, 0, Objective::Recovery, c, 1, 1)
+        .expect("runs")
+        .best
+        .unwrap();
     assert_eq!(format!("{:?}", again.spec), format!("{:?}", best.spec));
 }

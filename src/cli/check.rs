@@ -1,8 +1,19 @@
 //! `retrysim check`: validates scenario files without simulating.
 
+use super::common::{self, Stdout};
+use crate::error::Error;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// Examples shown after `--help`.
+pub const EXAMPLES: &str = "Prints one line per valid file; the first invalid one ends the command
+with status 2 and every problem in it, one per line, as
+<file>:<line>:<col>: <field path>: <what is wrong>.
+
+Examples:
+  retrysim check scenarios/*.json
+  retrysim check my-scenario.toml --set traffic.rate=9000   # validate an override too";
 
 /// Flags of `retrysim check`.
 #[derive(Debug, Args)]
@@ -16,17 +27,21 @@ pub struct CheckArgs {
 }
 
 /// Validates each file; the first invalid one ends the command with status 2.
-pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: CheckArgs) -> Result<ExitCode, Error> {
+    let mut out = Stdout::lock();
     for path in &args.scenarios {
         let s = crate::scenario::load(path, &args.sets)?;
-        println!(
+        out.line(format_args!(
             "{}: ok ({} polic{}, {} fault{})",
             path.display(),
             s.policies().len(),
             if s.policies().len() == 1 { "y" } else { "ies" },
             s.spec().faults.len(),
             if s.spec().faults.len() == 1 { "" } else { "s" }
-        );
+        ))?;
+        for w in s.warnings() {
+            common::note(format_args!("{}: warning: {w}", path.display()));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

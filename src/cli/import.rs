@@ -2,48 +2,71 @@
 //! JSON ready to paste into a scenario file. Warnings (what was dropped or
 //! assumed) go to stderr so stdout stays valid JSON.
 
-use crate::error::invalid;
+use super::common::{note, Stdout};
+use crate::error::{Error, InvalidInput};
 use crate::import::{gcloud, grpc, Imported};
 use clap::Subcommand;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// Examples shown after `import --help`.
+pub const EXAMPLES: &str = "The block is printed on stdout as JSON; warnings (what was dropped or
+assumed) go to stderr.
+
+Examples:
+  gcloud tasks queues describe my-queue --location us-central1 > queue.yaml
+  retrysim import gcloud queue.yaml
+  retrysim import grpc service_config.json > policies.json";
+
+/// Examples shown after `import gcloud --help`.
+pub const GCLOUD_EXAMPLES: &str = "Examples:
+  gcloud tasks queues describe my-queue --location us-central1 > queue.yaml
+  retrysim import gcloud queue.yaml
+  retrysim import gcloud examples/queue.yaml 2>/dev/null   # the block only";
+
+/// Examples shown after `import grpc --help`.
+pub const GRPC_EXAMPLES: &str = "Examples:
+  retrysim import grpc service_config.json
+  retrysim import grpc examples/service_config.json > policies.json";
 
 /// The formats `import` reads.
 #[derive(Debug, Subcommand)]
 pub enum ImportCommand {
     /// `gcloud tasks queues describe` YAML output.
-    Gcloud { file: PathBuf },
+    #[command(after_help = GCLOUD_EXAMPLES)]
+    Gcloud {
+        /// The YAML file.
+        file: PathBuf,
+    },
     /// A gRPC service config JSON.
-    Grpc { file: PathBuf },
+    #[command(after_help = GRPC_EXAMPLES)]
+    Grpc {
+        /// The JSON file.
+        file: PathBuf,
+    },
 }
 
 /// An importer: text and the file's name in errors → the block.
-type Importer = fn(&str, &str) -> anyhow::Result<Imported>;
+type Importer = fn(&str, &str) -> Result<Imported, InvalidInput>;
 
 /// Reads and imports the file the command names.
-pub fn import(cmd: &ImportCommand) -> anyhow::Result<Imported> {
+pub fn import(cmd: &ImportCommand) -> Result<Imported, InvalidInput> {
     let (file, f): (&Path, Importer) = match cmd {
         ImportCommand::Gcloud { file } => (file, gcloud::import_str),
         ImportCommand::Grpc { file } => (file, grpc::import_str),
     };
-    let origin = file.display().to_string();
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| invalid(format!("{origin}: cannot read: {e}")))?;
-    f(&text, &origin)
+    let text = crate::scenario::read_text(file)?;
+    f(&text, &file.display().to_string())
 }
 
 /// Prints the imported block.
-pub fn run(cmd: ImportCommand) -> anyhow::Result<ExitCode> {
+pub fn run(cmd: ImportCommand) -> Result<ExitCode, Error> {
     let imported = import(&cmd)?;
-    {
-        let mut err = std::io::stderr().lock();
-        for w in &imported.warnings {
-            let _ = writeln!(err, "warning: {w}");
-        }
+    for w in &imported.warnings {
+        note(format_args!("warning: {w}"));
     }
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", imported.to_json())?;
+    let mut out = Stdout::lock();
+    out.line(imported.to_json())?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

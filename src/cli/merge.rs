@@ -1,7 +1,8 @@
 //! `retrysim merge`: joins the outputs of `retrysim sweep --shard I/N` into
 //! the `sweep.csv` (byte for byte) an unsharded sweep writes.
 
-use crate::error::invalid;
+use super::common::{create_output_dir, Stdout};
+use crate::error::{Error, InvalidInput};
 use crate::sweep::{self, Manifest, Table};
 use clap::Args;
 use std::path::PathBuf;
@@ -31,33 +32,32 @@ pub struct MergeArgs {
 }
 
 /// Runs the command.
-pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: MergeArgs) -> Result<ExitCode, Error> {
     let mut parts = Vec::new();
     for dir in &args.dirs {
         let origin = dir.display().to_string();
         let read = |name: &str| {
             let p = dir.join(name);
-            std::fs::read(&p).map_err(|e| invalid(format!("{}: cannot read: {e}", p.display())))
+            std::fs::read(&p).map_err(|source| InvalidInput::Unreadable {
+                origin: p.display().to_string(),
+                source,
+            })
         };
-        let manifest: Manifest = serde_json::from_slice(&read("sweep.json")?)
-            .map_err(|e| invalid(format!("{origin}/sweep.json: {e}")))?;
-        if manifest.shard.index == 0 || manifest.shard.index > manifest.shard.count {
-            return Err(invalid(format!("{origin}/sweep.json: bad shard")));
-        }
+        let manifest: Manifest =
+            serde_json::from_slice(&read("sweep.json")?).map_err(|e| InvalidInput::Malformed {
+                origin: format!("{origin}/sweep.json"),
+                source: Box::new(e),
+            })?;
         let table = Table::from_csv(&read("sweep.csv")?, &format!("{origin}/sweep.csv"))?;
         parts.push((origin, manifest, table));
     }
     let (manifest, table) = sweep::merge(parts)?;
-    std::fs::create_dir_all(&args.output).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot create output directory {}: {e}",
-            args.output.display()
-        )
-    })?;
+    create_output_dir(&args.output)?;
     let written = super::sweep::write(&args.output, &manifest, &table, args.no_plots)?;
     if !args.quiet {
+        let mut out = Stdout::lock();
         for p in written {
-            println!("wrote {}", p.display());
+            out.line(format_args!("wrote {}", p.display()))?;
         }
     }
     Ok(ExitCode::SUCCESS)

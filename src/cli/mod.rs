@@ -1,7 +1,9 @@
 //! Command-line interface: one subcommand per file, each a thin layer over
-//! the library.
+//! the library; the flags and the output handle they share are in
+//! [`common`].
 
 pub mod check;
+pub mod common;
 pub mod import;
 pub mod merge;
 pub mod run;
@@ -9,9 +11,8 @@ pub mod schedule;
 pub mod sweep;
 pub mod tune;
 
-use crate::error::InvalidInput;
+use crate::error::{is_broken_pipe, Error, Report, RunError};
 use clap::{Parser, Subcommand};
-use std::io::Write;
 use std::process::ExitCode;
 
 /// Simulate retry storms: how much load retries add during an outage,
@@ -24,27 +25,56 @@ pub struct Cli {
 }
 
 /// The subcommands.
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Simulate every policy of one or more scenarios and write the report.
-    #[command(after_help = run::EXAMPLES)]
+    #[command(
+        after_help = run::EXAMPLES,
+        mut_arg("output", |a| a
+            .default_value("output")
+            .help("Output directory; each scenario writes into DIR/<scenario name>/")),
+        mut_arg("no_plots", |a| a.help(
+            "Skip the PNG plots (load.png and recovery.png left in the output directory by an earlier run are deleted)"
+        )),
+    )]
     Run(run::RunArgs),
     /// Run a scenario at every point of a grid of --set values (sweep.csv).
-    #[command(after_help = sweep::EXAMPLES)]
+    #[command(
+        after_help = sweep::EXAMPLES,
+        mut_arg("output", |a| a.help("Output directory (default output/<scenario name>/sweep)")),
+        mut_arg("sets", |a| a
+            .required(true)
+            .value_name("PATH=V1,V2,...")
+            .help("A swept parameter and its values, `PATH=V1,V2,...` (repeatable; the grid is the cartesian product). A single value is a fixed override, e.g. `--set seed=3` to change the seed")),
+        mut_arg("seed", |a| a.help("Overrides the scenario's seed at every point (after --set)")),
+        mut_arg("replications", |a| a.help("Independent runs per (point, policy)")),
+        mut_arg("policies", |a| a.help("Simulate only the named policies at every point (repeatable)")),
+        mut_arg("no_plots", |a| a.help("Skip the heatmap")),
+    )]
     Sweep(sweep::SweepArgs),
     /// Join the outputs of `sweep --shard I/N` into one sweep.csv.
     #[command(after_help = merge::EXAMPLES)]
     Merge(merge::MergeArgs),
     /// Validate scenario files without simulating.
+    #[command(after_help = check::EXAMPLES)]
     Check(check::CheckArgs),
     /// Print the retry schedule of one policy.
     #[command(after_help = schedule::EXAMPLES)]
     Schedule(schedule::ScheduleArgs),
     /// Search a policy's parameters for the best setting that meets constraints.
-    #[command(after_help = tune::EXAMPLES)]
+    #[command(
+        after_help = tune::EXAMPLES,
+        mut_arg("output", |a| a.help("Also write the result as JSON to DIR/<scenario name>/tune.json")),
+        mut_arg("replications", |a| a.help("Replications per candidate")),
+        mut_arg("policies", |a| a.help("The policy to tune (default: the first); at most once")),
+        mut_arg("quiet", |a| a.help("Print nothing but errors (the result included: keep it with -o)")),
+        mut_arg("no_plots", |a| a.help("Accepted as on run and sweep; tune draws no figures")),
+    )]
     Tune(tune::TuneArgs),
     /// Convert a real configuration into a scenario policy block.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = import::EXAMPLES)]
     Import(import::ImportCommand),
 }
 
@@ -66,21 +96,19 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Prints an error and picks its exit status: 2 for invalid input, 0 for a
-/// closed stdout (`retrysim ... | head`), 1 otherwise.
-pub fn exit_for(e: &anyhow::Error) -> ExitCode {
-    if let Some(io) = e.downcast_ref::<std::io::Error>() {
-        if io.kind() == std::io::ErrorKind::BrokenPipe {
-            return ExitCode::SUCCESS;
-        }
+/// Prints an error (with its sources) and picks its exit status: 0 for a
+/// closed stdout anywhere in the chain (`retrysim ... | head`: nothing is
+/// printed), else [`Error::exit_code`] (2 invalid input, 1 output).
+pub fn exit_for(e: &Error) -> ExitCode {
+    if is_broken_pipe(e) {
+        return ExitCode::SUCCESS;
     }
-    let mut err = std::io::stderr().lock();
-    if let Some(bad) = e.downcast_ref::<InvalidInput>() {
-        let _ = writeln!(err, "error: {bad}");
-        return ExitCode::from(2);
+    if let Error::Run(RunError::Interrupted) = e {
+        common::note("interrupted");
+    } else {
+        common::note(format_args!("error: {}", Report(e)));
     }
-    let _ = writeln!(err, "error: {e:#}");
-    ExitCode::from(1)
+    ExitCode::from(e.exit_code())
 }
 
 #[cfg(test)]
@@ -91,5 +119,47 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_command_shows_examples() {
+        fn walk(cmd: &clap::Command, path: &str) {
+            for sub in cmd.get_subcommands() {
+                let name = format!("{path} {}", sub.get_name());
+                let help = sub.get_after_help().map(|h| h.to_string());
+                let examples = help.as_deref().and_then(|h| h.split_once("Examples:\n"));
+                assert!(
+                    examples.is_some_and(|(_, list)| list
+                        .lines()
+                        .any(|l| l.starts_with(&format!("  {name} ")))),
+                    "`{name} --help` has no example of itself"
+                );
+                walk(sub, &name);
+            }
+        }
+        walk(&Cli::command(), "retrysim");
+    }
+
+    #[test]
+    fn simulating_commands_share_their_flags() {
+        let cli = Cli::command();
+        let longs = |name: &str| -> Vec<String> {
+            let sub = cli.find_subcommand(name).expect(name);
+            sub.get_arguments()
+                .filter_map(|a| a.get_long().map(str::to_string))
+                .collect()
+        };
+        let shared: Vec<String> =
+            <common::SimArgs as clap::Args>::augment_args(clap::Command::new("x"))
+                .get_arguments()
+                .filter_map(|a| a.get_long().map(str::to_string))
+                .collect();
+        assert_eq!(shared.len(), 7, "{shared:?}");
+        for cmd in ["run", "sweep", "tune"] {
+            let have = longs(cmd);
+            for flag in &shared {
+                assert!(have.contains(flag), "{cmd} lacks --{flag}");
+            }
+        }
     }
 }

@@ -1,11 +1,13 @@
 //! `retrysim run`: simulate every policy of a scenario and write the report.
 
+use super::common::{self, create_output_dir, SimArgs, Stdout};
+use crate::error::Error;
 use crate::report::{self, Perf, ReportOptions};
 use crate::runner;
 use crate::scenario::{self, Scenario};
 use clap::Args;
-use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -24,32 +26,13 @@ pub const BUILTIN: &str = include_str!("../../scenarios/spanner-90s.json");
 pub struct RunArgs {
     /// Scenario files (.json or .toml); none = the built-in flagship scenario.
     pub scenarios: Vec<PathBuf>,
-    /// Output directory; each scenario writes into DIR/<scenario name>/.
-    #[arg(short, long, default_value = "output")]
-    pub output: PathBuf,
-    /// Overrides the scenario's seed.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Independent runs per policy (different random streams).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub replications: u32,
-    /// Simulate only the named policies (repeatable).
-    #[arg(long = "policy")]
-    pub policies: Vec<String>,
-    /// Overrides one scenario value, e.g. `backend.workers=120` (repeatable).
-    #[arg(long = "set", value_name = "PATH=VALUE")]
-    pub sets: Vec<String>,
-    /// Skip the PNG plots (load.png and recovery.png left in the output
-    /// directory by an earlier run are deleted).
-    #[arg(long)]
-    pub no_plots: bool,
+    /// The flags every simulating command shares.
+    #[command(flatten)]
+    pub sim: SimArgs,
     /// Size of the plots in pixels, WIDTHxHEIGHT (default 1400x820; at
     /// least 600x400).
     #[arg(long, value_name = "WxH", value_parser = plot_size_arg)]
     pub plot_size: Option<(u32, u32)>,
-    /// Print nothing but errors.
-    #[arg(short, long)]
-    pub quiet: bool,
 }
 
 /// Parses `--plot-size`: `1200x700`.
@@ -67,47 +50,42 @@ fn plot_size_arg(text: &str) -> Result<(u32, u32), String> {
 }
 
 /// Runs the command.
-pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
+    let sim = &args.sim;
     let mut scenarios = Vec::new();
     if args.scenarios.is_empty() {
         scenarios.push(scenario::load_str(
             BUILTIN,
             "built-in spanner-90s.json",
-            &args.sets,
+            &sim.sets,
         )?);
     }
     for path in &args.scenarios {
-        scenarios.push(scenario::load(path, &args.sets)?);
+        scenarios.push(scenario::load(path, &sim.sets)?);
     }
+    let output = sim.output.as_deref().unwrap_or(Path::new("output"));
+    let mut out = Stdout::lock();
     for mut s in scenarios {
-        if let Some(seed) = args.seed {
-            s.set_seed(seed);
+        if !sim.quiet {
+            for w in s.warnings() {
+                common::note(format_args!("{}: warning: {w}", s.spec().name));
+            }
         }
-        select_policies(&mut s, &args.policies)?;
-        run_one(&s, &args)?;
+        sim.apply(&mut s)?;
+        run_one(&s, &output.join(&s.spec().name), &args, &mut out)?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn select_policies(s: &mut Scenario, names: &[String]) -> anyhow::Result<()> {
-    s.select_policies(names).map_err(|n| {
-        let known: Vec<_> = s.policies().iter().map(|p| p.name.as_str()).collect();
-        crate::error::invalid(format!(
-            "--policy {n:?}: scenario {:?} has no such policy (it has: {})",
-            s.spec().name,
-            known.join(", ")
-        ))
-    })
-}
-
-fn run_one(s: &Scenario, args: &RunArgs) -> anyhow::Result<()> {
-    let dir = args.output.join(&s.spec().name);
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
+/// Simulates one scenario, writes its report into `dir` and prints the
+/// summary.
+fn run_one(s: &Scenario, dir: &Path, args: &RunArgs, out: &mut Stdout) -> Result<(), Error> {
+    let sim = &args.sim;
+    create_output_dir(dir)?;
     let started = Instant::now();
-    let runs = (s.policies().len() as u64) * args.replications as u64;
-    let bar = progress_bar(runs, args.quiet, &s.spec().name);
-    let results = runner::run_all(s, args.replications, &|| bar.inc(1));
+    let runs = (s.policies().len() as u64) * sim.replications as u64;
+    let bar = progress_bar(runs, sim.quiet, &s.spec().name);
+    let results = runner::run_all(s, sim.replications, &|| bar.inc(1))?;
     bar.finish_and_clear();
     let wall_s = started.elapsed().as_secs_f64();
     let events: u64 = results.iter().map(|r| r.events).sum();
@@ -124,18 +102,15 @@ fn run_one(s: &Scenario, args: &RunArgs) -> anyhow::Result<()> {
         requests: results.iter().map(|r| r.summary.requests).sum(),
     };
     let opts = ReportOptions {
-        no_plots: args.no_plots,
+        no_plots: sim.no_plots,
         plot_size: args.plot_size,
     };
-    let written = report::write_all(&dir, s, &results, &perf, &opts)?;
-    if !args.quiet {
-        let color = std::io::stdout().is_terminal();
-        // Written, not printed, so a closed pipe (`| head`) is an error
-        // the caller treats as success rather than a panic.
-        let mut out = std::io::stdout().lock();
-        write!(out, "{}", report::summary_table_colored(s, &results, color))?;
+    let written = report::write_all(dir, s, &results, &perf, &opts)?;
+    if !sim.quiet {
+        let color = out.is_terminal();
+        out.print(report::summary_table_colored(s, &results, color))?;
         for p in written {
-            writeln!(out, "wrote {}", p.display())?;
+            out.line(format_args!("wrote {}", p.display()))?;
         }
     }
     Ok(())

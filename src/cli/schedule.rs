@@ -4,14 +4,27 @@
 //! lasts.
 //!
 //! The policy comes from a preset, a file holding one policy object, or
-//! backoff flags; flags override what the preset or file says.
+//! backoff flags; flags override what the preset or file says. The flags
+//! are written into a policy object shaped like one in a scenario's
+//! `policies` list (`--initial 100ms` becomes `backoff.<kind>.initial`),
+//! which then goes through the same deserialisation and checks as a
+//! scenario file. So the kinds and their fields come from
+//! [`crate::policy::backoff`]: a new kind needs a new flag here only when
+//! it has a field with a new name.
 
-use crate::error::invalid;
+use super::common::{note, Stdout};
+use crate::check::Problems;
+use crate::error::{Error, InvalidInput, Located, OutputError};
 use crate::policy::schedule::{human, schedule, Schedule};
 use crate::policy::{presets, resolve, Jitter, Policy};
 use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
-use crate::time::{format_duration, parse_duration, Dur, Nanos, NS_PER_SEC};
-use clap::{Args, ValueEnum};
+use crate::scenario::load::{from_text, to_value, Format};
+use crate::scenario::locate::locate;
+use crate::scenario::set::parse_value;
+use crate::time::{format_duration, Nanos, NS_PER_SEC};
+use clap::builder::PossibleValuesParser;
+use clap::Args;
+use serde_json::{Map, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -25,17 +38,6 @@ pub const EXAMPLES: &str = "Examples:
   retrysim schedule --policy my-policy.json --attempts 50
   retrysim schedule --preset cloud-tasks-critical --png schedule.png";
 
-/// The backoff kinds, as scenario files name them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-#[value(rename_all = "snake_case")]
-pub enum BackoffKind {
-    Constant,
-    Linear,
-    Exponential,
-    CloudTasks,
-    Decorrelated,
-}
-
 /// Flags of `retrysim schedule`.
 #[derive(Debug, Args)]
 pub struct ScheduleArgs {
@@ -47,36 +49,36 @@ pub struct ScheduleArgs {
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// Backoff kind (default: the preset's or file's).
-    #[arg(long, value_enum)]
-    pub backoff: Option<BackoffKind>,
+    #[arg(long, value_parser = PossibleValuesParser::new(BackoffSpec::kinds().iter().copied()))]
+    pub backoff: Option<String>,
     /// Constant backoff: the delay.
-    #[arg(long, value_parser = dur_arg)]
-    pub delay: Option<Dur>,
+    #[arg(long)]
+    pub delay: Option<String>,
     /// Linear / exponential backoff: the first delay.
-    #[arg(long, value_parser = dur_arg)]
-    pub initial: Option<Dur>,
+    #[arg(long)]
+    pub initial: Option<String>,
     /// Linear backoff: growth per retry.
-    #[arg(long, value_parser = dur_arg)]
-    pub step: Option<Dur>,
+    #[arg(long)]
+    pub step: Option<String>,
     /// Exponential backoff: growth factor (default 2).
     #[arg(long)]
-    pub multiplier: Option<f64>,
+    pub multiplier: Option<String>,
     /// Linear / exponential / decorrelated backoff: the cap.
-    #[arg(long, value_parser = dur_arg)]
-    pub max: Option<Dur>,
+    #[arg(long)]
+    pub max: Option<String>,
     /// Exponential / Cloud Tasks backoff: doublings before growth stops
     /// (Cloud Tasks: turns linear).
     #[arg(long)]
-    pub max_doublings: Option<u32>,
+    pub max_doublings: Option<String>,
     /// Cloud Tasks backoff: the first interval (default 0.1s).
-    #[arg(long, value_parser = dur_arg)]
-    pub min_backoff: Option<Dur>,
+    #[arg(long)]
+    pub min_backoff: Option<String>,
     /// Cloud Tasks backoff: the cap (default 3600s).
-    #[arg(long, value_parser = dur_arg)]
-    pub max_backoff: Option<Dur>,
+    #[arg(long)]
+    pub max_backoff: Option<String>,
     /// Decorrelated backoff: the base delay.
-    #[arg(long, value_parser = dur_arg)]
-    pub base: Option<Dur>,
+    #[arg(long)]
+    pub base: Option<String>,
     /// Jitter: none, full, equal, next_step, or a proportional factor such as 0.1.
     #[arg(long, value_parser = jitter_arg)]
     pub jitter: Option<JitterSpec>,
@@ -85,8 +87,8 @@ pub struct ScheduleArgs {
     #[arg(long, allow_negative_numbers = true)]
     pub max_attempts: Option<i64>,
     /// Retry time limit measured from the first attempt.
-    #[arg(long, value_parser = dur_arg)]
-    pub max_retry_duration: Option<Dur>,
+    #[arg(long)]
+    pub max_retry_duration: Option<String>,
     /// Rows to show (default 20, never more than the policy allows).
     #[arg(long, value_name = "N")]
     pub attempts: Option<u32>,
@@ -99,11 +101,30 @@ pub struct ScheduleArgs {
     pub png: Option<PathBuf>,
 }
 
-fn dur_arg(text: &str) -> Result<Dur, String> {
-    parse_duration(text)
+impl ScheduleArgs {
+    /// The backoff fields given as flags, as (field name, value as typed).
+    /// Each flag is named after the field it sets (`--max-doublings` sets
+    /// `max_doublings`), whatever the kind.
+    fn backoff_fields(&self) -> Vec<(&'static str, &str)> {
+        [
+            ("delay", &self.delay),
+            ("initial", &self.initial),
+            ("step", &self.step),
+            ("multiplier", &self.multiplier),
+            ("max", &self.max),
+            ("max_doublings", &self.max_doublings),
+            ("min_backoff", &self.min_backoff),
+            ("max_backoff", &self.max_backoff),
+            ("base", &self.base),
+        ]
+        .into_iter()
+        .filter_map(|(field, v)| v.as_deref().map(|v| (field, v)))
+        .collect()
+    }
 }
 
-/// Parses `--jitter`: a mode name or a proportional factor in [0, 1].
+/// Parses `--jitter`: a mode name or a proportional factor (`0.1`, `10%`);
+/// the factor's range is checked with the policy, as in a scenario file.
 pub fn jitter_arg(text: &str) -> Result<JitterSpec, String> {
     match text.trim().to_ascii_lowercase().as_str() {
         "none" => Ok(JitterSpec::None),
@@ -111,14 +132,11 @@ pub fn jitter_arg(text: &str) -> Result<JitterSpec, String> {
         "equal" => Ok(JitterSpec::Equal),
         "next_step" | "next-step" => Ok(JitterSpec::NextStep),
         other => match other.trim_end_matches('%').parse::<f64>() {
-            Ok(f) => {
-                let f = if other.ends_with('%') { f / 100.0 } else { f };
-                if (0.0..=1.0).contains(&f) {
-                    Ok(JitterSpec::Proportional(f))
-                } else {
-                    Err(format!("proportional jitter {text:?} must be in [0, 1]"))
-                }
-            }
+            Ok(f) => Ok(JitterSpec::Proportional(if other.ends_with('%') {
+                f / 100.0
+            } else {
+                f
+            })),
             Err(_) => Err(format!(
                 "unknown jitter {text:?}: use none, full, equal, next_step or a factor such as 0.1"
             )),
@@ -126,202 +144,243 @@ pub fn jitter_arg(text: &str) -> Result<JitterSpec, String> {
     }
 }
 
-/// Reads a file holding one policy object, JSON or (by extension) TOML.
-/// Errors are `InvalidInput` naming the file and the field path.
-pub fn load_policy_file(path: &Path) -> anyhow::Result<PolicySpec> {
-    let origin = path.display();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| invalid(format!("{origin}: cannot read: {e}")))?;
+/// The flag for a field name: `max_doublings` → `--max-doublings`.
+fn flag_of(field: &str) -> String {
+    format!("--{}", field.replace('_', "-"))
+}
+
+/// The policy being built, and where each of its values came from, so a
+/// problem can name the flag or the file line that caused it.
+struct Draft {
+    /// The policy object, shaped like one in a scenario's `policies`.
+    doc: Map<String, Value>,
+    /// Field paths set by flags, with the flag that set each.
+    by_flag: Vec<(String, String)>,
+    /// The `--policy` file: its name, text and format.
+    file: Option<(String, String, Format)>,
+}
+
+impl Draft {
+    /// Sets top-level `field` from `flag`.
+    fn set(&mut self, field: &str, flag: &str, value: Value) {
+        self.doc.insert(field.to_string(), value);
+        self.by_flag.push((field.to_string(), flag.to_string()));
+    }
+
+    /// A problem at field `path` ("" = the policy as a whole), attributed to
+    /// the flag that set the value, else to the file (with its position),
+    /// else to the command.
+    fn problem(&self, path: &str, message: String) -> Located {
+        let owned = |p: &str| {
+            path == p
+                || path
+                    .strip_prefix(p)
+                    .is_some_and(|rest| rest.starts_with(['.', '[']))
+        };
+        // The most specific flag wins (`--initial` over `--backoff`).
+        let by_flag = self
+            .by_flag
+            .iter()
+            .filter(|(p, _)| owned(p))
+            .max_by_key(|(p, _)| p.len());
+        let field = (!path.is_empty()).then(|| path.to_string());
+        if let Some((_, flag)) = by_flag {
+            // `--max-attempts: ...` rather than `--max-attempts: max_attempts:
+            // ...`; a deeper path (`backoff.linear.delay`) says more.
+            let same = field.as_deref().is_some_and(|f| flag_of(f) == *flag);
+            return Located {
+                path: field.filter(|_| !same),
+                ..Located::whole(flag.clone(), message)
+            };
+        }
+        match &self.file {
+            Some((origin, text, format)) => {
+                let at = field.as_deref().and_then(|f| locate(text, *format, f));
+                Located {
+                    origin: origin.clone(),
+                    line: at.map(|a| a.0),
+                    column: at.map(|a| a.1),
+                    path: field,
+                    message,
+                }
+            }
+            None => Located {
+                path: field,
+                ..Located::whole("schedule", message)
+            },
+        }
+    }
+}
+
+/// The text of a policy file, its name for errors and its format.
+fn read_policy_file(path: &Path) -> Result<(String, String, Format), InvalidInput> {
+    let text = crate::scenario::read_text(path)?;
     let is_toml = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
-    if is_toml {
-        let de = toml::Deserializer::parse(&text).map_err(|e| invalid(format!("{origin}: {e}")))?;
-        serde_path_to_error::deserialize(de).map_err(|e| invalid(format!("{origin}: {e}")))
-    } else {
-        let mut de = serde_json::Deserializer::from_str(&text);
-        let spec: PolicySpec = serde_path_to_error::deserialize(&mut de)
-            .map_err(|e| invalid(format!("{origin}: {e}")))?;
-        de.end().map_err(|e| invalid(format!("{origin}: {e}")))?;
-        Ok(spec)
-    }
+    let format = if is_toml { Format::Toml } else { Format::Json };
+    Ok((path.display().to_string(), text, format))
 }
 
-fn kind_of(b: &BackoffSpec) -> BackoffKind {
-    match b {
-        BackoffSpec::Constant { .. } => BackoffKind::Constant,
-        BackoffSpec::Linear { .. } => BackoffKind::Linear,
-        BackoffSpec::Exponential { .. } => BackoffKind::Exponential,
-        BackoffSpec::CloudTasks { .. } => BackoffKind::CloudTasks,
-        BackoffSpec::Decorrelated { .. } => BackoffKind::Decorrelated,
-    }
-}
-
-/// Builds the backoff from the flags over `base` (the preset's or file's).
-fn backoff_from_flags(
-    args: &ScheduleArgs,
-    base: Option<&BackoffSpec>,
-) -> anyhow::Result<Option<BackoffSpec>> {
-    let Some(kind) = args.backoff.or(base.map(kind_of)) else {
-        return Ok(None);
+/// The policy object the file, preset or defaults start from.
+fn start(args: &ScheduleArgs) -> Result<Draft, InvalidInput> {
+    let mut draft = Draft {
+        doc: Map::new(),
+        by_flag: Vec::new(),
+        file: None,
     };
-    // The base only supplies values when it is of the same kind.
-    let base = base.filter(|b| kind_of(b) == kind);
-    let used: [(&str, bool, &[BackoffKind]); 9] = {
-        use BackoffKind::*;
-        [
-            ("--delay", args.delay.is_some(), &[Constant]),
-            ("--initial", args.initial.is_some(), &[Linear, Exponential]),
-            ("--step", args.step.is_some(), &[Linear]),
-            ("--multiplier", args.multiplier.is_some(), &[Exponential]),
-            (
-                "--max",
-                args.max.is_some(),
-                &[Linear, Exponential, Decorrelated],
-            ),
-            (
-                "--max-doublings",
-                args.max_doublings.is_some(),
-                &[Exponential, CloudTasks],
-            ),
-            ("--min-backoff", args.min_backoff.is_some(), &[CloudTasks]),
-            ("--max-backoff", args.max_backoff.is_some(), &[CloudTasks]),
-            ("--base", args.base.is_some(), &[Decorrelated]),
-        ]
-    };
-    let name = kind
-        .to_possible_value()
-        .map_or(String::new(), |v| v.get_name().to_string());
-    for (flag, set, kinds) in used {
-        if set && !kinds.contains(&kind) {
-            return Err(invalid(format!("{flag} does not apply to {name} backoff")));
-        }
-    }
-    let need = |v: Option<Dur>, flag: &str| {
-        v.ok_or_else(|| invalid(format!("{name} backoff needs {flag}")))
-    };
-    let spec = match (kind, base) {
-        (BackoffKind::Constant, b) => {
-            let old = match b {
-                Some(BackoffSpec::Constant { delay }) => Some(*delay),
-                _ => None,
-            };
-            BackoffSpec::Constant {
-                delay: need(args.delay.or(old), "--delay")?,
-            }
-        }
-        (BackoffKind::Linear, b) => {
-            let (i, s, m) = match b {
-                Some(BackoffSpec::Linear { initial, step, max }) => {
-                    (Some(*initial), Some(*step), *max)
-                }
-                _ => (None, None, None),
-            };
-            BackoffSpec::Linear {
-                initial: need(args.initial.or(i), "--initial")?,
-                step: need(args.step.or(s), "--step")?,
-                max: args.max.or(m),
-            }
-        }
-        (BackoffKind::Exponential, b) => {
-            let (i, mu, m, d) = match b {
-                Some(BackoffSpec::Exponential {
-                    initial,
-                    multiplier,
-                    max,
-                    max_doublings,
-                }) => (Some(*initial), Some(*multiplier), *max, *max_doublings),
-                _ => (None, None, None, None),
-            };
-            BackoffSpec::Exponential {
-                initial: need(args.initial.or(i), "--initial")?,
-                multiplier: args.multiplier.or(mu).unwrap_or(2.0),
-                max: args.max.or(m),
-                max_doublings: args.max_doublings.or(d),
-            }
-        }
-        (BackoffKind::CloudTasks, b) => {
-            let (lo, hi, d) = match b {
-                Some(BackoffSpec::CloudTasks {
-                    min_backoff,
-                    max_backoff,
-                    max_doublings,
-                }) => (Some(*min_backoff), Some(*max_backoff), Some(*max_doublings)),
-                _ => (None, None, None),
-            };
-            // Absent values take the Cloud Tasks API defaults.
-            BackoffSpec::CloudTasks {
-                min_backoff: args.min_backoff.or(lo).unwrap_or(Dur::from_millis(100)),
-                max_backoff: args.max_backoff.or(hi).unwrap_or(Dur::from_secs(3600)),
-                max_doublings: args.max_doublings.or(d).unwrap_or(16),
-            }
-        }
-        (BackoffKind::Decorrelated, b) => {
-            let (ba, m) = match b {
-                Some(BackoffSpec::Decorrelated { base, max }) => (Some(*base), Some(*max)),
-                _ => (None, None),
-            };
-            BackoffSpec::Decorrelated {
-                base: need(args.base.or(ba), "--base")?,
-                max: need(args.max.or(m), "--max")?,
-            }
-        }
-    };
-    Ok(Some(spec))
-}
-
-/// Resolves the policy the flags describe.
-pub fn policy_from_args(args: &ScheduleArgs) -> anyhow::Result<Policy> {
-    let (mut spec, base) = if let Some(path) = &args.policy {
-        let spec = load_policy_file(path)?;
-        let base = match &spec.preset {
-            Some(p) => presets::preset(p).and_then(|b| b.backoff),
-            None => None,
+    if let Some(path) = &args.policy {
+        let (origin, text, format) = read_policy_file(path)?;
+        // Read typed first: problems in the file itself get exact positions.
+        from_text::<PolicySpec>(&text, &origin, format).map_err(InvalidInput::At)?;
+        let value = to_value(&text, &origin, format).map_err(InvalidInput::At)?;
+        let Value::Object(doc) = value else {
+            unreachable!("a policy object was read from the same text")
         };
-        (spec, base)
+        draft.doc = doc;
+        draft.file = Some((origin, text, format));
     } else if let Some(name) = &args.preset {
-        let preset = presets::preset(name).ok_or_else(|| {
-            invalid(format!(
-                "unknown preset {name:?}; known presets: {}",
-                presets::NAMES.join(", ")
-            ))
-        })?;
-        let spec = PolicySpec {
-            name: name.clone(),
-            preset: Some(name.clone()),
-            ..Default::default()
-        };
-        (spec, preset.backoff)
+        draft.doc.insert("name".into(), Value::String(name.clone()));
+        draft.set("preset", "--preset", Value::String(name.clone()));
     } else {
-        let spec = PolicySpec {
-            name: "flags".into(),
-            max_attempts: Some(0),
-            ..Default::default()
-        };
-        (spec, None)
-    };
-    let file_backoff = spec.backoff.clone().or(base);
-    if let Some(b) = backoff_from_flags(args, file_backoff.as_ref())? {
-        spec.backoff = Some(b);
-    } else if args.policy.is_none() && args.preset.is_none() {
-        return Err(invalid(
-            "say which policy: --preset NAME, --policy FILE or --backoff KIND with its flags",
-        ));
+        draft
+            .doc
+            .insert("name".into(), Value::String("flags".into()));
+        draft.doc.insert("max_attempts".into(), Value::from(0));
     }
+    Ok(draft)
+}
+
+/// The backoff the draft has, as `(kind, fields)`: its own, else its
+/// preset's.
+fn current_backoff(doc: &Map<String, Value>) -> Option<(String, Map<String, Value>)> {
+    let backoff = match doc.get("backoff") {
+        Some(b) => b.clone(),
+        None => {
+            let preset = presets::preset(doc.get("preset")?.as_str()?)?;
+            serde_json::to_value(preset.backoff?).ok()?
+        }
+    };
+    match backoff {
+        Value::Object(map) if map.len() == 1 => {
+            let (kind, fields) = map.into_iter().next()?;
+            match fields {
+                Value::Object(fields) => Some((kind, fields)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Writes the backoff flags into the draft: the kind from `--backoff` or
+/// the current backoff; fields of the current backoff are kept when the
+/// kind stays the same.
+fn apply_backoff_flags(args: &ScheduleArgs, draft: &mut Draft) -> Result<(), InvalidInput> {
+    let fields = args.backoff_fields();
+    if args.backoff.is_none() && fields.is_empty() {
+        return Ok(());
+    }
+    let current = current_backoff(&draft.doc);
+    let kind = match (&args.backoff, &current) {
+        (Some(k), _) => k.clone(),
+        (None, Some((k, _))) => k.clone(),
+        (None, None) => {
+            let unknown_preset = draft
+                .doc
+                .get("preset")
+                .and_then(Value::as_str)
+                .is_some_and(|p| presets::preset(p).is_none());
+            if unknown_preset {
+                // The checks report the preset; that is the real problem.
+                return Ok(());
+            }
+            let (field, _) = fields[0];
+            return Err(InvalidInput::Flag {
+                flag: flag_of(field),
+                message: "the policy has no backoff to change; say which with --backoff KIND"
+                    .into(),
+            });
+        }
+    };
+    let mut body = match current {
+        Some((k, f)) if k == kind => f,
+        _ => Map::new(),
+    };
+    if args.backoff.is_some() {
+        draft.by_flag.push(("backoff".into(), "--backoff".into()));
+    }
+    for (field, text) in fields {
+        body.insert(field.to_string(), parse_value(text));
+        draft
+            .by_flag
+            .push((format!("backoff.{kind}.{field}"), flag_of(field)));
+    }
+    let mut backoff = Map::new();
+    backoff.insert(kind, Value::Object(body));
+    draft.doc.insert("backoff".into(), Value::Object(backoff));
+    Ok(())
+}
+
+/// Resolves the policy the flags describe, through the checks a policy in
+/// a scenario file gets. Every problem names the flag that caused it (or
+/// the file and its line, or `schedule` for a preset's value).
+pub fn policy_from_args(args: &ScheduleArgs) -> Result<Policy, InvalidInput> {
+    if args.policy.is_none()
+        && args.preset.is_none()
+        && args.backoff.is_none()
+        && args.backoff_fields().is_empty()
+    {
+        return Err(InvalidInput::Flag {
+            flag: "schedule".into(),
+            message:
+                "say which policy: --preset NAME, --policy FILE or --backoff KIND with its flags"
+                    .into(),
+        });
+    }
+    let mut draft = start(args)?;
+    apply_backoff_flags(args, &mut draft)?;
     if let Some(j) = args.jitter {
-        spec.jitter = Some(j);
+        let value = serde_json::to_value(j).expect("a jitter serialises");
+        draft.set("jitter", "--jitter", value);
     }
     if let Some(m) = args.max_attempts {
-        spec.max_attempts = Some(m);
+        draft.set("max_attempts", "--max-attempts", Value::from(m));
     }
-    if let Some(d) = args.max_retry_duration {
-        spec.max_retry_duration = Some(d);
+    if let Some(d) = &args.max_retry_duration {
+        draft.set("max_retry_duration", "--max-retry-duration", parse_value(d));
     }
-    let origin = args
-        .policy
-        .as_ref()
-        .map_or(String::new(), |p| format!("{}: ", p.display()));
-    resolve(&spec).map_err(|e| invalid(format!("{origin}policy {:?}: {e}", spec.name)))
+    let doc = Value::Object(draft.doc.clone());
+    let spec: PolicySpec = serde_path_to_error::deserialize(&doc).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        let mut message = e.inner().to_string();
+        if let Some(hint) = missing_field_hint(&message) {
+            message.push_str(&hint);
+        }
+        InvalidInput::At(draft.problem(&path, message))
+    })?;
+    // The policy's own fields are at the root here, not under `policies[i]`.
+    let mut problems = Problems::default();
+    spec.check("", &mut problems);
+    if let Err(list) = problems.into_result() {
+        return Err(InvalidInput::Problems(
+            list.into_iter()
+                .map(|p| draft.problem(p.path.trim_start_matches('.'), p.message))
+                .collect(),
+        ));
+    }
+    resolve(&spec).map_err(|e| InvalidInput::At(draft.problem("", e.to_string())))
+}
+
+/// For serde's "missing field `x`" about a field a flag can set: which flag.
+fn missing_field_hint(message: &str) -> Option<String> {
+    let field = message.strip_prefix("missing field `")?.strip_suffix('`')?;
+    let flag = flag_of(field);
+    let known = <ScheduleArgs as Args>::augment_args(clap::Command::new("schedule"))
+        .get_arguments()
+        .any(|a| a.get_long().is_some_and(|l| format!("--{l}") == flag));
+    known.then(|| format!(" (give it with {flag})"))
 }
 
 /// One line describing the policy's backoff, jitter and limits (the
@@ -358,7 +417,7 @@ fn secs_text(ns: Nanos) -> String {
     format!("{whole}.{}", f.trim_end_matches('0'))
 }
 
-fn write_csv(out: &mut dyn Write, s: &Schedule) -> anyhow::Result<()> {
+fn write_csv(out: &mut dyn Write, s: &Schedule) -> Result<(), csv::Error> {
     let mut w = csv::Writer::from_writer(out);
     w.write_record([
         "attempt",
@@ -386,7 +445,7 @@ fn write_csv(out: &mut dyn Write, s: &Schedule) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn write_table(out: &mut dyn Write, p: &Policy, s: &Schedule) -> anyhow::Result<()> {
+fn write_table(out: &mut dyn Write, p: &Policy, s: &Schedule) -> std::io::Result<()> {
     writeln!(out, "policy: {}", p.name)?;
     writeln!(out, "{}", describe(p))?;
     if s.rows.is_empty() {
@@ -481,20 +540,19 @@ fn write_table(out: &mut dyn Write, p: &Policy, s: &Schedule) -> anyhow::Result<
 }
 
 /// Prints the schedule.
-pub fn run(args: ScheduleArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: ScheduleArgs) -> Result<ExitCode, Error> {
     let policy = policy_from_args(&args)?;
     let s = schedule(&policy, args.attempts);
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = Stdout::lock();
     if args.csv {
-        write_csv(&mut out, &s)?;
+        write_csv(out.writer(), &s).map_err(OutputError::stdout_csv)?;
     } else {
-        write_table(&mut out, &policy, &s)?;
+        write_table(out.writer(), &policy, &s).map_err(OutputError::Stdout)?;
     }
     out.flush()?;
     if let Some(path) = &args.png {
         write_png(path, &policy, &s)?;
-        eprintln!("wrote {}", path.display());
+        note(format_args!("wrote {}", path.display()));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -524,7 +582,7 @@ fn window_note(s: &Schedule) -> String {
 }
 
 /// Draws `schedule.png` for `policy`.
-pub fn write_png(path: &Path, policy: &Policy, s: &Schedule) -> anyhow::Result<()> {
+pub fn write_png(path: &Path, policy: &Policy, s: &Schedule) -> Result<(), OutputError> {
     crate::report::plot::schedule_png(
         path,
         &format!("Retry schedule of {}", policy.name),
@@ -641,22 +699,91 @@ mod tests {
         assert!(t.contains("unlimited"), "{t}");
     }
 
-    #[test]
-    fn bad_flag_combinations_are_invalid_input() {
-        for bad in [
-            &["--backoff", "constant"][..],
-            &["--backoff", "linear", "--initial", "1s", "--delay", "1s"],
-            &["--preset", "nope"],
-            &[],
-        ] {
-            let e = policy_from_args(&args(bad)).unwrap_err();
-            assert!(
-                e.downcast_ref::<crate::error::InvalidInput>().is_some(),
-                "{bad:?}: {e}"
-            );
+    /// The error message for flags that must be refused.
+    fn refused(list: &[&str]) -> String {
+        match policy_from_args(&args(list)) {
+            Ok(p) => panic!("{list:?} accepted: {p:?}"),
+            Err(e) => e.to_string(),
         }
-        assert!(jitter_arg("2").is_err());
+    }
+
+    #[test]
+    fn bad_flag_combinations_name_the_flag() {
+        assert_eq!(
+            refused(&["--backoff", "constant"]),
+            "--backoff: backoff.constant: missing field `delay` (give it with --delay)"
+        );
+        let e = refused(&["--backoff", "linear", "--initial", "1s", "--delay", "1s"]);
+        assert!(
+            e.starts_with("--delay: backoff.linear.delay: unknown field `delay`")
+                && e.contains("`step`"),
+            "{e}"
+        );
+        // A field the preset's backoff kind does not have.
+        let e = refused(&["--preset", "grpc", "--delay", "1s"]);
+        assert!(e.starts_with("--delay: backoff.exponential.delay:"), "{e}");
+        assert!(
+            refused(&["--preset", "nope"]).starts_with("--preset: unknown preset \"nope\""),
+            "lists the presets"
+        );
+        assert!(refused(&[]).starts_with("schedule: say which policy"));
+        assert!(refused(&["--initial", "1s"]).starts_with("--initial: the policy has no backoff"));
+    }
+
+    #[test]
+    fn bad_values_get_the_checks_scenario_files_get() {
+        assert_eq!(
+            refused(&["--backoff", "exponential", "--initial", "0s"]),
+            "--initial: backoff.exponential.initial: must be greater than 0"
+        );
+        assert_eq!(
+            refused(&["--backoff", "exponential", "--initial", "soon"]),
+            "--initial: backoff.exponential.initial: invalid duration \"soon\": \
+             expected a number with a unit such as \"250ms\", \"1.5s\" or \"2m\""
+        );
+        // Every problem at once, one per line.
+        let e = refused(&[
+            "--backoff",
+            "exponential",
+            "--initial",
+            "0s",
+            "--multiplier",
+            "0.5",
+            "--jitter",
+            "2",
+        ]);
+        let lines: Vec<&str> = e.lines().collect();
+        assert_eq!(lines.len(), 3, "{e}");
+        assert!(lines[1].starts_with("--multiplier: backoff.exponential.multiplier: 0.5"));
+        assert!(lines[2].starts_with("--jitter: jitter.proportional: 2 is out of range"));
+        // A preset's value the flags made inconsistent: the field is named.
+        assert_eq!(
+            refused(&["--preset", "cloud-tasks-default", "--max-backoff", "10ms"]),
+            "schedule: backoff.cloud_tasks.min_backoff: 100ms is greater than max_backoff (10ms)"
+        );
+        assert!(refused(&[
+            "--backoff",
+            "constant",
+            "--delay",
+            "1s",
+            "--max-attempts",
+            "-4"
+        ])
+        .starts_with("--max-attempts: -4 is not allowed"));
         assert_eq!(jitter_arg("10%"), Ok(JitterSpec::Proportional(0.1)));
+        assert!(jitter_arg("sometimes").is_err());
+    }
+
+    #[test]
+    fn kind_switch_drops_the_old_fields() {
+        let a = args(&["--preset", "grpc", "--backoff", "constant", "--delay", "2s"]);
+        let p = policy_from_args(&a).unwrap();
+        assert_eq!(
+            p.backoff,
+            Backoff::Constant {
+                delay: 2 * NS_PER_SEC
+            }
+        );
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! values; writes `sweep.csv`, `sweep.json` and, when exactly two
 //! parameters vary, `heatmap.png`.
 
-use crate::error::invalid;
+use super::common::{create_output_dir, SimArgs, Stdout};
+use crate::error::{Error, InvalidInput, OutputError};
 use crate::report::heatmap::{heatmap_png, varying_pair};
 use crate::sweep::{self, Axis, Grid, Manifest, Shard, Table};
 use clap::Args;
@@ -35,77 +36,70 @@ Examples:
 pub struct SweepArgs {
     /// Scenario file (.json or .toml).
     pub scenario: PathBuf,
-    /// A swept parameter and its values, `PATH=V1,V2,...` (repeatable; the
-    /// grid is the cartesian product). A single value is a fixed override,
-    /// e.g. `--set seed=3` to change the seed.
-    #[arg(long = "set", value_name = "PATH=V1,V2,...", required = true)]
-    pub sets: Vec<String>,
+    /// The flags every simulating command shares; here each `--set` is an
+    /// axis of the grid.
+    #[command(flatten)]
+    pub sim: SimArgs,
     /// Run only the I-th of N interleaved slices of the points (1-based).
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
-    /// Output directory (default output/<scenario name>/sweep).
-    #[arg(short, long)]
-    pub output: Option<PathBuf>,
-    /// Independent runs per (point, policy).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub replications: u32,
-    /// Skip the heatmap.
-    #[arg(long)]
-    pub no_plots: bool,
-    /// Print nothing but errors.
-    #[arg(short, long)]
-    pub quiet: bool,
 }
 
 /// Runs the command.
-pub fn run(args: SweepArgs) -> anyhow::Result<ExitCode> {
-    let axes = args
+pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
+    let sim = &args.sim;
+    let axes = sim
         .sets
         .iter()
         .map(|s| Axis::parse(s))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(invalid)?;
-    let grid = Grid::new(axes).map_err(invalid)?;
+        .collect::<Result<Vec<_>, _>>()?;
+    let grid = Grid::new(axes)?;
     let shard = match &args.shard {
-        Some(s) => Shard::parse(s).map_err(invalid)?,
+        Some(s) => Shard::parse(s)?,
         None => Shard::ALL,
     };
     let origin = args.scenario.display().to_string();
-    let text = std::fs::read_to_string(&args.scenario)
-        .map_err(|e| invalid(format!("{origin}: cannot read: {e}")))?;
-    let points = sweep::load_points(&text, &origin, &[], &grid, shard)?;
+    let text = crate::scenario::read_text(&args.scenario)?;
+    let mut points = sweep::load_points(&text, &origin, &[], &grid, shard)?;
+    for (_, s) in &mut points {
+        sim.apply(s)?;
+    }
     // The name and policies of the sweep: those of point 0, the same for
     // every shard.
     let base = match points.first() {
         Some((0, s)) => s.clone(),
-        _ => crate::scenario::load_str(&text, &origin, &grid.assignments(0))?,
+        _ => {
+            let mut s = crate::scenario::load_str(&text, &origin, &grid.assignments(0))?;
+            sim.apply(&mut s)?;
+            s
+        }
     };
-    let dir = args
+    let dir = sim
         .output
         .clone()
         .unwrap_or_else(|| Path::new("output").join(&base.spec().name).join("sweep"));
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| anyhow::anyhow!("cannot create output directory {}: {e}", dir.display()))?;
     let manifest = Manifest {
         scenario: base.spec().name.clone(),
         axes: grid.axes.clone(),
         points: grid.len(),
         policies: base.policies().iter().map(|p| p.name.clone()).collect(),
-        replications: args.replications,
+        replications: sim.replications,
         shard,
     };
     for (i, s) in &points {
         let names: Vec<&str> = s.policies().iter().map(|p| p.name.as_str()).collect();
         if names != manifest.policies {
-            return Err(invalid(format!(
-                "sweep point {i}: its policies ({}) differ from the scenario's; a sweep may change policy fields, not the list",
-                names.join(", ")
-            )));
+            return Err(InvalidInput::SweepPolicies {
+                index: *i,
+                policies: names.iter().map(|n| n.to_string()).collect(),
+            }
+            .into());
         }
     }
-    let results = sweep::run_points(&points, args.replications, &|| {});
+    create_output_dir(&dir)?;
+    let results = sweep::run_points(&points, sim.replications, &|| {})?;
     let mut table = Table {
-        header: sweep::header(&grid, args.replications, sweep::extras(&base)),
+        header: sweep::header(&grid, sim.replications, sweep::extras(&base)),
         rows: Vec::new(),
     };
     for ((i, _), res) in points.iter().zip(&results) {
@@ -113,44 +107,44 @@ pub fn run(args: SweepArgs) -> anyhow::Result<ExitCode> {
             &grid,
             *i,
             res,
-            args.replications,
+            sim.replications,
             sweep::extras(&base),
         ));
     }
-    let written = write(&dir, &manifest, &table, args.no_plots)?;
-    if !args.quiet {
-        println!(
+    let written = write(&dir, &manifest, &table, sim.no_plots)?;
+    if !sim.quiet {
+        let mut out = Stdout::lock();
+        out.line(format_args!(
             "{} of {} points x {} policies x {} replications",
             points.len(),
             grid.len(),
             manifest.policies.len(),
-            args.replications
-        );
+            sim.replications
+        ))?;
         for p in written {
-            println!("wrote {}", p.display());
+            out.line(format_args!("wrote {}", p.display()))?;
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Writes `sweep.csv`, `sweep.json` and (for a whole sweep with exactly two
-/// varying parameters, unless `no_plots`) `heatmap.png` into `dir`.
+/// varying parameters, unless `no_plots`) `heatmap.png` into `dir`, which
+/// must exist.
 pub fn write(
     dir: &Path,
     manifest: &Manifest,
     table: &Table,
     no_plots: bool,
-) -> anyhow::Result<Vec<PathBuf>> {
+) -> Result<Vec<PathBuf>, OutputError> {
     let mut written = Vec::new();
-    let csv_path = dir.join("sweep.csv");
-    std::fs::write(&csv_path, table.to_csv()?)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", csv_path.display()))?;
-    written.push(csv_path);
-    let json_path = dir.join("sweep.json");
+    let save = |path: PathBuf, bytes: &[u8]| match std::fs::write(&path, bytes) {
+        Ok(()) => Ok(path),
+        Err(source) => Err(OutputError::Write { path, source }),
+    };
+    written.push(save(dir.join("sweep.csv"), &table.to_csv()?)?);
     let json = serde_json::to_string_pretty(manifest)? + "\n";
-    std::fs::write(&json_path, json)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", json_path.display()))?;
-    written.push(json_path);
+    written.push(save(dir.join("sweep.json"), json.as_bytes())?);
     if !no_plots && manifest.shard == Shard::ALL && varying_pair(manifest).is_some() {
         let png = dir.join("heatmap.png");
         heatmap_png(&png, manifest, table)?;

@@ -1,7 +1,8 @@
 //! `retrysim tune`: search a policy's parameters for the best setting that
 //! meets the constraints; print it as JSON and as `gcloud` flags.
 
-use crate::error::invalid;
+use super::common::{create_output_dir, note, SimArgs, Stdout};
+use crate::error::{Error, InvalidInput, OutputError};
 use crate::tune::{self, Constraints, Objective};
 use clap::Args;
 use std::path::PathBuf;
@@ -18,9 +19,10 @@ pub const EXAMPLES: &str = "Examples:
 pub struct TuneArgs {
     /// Scenario file (.json or .toml).
     pub scenario: PathBuf,
-    /// The policy to tune (default: the first).
-    #[arg(long)]
-    pub policy: Option<String>,
+    /// The flags every simulating command shares; `--policy` names the
+    /// policy to tune.
+    #[command(flatten)]
+    pub sim: SimArgs,
     /// What to optimise.
     #[arg(long, value_enum, default_value = "recovery")]
     pub objective: Objective,
@@ -30,88 +32,102 @@ pub struct TuneArgs {
     /// Accept candidates that stay metastable.
     #[arg(long)]
     pub allow_metastable: bool,
-    /// Replications per candidate.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub replications: u32,
     /// Rounds of coordinate descent at most.
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
-    /// Overrides one scenario value, e.g. `traffic.rate=5000` (repeatable).
-    #[arg(long = "set", value_name = "PATH=VALUE")]
-    pub sets: Vec<String>,
-    /// Also write the result as JSON to DIR/<scenario name>/tune.json.
-    #[arg(short, long)]
-    pub output: Option<PathBuf>,
 }
 
 /// Runs the search and prints the result.
-pub fn run(args: TuneArgs) -> anyhow::Result<ExitCode> {
-    let scenario = crate::scenario::load(&args.scenario, &args.sets)?;
+pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
+    let sim = &args.sim;
+    let mut scenario = crate::scenario::load(&args.scenario, &sim.sets)?;
     if let Some(m) = args.max_drop_rate {
         if !(0.0..=1.0).contains(&m) {
-            return Err(invalid(format!(
-                "--max-drop-rate {m}: must be between 0 and 1"
-            )));
+            return Err(InvalidInput::Flag {
+                flag: format!("--max-drop-rate {m}"),
+                message: "must be between 0 and 1".into(),
+            }
+            .into());
         }
     }
-    let index = match &args.policy {
-        None => 0,
-        Some(name) => scenario
-            .policies()
-            .iter()
-            .position(|p| &p.name == name)
-            .ok_or_else(|| {
-                invalid(format!(
-                    "--policy {name:?}: no such policy in {} (it has: {})",
-                    args.scenario.display(),
-                    scenario
-                        .policies()
-                        .iter()
-                        .map(|p| p.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            })?,
-    };
+    if sim.policies.len() > 1 {
+        return Err(InvalidInput::Flag {
+            flag: "--policy".into(),
+            message: format!(
+                "given {} times; tune searches one policy at a time",
+                sim.policies.len()
+            ),
+        }
+        .into());
+    }
+    // The policy to tune is the first one left.
+    sim.apply(&mut scenario)?;
+    let dir = sim.output.as_ref().map(|d| d.join(&scenario.spec().name));
+    if let Some(dir) = &dir {
+        create_output_dir(dir)?;
+    }
     let constraints = Constraints {
         max_drop_rate: args.max_drop_rate,
         must_recover: !args.allow_metastable,
     };
     let result = tune::tune(
         &scenario,
-        index,
+        0,
         args.objective,
         constraints,
-        args.replications,
+        sim.replications,
         args.rounds,
-    );
-    println!(
+    )?;
+    let mut out = Stdout::lock();
+    let mut say = |text: std::fmt::Arguments| {
+        if sim.quiet {
+            Ok(())
+        } else {
+            out.line(text)
+        }
+    };
+    say(format_args!(
         "tuning policy {:?} of {} ({} candidates simulated)",
-        scenario.policies()[index].name,
+        scenario.policies()[0].name,
         scenario.spec().name,
         result.evaluated
-    );
-    println!("baseline: {}", tune::describe(&result.baseline.score));
+    ))?;
+    say(format_args!(
+        "baseline: {}",
+        tune::describe(&result.baseline.score)
+    ))?;
     let Some(best) = result.best else {
-        println!(
-            "no candidate met the constraints; relax --max-drop-rate or pass --allow-metastable"
-        );
+        let why =
+            "no candidate met the constraints; relax --max-drop-rate or pass --allow-metastable";
+        // A failure (status 1): said even with --quiet, on stderr then.
+        if sim.quiet {
+            note(why);
+        } else {
+            say(format_args!("{why}"))?;
+        }
         return Ok(ExitCode::from(1));
     };
-    println!("best:     {}", tune::describe(&best.score));
-    let json = serde_json::to_string_pretty(&best.spec)?;
-    println!("\npolicy (paste into the scenario's `policies`):\n{json}");
-    let resolved = crate::policy::resolve(&best.spec).map_err(|e| anyhow::anyhow!(e))?;
+    say(format_args!("best:     {}", tune::describe(&best.score)))?;
+    let json = serde_json::to_string_pretty(&best.spec).map_err(OutputError::Json)?;
+    say(format_args!(
+        "\npolicy (paste into the scenario's `policies`):\n{json}"
+    ))?;
+    let resolved = crate::policy::resolve(&best.spec).map_err(|error| InvalidInput::Resolve {
+        origin: args.scenario.display().to_string(),
+        error,
+    })?;
     match tune::gcloud_flags(&resolved) {
-        Some(flags) => println!("\ngcloud tasks queues update QUEUE {flags}"),
-        None => println!("\n(not a Cloud Tasks schedule: no gcloud flags)"),
+        Some(flags) => say(format_args!("\ngcloud tasks queues update QUEUE {flags}"))?,
+        None => say(format_args!(
+            "\n(not a Cloud Tasks schedule: no gcloud flags)"
+        ))?,
     }
-    if let Some(dir) = args.output {
-        let dir = dir.join(&scenario.spec().name);
-        std::fs::create_dir_all(&dir)?;
+    if let Some(dir) = dir {
         let path = dir.join("tune.json");
-        std::fs::write(&path, json + "\n")?;
-        println!("wrote {}", path.display());
+        if let Err(source) = std::fs::write(&path, json + "\n") {
+            return Err(OutputError::Write { path, source }.into());
+        }
+        say(format_args!("wrote {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -3,6 +3,7 @@
 
 pub mod queue;
 pub mod rng;
+pub mod stop;
 
 pub use queue::{EventQueue, LaneId};
 pub use rng::{stream, SimRng, Stream};

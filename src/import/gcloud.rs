@@ -9,7 +9,7 @@
 //! `stackdriverLoggingConfig`, `httpTarget`, ...) are ignored.
 
 use super::{bad_key, Imported};
-use crate::error::invalid;
+use crate::error::{InvalidInput, Located};
 use crate::policy::{BackoffSpec, PolicySpec};
 use crate::scenario::spec::DispatcherSpec;
 use crate::status::Status;
@@ -62,7 +62,7 @@ pub const DEFAULT_RATE: f64 = 500.0;
 
 /// Imports one queue from `describe` YAML; `origin` names the file in
 /// errors.
-pub fn import_str(text: &str, origin: &str) -> anyhow::Result<Imported> {
+pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     let mut path = String::new();
     let parsed: Result<Queue, _> = serde_saphyr::with_deserializer_from_str(text, |de| {
         serde_path_to_error::deserialize(de).map_err(|e| {
@@ -75,7 +75,7 @@ pub fn import_str(text: &str, origin: &str) -> anyhow::Result<Imported> {
         let text = e.to_string();
         let msg = text.strip_prefix("error: ").unwrap_or(&text);
         if path.is_empty() || path == "." {
-            invalid(format!("{origin}: {msg}"))
+            InvalidInput::At(Located::whole(origin, msg))
         } else {
             bad_key(origin, &path, msg)
         }
@@ -182,7 +182,6 @@ pub fn import_str(text: &str, origin: &str) -> anyhow::Result<Imported> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::InvalidInput;
     use crate::policy::resolve;
     use crate::policy::schedule::schedule;
 
@@ -292,9 +291,7 @@ state: RUNNING
                 "rateLimits.maxBurstSize",
             ),
         ] {
-            let e = import_str(text, "q.yaml").unwrap_err();
-            assert!(e.downcast_ref::<InvalidInput>().is_some(), "{text}: {e}");
-            let msg = e.to_string();
+            let msg = import_str(text, "q.yaml").unwrap_err().to_string();
             assert!(
                 msg.contains("q.yaml") && msg.contains(needle),
                 "{text}: {msg}"

@@ -17,7 +17,9 @@
 //! Keys are the camelCase names of the proto3-JSON form.
 
 use super::{bad_key, Imported};
+use crate::error::InvalidInput;
 use crate::policy::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec};
+use crate::scenario::load::{from_text, Format};
 use crate::status::Status;
 use crate::time::Dur;
 use serde::Deserialize;
@@ -104,18 +106,29 @@ const CODES: [&str; 17] = [
 ];
 
 /// Maps a gRPC code to our status: `Ok(Some)` when we model it, `Ok(None)`
-/// for a real code we never produce, `Err` for no gRPC code at all.
-fn map_code(code: &Code) -> Result<Option<Status>, String> {
+/// for a real code we never produce, `Err` (about `key` of `origin`) for no
+/// gRPC code at all.
+fn map_code(code: &Code, origin: &str, key: &str) -> Result<Option<Status>, InvalidInput> {
     let name = match code {
         Code::Number(n) => usize::try_from(*n)
             .ok()
             .and_then(|i| CODES.get(i))
-            .ok_or_else(|| format!("{n} is not a gRPC status code (0..16)"))?
+            .ok_or_else(|| {
+                bad_key(
+                    origin,
+                    key,
+                    format!("{n} is not a gRPC status code (0..16)"),
+                )
+            })?
             .to_string(),
         Code::Name(s) => {
             let up = s.trim().to_ascii_uppercase();
             if !CODES.contains(&up.as_str()) {
-                return Err(format!("{s:?} is not a gRPC status code name"));
+                return Err(bad_key(
+                    origin,
+                    key,
+                    format!("{s:?} is not a gRPC status code name"),
+                ));
             }
             up
         }
@@ -127,18 +140,8 @@ fn map_code(code: &Code) -> Result<Option<Status>, String> {
 }
 
 /// Imports a service config; `origin` names the file in errors.
-pub fn import_str(text: &str, origin: &str) -> anyhow::Result<Imported> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let cfg: ServiceConfig = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        if path == "." {
-            crate::error::invalid(format!("{origin}: {}", e.inner()))
-        } else {
-            bad_key(origin, &path, e.inner())
-        }
-    })?;
-    de.end()
-        .map_err(|e| crate::error::invalid(format!("{origin}: {e}")))?;
+pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
+    let cfg: ServiceConfig = from_text(text, origin, Format::Json).map_err(InvalidInput::At)?;
     let mut warnings = vec![];
     let budget = match &cfg.retry_throttling {
         None => None,
@@ -198,7 +201,7 @@ pub fn import_str(text: &str, origin: &str) -> anyhow::Result<Imported> {
                 at("maxAttempts")
             ));
         }
-        let positive = |v: Option<Dur>, key: &str| -> anyhow::Result<Dur> {
+        let positive = |v: Option<Dur>, key: &str| -> Result<Dur, InvalidInput> {
             let d = v.ok_or_else(|| bad_key(origin, &at(key), "required"))?;
             if d.ns() == 0 {
                 return Err(bad_key(origin, &at(key), "must be > 0"));
@@ -225,7 +228,7 @@ pub fn import_str(text: &str, origin: &str) -> anyhow::Result<Imported> {
         let mut retry_on = vec![];
         for (j, code) in codes.iter().enumerate() {
             let key = format!("{}[{j}]", at("retryableStatusCodes"));
-            match map_code(code).map_err(|m| bad_key(origin, &key, m))? {
+            match map_code(code, origin, &key)? {
                 Some(s) if !retry_on.contains(&s) => retry_on.push(s),
                 Some(_) => {}
                 None => warnings.push(format!(
@@ -282,7 +285,6 @@ pub fn import_str(text: &str, origin: &str) -> anyhow::Result<Imported> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::InvalidInput;
     use crate::policy::{resolve, Backoff, Jitter};
     use crate::status::StatusSet;
 
@@ -352,7 +354,8 @@ mod tests {
         let rp = |body: &str| format!(r#"{{"methodConfig": [{{"retryPolicy": {body}}}]}}"#);
         let ok = r#""initialBackoff": "0.1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]"#;
         for (text, needle) in [
-            ("{\"methodConfig\": [".to_string(), "line"),
+            // Syntax errors point at the line and column, as in scenarios.
+            ("{\"methodConfig\": [".to_string(), "sc.json:1:18: "),
             (
                 rp(&format!(r#"{{"maxAttempts": "x", {ok}}}"#)),
                 "methodConfig[0].retryPolicy.maxAttempts",
@@ -391,9 +394,7 @@ mod tests {
                 "retryThrottling.maxTokens",
             ),
         ] {
-            let e = import_str(&text, "sc.json").unwrap_err();
-            assert!(e.downcast_ref::<InvalidInput>().is_some(), "{text}: {e}");
-            let msg = e.to_string();
+            let msg = import_str(&text, "sc.json").unwrap_err().to_string();
             assert!(
                 msg.contains("sc.json") && msg.contains(needle),
                 "{text}: {msg}"

@@ -7,12 +7,12 @@
 //!   `retryThrottling` (gRFC A6).
 //!
 //! Both return an [`Imported`] block; malformed input is an
-//! `InvalidInput` error naming the file and the key.
+//! [`InvalidInput`] error naming the file and the key.
 
 pub mod gcloud;
 pub mod grpc;
 
-use crate::error::invalid;
+use crate::error::{InvalidInput, Located};
 use crate::policy::PolicySpec;
 use crate::scenario::spec::DispatcherSpec;
 use serde::Serialize;
@@ -36,7 +36,7 @@ impl Imported {
     }
 }
 
-/// An `InvalidInput` error about `key` of the file `origin`.
-pub(crate) fn bad_key(origin: &str, key: &str, msg: impl std::fmt::Display) -> anyhow::Error {
-    invalid(format!("{origin}: {key}: {msg}"))
+/// An [`InvalidInput`] error about `key` of the file `origin`.
+pub(crate) fn bad_key(origin: &str, key: &str, msg: impl std::fmt::Display) -> InvalidInput {
+    InvalidInput::At(Located::at_path(origin, key, msg.to_string()))
 }

@@ -14,7 +14,7 @@
 //! Every sum runs sequentially in replication order, so the figures are the
 //! same whatever the number of threads that produced the runs.
 
-use super::{BinRow, Extra, RunResult};
+use super::{BinRow, Extra, Recovery, RunResult};
 
 /// The columns of `summary.csv` after `policy`, in file order; each
 /// variant is the column of the same name (see [`Col::name`], and
@@ -128,7 +128,8 @@ impl Col {
 }
 
 /// The figures of one (policy, replication) run, one value per [`Col`]
-/// (`metastable` as 1.0 / 0.0), `None` where a figure does not exist.
+/// (`metastable` as 1.0 / 0.0, `None` when undetermined), `None` where a
+/// figure does not exist.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunFigures {
     /// The policy's name.
@@ -139,6 +140,8 @@ pub struct RunFigures {
     pub replication: u32,
     /// One value per column, indexed by [`Col::index`].
     pub values: [Option<f64>; NCOLS],
+    /// How the run came out of its incident.
+    pub recovery: Recovery,
 }
 
 impl RunFigures {
@@ -147,9 +150,9 @@ impl RunFigures {
         self.values[col.index()]
     }
 
-    /// Whether this run never recovered from its incident.
+    /// Whether this run stayed degraded after its incident.
     pub fn metastable(&self) -> bool {
-        self.get(Col::Metastable) == Some(1.0)
+        self.recovery == Recovery::Degraded
     }
 
     /// Computes every figure of `run`; `first_retries` is the retry count of
@@ -181,7 +184,11 @@ impl RunFigures {
                 Col::RecoveredAtS => s.recovered_at_s,
                 Col::RecoveryAfterFaultS => s.recovery_after_fault_s(),
                 Col::DegradedS => s.degraded_s(),
-                Col::Metastable => Some(if s.metastable() { 1.0 } else { 0.0 }),
+                Col::Metastable => match s.recovery {
+                    Recovery::Recovered => Some(0.0),
+                    Recovery::Degraded => Some(1.0),
+                    Recovery::Undetermined => None,
+                },
                 Col::LatencyP50Ms => s.latency_p50_ms,
                 Col::LatencyMeanMs => s.latency_mean_ms,
                 Col::LatencyP99Ms => s.latency_p99_ms,
@@ -195,6 +202,7 @@ impl RunFigures {
             policy_index: run.policy_index,
             replication: run.replication,
             values,
+            recovery: s.recovery,
         }
     }
 }
@@ -231,12 +239,18 @@ pub struct PolicySummary {
     pub ci95: [Option<f64>; NCOLS],
     /// How many replications had each column.
     pub count: [usize; NCOLS],
+    /// The policy's outcome: `Degraded` when a strict majority of
+    /// replications stayed degraded, `Undetermined` when a strict majority
+    /// could not tell, `Recovered` otherwise.
+    pub recovery: Recovery,
     /// True when a strict majority of replications stayed metastable.
     pub metastable: bool,
     /// Fraction of replications that stayed metastable.
     pub metastable_share: f64,
     /// Number of replications that stayed metastable.
     pub metastable_runs: usize,
+    /// Number of replications whose outcome could not be told.
+    pub undetermined_runs: usize,
 }
 
 impl PolicySummary {
@@ -277,6 +291,17 @@ pub fn aggregate_figures(figures: &[RunFigures]) -> Vec<PolicySummary> {
                 }
             }
             let meta = runs.iter().filter(|r| r.metastable()).count();
+            let undetermined = runs
+                .iter()
+                .filter(|r| r.recovery == Recovery::Undetermined)
+                .count();
+            let recovery = if 2 * meta > runs.len() {
+                Recovery::Degraded
+            } else if 2 * undetermined > runs.len() {
+                Recovery::Undetermined
+            } else {
+                Recovery::Recovered
+            };
             PolicySummary {
                 policy: runs[0].policy.clone(),
                 policy_index: pi,
@@ -284,9 +309,11 @@ pub fn aggregate_figures(figures: &[RunFigures]) -> Vec<PolicySummary> {
                 mean,
                 ci95,
                 count,
-                metastable: 2 * meta > runs.len(),
+                recovery,
+                metastable: recovery == Recovery::Degraded,
                 metastable_share: meta as f64 / runs.len() as f64,
                 metastable_runs: meta,
+                undetermined_runs: undetermined,
             }
         })
         .collect()
@@ -440,6 +467,11 @@ mod tests {
                 fault_start_s: Some(10.0),
                 fault_end_s: Some(20.0),
                 recovered_at_s: recovered,
+                recovery: if recovered.is_some() {
+                    Recovery::Recovered
+                } else {
+                    Recovery::Degraded
+                },
                 capacity_rps: 10.0,
                 peak_offered_rps: 40.0,
                 ..Default::default()

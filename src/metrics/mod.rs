@@ -217,6 +217,34 @@ impl BinRow {
     ];
 }
 
+/// How a run came out of its incident.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Recovery {
+    /// It recovered (or there was no incident to recover from).
+    #[default]
+    Recovered,
+    /// It stayed degraded to the end of the run, with at least
+    /// `stable_for` of run after the fault in which it could have shown a
+    /// recovery: metastable.
+    Degraded,
+    /// The run ended too soon after the fault to tell: less than
+    /// `stable_for` of run after it, or a healthy stretch that the run's
+    /// end cut short.
+    Undetermined,
+}
+
+impl Recovery {
+    /// The `metastable` cell: `false`, `true` or `undetermined`.
+    pub fn metastable_text(self) -> &'static str {
+        match self {
+            Recovery::Recovered => "false",
+            Recovery::Degraded => "true",
+            Recovery::Undetermined => "undetermined",
+        }
+    }
+}
+
 /// Whole-run counts and figures of one (policy, replication) run; requests
 /// that arrived before `warmup` are left out.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -249,6 +277,8 @@ pub struct RunSummary {
     /// First time at or after `fault_end_s` from which every bin for
     /// `stable_for` is healthy (s).
     pub recovered_at_s: Option<f64>,
+    /// How the run came out of its incident.
+    pub recovery: Recovery,
     pub latency_p50_ms: Option<f64>,
     pub latency_mean_ms: Option<f64>,
     pub latency_p99_ms: Option<f64>,
@@ -289,9 +319,10 @@ impl RunSummary {
     pub fn degraded_s(&self) -> Option<f64> {
         Some(self.recovered_at_s? - self.fault_start_s?)
     }
-    /// True when there was an incident and the run never recovered from it.
+    /// True when the run stayed degraded after its incident (see
+    /// [`Recovery::Degraded`]).
     pub fn metastable(&self) -> bool {
-        self.fault_end_s.is_some() && self.recovered_at_s.is_none()
+        self.recovery == Recovery::Degraded
     }
     /// Served attempts that were wasted ÷ all served attempts.
     pub fn wasted_fraction(&self) -> f64 {

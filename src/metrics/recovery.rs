@@ -1,6 +1,6 @@
 //! Recovery detection: when did goodput come back and stay back?
 
-use super::BinRow;
+use super::{BinRow, Recovery};
 
 /// A bin is healthy when goodput ≥ `threshold` × demand (a bin with no
 /// demand is healthy).
@@ -36,6 +36,31 @@ pub fn recovered_at(
     None
 }
 
+/// How a run with an incident ending at `fault_end_s` came out of it,
+/// given its recovery time (from [`recovered_at`]). Not recovered is
+/// `Undetermined` when the run left less than `stable_for_s` after the
+/// fault, or when its last bin is healthy (a recovery the run's end cut
+/// short); otherwise `Degraded`.
+pub fn outcome(
+    bins: &[BinRow],
+    fault_end_s: f64,
+    threshold: f64,
+    stable_for_s: f64,
+    run_end_s: f64,
+    recovered_at_s: Option<f64>,
+) -> Recovery {
+    if recovered_at_s.is_some() {
+        return Recovery::Recovered;
+    }
+    let too_short = fault_end_s + stable_for_s > run_end_s + 1e-9;
+    let ends_healthy = bins.last().is_some_and(|b| healthy(b, threshold));
+    if too_short || ends_healthy {
+        Recovery::Undetermined
+    } else {
+        Recovery::Degraded
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +90,18 @@ mod tests {
         let b = bins(&[10.0, 0.0, 0.0, 0.0, 9.5, 9.5]);
         assert_eq!(recovered_at(&b, 1.0, 1.0, 0.9, 3.0, 6.0), None);
         assert_eq!(recovered_at(&b, 1.0, 1.0, 0.9, 2.0, 6.0), Some(4.0));
+    }
+
+    #[test]
+    fn outcomes_are_three_way() {
+        use Recovery::*;
+        let stuck = bins(&[10.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        assert_eq!(outcome(&stuck, 1.0, 0.9, 3.0, 6.0, None), Degraded);
+        // The same bins, but the run ends 2 s after the fault: too soon.
+        assert_eq!(outcome(&stuck[..3], 1.0, 0.9, 3.0, 3.0, None), Undetermined);
+        // Healthy again at the end, but not for `stable_for` yet.
+        let late = bins(&[10.0, 0.0, 0.0, 0.0, 9.5, 9.5]);
+        assert_eq!(outcome(&late, 1.0, 0.9, 3.0, 6.0, None), Undetermined);
+        assert_eq!(outcome(&late, 1.0, 0.9, 2.0, 6.0, Some(4.0)), Recovered);
     }
 }

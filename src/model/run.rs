@@ -25,7 +25,8 @@ use super::meter::Meter;
 use super::network::Network;
 use super::requests::{Job, Outcome, Phase, Requests};
 use super::traffic::{Start, Traffic};
-use crate::engine::{stream, EventQueue, Stream};
+use crate::engine::{stop, stream, EventQueue, Stream};
+pub use crate::error::RunError;
 use crate::metrics::{recovery, RunResult};
 use crate::policy::{Backoff, Policy};
 use crate::scenario::spec::ScenarioSpec;
@@ -33,13 +34,36 @@ use crate::scenario::Scenario;
 use crate::status::Status;
 use crate::time::{secs, Nanos};
 
+/// Events at one instant beyond which a run is considered stuck: far more
+/// than any real instant holds (a burst of every client at once included),
+/// reached within seconds of wall time when time stops.
+fn stall_limit(clients: u32) -> u64 {
+    10_000_000 + 64 * u64::from(clients)
+}
+
 /// Simulates policy `policy_index` of `scenario`, replication `replication`.
-pub fn simulate(scenario: &Scenario, policy_index: usize, replication: u32) -> RunResult {
+pub fn simulate(
+    scenario: &Scenario,
+    policy_index: usize,
+    replication: u32,
+) -> Result<RunResult, RunError> {
     let policy = &scenario.policies()[policy_index];
     let mut sim = Sim::new(scenario.spec(), policy, replication);
     sim.start();
-    sim.run();
-    sim.into_result(policy_index, replication)
+    if let Some((at, events)) = sim.run()? {
+        return Err(RunError::Stalled {
+            policy: policy.name.clone(),
+            replication,
+            at_s: secs(at),
+            events,
+            why: scenario.zero_time_loop(policy_index).unwrap_or_else(|| {
+                "every step at that instant takes no time: add delays (a backoff, a \
+                 network_delay, a reject_cost or an admission_cost)"
+                    .to_string()
+            }),
+        });
+    }
+    Ok(sim.into_result(policy_index, replication))
 }
 
 /// The state of one run.
@@ -142,12 +166,27 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn run(&mut self) {
+    /// Runs to the end. Returns the instant and the event count when time
+    /// stopped advancing there (see [`stall_limit`]).
+    fn run(&mut self) -> Result<Option<(Nanos, u64)>, RunError> {
+        let limit = stall_limit(self.spec.traffic.clients);
+        let (mut instant, mut at_instant) = (0, 0u64);
         while let Some(t) = self.q.peek_time() {
             if t >= self.run_end {
                 break;
             }
             let (now, ev) = self.q.pop().expect("peeked");
+            if now == instant {
+                at_instant += 1;
+                if at_instant > limit {
+                    return Ok(Some((now, at_instant)));
+                }
+            } else {
+                (instant, at_instant) = (now, 1);
+            }
+            if self.q.popped().is_multiple_of(65_536) && stop::requested() {
+                return Err(RunError::Interrupted);
+            }
             self.meter
                 .col
                 .advance(now, self.reqs.retrying(), self.reqs.waiting());
@@ -156,6 +195,7 @@ impl<'a> Sim<'a> {
                 self.pump_dispatcher(now);
             }
         }
+        Ok(None)
     }
 
     /// Routes one event to the components it concerns.
@@ -628,6 +668,14 @@ impl<'a> Sim<'a> {
                 spec.report.stable_for.secs(),
                 secs(self.run_end),
             );
+            s.recovery = recovery::outcome(
+                &bins,
+                secs(end),
+                spec.report.recovery_threshold,
+                spec.report.stable_for.secs(),
+                secs(self.run_end),
+                s.recovered_at_s,
+            );
         }
         let ms = |v: Option<f64>| v.map(|x| x / 1e6);
         s.latency_p50_ms = ms(self.meter.latency.quantile(0.5));
@@ -660,7 +708,7 @@ mod tests {
                 {extra},
                 "policies": [{policy}]}}"#
         );
-        simulate(&Scenario::from_json(&text).unwrap(), 0, 0)
+        simulate(&Scenario::from_json(&text).unwrap(), 0, 0).unwrap()
     }
 
     const ONCE: &str = r#"{"name": "once"}"#;

@@ -11,7 +11,9 @@
 use crate::check::Problems;
 use crate::decimal::num;
 use crate::time::{format_duration, Dur, Nanos};
+use serde::de::{self, Visitor};
 use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
 
 /// The nominal delay before retry `n` (n = 1 is the first retry).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -51,6 +53,19 @@ fn default_multiplier() -> f64 {
 }
 
 impl BackoffSpec {
+    /// The kinds as files name them (`constant`, `cloud_tasks`, ...), in
+    /// declaration order. Read from the deserialiser itself, so a command
+    /// that lists or accepts kinds (`schedule --backoff`) follows a new
+    /// variant without a list of its own.
+    pub fn kinds() -> &'static [&'static str] {
+        static KINDS: OnceLock<&'static [&'static str]> = OnceLock::new();
+        KINDS.get_or_init(|| {
+            let mut names = VariantNames(None);
+            let _ = BackoffSpec::deserialize(&mut names);
+            names.0.expect("BackoffSpec deserialises as an enum")
+        })
+    }
+
     /// The resolved schedule in integer nanoseconds, defaults filled in.
     pub fn resolve(&self) -> Backoff {
         match *self {
@@ -148,6 +163,34 @@ impl BackoffSpec {
                 }
             }
         }
+    }
+}
+
+/// A deserialiser that only records the variant names an enum's derived
+/// `Deserialize` passes to `deserialize_enum`, then fails.
+struct VariantNames(Option<&'static [&'static str]>);
+
+impl<'de> de::Deserializer<'de> for &mut VariantNames {
+    type Error = de::value::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        Err(de::Error::custom("not an enum"))
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        variants: &'static [&'static str],
+        _: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0 = Some(variants);
+        Err(de::Error::custom("variant names recorded"))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct identifier ignored_any
     }
 }
 
@@ -322,6 +365,26 @@ mod tests {
 
     fn secs_list(b: &Backoff, n: u32) -> Vec<f64> {
         (1..=n).map(|k| b.nominal(k) as f64 / S as f64).collect()
+    }
+
+    #[test]
+    fn kinds_are_the_names_files_use() {
+        assert_eq!(
+            BackoffSpec::kinds(),
+            [
+                "constant",
+                "linear",
+                "exponential",
+                "cloud_tasks",
+                "decorrelated"
+            ]
+        );
+        for kind in BackoffSpec::kinds() {
+            let e = serde_json::from_str::<BackoffSpec>(&format!("{{\"{kind}\": {{}}}}"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with("missing field"), "{kind}: {e}");
+        }
     }
 
     #[test]

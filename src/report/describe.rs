@@ -4,6 +4,7 @@
 use super::format::human_secs;
 use crate::decimal::num;
 use crate::metrics::aggregate::{Col, PolicySummary};
+use crate::metrics::Recovery;
 use crate::policy::Policy;
 use crate::scenario::spec::{BackendKind, ScenarioSpec};
 use crate::scenario::Scenario;
@@ -178,6 +179,17 @@ pub fn sentence(scenario: &Scenario, s: &PolicySummary, first: Option<&str>) -> 
     let mut parts: Vec<String> = vec![];
     let head = if s.get(Col::FaultEndS).is_none() {
         "had no fault to recover from".to_string()
+    } else if s.recovery == Recovery::Undetermined {
+        format!(
+            "cannot be judged{}: the run ended before goodput could hold {}% of demand for {} after {incident} ended",
+            if r > 1 {
+                format!(" in {} of {r} replications", s.undetermined_runs)
+            } else {
+                String::new()
+            },
+            num(100.0 * spec.report.recovery_threshold),
+            human_secs(spec.report.stable_for.secs())
+        )
     } else if k == r {
         format!(
             "stayed metastable until the end of the run{}: goodput never held {}% of demand for {} after {incident} ended",

@@ -2,16 +2,19 @@
 //! compare them and `write_all` only has to save them.
 //!
 //! Layout of `summary.csv` / `summary.json` rows: `policy`, then the 22
-//! summary columns in a fixed order (always, so scripts can rely on
-//! positions), then the optional ones the runs produced. With
+//! summary columns in a fixed order (always, so scripts can rely on positions). With
 //! more than one replication, the `<col>_ci95` half-widths of the numeric
 //! columns follow, again in that order, and `metastable_share` comes last.
+//! Optional columns (a rate limiter's `client_wait_ms`) are written only
+//! when a run has them, after all of that, so no column ever moves.
 
 use super::format::{json_num, json_str};
 use crate::decimal::{num, opt};
 use crate::metrics::aggregate::PolicySummary;
 use crate::metrics::aggregate::{Col, RunFigures};
-use crate::metrics::columns::{columns, replications_header, summary_header, summary_row, Cell};
+use crate::metrics::columns::{
+    extra_columns, extra_header, extra_row, replications_header, summary_header, summary_row, Cell,
+};
 use crate::metrics::{BinColumn, BinRow, Extras, RunResult};
 use crate::scenario::Scenario;
 
@@ -27,7 +30,7 @@ fn cell_json(c: &Cell) -> String {
 fn csv_bytes(
     header: &[String],
     rows: impl Iterator<Item = Vec<String>>,
-) -> anyhow::Result<Vec<u8>> {
+) -> Result<Vec<u8>, csv::Error> {
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
         .from_writer(Vec::new());
@@ -35,13 +38,13 @@ fn csv_bytes(
     for row in rows {
         w.write_record(&row)?;
     }
-    w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))
+    w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
 }
 
 /// `timeseries.csv`: one row per (policy, replication, bin), in the order
 /// of `results`; the columns after `policy` and `replication` are
 /// [`BinRow::COLUMNS`], the optional ones only when a run has them.
-pub fn timeseries_csv(results: &[RunResult]) -> anyhow::Result<Vec<u8>> {
+pub fn timeseries_csv(results: &[RunResult]) -> Result<Vec<u8>, csv::Error> {
     let extras = Extras::of(results);
     let cols: Vec<&BinColumn> = BinRow::COLUMNS
         .iter()
@@ -67,27 +70,29 @@ pub fn summary_csv(
     summaries: &[PolicySummary],
     replications: usize,
     extras: Extras,
-) -> anyhow::Result<Vec<u8>> {
+) -> Result<Vec<u8>, csv::Error> {
     let rows = summaries.iter().map(|s| {
-        summary_row(s, replications, extras)
-            .iter()
-            .map(Cell::csv)
-            .collect()
+        let mut cells = summary_row(s, replications);
+        cells.extend(extra_row(s, replications, extras));
+        cells.iter().map(Cell::csv).collect()
     });
-    csv_bytes(&summary_header(replications, extras), rows)
+    let mut header = summary_header(replications);
+    header.extend(extra_header(replications, extras));
+    csv_bytes(&header, rows)
 }
 
 /// `replications.csv`: one row per (policy, replication) with that run's
 /// own figures, so a policy that recovered in some runs only shows it.
-pub fn replications_csv(figures: &[RunFigures], extras: Extras) -> anyhow::Result<Vec<u8>> {
+pub fn replications_csv(figures: &[RunFigures], extras: Extras) -> Result<Vec<u8>, csv::Error> {
     let rows = figures.iter().map(|f| {
         let mut row = vec![f.policy.clone(), f.replication.to_string()];
-        for c in columns(extras) {
+        for c in Col::ALL.iter().filter(|c| c.extra().is_none()) {
             row.push(match c {
-                Col::Metastable => f.metastable().to_string(),
-                c => opt(f.get(c)),
+                Col::Metastable => f.recovery.metastable_text().to_string(),
+                c => opt(f.get(*c)),
             });
         }
+        row.extend(extra_columns(extras).map(|c| opt(f.get(c))));
         row
     });
     csv_bytes(&replications_header(extras), rows)
@@ -102,7 +107,8 @@ pub fn summary_json(
     extras: Extras,
 ) -> String {
     let spec = scenario.spec();
-    let header = summary_header(replications, extras);
+    let mut header = summary_header(replications);
+    header.extend(extra_header(replications, extras));
     let mut out = String::from("{\n  \"scenario\": {\n");
     let fields = [
         ("name", json_str(&spec.name)),
@@ -133,7 +139,8 @@ pub fn summary_json(
     let rows: Vec<String> = summaries
         .iter()
         .map(|s| {
-            let cells = summary_row(s, replications, extras);
+            let mut cells = summary_row(s, replications);
+            cells.extend(extra_row(s, replications, extras));
             let kv: Vec<String> = header
                 .iter()
                 .zip(&cells)

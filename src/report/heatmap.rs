@@ -7,8 +7,8 @@
 //! shard outputs. Text uses the embedded font of [`super::plot`].
 
 use super::plot::{ensure_font, FONT};
+use crate::error::OutputError;
 use crate::sweep::{Manifest, Table};
-use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
@@ -18,8 +18,15 @@ const PANEL_H: u32 = 520;
 /// Height of the title strip.
 const TITLE_H: u32 = 70;
 
-fn pe<E: std::fmt::Display>(e: E) -> anyhow::Error {
-    anyhow!("heatmap: {e}")
+/// Drawing either succeeds or says which file or figure failed.
+type Result<T> = std::result::Result<T, OutputError>;
+
+/// A plotting backend's error, kept as the source.
+fn pe<E: std::error::Error + Send + Sync + 'static>(e: E) -> OutputError {
+    OutputError::Draw {
+        what: "heatmap",
+        source: Box::new(e),
+    }
 }
 
 /// Red → yellow → green for a success rate in [0, 1].
@@ -59,12 +66,12 @@ pub fn varying_pair(m: &Manifest) -> Option<(usize, usize)> {
 /// Draws the heatmap of `table` into `path`; an error when fewer or more
 /// than two parameters vary.
 pub fn heatmap_png(path: &Path, m: &Manifest, table: &Table) -> Result<()> {
-    let (ya, xa) =
-        varying_pair(m).ok_or_else(|| anyhow!("heatmap: exactly two parameters must vary"))?;
+    let (ya, xa) = varying_pair(m)
+        .ok_or_else(|| OutputError::Heatmap("exactly two parameters must vary".into()))?;
     let col = |name: &str| {
         table
             .column(name)
-            .ok_or_else(|| anyhow!("heatmap: no column {name}"))
+            .ok_or_else(|| OutputError::Heatmap(format!("no column {name}")))
     };
     let (c_policy, c_success, c_meta) = (col("policy")?, col("success_rate")?, col("metastable")?);
     let (c_y, c_x) = (1 + ya, 1 + xa);
@@ -80,7 +87,7 @@ pub fn heatmap_png(path: &Path, m: &Manifest, table: &Table) -> Result<()> {
     title
         .draw(&Text::new(
             format!(
-                "{}: success rate by {} × {}  (M = stayed metastable)",
+                "{}: success rate by {} × {}  (M = stayed metastable, ? = undetermined)",
                 m.scenario, m.axes[ya].path, m.axes[xa].path
             ),
             (super::plot::WIDTH as i32 / 2, TITLE_H as i32 / 2),
@@ -133,8 +140,10 @@ pub fn heatmap_png(path: &Path, m: &Manifest, table: &Table) -> Result<()> {
             } else {
                 "-".into()
             };
-            if row[c_meta] == "true" {
-                text.push_str(" M");
+            match row[c_meta].as_str() {
+                "true" => text.push_str(" M"),
+                "undetermined" => text.push_str(" ?"),
+                _ => {}
             }
             area.draw(&Text::new(
                 text,
@@ -174,7 +183,9 @@ pub fn heatmap_png(path: &Path, m: &Manifest, table: &Table) -> Result<()> {
         ))
         .map_err(pe)?;
     }
-    root.present()
-        .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    root.present().map_err(|e| OutputError::Encode {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })?;
     Ok(())
 }

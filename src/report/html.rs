@@ -7,6 +7,7 @@ use super::format::{html, human_secs, percent};
 use super::plot::policy_css;
 use crate::decimal::num;
 use crate::metrics::aggregate::{Col, PolicySummary};
+use crate::metrics::Recovery;
 use crate::scenario::Scenario;
 use base64::Engine;
 
@@ -88,6 +89,15 @@ fn summary_table(summaries: &[PolicySummary]) -> String {
         t.push_str(&cell(s, Col::PeakLoadRatio, |v| format!("{v:.2}×")));
         if s.get(Col::FaultEndS).is_none() {
             t.push_str("<td>no fault</td>");
+        } else if s.recovery == Recovery::Undetermined {
+            let of = if s.replications > 1 {
+                format!(" ({}/{})", s.undetermined_runs, s.replications)
+            } else {
+                String::new()
+            };
+            t.push_str(&format!(
+                "<td title=\"the run ended too soon after the fault to tell\">undetermined{of}</td>"
+            ));
         } else if s.metastable {
             let of = if s.replications > 1 {
                 format!(" ({}/{})", s.metastable_runs, s.replications)

@@ -14,10 +14,10 @@ pub mod html;
 pub mod plot;
 pub mod table;
 
+use crate::error::OutputError;
 use crate::metrics::aggregate::{aggregate_figures, run_figures};
 use crate::metrics::{Extras, RunResult};
 use crate::scenario::Scenario;
-use anyhow::Context;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -51,24 +51,31 @@ pub struct ReportOptions {
     pub plot_size: Option<(u32, u32)>,
 }
 
-fn save(dir: &Path, name: &str, bytes: &[u8], written: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+fn save(
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+    written: &mut Vec<PathBuf>,
+) -> Result<(), OutputError> {
     let path = dir.join(name);
-    std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    if let Err(source) = std::fs::write(&path, bytes) {
+        return Err(OutputError::Write { path, source });
+    }
     written.push(path);
     Ok(())
 }
 
-/// Writes every report file into `dir` (created if needed) and returns the
-/// paths written. `results` are sorted by (policy index, replication).
+/// Writes every report file into `dir` and returns the paths written.
+/// `dir` must exist: the caller creates it once, before the runs, so a bad
+/// output directory is reported before any time is spent simulating.
+/// `results` are sorted by (policy index, replication).
 pub fn write_all(
     dir: &Path,
     scenario: &Scenario,
     results: &[RunResult],
     perf: &Perf,
     opts: &ReportOptions,
-) -> anyhow::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create output directory {}", dir.display()))?;
+) -> Result<Vec<PathBuf>, OutputError> {
     let figures = run_figures(results);
     let summaries = aggregate_figures(&figures);
     let reps = summaries.iter().map(|s| s.replications).max().unwrap_or(0);
@@ -106,12 +113,7 @@ pub fn write_all(
             match std::fs::remove_file(&path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(anyhow::anyhow!(
-                        "cannot remove the stale {}: {e}",
-                        path.display()
-                    ))
-                }
+                Err(source) => return Err(OutputError::Remove { path, source }),
             }
         }
     } else {
@@ -123,12 +125,12 @@ pub fn write_all(
         pngs.push(html::Figure {
             title: "Offered load".into(),
             alt: "Attempts per second reaching the backend for each policy over time, with demand, nominal capacity and the fault windows".into(),
-            png: std::fs::read(&load)?,
+            png: read_back(&load)?,
         });
         pngs.push(html::Figure {
             title: "Recovery".into(),
             alt: "Goodput divided by demand for each policy over time, with the recovery threshold and each policy's recovery time".into(),
-            png: std::fs::read(&recovery)?,
+            png: read_back(&recovery)?,
         });
         written.push(load);
         written.push(recovery);
@@ -143,6 +145,14 @@ pub fn write_all(
         &mut written,
     )?;
     Ok(written)
+}
+
+/// The bytes of a file written moments ago (a plot, embedded into the page).
+fn read_back(path: &Path) -> Result<Vec<u8>, OutputError> {
+    std::fs::read(path).map_err(|source| OutputError::ReadBack {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// The summary table printed on stdout, plain text.

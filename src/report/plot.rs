@@ -23,12 +23,12 @@
 
 use super::format::human_secs;
 use crate::decimal::num;
+use crate::error::OutputError;
 use crate::metrics::aggregate::{aggregate, band, BandPoint, Col, PolicySummary};
-use crate::metrics::{BinRow, RunResult};
+use crate::metrics::{BinRow, Recovery, RunResult};
 use crate::scenario::spec::FaultSpec;
 use crate::scenario::Scenario;
 use crate::time::secs;
-use anyhow::{anyhow, Result};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::{CoordTranslate, Shift};
 use plotters::element::DashedPathElement;
@@ -37,6 +37,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::ops::Range;
 use std::path::Path;
 use std::sync::OnceLock;
+
+/// Drawing either succeeds or says which file or figure failed.
+type Result<T> = std::result::Result<T, OutputError>;
 
 /// Width of both figures in pixels.
 pub const WIDTH: u32 = 1400;
@@ -59,12 +62,16 @@ pub(crate) fn ensure_font() -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(anyhow!("the embedded font could not be loaded"))
+        Err(OutputError::Font)
     }
 }
 
-fn pe<E: std::fmt::Display>(e: E) -> anyhow::Error {
-    anyhow!("plot: {e}")
+/// A plotting backend's error, kept as the source.
+fn pe<E: std::error::Error + Send + Sync + 'static>(e: E) -> OutputError {
+    OutputError::Draw {
+        what: "plot",
+        source: Box::new(e),
+    }
 }
 
 /// The colour of the policy at `index` in the scenario, the same in every
@@ -334,6 +341,7 @@ fn wide_line<DB, CT>(
 ) -> Result<()>
 where
     DB: DrawingBackend,
+    DB::ErrorType: 'static,
     CT: CoordTranslate<From = (f64, f64)>,
 {
     if width <= 1 || pts.len() < 2 {
@@ -531,13 +539,19 @@ where
 fn write_png(path: &Path, rgb: &[u8], (width, height): (u32, u32)) -> Result<()> {
     use image::codecs::png::{CompressionType, FilterType, PngEncoder};
     use image::ImageEncoder;
-    let file =
-        std::fs::File::create(path).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    let write = |source| OutputError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::create(path).map_err(write)?;
     let mut out = std::io::BufWriter::new(file);
     PngEncoder::new_with_quality(&mut out, CompressionType::Best, FilterType::Adaptive)
         .write_image(rgb, width, height, image::ColorType::Rgb8)
-        .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
-    std::io::Write::flush(&mut out).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+        .map_err(|e| OutputError::Encode {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })?;
+    std::io::Write::flush(&mut out).map_err(write)?;
     Ok(())
 }
 
@@ -779,6 +793,9 @@ fn outcome(s: &PolicySummary) -> String {
     };
     if s.metastable {
         return format!("never recovered{of} (metastable)");
+    }
+    if s.recovery == Recovery::Undetermined {
+        return "undetermined: the run ended too soon after the fault".into();
     }
     let mut text = match s.get(Col::RecoveryAfterFaultS) {
         Some(v) if v <= 0.0 => "recovered as soon as the fault ended".into(),

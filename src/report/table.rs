@@ -7,7 +7,7 @@
 use super::format::{human_secs, percent};
 use crate::decimal::num;
 use crate::metrics::aggregate::{aggregate, Col, PolicySummary};
-use crate::metrics::RunResult;
+use crate::metrics::{Recovery, RunResult};
 use crate::scenario::Scenario;
 
 const RED: &str = "\x1b[1;31m";
@@ -36,8 +36,9 @@ fn count(x: Option<f64>) -> String {
     x.map(|v| format!("{:.0}", v)).unwrap_or_else(|| "-".into())
 }
 
-/// The recovery cell: `+12 s` after the fault, `metastable`, or `-` with
-/// no fault; with replications, how many stayed metastable.
+/// The recovery cell: `+12 s` after the fault, `metastable`,
+/// `undetermined` (the run ended too soon after the fault to tell), or `-`
+/// with no fault; with replications, how many stayed metastable.
 fn recovery_cell(s: &PolicySummary) -> TCell {
     if s.get(Col::FaultEndS).is_none() {
         return plain("no fault");
@@ -57,6 +58,13 @@ fn recovery_cell(s: &PolicySummary) -> TCell {
             text,
             color: Some(RED),
         };
+    }
+    if s.recovery == Recovery::Undetermined {
+        return plain(if s.replications > 1 {
+            format!("undetermined {}/{}", s.undetermined_runs, s.replications)
+        } else {
+            "undetermined".into()
+        });
     }
     match s.get(Col::RecoveryAfterFaultS) {
         Some(v) => TCell {
@@ -196,9 +204,11 @@ mod tests {
             mean: [None; crate::metrics::aggregate::NCOLS],
             ci95: [None; crate::metrics::aggregate::NCOLS],
             count: [0; crate::metrics::aggregate::NCOLS],
+            recovery: crate::metrics::Recovery::Degraded,
             metastable: true,
             metastable_share: 1.0,
             metastable_runs: 1,
+            undetermined_runs: 0,
         };
         let mut s2 = s.clone();
         s2.mean[Col::FaultEndS.index()] = Some(1.0);

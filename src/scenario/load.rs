@@ -9,6 +9,8 @@
 
 use super::set::apply_set;
 use super::spec::ScenarioSpec;
+use crate::error::{InvalidInput, Located};
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 /// The two file formats a scenario can be written in.
@@ -33,77 +35,71 @@ impl Format {
     }
 }
 
-/// Where an error was found, as far as it is known.
-#[derive(Debug, Default)]
-pub(crate) struct Located {
-    pub line: Option<usize>,
-    pub column: Option<usize>,
-    pub path: Option<String>,
-    pub message: String,
-}
-
-impl Located {
-    /// Renders `<origin>:<line>:<col>: <path>: <message>`.
-    pub fn render(&self, origin: &str) -> String {
-        let mut out = origin.to_string();
-        if let Some(l) = self.line {
-            out.push_str(&format!(":{l}"));
-            if let Some(c) = self.column {
-                out.push_str(&format!(":{c}"));
-            }
-        }
-        out.push_str(": ");
-        if let Some(p) = &self.path {
-            out.push_str(p);
-            out.push_str(": ");
-        }
-        out.push_str(&self.message);
-        out
-    }
-}
-
-/// Reads the typed spec from `text`, applying `sets` in order.
-pub(crate) fn parse(text: &str, format: Format, sets: &[String]) -> Result<ScenarioSpec, Located> {
+/// Reads the typed spec from `text`, applying `sets` in order; `origin`
+/// names the text in errors.
+pub(crate) fn parse(
+    text: &str,
+    origin: &str,
+    format: Format,
+    sets: &[String],
+) -> Result<ScenarioSpec, InvalidInput> {
     if sets.is_empty() {
-        return match format {
-            Format::Json => from_json_text(text),
-            Format::Toml => from_toml_text(text),
-        };
+        return from_text(text, origin, format).map_err(InvalidInput::At);
     }
-    let mut value = match format {
-        Format::Json => {
-            serde_json::from_str::<serde_json::Value>(text).map_err(|e| json_error(&e, None))?
-        }
-        Format::Toml => toml::Deserializer::parse(text)
-            .and_then(serde_json::Value::deserialize)
-            .map_err(|e| toml_error(text, &e, None))?,
-    };
+    let mut value = to_value(text, origin, format).map_err(InvalidInput::At)?;
     for set in sets {
-        apply_set(&mut value, set).map_err(|why| Located {
-            message: format!("--set {set}: {why}"),
-            ..Located::default()
+        apply_set(&mut value, set).map_err(|error| InvalidInput::Set {
+            origin: origin.to_string(),
+            assignment: set.clone(),
+            error,
         })?;
     }
     serde_path_to_error::deserialize::<_, ScenarioSpec>(&value).map_err(|e| {
-        let mut loc = json_error(e.inner(), Some(e.path()));
+        let mut loc = json_error(e.inner(), origin, Some(e.path()));
         loc.message
             .push_str(" (after applying the --set overrides)");
-        loc
+        InvalidInput::At(loc)
     })
 }
 
-fn from_json_text(text: &str) -> Result<ScenarioSpec, Located> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let spec = serde_path_to_error::deserialize::<_, ScenarioSpec>(&mut de)
-        .map_err(|e| json_error(e.inner(), Some(e.path())))?;
-    de.end().map_err(|e| json_error(&e, None))?;
-    Ok(spec)
+/// Reads JSON or TOML text into a generic JSON value (TOML converted), for
+/// changes before the typed read.
+pub(crate) fn to_value(
+    text: &str,
+    origin: &str,
+    format: Format,
+) -> Result<serde_json::Value, Located> {
+    match format {
+        Format::Json => serde_json::from_str::<serde_json::Value>(text)
+            .map_err(|e| json_error(&e, origin, None)),
+        Format::Toml => toml::Deserializer::parse(text)
+            .and_then(serde_json::Value::deserialize)
+            .map_err(|e| toml_error(text, &e, origin, None)),
+    }
 }
 
-fn from_toml_text(text: &str) -> Result<ScenarioSpec, Located> {
-    let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, &e, None))?;
-    serde_path_to_error::deserialize::<_, ScenarioSpec>(de)
-        .map_err(|e| toml_error(text, e.inner(), Some(e.path())))
+/// Reads a typed value straight from the text, so errors carry exact
+/// positions and field paths.
+pub(crate) fn from_text<T: DeserializeOwned>(
+    text: &str,
+    origin: &str,
+    format: Format,
+) -> Result<T, Located> {
+    match format {
+        Format::Json => {
+            let mut de = serde_json::Deserializer::from_str(text);
+            let value = serde_path_to_error::deserialize::<_, T>(&mut de)
+                .map_err(|e| json_error(e.inner(), origin, Some(e.path())))?;
+            de.end().map_err(|e| json_error(&e, origin, None))?;
+            Ok(value)
+        }
+        Format::Toml => {
+            let de =
+                toml::Deserializer::parse(text).map_err(|e| toml_error(text, &e, origin, None))?;
+            serde_path_to_error::deserialize::<_, T>(de)
+                .map_err(|e| toml_error(text, e.inner(), origin, Some(e.path())))
+        }
+    }
 }
 
 /// A path as text, or `None` for the document root.
@@ -115,7 +111,13 @@ fn path_text(path: Option<&serde_path_to_error::Path>) -> Option<String> {
     (p != "." && p != "?" && !p.is_empty()).then(|| p.to_string())
 }
 
-fn json_error(e: &serde_json::Error, path: Option<&serde_path_to_error::Path>) -> Located {
+/// A serde_json error as a [`Located`] problem of `origin`: its line and
+/// column taken out of the message into the position.
+pub(crate) fn json_error(
+    e: &serde_json::Error,
+    origin: &str,
+    path: Option<&serde_path_to_error::Path>,
+) -> Located {
     let full = e.to_string();
     let (line, column) = if e.line() > 0 {
         (Some(e.line()), Some(e.column().max(1)))
@@ -125,6 +127,7 @@ fn json_error(e: &serde_json::Error, path: Option<&serde_path_to_error::Path>) -
     let suffix = format!(" at line {} column {}", e.line(), e.column());
     let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
     Located {
+        origin: origin.to_string(),
         line,
         column,
         path: path_text(path),
@@ -135,6 +138,7 @@ fn json_error(e: &serde_json::Error, path: Option<&serde_path_to_error::Path>) -
 fn toml_error(
     text: &str,
     e: &toml::de::Error,
+    origin: &str,
     path: Option<&serde_path_to_error::Path>,
 ) -> Located {
     let (line, column) = match e.span() {
@@ -145,6 +149,7 @@ fn toml_error(
         None => (None, None),
     };
     Located {
+        origin: origin.to_string(),
         line,
         column,
         path: path_text(path),
@@ -188,21 +193,5 @@ mod tests {
         assert_eq!(line_col(t, 3), (2, 1));
         assert_eq!(line_col(t, 5), (2, 2));
         assert_eq!(line_col(t, 100), (3, 3));
-    }
-
-    #[test]
-    fn renders_only_known_parts() {
-        let l = Located {
-            line: Some(3),
-            column: Some(7),
-            path: Some("a.b".into()),
-            message: "bad".into(),
-        };
-        assert_eq!(l.render("f.json"), "f.json:3:7: a.b: bad");
-        let l = Located {
-            message: "bad".into(),
-            ..Located::default()
-        };
-        assert_eq!(l.render("f.json"), "f.json: bad");
     }
 }

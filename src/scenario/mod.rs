@@ -2,12 +2,13 @@
 //! overrides, validating every value, and resolving policies, so the model
 //! only ever sees a [`Scenario`] that makes sense.
 //!
-//! Every error is an [`crate::error::InvalidInput`] (exit status 2) shaped
+//! Every error is an [`InvalidInput`] (exit status 2) shaped
 //! `<file>:<line>:<col>: <field path>: <what is wrong>`, with the parts that
 //! are unknown left out; validation reports all problems, one per line.
 
-mod load;
-mod locate;
+mod lint;
+pub(crate) mod load;
+pub(crate) mod locate;
 pub mod set;
 pub mod spec;
 pub mod validate;
@@ -16,7 +17,7 @@ pub use load::Format;
 pub use set::apply_set;
 pub use validate::validate;
 
-use crate::error::invalid;
+use crate::error::{InvalidInput, Located};
 use crate::policy::{self, Policy, PolicySpec, ResolveError};
 use spec::ScenarioSpec;
 use std::path::Path;
@@ -45,9 +46,9 @@ impl Scenario {
     }
 
     /// Parses, validates and resolves JSON text (for tests and embedders
-    /// that hold a scenario in memory); the error is the loader's message.
-    pub fn from_json(text: &str) -> Result<Scenario, String> {
-        load_str(text, "scenario.json", &[]).map_err(|e| e.to_string())
+    /// that hold a scenario in memory); errors name it `scenario.json`.
+    pub fn from_json(text: &str) -> Result<Scenario, InvalidInput> {
+        load_str(text, "scenario.json", &[])
     }
 
     /// The scenario as written (after `--set` overrides).
@@ -60,14 +61,27 @@ impl Scenario {
         &self.policies
     }
 
+    /// Settings that are valid but probably not what the author meant
+    /// (printed by `check` and before a run).
+    pub fn warnings(&self) -> Vec<crate::check::Problem> {
+        lint::warnings(&self.spec, &self.policies)
+    }
+
+    /// Why simulated time may stop advancing under policy `i`, if it can
+    /// (see [`lint::zero_time_loop`]).
+    pub fn zero_time_loop(&self, i: usize) -> Option<String> {
+        lint::zero_time_loop(&self.spec, &self.policies[i])
+    }
+
     /// Replaces the seed (`--seed`).
     pub fn set_seed(&mut self, seed: u64) {
         self.spec.seed = seed;
     }
 
     /// Keeps only the policies named in `names` (all when empty), in file
-    /// order. Returns the first name that matches no policy.
-    pub fn select_policies(&mut self, names: &[String]) -> Result<(), String> {
+    /// order (`--policy NAME`). The error names the first name that matches
+    /// no policy, and lists the policies there are.
+    pub fn select_policies(&mut self, names: &[String]) -> Result<(), InvalidInput> {
         if names.is_empty() {
             return Ok(());
         }
@@ -75,7 +89,11 @@ impl Scenario {
             .iter()
             .find(|n| !self.policies.iter().any(|p| &p.name == *n))
         {
-            return Err(missing.clone());
+            return Err(InvalidInput::NoSuchPolicy {
+                name: missing.clone(),
+                scenario: self.spec.name.clone(),
+                known: self.policies.iter().map(|p| p.name.clone()).collect(),
+            });
         }
         let keep = |name: &String| names.contains(name);
         self.policies.retain(|p| keep(&p.name));
@@ -94,32 +112,48 @@ impl Scenario {
 }
 
 /// Reads, overrides (`--set PATH=VALUE`), validates and resolves a scenario
-/// file. Errors are `InvalidInput` naming the file and the field.
-pub fn load(path: &Path, sets: &[String]) -> anyhow::Result<Scenario> {
+/// file. Errors name the file and the field.
+pub fn load(path: &Path, sets: &[String]) -> Result<Scenario, InvalidInput> {
     let origin = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| invalid(format!("{origin}: cannot read: {e}")))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let (line, col) = load::line_col(
+    let text = read_text(path)?;
+    load_str(&text, &origin, sets)
+}
+
+/// Reads a file of the user's as text: unreadable and non-UTF-8 files are
+/// [`InvalidInput`] naming the file (and the first bad byte's position).
+pub fn read_text(path: &Path) -> Result<String, InvalidInput> {
+    let origin = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| InvalidInput::Unreadable {
+        origin: origin.clone(),
+        source,
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let (line, column) = load::line_col(
             &String::from_utf8_lossy(e.as_bytes()),
             e.utf8_error().valid_up_to(),
         );
-        invalid(format!("{origin}:{line}:{col}: not UTF-8 text"))
-    })?;
-    load_str(&text, &origin, sets)
+        InvalidInput::NotUtf8 {
+            origin,
+            line,
+            column,
+        }
+    })
 }
 
 /// Like [`load`], for text already in memory; `origin` names it in errors
 /// and its extension (`.json`/`.toml`) picks the format (text without one
 /// is JSON when it starts with `{`, else TOML).
-pub fn load_str(text: &str, origin: &str, sets: &[String]) -> anyhow::Result<Scenario> {
+pub fn load_str(text: &str, origin: &str, sets: &[String]) -> Result<Scenario, InvalidInput> {
     if text.trim().is_empty() {
-        return Err(invalid(format!("{origin}: the file is empty")));
+        return Err(InvalidInput::Empty {
+            origin: origin.to_string(),
+        });
     }
     let format = Format::detect(origin, text);
-    let spec = load::parse(text, format, sets).map_err(|loc| invalid(loc.render(origin)))?;
+    let spec = load::parse(text, origin, format, sets)?;
     if let Err(problems) = validate(&spec) {
-        let lines: Vec<String> = problems
-            .iter()
+        let located = problems
+            .into_iter()
             .map(|p| {
                 // Positions are only exact when no override changed the text.
                 let at = if sets.is_empty() {
@@ -127,15 +161,21 @@ pub fn load_str(text: &str, origin: &str, sets: &[String]) -> anyhow::Result<Sce
                 } else {
                     None
                 };
-                match at {
-                    Some((line, col)) => format!("{origin}:{line}:{col}: {p}"),
-                    None => format!("{origin}: {p}"),
+                Located {
+                    origin: origin.to_string(),
+                    line: at.map(|a| a.0),
+                    column: at.map(|a| a.1),
+                    path: Some(p.path),
+                    message: p.message,
                 }
             })
             .collect();
-        return Err(invalid(lines.join("\n")));
+        return Err(InvalidInput::Problems(located));
     }
-    Scenario::from_spec(spec).map_err(|e| invalid(format!("{origin}: policies: {e}")))
+    Scenario::from_spec(spec).map_err(|error| InvalidInput::Resolve {
+        origin: origin.to_string(),
+        error,
+    })
 }
 
 #[cfg(test)]
@@ -148,11 +188,9 @@ mod tests {
     fn err(text: &str, origin: &str, sets: &[&str]) -> String {
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
         let e = load_str(text, origin, &sets).unwrap_err();
-        assert!(
-            e.downcast_ref::<crate::error::InvalidInput>().is_some(),
-            "not InvalidInput: {e}"
-        );
-        e.to_string()
+        let msg = crate::error::Report(&e).to_string();
+        assert!(msg.starts_with(origin), "does not name {origin}: {msg}");
+        msg
     }
 
     #[test]
@@ -258,6 +296,31 @@ mod tests {
     fn from_json_validates() {
         assert!(Scenario::from_json(EXAMPLE).is_ok());
         let e = Scenario::from_json(&EXAMPLE.replace("\"30m\"", "\"0s\"")).unwrap_err();
-        assert!(e.contains("duration"), "{e}");
+        assert!(e.to_string().contains("duration"), "{e}");
+    }
+
+    #[test]
+    fn unknown_policy_names_list_the_known_ones() {
+        let mut s = load_str(EXAMPLE, "e.json", &[]).unwrap();
+        let e = s
+            .select_policies(&["platform".into(), "nobody".into()])
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with("--policy \"nobody\": scenario"), "{msg}");
+        assert!(msg.contains("no-jitter, jitter-10, platform"), "{msg}");
+        assert_eq!(s.policies().len(), 4, "nothing dropped on error");
+        s.select_policies(&["platform".into()]).unwrap();
+        assert_eq!(s.policies().len(), 1);
+        assert_eq!(s.spec().policies[0].name, "platform");
+    }
+
+    #[test]
+    fn unreadable_files_keep_the_io_error_as_source() {
+        let e = load(Path::new("tests/bad/does-not-exist.json"), &[]).unwrap_err();
+        assert_eq!(e.to_string(), "tests/bad/does-not-exist.json: cannot read");
+        let io = std::error::Error::source(&e)
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .expect("io::Error source");
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
     }
 }

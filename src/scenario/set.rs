@@ -8,6 +8,7 @@
 //! `{"exponential": {...}}` — is looked up inside that key, so
 //! `policies.0.backoff.initial` reaches the exponential backoff's `initial`.
 
+pub use crate::error::{PathProblem, SetError};
 use serde_json::Value;
 
 /// Applies one `PATH=VALUE` assignment to `value`.
@@ -15,18 +16,19 @@ use serde_json::Value;
 /// `VALUE` is read as JSON when it parses (`120`, `true`, `{"constant":
 /// {"delay": "1s"}}`, `"text"`), else taken as a plain string (`200ms`).
 /// Setting a missing leaf key creates it; a missing intermediate is an
-/// error. The error message is meant to follow `--set <assignment>: `.
-pub fn apply_set(value: &mut Value, assignment: &str) -> Result<(), String> {
-    let (path, raw) = assignment
-        .split_once('=')
-        .ok_or_else(|| "expected PATH=VALUE (e.g. backend.workers=120)".to_string())?;
+/// error.
+pub fn apply_set(value: &mut Value, assignment: &str) -> Result<(), SetError> {
+    let (path, raw) = assignment.split_once('=').ok_or(SetError::NoEquals)?;
     let path = path.trim();
     if path.is_empty() {
-        return Err("empty PATH before `=`".into());
+        return Err(SetError::EmptyPath);
     }
     let segments: Vec<&str> = path.split('.').collect();
     if let Some(i) = segments.iter().position(|s| s.is_empty()) {
-        return Err(format!("empty segment {} in path `{path}`", i + 1));
+        return Err(SetError::EmptySegment {
+            index: i + 1,
+            path: path.to_string(),
+        });
     }
     set_path(value, &segments, parse_value(raw))
 }
@@ -38,21 +40,21 @@ pub fn parse_value(raw: &str) -> Value {
 }
 
 /// Sets `new` at `segments` under `root`.
-fn set_path(root: &mut Value, segments: &[&str], new: Value) -> Result<(), String> {
+fn set_path(root: &mut Value, segments: &[&str], new: Value) -> Result<(), SetError> {
     let (last, parents) = segments.split_last().expect("at least one segment");
     let mut cur = root;
     for (i, seg) in parents.iter().enumerate() {
         let so_far = segments[..i].join(".");
-        cur = descend(cur, seg).map_err(|why| at(&so_far, seg, &why))?;
+        cur = descend(cur, seg).map_err(|why| at(&so_far, seg, why))?;
     }
     let so_far = parents.join(".");
-    let target = leaf_parent(cur, last).map_err(|why| at(&so_far, last, &why))?;
+    let target = leaf_parent(cur, last).map_err(|why| at(&so_far, last, why))?;
     match target {
         Value::Object(map) => {
             map.insert((*last).to_string(), new);
         }
         Value::Array(items) => {
-            let i = array_index(items, last).map_err(|why| at(&so_far, last, &why))?;
+            let i = array_index(items, last).map_err(|why| at(&so_far, last, why))?;
             items[i] = new;
         }
         _ => unreachable!("leaf_parent returns containers only"),
@@ -60,18 +62,19 @@ fn set_path(root: &mut Value, segments: &[&str], new: Value) -> Result<(), Strin
     Ok(())
 }
 
-/// Formats "where" for an error: the path walked so far and the segment.
-fn at(so_far: &str, seg: &str, why: &str) -> String {
-    if so_far.is_empty() {
-        format!("`{seg}`: {why}")
+/// The error at segment `seg` after the path walked so far.
+fn at(so_far: &str, seg: &str, problem: PathProblem) -> SetError {
+    let at = if so_far.is_empty() {
+        seg.to_string()
     } else {
-        format!("`{so_far}.{seg}`: {why}")
-    }
+        format!("{so_far}.{seg}")
+    };
+    SetError::At { at, problem }
 }
 
 /// The child of `cur` named by `seg` (key, index, or policy name), looking
 /// through single-key variant objects.
-fn descend<'a>(cur: &'a mut Value, seg: &str) -> Result<&'a mut Value, String> {
+fn descend<'a>(cur: &'a mut Value, seg: &str) -> Result<&'a mut Value, PathProblem> {
     match cur {
         Value::Object(map) => {
             if map.contains_key(seg) {
@@ -81,29 +84,26 @@ fn descend<'a>(cur: &'a mut Value, seg: &str) -> Result<&'a mut Value, String> {
                 let inner = map.values_mut().next().expect("one key");
                 return descend(inner, seg);
             }
-            Err(format!("no such field (fields here: {})", keys(map)))
+            Err(PathProblem::NoSuchField { fields: keys(map) })
         }
         Value::Array(items) => {
             let i = array_index(items, seg)?;
             Ok(&mut items[i])
         }
-        other => Err(format!(
-            "cannot go inside a {}; the path is too long",
-            kind(other)
-        )),
+        other => Err(PathProblem::TooLong(kind(other))),
     }
 }
 
 /// The container in which the final segment `seg` is set: `cur` itself,
 /// or the body of a single-key variant that already holds `seg`.
-fn leaf_parent<'a>(cur: &'a mut Value, seg: &str) -> Result<&'a mut Value, String> {
+fn leaf_parent<'a>(cur: &'a mut Value, seg: &str) -> Result<&'a mut Value, PathProblem> {
     let into_variant = match &*cur {
         Value::Object(map) => !map.contains_key(seg) && is_single_variant(map),
         Value::Array(items) => {
             array_index(items, seg)?;
             false
         }
-        other => return Err(format!("cannot set a field of a {}", kind(other))),
+        other => return Err(PathProblem::NotAContainer(kind(other))),
     };
     if into_variant {
         let inner = match cur {
@@ -122,16 +122,15 @@ fn is_single_variant(map: &serde_json::Map<String, Value>) -> bool {
 }
 
 /// Resolves an array segment: a numeric index, or the `name` of an element.
-fn array_index(items: &[Value], seg: &str) -> Result<usize, String> {
+fn array_index(items: &[Value], seg: &str) -> Result<usize, PathProblem> {
     if let Ok(i) = seg.parse::<usize>() {
         if i < items.len() {
             return Ok(i);
         }
-        return Err(format!(
-            "index {i} is out of range (the list has {} item{})",
-            items.len(),
-            if items.len() == 1 { "" } else { "s" }
-        ));
+        return Err(PathProblem::OutOfRange {
+            index: i,
+            len: items.len(),
+        });
     }
     let by_name = items
         .iter()
@@ -142,15 +141,13 @@ fn array_index(items: &[Value], seg: &str) -> Result<usize, String> {
             .filter_map(|v| v.get("name").and_then(Value::as_str))
             .collect();
         if names.is_empty() {
-            format!(
-                "not an index of this list (0..{})",
-                items.len().saturating_sub(1)
-            )
+            PathProblem::NotAnIndex {
+                last: items.len().saturating_sub(1),
+            }
         } else {
-            format!(
-                "no item with this name (names: {}; or use an index)",
-                names.join(", ")
-            )
+            PathProblem::NoSuchName {
+                names: names.join(", "),
+            }
         }
     })
 }
@@ -235,9 +232,20 @@ mod tests {
         apply_set(&mut v, "report.recovery_threshold=0.5").unwrap();
         assert_eq!(v["report"]["recovery_threshold"], 0.5);
         let e = apply_set(&mut v, "dispatcher.max_burst_size=5").unwrap_err();
-        assert!(e.contains("`dispatcher`"), "{e}");
+        assert!(
+            e.to_string().starts_with("`dispatcher`: no such field"),
+            "{e}"
+        );
         let e = apply_set(&mut v, "backend.nope.deeper=1").unwrap_err();
-        assert!(e.contains("`backend.nope`"), "{e}");
+        assert_eq!(
+            e,
+            SetError::At {
+                at: "backend.nope".into(),
+                problem: PathProblem::NoSuchField {
+                    fields: "workers".into()
+                }
+            }
+        );
     }
 
     #[test]
@@ -255,9 +263,9 @@ mod tests {
             assert!(apply_set(&mut v, bad).is_err(), "{bad} should fail");
         }
         let e = apply_set(&mut v, "policies.9.max_attempts=1").unwrap_err();
-        assert!(
-            e.contains("`policies.9`") && e.contains("out of range"),
-            "{e}"
+        assert_eq!(
+            e.to_string(),
+            "`policies.9`: index 9 is out of range (the list has 2 items)"
         );
     }
 

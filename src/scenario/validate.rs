@@ -3,8 +3,8 @@
 //! the field path (`policies[1].backoff.exponential.initial`) in the same
 //! form as deserialisation errors, and all problems are reported at once.
 
-use super::spec::{BackendKind, Mode, ScenarioSpec};
-use crate::check::{finite_nonneg, finite_pos, Problem, Problems};
+use super::spec::{Arrival, BackendKind, Mode, ScenarioSpec};
+use crate::check::{finite_nonneg, finite_pos, unsafe_name, Problem, Problems};
 use crate::policy::{self, PolicySpec};
 use crate::time::Dur;
 use std::collections::HashMap;
@@ -43,8 +43,8 @@ impl Checker {
     }
 
     fn scenario(&mut self, s: &ScenarioSpec) {
-        if s.name.trim().is_empty() {
-            self.err("name", "must not be empty");
+        if let Some(why) = unsafe_name(&s.name) {
+            self.err("name", format!("{:?} {why}", s.name));
         }
         self.positive_dur("duration", s.duration);
         if s.bin.ns() == 0 {
@@ -133,20 +133,81 @@ impl Checker {
 
     fn traffic(&mut self, s: &ScenarioSpec) {
         let t = &s.traffic;
-        match t.rate {
-            None if t.mode != Mode::Burst => self.err(
+        match (t.mode, t.rate) {
+            (Mode::Open, None) => self.err(
                 "traffic.rate",
-                "missing: requests per second are required unless mode is \"burst\"",
+                "missing: open-mode traffic needs new requests per second (or set mode \"closed\" or \"burst\")",
             ),
-            Some(r) if !finite_pos(r) => self.err(
+            (Mode::Open, Some(r)) if !finite_pos(r) => self.err(
                 "traffic.rate",
                 format!("{r} is not a number of requests per second greater than 0"),
             ),
-            Some(r) if r > MAX_RATE => self.err(
+            (Mode::Open, Some(r)) if r > MAX_RATE => self.err(
                 "traffic.rate",
                 format!("{r} requests per second is too many (at most {MAX_RATE:e})"),
             ),
+            (Mode::Closed, Some(r)) if r != 0.0 => self.err(
+                "traffic.rate",
+                "has no meaning in closed mode: each client sends its next request when its last one ends (after `think_time`); remove it, or use mode \"open\"",
+            ),
+            (Mode::Burst, Some(r)) if r != 0.0 => self.err(
+                "traffic.rate",
+                "has no meaning in burst mode: every client sends one request (at `burst_at`, spread over `burst_spread`); remove it, or use mode \"open\"",
+            ),
             _ => {}
+        }
+        let only_in = |field: &str, mode: &str, what: &str| {
+            (
+                format!("traffic.{field}"),
+                format!(
+                    "has no meaning outside {mode} mode ({what}); remove it or set mode \"{mode}\""
+                ),
+            )
+        };
+        let mut misplaced = Vec::new();
+        if t.mode != Mode::Closed && t.think_time.is_some() {
+            misplaced.push(only_in(
+                "think_time",
+                "closed",
+                "the pause between a closed-loop client's requests",
+            ));
+        }
+        if t.mode != Mode::Burst {
+            if t.burst_at.is_some() {
+                misplaced.push(only_in(
+                    "burst_at",
+                    "burst",
+                    "when every client sends its one request",
+                ));
+            }
+            if t.burst_spread.is_some() {
+                misplaced.push(only_in(
+                    "burst_spread",
+                    "burst",
+                    "the span a burst's sends are spread over",
+                ));
+            }
+        }
+        if t.mode != Mode::Open {
+            if !t.profile.is_empty() {
+                misplaced.push(only_in("profile", "open", "it scales the arrival rate"));
+            }
+            if t.arrival != Arrival::Poisson {
+                misplaced.push(only_in(
+                    "arrival",
+                    "open",
+                    "it shapes the gaps between open-mode arrivals",
+                ));
+            }
+        }
+        for (path, message) in misplaced {
+            self.err(path, message);
+        }
+        if s.dispatcher.is_some() && t.attempt_timeout.is_some() {
+            self.err(
+                "traffic.attempt_timeout",
+                "has no effect with a dispatcher: the attempt timeout of a Cloud Tasks queue is `dispatcher.dispatch_deadline`; remove it (or move its value there)",
+            );
         }
         if t.clients < 1 {
             self.err("traffic.clients", "must be at least 1");
@@ -240,8 +301,8 @@ impl Checker {
         let mut seen: HashMap<&str, usize> = HashMap::new();
         for (i, p) in policies.iter().enumerate() {
             let path = format!("policies[{i}]");
-            if p.name.trim().is_empty() {
-                self.err(format!("{path}.name"), "must not be empty");
+            if let Some(why) = unsafe_name(&p.name) {
+                self.err(format!("{path}.name"), format!("{:?} {why}", p.name));
             } else if let Some(first) = seen.insert(p.name.as_str(), i) {
                 seen.insert(p.name.as_str(), first);
                 self.err(
@@ -359,12 +420,35 @@ mod tests {
     }
 
     #[test]
-    fn burst_mode_needs_no_rate() {
+    fn only_open_mode_needs_a_rate_and_others_refuse_one() {
         let mut s = example();
         s.traffic.rate = None;
         assert_eq!(paths(&s), vec!["traffic.rate"]);
+        s.traffic.profile.clear();
         s.traffic.mode = Mode::Burst;
         assert_eq!(validate(&s), Ok(()));
+        s.traffic.rate = Some(0.0);
+        assert_eq!(
+            validate(&s),
+            Ok(()),
+            "a zero rate means nothing and is accepted"
+        );
+        s.traffic.rate = Some(10.0);
+        assert_eq!(paths(&s), vec!["traffic.rate"]);
+        s.traffic.mode = Mode::Closed;
+        assert_eq!(paths(&s), vec!["traffic.rate"]);
+        s.traffic.rate = None;
+        assert_eq!(validate(&s), Ok(()));
+    }
+
+    #[test]
+    fn fields_another_mode_uses_are_refused() {
+        let mut s = example();
+        s.traffic.think_time = Some(DistSpec::Constant {
+            value: Dur::from_millis(5),
+        });
+        s.traffic.burst_at = Some(Dur::from_secs(1));
+        assert_eq!(paths(&s), vec!["traffic.think_time", "traffic.burst_at"]);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! the cartesian product of their values in a fixed order, and the
 //! `--shard I/N` slices of it.
 
+pub use crate::error::GridError;
 use serde::{Deserialize, Serialize};
 
 /// One swept parameter: a dotted scenario path and the values it takes,
@@ -17,17 +18,25 @@ pub struct Axis {
 impl Axis {
     /// Parses `PATH=V1,V2,...`. Commas inside brackets, braces or quotes do
     /// not split, so JSON values (`{"constant": {"delay": "1s"}}`) work.
-    pub fn parse(arg: &str) -> Result<Axis, String> {
-        let (path, raw) = arg.split_once('=').ok_or_else(|| {
-            format!("--set {arg}: expected PATH=V1,V2,... (e.g. traffic.rate=100,200)")
+    pub fn parse(arg: &str) -> Result<Axis, GridError> {
+        let (path, raw) = arg.split_once('=').ok_or_else(|| GridError::NoEquals {
+            arg: arg.to_string(),
         })?;
         let path = path.trim();
         if path.is_empty() {
-            return Err(format!("--set {arg}: empty PATH before `=`"));
+            return Err(GridError::EmptyPath {
+                arg: arg.to_string(),
+            });
         }
-        let values = split_top_level(raw)?;
+        let values = split_top_level(raw).ok_or_else(|| GridError::Unbalanced {
+            arg: arg.to_string(),
+            values: raw.to_string(),
+        })?;
         if let Some(i) = values.iter().position(|v| v.trim().is_empty()) {
-            return Err(format!("--set {arg}: value {} is empty", i + 1));
+            return Err(GridError::EmptyValue {
+                arg: arg.to_string(),
+                index: i + 1,
+            });
         }
         Ok(Axis {
             path: path.to_string(),
@@ -41,8 +50,9 @@ impl Axis {
     }
 }
 
-/// Splits at commas that are not inside `[]`, `{}` or a `"..."` string.
-fn split_top_level(raw: &str) -> Result<Vec<String>, String> {
+/// Splits at commas that are not inside `[]`, `{}` or a `"..."` string;
+/// `None` when brackets or quotes do not balance.
+fn split_top_level(raw: &str) -> Option<Vec<String>> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut depth = 0i32;
@@ -71,15 +81,15 @@ fn split_top_level(raw: &str) -> Result<Vec<String>, String> {
             _ => {}
         }
         if depth < 0 {
-            return Err(format!("unbalanced brackets in `{raw}`"));
+            return None;
         }
         cur.push(c);
     }
     if in_str || depth != 0 {
-        return Err(format!("unbalanced quotes or brackets in `{raw}`"));
+        return None;
     }
     out.push(cur);
-    Ok(out)
+    Some(out)
 }
 
 /// The cartesian product of the axes. Point `i` takes, for each axis, the
@@ -93,13 +103,12 @@ pub struct Grid {
 
 impl Grid {
     /// Builds the grid, rejecting an axis path given twice.
-    pub fn new(axes: Vec<Axis>) -> Result<Grid, String> {
+    pub fn new(axes: Vec<Axis>) -> Result<Grid, GridError> {
         for (i, a) in axes.iter().enumerate() {
             if axes[..i].iter().any(|b| b.path == a.path) {
-                return Err(format!(
-                    "--set {}: the path is given twice; list all its values in one --set",
-                    a.path
-                ));
+                return Err(GridError::Repeated {
+                    path: a.path.clone(),
+                });
             }
         }
         Ok(Grid { axes })
@@ -158,8 +167,8 @@ impl Shard {
     pub const ALL: Shard = Shard { index: 1, count: 1 };
 
     /// Parses `I/N` with 1 ≤ I ≤ N.
-    pub fn parse(text: &str) -> Result<Shard, String> {
-        let bad = || format!("--shard {text}: expected I/N with 1 <= I <= N (e.g. 2/4)");
+    pub fn parse(text: &str) -> Result<Shard, GridError> {
+        let bad = || GridError::Shard(text.to_string());
         let (i, n) = text.split_once('/').ok_or_else(bad)?;
         let index: usize = i.trim().parse().map_err(|_| bad())?;
         let count: usize = n.trim().parse().map_err(|_| bad())?;
@@ -191,6 +200,10 @@ mod tests {
         for bad in ["novalue", "=1,2", "x=1,,2", "x=", "x={1,2", "x=]"] {
             assert!(Axis::parse(bad).is_err(), "{bad}");
         }
+        assert_eq!(
+            Axis::parse("x={1,2").unwrap_err().to_string(),
+            "--set x={1,2: unbalanced quotes or brackets in `{1,2`"
+        );
     }
 
     #[test]

@@ -11,14 +11,16 @@
 
 pub mod grid;
 
-pub use grid::{Axis, Grid, Shard};
+pub use grid::{Axis, Grid, GridError, Shard};
 
 use crate::decimal::num;
-use crate::error::invalid;
+pub use crate::error::MergeError;
+
+use crate::error::InvalidInput;
 use crate::metrics::aggregate::aggregate;
-use crate::metrics::columns::{summary_header, summary_row};
+use crate::metrics::columns::{extra_header, extra_row, summary_header, summary_row};
 use crate::metrics::{Extras, RunResult};
-use crate::runner::{self, Job};
+use crate::runner::{self, Job, RunError};
 use crate::scenario::{self, Scenario};
 use serde::{Deserialize, Serialize};
 
@@ -52,7 +54,7 @@ pub struct Table {
 impl Table {
     /// The CSV bytes (`\n` line ends; the same writer settings as the
     /// other report files).
-    pub fn to_csv(&self) -> anyhow::Result<Vec<u8>> {
+    pub fn to_csv(&self) -> Result<Vec<u8>, csv::Error> {
         let mut w = csv::WriterBuilder::new()
             .terminator(csv::Terminator::Any(b'\n'))
             .from_writer(Vec::new());
@@ -60,23 +62,27 @@ impl Table {
         for r in &self.rows {
             w.write_record(r)?;
         }
-        w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))
+        w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
     }
 
-    /// Reads a table back from CSV bytes.
-    pub fn from_csv(bytes: &[u8], origin: &str) -> anyhow::Result<Table> {
+    /// Reads a table back from CSV bytes; `origin` names the file in errors.
+    pub fn from_csv(bytes: &[u8], origin: &str) -> Result<Table, InvalidInput> {
+        let malformed = |e: csv::Error| InvalidInput::Malformed {
+            origin: origin.to_string(),
+            source: Box::new(e),
+        };
         let mut r = csv::ReaderBuilder::new()
             .has_headers(true)
             .from_reader(bytes);
         let header = r
             .headers()
-            .map_err(|e| invalid(format!("{origin}: {e}")))?
+            .map_err(malformed)?
             .iter()
             .map(str::to_string)
             .collect();
         let mut rows = Vec::new();
         for rec in r.records() {
-            let rec = rec.map_err(|e| invalid(format!("{origin}: {e}")))?;
+            let rec = rec.map_err(malformed)?;
             rows.push(rec.iter().map(str::to_string).collect());
         }
         Ok(Table { header, rows })
@@ -90,28 +96,24 @@ impl Table {
 
 /// The scenario of every point of `shard`, loaded (and validated) from the
 /// scenario text with the point's assignments, plus `fixed` sets applied
-/// first. An invalid value is an `InvalidInput` naming the point.
+/// first. An invalid value is an [`InvalidInput::SweepPoint`] naming the
+/// point.
 pub fn load_points(
     text: &str,
     origin: &str,
     fixed: &[String],
     grid: &Grid,
     shard: Shard,
-) -> anyhow::Result<Vec<(usize, Scenario)>> {
+) -> Result<Vec<(usize, Scenario)>, InvalidInput> {
     let mut out = Vec::new();
     for i in (0..grid.len()).filter(|&i| shard.includes(i)) {
         let point = grid.assignments(i);
         let mut sets = fixed.to_vec();
         sets.extend(point.iter().cloned());
-        let s = scenario::load_str(text, origin, &sets).map_err(|e| {
-            invalid(format!(
-                "sweep point {i} ({}):\n{e}",
-                point
-                    .iter()
-                    .map(|a| format!("--set {a}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ))
+        let s = scenario::load_str(text, origin, &sets).map_err(|e| InvalidInput::SweepPoint {
+            index: i,
+            assignments: point.clone(),
+            error: Box::new(e),
         })?;
         out.push((i, s));
     }
@@ -125,17 +127,17 @@ pub fn run_points(
     points: &[(usize, Scenario)],
     replications: u32,
     on_done: &(dyn Fn() + Sync),
-) -> Vec<Vec<RunResult>> {
+) -> Result<Vec<Vec<RunResult>>, RunError> {
     let per_point: Vec<Vec<Job<'_>>> = points
         .iter()
         .map(|(_, s)| runner::jobs_of(s, replications))
         .collect();
     let jobs: Vec<Job<'_>> = per_point.iter().flatten().copied().collect();
-    let mut results = runner::run_jobs(&jobs, false, on_done).into_iter();
-    per_point
+    let mut results = runner::run_jobs(&jobs, false, on_done)?.into_iter();
+    Ok(per_point
         .iter()
         .map(|js| results.by_ref().take(js.len()).collect())
-        .collect()
+        .collect())
 }
 
 /// The optional summary columns a sweep of `scenario` writes: the same at
@@ -148,12 +150,14 @@ pub fn extras(scenario: &Scenario) -> Extras {
 }
 
 /// The header of `sweep.csv`: `point`, one column per axis (its path), then
-/// the `summary.csv` columns (policy first), then `last_success_s`.
+/// the `summary.csv` columns (policy first), then `last_success_s`, then
+/// the optional columns `extras` asks for.
 pub fn header(grid: &Grid, replications: u32, extras: Extras) -> Vec<String> {
     let mut h = vec!["point".to_string()];
     h.extend(grid.axes.iter().map(|a| a.path.clone()));
-    h.extend(summary_header(replications as usize, extras));
+    h.extend(summary_header(replications as usize));
     h.push("last_success_s".into());
+    h.extend(extra_header(replications as usize, extras));
     h
 }
 
@@ -177,7 +181,7 @@ pub fn point_rows(
             let mut row = vec![index.to_string()];
             row.extend(values.iter().cloned());
             row.extend(
-                summary_row(s, replications as usize, extras)
+                summary_row(s, replications as usize)
                     .iter()
                     .map(|c| c.csv()),
             );
@@ -193,6 +197,11 @@ pub fn point_rows(
             } else {
                 num(done.iter().sum::<f64>() / done.len() as f64)
             });
+            row.extend(
+                extra_row(s, replications as usize, extras)
+                    .iter()
+                    .map(|c| c.csv()),
+            );
             row
         })
         .collect()
@@ -201,9 +210,9 @@ pub fn point_rows(
 /// Joins shard outputs (their manifests and tables) into the table and
 /// manifest of the whole sweep. Every shard of the same sweep must be
 /// present exactly once.
-pub fn merge(parts: Vec<(String, Manifest, Table)>) -> anyhow::Result<(Manifest, Table)> {
+pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table), MergeError> {
     let Some((first_origin, first, first_table)) = parts.first().cloned() else {
-        return Err(invalid("merge: no shard directories given"));
+        return Err(MergeError::NoShards);
     };
     let count = first.shard.count;
     let mut seen = vec![None::<String>; count];
@@ -215,21 +224,30 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> anyhow::Result<(Manifest,
             && m.replications == first.replications
             && m.shard.count == count;
         if !same {
-            return Err(invalid(format!(
-                "{origin}: not a shard of the same sweep as {first_origin} (scenario, --set values, replications and N of --shard I/N must all match)"
-            )));
+            return Err(MergeError::OtherSweep {
+                origin: origin.clone(),
+                first: first_origin,
+            });
         }
         if t.header != first_table.header {
-            return Err(invalid(format!(
-                "{origin}: sweep.csv columns differ from {first_origin}"
-            )));
+            return Err(MergeError::Columns {
+                origin: origin.clone(),
+                first: first_origin,
+            });
+        }
+        if m.shard.index == 0 || m.shard.index > count {
+            return Err(MergeError::BadShard {
+                origin: origin.clone(),
+            });
         }
         let slot = &mut seen[m.shard.index - 1];
         if let Some(other) = slot {
-            return Err(invalid(format!(
-                "{origin}: shard {}/{count} is also in {other}",
-                m.shard.index
-            )));
+            return Err(MergeError::Duplicate {
+                origin: origin.clone(),
+                index: m.shard.index,
+                count,
+                other: other.clone(),
+            });
         }
         *slot = Some(origin.clone());
     }
@@ -238,11 +256,7 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> anyhow::Result<(Manifest,
         .map(|i| format!("{i}/{count}"))
         .collect();
     if !missing.is_empty() {
-        return Err(invalid(format!(
-            "merge: missing shard{} {}",
-            if missing.len() == 1 { "" } else { "s" },
-            missing.join(", ")
-        )));
+        return Err(MergeError::Missing(missing));
     }
     let mut rows: Vec<(usize, Vec<String>)> = Vec::new();
     for (origin, _, t) in &parts {
@@ -250,7 +264,9 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> anyhow::Result<(Manifest,
             let point = r
                 .first()
                 .and_then(|p| p.parse::<usize>().ok())
-                .ok_or_else(|| invalid(format!("{origin}: sweep.csv row without a point index")))?;
+                .ok_or_else(|| MergeError::NoPointIndex {
+                    origin: origin.clone(),
+                })?;
             rows.push((point, r.clone()));
         }
     }

@@ -8,10 +8,10 @@
 //! nothing. Every candidate is a full simulation on the same traffic, so the
 //! result is deterministic for a given scenario and seed.
 
-use crate::metrics::RunResult;
+use crate::metrics::{Recovery, RunResult};
 use crate::policy::{self, Backoff, Jitter, Policy};
 use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
-use crate::runner::{self, Job};
+use crate::runner::{self, Job, RunError};
 use crate::scenario::Scenario;
 use crate::time::{format_duration, Dur, NS_PER_SEC};
 
@@ -46,6 +46,9 @@ pub struct Score {
     /// in at least one replication, or no fault.
     pub recovery_after_fault_s: Option<f64>,
     pub metastable: bool,
+    /// At least one replication ended too soon after the fault to tell
+    /// whether it recovered.
+    pub undetermined: bool,
 }
 
 /// One evaluated policy.
@@ -178,7 +181,11 @@ fn backoff_is_sane(s: &PolicySpec) -> bool {
 
 /// Simulates each of `specs` in place of the scenario's policies,
 /// `replications` times, and scores them (in the order given).
-fn evaluate_all(base: &Scenario, specs: &[PolicySpec], replications: u32) -> Vec<Score> {
+fn evaluate_all(
+    base: &Scenario,
+    specs: &[PolicySpec],
+    replications: u32,
+) -> Result<Vec<Score>, RunError> {
     let scenarios: Vec<Scenario> = specs
         .iter()
         .map(|spec| {
@@ -190,8 +197,8 @@ fn evaluate_all(base: &Scenario, specs: &[PolicySpec], replications: u32) -> Vec
         .iter()
         .flat_map(|s| runner::jobs_of(s, replications))
         .collect();
-    let results = runner::run_jobs(&jobs, false, &|| {});
-    results.chunks(replications as usize).map(score).collect()
+    let results = runner::run_jobs(&jobs, false, &|| {})?;
+    Ok(results.chunks(replications as usize).map(score).collect())
 }
 
 /// Scores one candidate from its runs (one per replication).
@@ -199,6 +206,9 @@ fn score(runs: &[RunResult]) -> Score {
     let n = runs.len() as f64;
     let mean = |f: &dyn Fn(&RunResult) -> f64| runs.iter().map(f).sum::<f64>() / n;
     let metastable = runs.iter().any(|r| r.summary.metastable());
+    let undetermined = runs
+        .iter()
+        .any(|r| r.summary.recovery == Recovery::Undetermined);
     let recovery = if runs
         .iter()
         .all(|r| r.summary.recovery_after_fault_s().is_some())
@@ -220,13 +230,14 @@ fn score(runs: &[RunResult]) -> Score {
         amplification: mean(&|r| r.summary.amplification()),
         recovery_after_fault_s: recovery,
         metastable,
+        undetermined,
     }
 }
 
 impl Score {
     fn feasible(&self, c: &Constraints) -> bool {
         c.max_drop_rate.is_none_or(|m| self.drop_rate <= m + 1e-12)
-            && !(c.must_recover && self.metastable)
+            && !(c.must_recover && (self.metastable || self.undetermined))
     }
 
     /// A sort key: smaller is better.
@@ -263,11 +274,11 @@ pub fn tune(
     constraints: Constraints,
     replications: u32,
     max_rounds: usize,
-) -> Tuned {
+) -> Result<Tuned, RunError> {
     let start = scenario.spec().policies[policy_index].clone();
     let start = start.with_preset_applied().unwrap_or(start);
     let baseline = Candidate {
-        score: evaluate_all(scenario, std::slice::from_ref(&start), replications).remove(0),
+        score: evaluate_all(scenario, std::slice::from_ref(&start), replications)?.remove(0),
         spec: start.clone(),
     };
     let mut evaluated = 1;
@@ -281,7 +292,7 @@ pub fn tune(
         for knob in knobs(&current.spec) {
             let candidates = variants(&current.spec, knob);
             evaluated += candidates.len();
-            let scores = evaluate_all(scenario, &candidates, replications);
+            let scores = evaluate_all(scenario, &candidates, replications)?;
             let scored: Vec<Candidate> = candidates
                 .into_iter()
                 .zip(scores)
@@ -305,11 +316,11 @@ pub fn tune(
             break;
         }
     }
-    Tuned {
+    Ok(Tuned {
         baseline,
         best,
         evaluated,
-    }
+    })
 }
 
 /// `gcloud tasks queues update` flags for a Cloud Tasks policy.
@@ -351,6 +362,9 @@ fn trim(x: f64) -> String {
 pub fn describe(s: &Score) -> String {
     let rec = match (s.metastable, s.recovery_after_fault_s) {
         (true, _) => "stays metastable".to_string(),
+        (false, None) if s.undetermined => {
+            "recovery undetermined (the run ends too soon after the fault)".to_string()
+        }
         (false, Some(r)) => format!(
             "recovers {} after the fault",
             format_duration((r * 1e9) as u64)

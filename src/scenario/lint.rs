@@ -1,0 +1,337 @@
+//! Warnings: scenarios that are valid but will probably not answer the
+//! question their author asked. `check` prints them; `run` prints them on
+//! stderr before simulating.
+//!
+//! One of them is also an explanation the model uses at run time: when
+//! simulated time stops advancing (every retry goes out, arrives and fails
+//! at the same instant), [`zero_time_loop`] says which settings allow it
+//! and how to give time a chance to pass.
+
+use super::spec::{ActionSpec, BackendKind, DistSpec, FaultSpec, Mode, ScenarioSpec};
+use crate::check::Problem;
+use crate::math::normal_cdf;
+use crate::policy::{Backoff, Policy};
+use crate::time::Dur;
+
+/// Whether every draw of `d` is exactly zero (absent means no delay).
+fn always_zero(d: Option<&DistSpec>) -> bool {
+    match d {
+        None => true,
+        Some(DistSpec::Constant { value }) => value.ns() == 0,
+        Some(DistSpec::Uniform { max, .. }) => max.ns() == 0,
+        Some(DistSpec::Normal { mean, stddev }) => mean.ns() == 0 && stddev.ns() == 0,
+        Some(DistSpec::Exponential { .. } | DistSpec::Lognormal { .. }) => false,
+    }
+}
+
+/// Whether every retry of `p` goes out with no delay at all.
+fn zero_backoff(p: &Policy) -> bool {
+    match p.backoff {
+        Backoff::Constant { delay } => delay == 0,
+        Backoff::Linear { initial, step, max } => max == 0 || (initial == 0 && step == 0),
+        Backoff::Exponential { initial, max, .. } => initial == 0 || max == 0,
+        Backoff::CloudTasks {
+            min_backoff,
+            max_backoff,
+            ..
+        } => min_backoff == 0 || max_backoff == 0,
+        Backoff::Decorrelated { max, .. } => max == 0,
+    }
+}
+
+/// The ways the backend can answer an attempt without any time passing,
+/// in words, for this scenario.
+fn instant_failures(spec: &ScenarioSpec) -> Vec<String> {
+    let b = &spec.backend;
+    let mut out = Vec::new();
+    if b.kind == BackendKind::Queue {
+        if b.queue_limit.is_some() && b.reject_cost.ns() == 0 {
+            out.push("a full waiting room rejects at once (`reject_cost` is 0)".to_string());
+        }
+        let outage = spec
+            .faults
+            .iter()
+            .any(|f| matches!(f, FaultSpec::Outage { .. }));
+        if outage && b.admission_cost.ns() == 0 {
+            out.push("an outage fails attempts at once (`admission_cost` is 0)".to_string());
+        }
+        let errors = spec
+            .faults
+            .iter()
+            .any(|f| matches!(f, FaultSpec::Errors { .. }));
+        if errors && b.admission_cost.ns() == 0 && always_zero(b.service_time.as_ref()) {
+            out.push("injected errors answer at once (service takes no time)".to_string());
+        }
+    }
+    if spec
+        .actions
+        .iter()
+        .any(|a| matches!(a, ActionSpec::ShedLoad { .. }))
+    {
+        out.push("shedding rejects at no cost".to_string());
+    }
+    out
+}
+
+/// Why simulated time may stop advancing under `policy`, if it can: a
+/// chain of zero-delay steps that can repeat for ever at one instant.
+pub fn zero_time_loop(spec: &ScenarioSpec, policy: &Policy) -> Option<String> {
+    if spec.dispatcher.is_some() || !always_zero(spec.traffic.network_delay.as_ref()) {
+        return None;
+    }
+    let mut failures = instant_failures(spec);
+    let closed = spec.traffic.mode == Mode::Closed && always_zero(spec.traffic.think_time.as_ref());
+    if closed && policy.breaker.is_some() {
+        failures.push("an open circuit breaker fails requests at once".to_string());
+    }
+    if failures.is_empty() {
+        return None;
+    }
+    let endless_retries = policy.max_attempts.is_none() && policy.budget.is_none();
+    let how = if endless_retries && zero_backoff(policy) {
+        "its retries go out with no backoff, without limit"
+    } else if closed {
+        "closed-loop clients send their next request as soon as one ends (no `think_time`)"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "policy {:?}: {how}, attempts reach the backend at once (no `network_delay`), and {}; \
+         give time a chance to pass: add a backoff delay, a `network_delay`, a `reject_cost` \
+         or an `admission_cost`{}",
+        policy.name,
+        failures.join(", and "),
+        if closed { ", or a `think_time`" } else { "" }
+    ))
+}
+
+/// Every warning for a validated scenario with its resolved policies.
+pub fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let mut warn = |path: &str, message: String| {
+        out.push(Problem {
+            path: path.to_string(),
+            message,
+        })
+    };
+    for (i, p) in policies.iter().enumerate() {
+        if let Some(why) = zero_time_loop(spec, p) {
+            warn(
+                &format!("policies[{i}]"),
+                format!("simulated time may stop advancing: {why}"),
+            );
+        }
+    }
+    if let Some(end) = incident_end(spec) {
+        let left = spec.duration.ns().saturating_sub(end);
+        let need = spec.report.stable_for.ns();
+        if left < need {
+            warn(
+                "duration",
+                format!(
+                    "the run ends {} after the last fault ends, less than report.stable_for ({}): \
+                     recovery cannot be judged and every outcome will be `undetermined`; \
+                     make the run longer or stable_for shorter",
+                    Dur(left),
+                    spec.report.stable_for
+                ),
+            );
+        }
+    }
+    if let Some(msg) = noisy_bins(spec, policies) {
+        warn("bin", msg);
+    }
+    let b = &spec.backend;
+    let t = &spec.traffic;
+    if b.drop_expired
+        && t.attempt_timeout.is_none()
+        && t.deadline.is_none()
+        && spec.dispatcher.is_none()
+    {
+        warn(
+            "backend.drop_expired",
+            "has no effect: no attempt ever expires without an `attempt_timeout`, a `deadline` or a dispatcher"
+                .to_string(),
+        );
+    }
+    if b.kind == BackendKind::Queue && b.reject_cost.ns() > 0 && b.queue_limit.is_none() {
+        warn(
+            "backend.reject_cost",
+            "has no effect: an unlimited waiting room never rejects (set `queue_limit`)"
+                .to_string(),
+        );
+    }
+    if b.retry_after.is_some() && !policies.iter().any(|p| p.honor_retry_after) {
+        warn(
+            "backend.retry_after",
+            "no policy honours it (`honor_retry_after`), so it changes nothing".to_string(),
+        );
+    }
+    out
+}
+
+/// The end of the last incident fault, in nanoseconds (faults covering the
+/// whole run are background, not incidents).
+fn incident_end(spec: &ScenarioSpec) -> Option<u64> {
+    let run_end = spec.duration.ns();
+    spec.faults
+        .iter()
+        .map(|f| f.window())
+        .filter(|&(s, e)| !(s == 0 && e >= run_end) && s < run_end)
+        .map(|(_, e)| e.min(run_end))
+        .max()
+}
+
+/// A warning when the bins hold too few requests for the recovery
+/// threshold to be judged reliably (open mode only, where the rate is
+/// known).
+///
+/// In a healthy bin, goodput differs from demand only by the requests that
+/// straddle a bin edge (about rate × latency of them at each edge), so the
+/// ratio's noise is about √(2 · rate · latency) / (rate · bin). A window of
+/// `stable_for` holds k bins; the warning fires when a healthy system
+/// would fail the threshold in at least one of them more than 5 % of the
+/// time.
+fn noisy_bins(spec: &ScenarioSpec, policies: &[Policy]) -> Option<String> {
+    let t = &spec.traffic;
+    if t.mode != Mode::Open || spec.faults.is_empty() {
+        return None;
+    }
+    let scale = t.profile.iter().map(|p| p.scale).fold(1.0f64, |a, b| {
+        if t.profile.is_empty() {
+            a
+        } else {
+            a.min(b)
+        }
+    });
+    let scale = if t.profile.is_empty() { 1.0 } else { scale };
+    let rate = t.rate? * scale;
+    if rate <= 0.0 || policies.is_empty() {
+        return None;
+    }
+    let bin = spec.bin.secs();
+    let mean = |d: Option<&DistSpec>| d.map_or(0.0, dist_mean_s);
+    let latency = spec.backend.admission_cost.secs()
+        + mean(spec.backend.service_time.as_ref())
+        + 2.0 * mean(t.network_delay.as_ref());
+    let per_bin = rate * bin;
+    let straddling = 2.0 * rate * latency.clamp(1.0 / rate.max(1e-9), bin);
+    let sd = straddling.sqrt() / per_bin;
+    let threshold = spec.report.recovery_threshold;
+    let z = (1.0 - threshold) / sd;
+    let k = (spec.report.stable_for.secs() / bin).ceil().max(1.0);
+    let p_fail = 1.0 - normal_cdf(z).powf(k);
+    (p_fail > 0.05).then(|| {
+        format!(
+            "about {} requests per bin of {}: Poisson noise alone makes a healthy bin miss the \
+             recovery threshold ({}) now and then, so the recovery time is decided by chance \
+             ({:.0} % of healthy {} windows fail); use a larger bin or a lower threshold",
+            (per_bin * 10.0).round() / 10.0,
+            spec.bin,
+            threshold,
+            100.0 * p_fail,
+            spec.report.stable_for
+        )
+    })
+}
+
+/// A distribution's mean in seconds, as written.
+fn dist_mean_s(d: &DistSpec) -> f64 {
+    match d {
+        DistSpec::Constant { value } => value.secs(),
+        DistSpec::Exponential { mean } => mean.secs(),
+        DistSpec::Uniform { min, max } => (min.secs() + max.secs()) / 2.0,
+        DistSpec::Lognormal {
+            median, mean, p99, ..
+        } => mean.or(*median).or(*p99).map_or(0.0, |d| d.secs()),
+        DistSpec::Normal { mean, .. } => mean.secs(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    fn scenario(traffic: &str, backend: &str, rest: &str, policy: &str) -> Scenario {
+        Scenario::from_json(&format!(
+            r#"{{"name": "l", "duration": "60s",
+                "traffic": {{{traffic}}},
+                "backend": {{{backend}}} {rest},
+                "policies": [{policy}]}}"#
+        ))
+        .unwrap()
+    }
+
+    const FOREVER: &str =
+        r#"{"name": "forever", "max_attempts": 0, "backoff": {"constant": {"delay": "0s"}}}"#;
+
+    #[test]
+    fn retrying_forever_into_instant_rejections_is_a_loop() {
+        let s = scenario(
+            r#""rate": 100"#,
+            r#""workers": 1, "queue_limit": 1, "service_time": {"constant": {"value": "1s"}}"#,
+            "",
+            FOREVER,
+        );
+        let why = zero_time_loop(s.spec(), &s.policies()[0]).expect("a loop");
+        assert!(why.contains("reject_cost"), "{why}");
+        // Any delay breaks it.
+        let s = scenario(
+            r#""rate": 100, "network_delay": {"constant": {"value": "1ms"}}"#,
+            r#""workers": 1, "queue_limit": 1, "service_time": {"constant": {"value": "1s"}}"#,
+            "",
+            FOREVER,
+        );
+        assert_eq!(zero_time_loop(s.spec(), &s.policies()[0]), None);
+    }
+
+    #[test]
+    fn closed_clients_without_think_time_loop_through_an_outage() {
+        let s = scenario(
+            r#""mode": "closed", "clients": 10"#,
+            r#""workers": 2, "service_time": {"constant": {"value": "10ms"}}"#,
+            r#", "faults": [{"outage": {"start": "10s", "duration": "10s"}}]"#,
+            r#"{"name": "once"}"#,
+        );
+        let why = zero_time_loop(s.spec(), &s.policies()[0]).expect("a loop");
+        assert!(why.contains("think_time"), "{why}");
+        let w = warnings(s.spec(), s.policies());
+        assert!(w.iter().any(|p| p.path == "policies[0]"), "{w:?}");
+    }
+
+    #[test]
+    fn a_short_tail_after_the_fault_is_flagged() {
+        let s = scenario(
+            r#""rate": 1000"#,
+            r#""workers": 20, "service_time": {"constant": {"value": "10ms"}}"#,
+            r#", "faults": [{"outage": {"start": "40s", "duration": "10s"}}]"#,
+            r#"{"name": "once"}"#,
+        );
+        let w = warnings(s.spec(), s.policies());
+        assert!(
+            w.iter()
+                .any(|p| p.path == "duration" && p.message.contains("10s")),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn few_requests_per_bin_are_flagged_and_many_are_not() {
+        let text = |rate: u32| {
+            scenario(
+                &format!(r#""rate": {rate}"#),
+                r#""workers": 20, "service_time": {"constant": {"value": "50ms"}}"#,
+                r#", "faults": [{"outage": {"start": "5s", "duration": "5s"}}]"#,
+                r#"{"name": "once"}"#,
+            )
+        };
+        let noisy = |s: &Scenario| {
+            warnings(s.spec(), s.policies())
+                .iter()
+                .any(|p| p.path == "bin")
+        };
+        assert!(noisy(&text(5)), "5 requests a second in 1 s bins");
+        assert!(!noisy(&text(2000)));
+    }
+}

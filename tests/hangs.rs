@@ -1,0 +1,112 @@
+//! Scenarios whose simulated time stops advancing (every step of a retry
+//! loop takes no time) end within seconds with a clear error instead of
+//! hanging, and `check` warns about them before anything runs.
+
+use retrysim::model::run::{simulate, RunError};
+use retrysim::scenario::Scenario;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Retry immediately, forever, into a full waiting room that rejects at
+/// no cost.
+const RETRY_FOREVER: &str = r#"{"name": "forever", "duration": "60s",
+  "traffic": {"rate": 200},
+  "backend": {"workers": 1, "queue_limit": 2,
+              "service_time": {"constant": {"value": "1s"}}},
+  "policies": [{"name": "while-true", "max_attempts": 0,
+                "backoff": {"constant": {"delay": "0s"}}}]}"#;
+
+/// Closed-loop clients with no think time during an outage that fails
+/// attempts at once.
+const CLOSED_OUTAGE: &str = r#"{"name": "closed", "duration": "60s",
+  "traffic": {"mode": "closed", "clients": 50},
+  "backend": {"workers": 5, "service_time": {"constant": {"value": "10ms"}}},
+  "faults": [{"outage": {"start": "5s", "duration": "10s"}}],
+  "policies": [{"name": "once"}]}"#;
+
+fn stalls(text: &str) -> (RunError, Duration) {
+    let s = Scenario::from_json(text).unwrap();
+    let started = Instant::now();
+    let e = simulate(&s, 0, 0).expect_err("time stops");
+    (e, started.elapsed())
+}
+
+#[test]
+fn retrying_forever_into_instant_rejections_stops_with_the_cause() {
+    let (e, took) = stalls(RETRY_FOREVER);
+    let RunError::Stalled { at_s, why, .. } = &e else {
+        panic!("{e}");
+    };
+    assert!(*at_s < 1.0, "the queue fills within the first second: {e}");
+    assert!(
+        why.contains("no backoff") && why.contains("reject_cost"),
+        "{why}"
+    );
+    assert!(took < Duration::from_secs(30), "{took:?}");
+}
+
+#[test]
+fn closed_clients_without_think_time_stop_during_an_outage() {
+    let (e, _) = stalls(CLOSED_OUTAGE);
+    let RunError::Stalled { at_s, why, .. } = &e else {
+        panic!("{e}");
+    };
+    assert_eq!(*at_s, 5.0, "the outage starts at 5 s");
+    assert!(why.contains("think_time"), "{why}");
+}
+
+#[test]
+fn closed_clients_behind_an_open_breaker_stop_too() {
+    let text = CLOSED_OUTAGE.replace(
+        r#"{"name": "once"}"#,
+        r#"{"name": "breaker", "circuit_breaker": {"failure_rate": 0.5}}"#,
+    );
+    let (e, _) = stalls(&text);
+    assert!(matches!(e, RunError::Stalled { .. }), "{e}");
+    assert!(e.to_string().contains("breaker"), "{e}");
+}
+
+#[test]
+fn any_delay_lets_time_pass() {
+    for text in [
+        RETRY_FOREVER.replace(
+            r#""rate": 200"#,
+            r#""rate": 200, "network_delay": {"constant": {"value": "1ms"}}"#,
+        ),
+        RETRY_FOREVER.replace(
+            r#""queue_limit": 2"#,
+            r#""queue_limit": 2, "reject_cost": "1us""#,
+        ),
+        CLOSED_OUTAGE.replace(
+            r#""clients": 50"#,
+            r#""clients": 50, "think_time": {"constant": {"value": "1ms"}}"#,
+        ),
+    ] {
+        let short = text.replace(r#""duration": "60s""#, r#""duration": "6s""#);
+        let s = Scenario::from_json(&short).unwrap();
+        let r = simulate(&s, 0, 0).expect("time passes");
+        assert!(r.summary.requests > 0);
+    }
+}
+
+#[test]
+fn the_command_line_exits_2_and_check_warns_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("forever.json");
+    std::fs::write(&file, RETRY_FOREVER).unwrap();
+    let bin = env!("CARGO_BIN_EXE_retrysim");
+    let check = Command::new(bin).arg("check").arg(&file).output().unwrap();
+    assert!(check.status.success());
+    let warned = String::from_utf8_lossy(&check.stderr);
+    assert!(warned.contains("time may stop advancing"), "{warned}");
+    let run = Command::new(bin)
+        .args(["run", "-q", "--no-plots", "-o"])
+        .arg(dir.path().join("out"))
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("stopped advancing"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

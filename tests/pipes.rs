@@ -1,0 +1,113 @@
+//! A closed standard output (`retrysim ... | head`) ends every command
+//! quietly: exit status 0, nothing on stderr, no panic.
+//!
+//! Each command runs with its stdout connected to a pipe whose read end is
+//! closed before the process starts, so its first write fails with a broken
+//! pipe whatever the timing. A second run with a readable pipe shows the
+//! command did have something to print.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn retrysim() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_retrysim"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+/// Runs with stdout on a pipe nobody reads; returns (exit code, stderr).
+fn with_closed_stdout(args: &[&str]) -> (Option<i32>, String) {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let child = retrysim()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let out = child.wait_with_output().expect("the binary ends");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs normally; returns what it printed on stdout (it must succeed).
+fn stdout_of(args: &[&str]) -> String {
+    let out = retrysim().args(args).output().expect("the binary runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The command prints something, and with stdout closed it exits 0 with
+/// an empty stderr.
+fn quiet_on_broken_pipe(args: &[&str]) {
+    assert!(!stdout_of(args).is_empty(), "{args:?} prints nothing");
+    let (code, err) = with_closed_stdout(args);
+    assert_eq!(code, Some(0), "{args:?}: stderr: {err}");
+    assert_eq!(err, "", "{args:?}");
+}
+
+#[test]
+fn check_and_import() {
+    quiet_on_broken_pipe(&[
+        "check",
+        "scenarios/example.json",
+        "scenarios/spanner-90s.json",
+    ]);
+    quiet_on_broken_pipe(&["import", "grpc", "examples/service_config.json"]);
+}
+
+#[test]
+fn schedule_csv_and_table() {
+    quiet_on_broken_pipe(&["schedule", "--preset", "cloud-tasks-default", "--csv"]);
+    quiet_on_broken_pipe(&["schedule", "--preset", "cloud-tasks-default"]);
+    // Enough rows that the CSV writer meets the closed pipe while writing a
+    // record, so the io::Error arrives wrapped in a csv::Error.
+    let long = [
+        "--backoff",
+        "constant",
+        "--delay",
+        "1s",
+        "--attempts",
+        "5000",
+    ];
+    quiet_on_broken_pipe(&[&["schedule", "--csv"][..], &long].concat());
+    quiet_on_broken_pipe(&[&["schedule"][..], &long].concat());
+}
+
+#[test]
+fn run_sweep_merge_and_tune() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let (run, sweep, merged, tune) = (out("run"), out("sweep"), out("merged"), out("tune"));
+    let scenario = "tests/good/minimal.json";
+    quiet_on_broken_pipe(&["run", scenario, "--no-plots", "-o", &run]);
+    // The files are written before the summary is printed.
+    assert!(Path::new(&run).join("minimal/summary.csv").exists());
+    quiet_on_broken_pipe(&[
+        "sweep",
+        scenario,
+        "--set",
+        "traffic.rate=50,100",
+        "-o",
+        &sweep,
+    ]);
+    quiet_on_broken_pipe(&["merge", &sweep, "-o", &merged]);
+    quiet_on_broken_pipe(&["tune", scenario, "--rounds", "1", "-o", &tune]);
+}
+
+#[test]
+fn other_errors_still_fail() {
+    // A broken pipe is the only error that ends quietly: an invalid
+    // scenario still exits 2 and says why, with stdout closed or not.
+    let (code, err) = with_closed_stdout(&["check", "tests/bad/empty.json"]);
+    assert_eq!(code, Some(2));
+    assert!(err.starts_with("error: tests/bad/empty.json"), "{err}");
+}
