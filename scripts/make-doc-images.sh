@@ -5,6 +5,7 @@
 #
 #   scripts/make-doc-images.sh                 # docs/quick-*.png
 #   scripts/make-doc-images.sh NAME SCENARIO   # docs/NAME-load.png, docs/NAME-recovery.png
+#   scripts/make-doc-images.sh NAME SCENARIO WxH   # the same at another size
 #
 # Run from anywhere; builds the release binary if needed.
 set -eu
@@ -15,8 +16,8 @@ bin="${CARGO_TARGET_DIR:-$root/target}/release/retrysim"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-make() { # NAME SCENARIO_FILE
-    "$bin" run "$2" -o "$tmp/$1" --quiet --plot-size 1200x700
+make() { # NAME SCENARIO_FILE [SIZE]
+    "$bin" run "$2" -o "$tmp/$1" --quiet --plot-size "${3:-1200x700}"
     out=$(find "$tmp/$1" -name load.png -printf '%h\n' | head -n 1)
     mkdir -p docs
     cp "$out/load.png" "docs/$1-load.png"
@@ -24,8 +25,8 @@ make() { # NAME SCENARIO_FILE
     ls -l "docs/$1-load.png" "docs/$1-recovery.png"
 }
 
-if [ $# -eq 2 ]; then
-    make "$1" "$2"
+if [ $# -ge 2 ]; then
+    make "$1" "$2" "${3:-1200x700}"
 else
     make quick scenarios/quick-outage.json
 fi

@@ -204,7 +204,7 @@ mod limits {
                     wake = None;
                 }
                 for _ in 0..s.arrivals {
-                    let slot = reqs.open(0, now, true);
+                    let slot = reqs.open(0, now, true, false);
                     d.enqueue(reqs.set_due(slot));
                 }
                 for _ in 0..s.answers.min(out.len() as u32) {

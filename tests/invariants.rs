@@ -33,6 +33,7 @@ fn jitter() -> impl Strategy<Value = Value> {
         Just(json!("none")),
         Just(json!("full")),
         Just(json!("equal")),
+        Just(json!("next_step")),
         (0.0f64..1.0).prop_map(|f| json!({"proportional": f})),
     ]
 }
@@ -45,7 +46,8 @@ fn fault() -> impl Strategy<Value = Value> {
         window.clone().prop_map(|(s, d)| json!({"blackhole": {"start": s, "duration": d}})),
         (window.clone(), 0.2f64..5.0).prop_map(|((s, d), f)| json!({"slowdown": {"start": s, "duration": d, "factor": f}})),
         (window.clone(), 0u32..4).prop_map(|((s, d), w)| json!({"capacity": {"start": s, "duration": d, "workers": w}})),
-        (window, 0.0f64..1.0).prop_map(|((s, d), r)| json!({"errors": {"start": s, "duration": d, "rate": r, "status": "unavailable"}})),
+        (window, 0.0f64..1.0, prop::sample::select(vec!["unavailable", "resource_exhausted", "internal"]))
+            .prop_map(|((s, d), r, st)| json!({"errors": {"start": s, "duration": d, "rate": r, "status": st}})),
     ]
 }
 
@@ -81,7 +83,25 @@ prop_compose! {
             json!({"circuit_breaker": {"failure_rate": 0.2, "window": "1s", "open_for": "500ms", "min_calls": 3}}),
             json!({"circuit_breaker": {"failure_rate": 0.5, "window": "2s", "open_for": "1s", "scope": "global"},
                    "budget": {"token_bucket": {"max_tokens": 5, "token_ratio": 0.5, "scope": "global"}}}),
+            json!({"budget": {"concurrency": {"percent": 20, "min": 2}}}),
+            json!({"budget": {"rate": {"per_second": 20, "burst": 5, "scope": {"group": 3}}}}),
+            json!({"budget": {"quota": {"cost": 14, "timeout_cost": 14, "throttling_cost": 5, "scope": {"group": 4}}},
+                   "circuit_breaker": {"failure_rate": 0.3, "window": "1s", "open_for": "300ms", "scope": {"group": 2}},
+                   "throttling_backoff": {"exponential": {"initial": "20ms", "max": "500ms"}},
+                   "honor_retry_after": true, "pushback": {"bounded": "100ms"}}),
         ]),
+        client_side in prop::sample::select(vec![
+            json!(null),
+            json!({"rate_limiter": {"aws_adaptive": {}}, "budget": {"quota": {}}}),
+            json!({"rate_limiter": {"aws_adaptive": {"scope": {"group": 5}, "bucket": "100ms"}}}),
+            json!({"hedging": {"delay": "20ms", "max_attempts": 3, "non_fatal": ["unavailable", "deadline_exceeded"]}}),
+            json!({"hedging": {"delay": "0s", "max_attempts": 5, "non_fatal": ["unavailable", "resource_exhausted"]},
+                   "budget": {"token_bucket": {"max_tokens": 10, "token_ratio": 0.1}}, "honor_retry_after": true}),
+            json!({"hedging": {"delay": "5ms", "max_attempts": 2},
+                   "budget": {"concurrency": {"min": 1}},
+                   "circuit_breaker": {"failure_rate": 0.5, "window": "1s", "open_for": "200ms", "min_calls": 3}}),
+        ]),
+        retry_after in prop::option::of(1u64..300),
         contention in prop::bool::weighted(0.2),
         dispatcher in prop::option::of((1.0f64..300.0, 1u32..20, 1u32..10, 10u64..500, prop::option::of(0u64..20))),
         force in prop::sample::select(vec![json!(null), json!([0, 2, 5, 40]), json!(0.5)]),
@@ -101,6 +121,7 @@ prop_compose! {
         let mut backend = json!({"workers": workers, "service_time": service, "discipline": if lifo {"lifo"} else {"fifo"},
             "drop_expired": drop_expired, "admission_cost": format!("{admission}ms"), "reject_cost": format!("{reject}ms")});
         if let Some(k) = queue_limit { backend["queue_limit"] = json!(k); }
+        if let Some(ra) = retry_after { backend["retry_after"] = json!(format!("{ra}ms")); }
         if contention {
             backend = json!({"kind": "contention", "reject_status": "resource_exhausted"});
         }
@@ -108,6 +129,16 @@ prop_compose! {
             "retry_on": ["unavailable", "aborted", "deadline_exceeded", "resource_exhausted"]});
         if let Some(m) = mrd { policy["max_retry_duration"] = json!(m); }
         if let Some(extra) = gate.as_object() {
+            for (k, v) in extra { policy[k] = v.clone(); }
+        }
+        // Hedging and rate limiters: not with a Cloud Tasks dispatcher
+        // (refused by validation).
+        if let (Some(extra), None) = (client_side.as_object(), &dispatcher) {
+            if extra.contains_key("hedging") {
+                // Hedging replaces the retry fields.
+                policy = json!({"name": "p"});
+                if let Some(b) = gate.get("circuit_breaker") { policy["circuit_breaker"] = b.clone(); }
+            }
             for (k, v) in extra { policy[k] = v.clone(); }
         }
         let mut actions = vec![];
@@ -201,12 +232,21 @@ proptest! {
         }
         let last = r.bins.last().unwrap();
         prop_assert_eq!(last.backlog as u64, m.unfinished, "no warm-up: the backlog at the end is what is unfinished");
+        if let Some(h) = s.policies()[0].hedging {
+            // Never more hedges than max_attempts per request.
+            prop_assert!(m.attempts <= u64::from(h.max_attempts) * m.requests);
+        }
+        for b in &r.bins {
+            prop_assert_eq!(b.client_waiting.is_some(), s.policies()[0].rate_limiter.is_some());
+        }
         if !s.policies()[0].may_retry() {
-            if s.spec().dispatcher.is_none() && s.policies()[0].breaker.is_none() {
+            let p = &s.policies()[0];
+            if s.spec().dispatcher.is_none() && p.breaker.is_none() && p.rate_limiter.is_none() {
                 prop_assert_eq!(m.attempts, m.requests);
             } else {
-                // Tasks still waiting for a dispatch token, and requests an
-                // open breaker refused, have no attempt.
+                // Tasks still waiting for a dispatch token, requests an
+                // open breaker refused, and requests still queued in the
+                // client's rate limiter at the end have no attempt.
                 prop_assert!(m.attempts <= m.requests);
             }
         }

@@ -430,3 +430,252 @@ fn after_an_exact_pushback_the_backoff_starts_again_from_initial() {
     );
     assert_eq!(retries_between(&r, 13.0, 13.6), 0.0);
 }
+
+// --- The mechanisms added for the client-side features: each against the
+// value its definition gives (the README's amplification table). ---
+
+#[test]
+fn hedging_on_fast_failures_is_retrying_at_once() {
+    // Answers come back in 1 ms, long before the 10 ms hedge delay, and a
+    // non-fatal failure sends the next hedge at once: four attempts at most,
+    // each failing with probability p, so 1 + p + p² + p³ per request.
+    let hedge = r#"{"name": "hedging", "hedging": {"delay": "10ms", "max_attempts": 4,
+                    "non_fatal": ["unavailable"]}}"#;
+    for p in [0.3, 0.5, 0.75] {
+        let s = scenario(p, 1000.0, 1, 60, &[hedge.to_string()]);
+        let r = run_one(&s, 0).summary;
+        ends_once(&r);
+        let want = geometric(p, 3);
+        let got = r.amplification();
+        assert!(
+            (got - want).abs() <= 0.01 * want,
+            "p = {p}: {got:.4} vs {want:.4}"
+        );
+        let drop = r.dropped as f64 / r.requests as f64;
+        assert!((drop - p.powi(4)).abs() < 0.01, "all four failed: {drop}");
+    }
+    // A fatal status ends the request at its first failure.
+    let fatal = r#"{"name": "fatal", "hedging": {"delay": "10ms", "max_attempts": 4,
+                    "non_fatal": ["internal"]}}"#;
+    let r = run_one(&scenario(0.5, 1000.0, 1, 30, &[fatal.to_string()]), 0).summary;
+    assert!((r.amplification() - 1.0).abs() < 1e-9);
+    assert!((r.failed as f64 / r.requests as f64 - 0.5).abs() < 0.02);
+}
+
+#[test]
+fn hedges_never_exceed_max_attempts() {
+    // A blackhole answers nothing: every request sends its first attempt
+    // and a hedge every 20 ms until it has sent max_attempts, then waits for
+    // its 1 s deadline. Exactly N attempts per request, never N + 1.
+    for n in [2u32, 3, 5, 9] {
+        let json = format!(
+            r#"{{"name": "hedge-cap", "seed": 4, "duration": "20s", "bin": "1s",
+                "traffic": {{"rate": 200, "deadline": "1s"}},
+                "backend": {{"workers": 10, "service_time": {{"constant": {{"value": "1ms"}}}}}},
+                "faults": [{{"blackhole": {{"start": "0s", "duration": "20s"}}}}],
+                "policies": [{{"name": "h", "hedging": {{"delay": "20ms", "max_attempts": {n},
+                               "non_fatal": ["unavailable"]}}}}]}}"#
+        );
+        let r = run_one(&Scenario::from_json(&json).unwrap(), 0).summary;
+        ends_once(&r);
+        let finished = r.requests - r.unfinished;
+        let cap = n.min(5) as f64;
+        // Requests still open at the end may not have sent them all yet.
+        assert!(r.attempts as f64 <= cap * r.requests as f64, "n = {n}");
+        assert!(
+            r.attempts as f64 >= cap * finished as f64,
+            "n = {n}: {} attempts for {finished} finished requests",
+            r.attempts
+        );
+        assert_eq!(r.dropped, finished, "every one hit its deadline");
+    }
+}
+
+#[test]
+fn tokens_throttle_hedges() {
+    // gRFC A6: a hedge needs the throttle above half, and every non-fatal
+    // failure takes a token. Once the bucket drains (p > 1/11), hedges
+    // stop: about one attempt per request, as the retry row.
+    let hedge = r#"{"name": "throttled-hedging", "hedging": {"delay": "10ms", "max_attempts": 4,
+                    "non_fatal": ["unavailable"]},
+                    "budget": {"token_bucket": {"max_tokens": 10, "token_ratio": 0.1}}}"#;
+    for p in [0.3, 0.5] {
+        let s = scenario(p, 1000.0, 1, 60, &[hedge.to_string()]);
+        let res = run_one(&s, 0);
+        ends_once(&res.summary);
+        let hedges = res.summary.retries();
+        assert!(hedges < 50, "p = {p}: {hedges} hedges");
+        assert!(
+            (res.summary.success_rate() - (1.0 - p)).abs() < 0.02,
+            "success {}",
+            res.summary.success_rate()
+        );
+    }
+}
+
+#[test]
+fn ratio_budget_of_linkerd_and_finagle_allows_a_fifth_plus_ten_per_second() {
+    // 20 % of requests + 10 retries/s over the 10 s window: at 1000 req/s
+    // at most 0.2 + 0.01 retries per request.
+    let budget = r#""budget": {"ratio": {"percent": 20, "min_per_second": 10, "ttl": "10s"}}"#;
+    for p in [0.3, 0.5, 0.75] {
+        let s = scenario(p, 1000.0, 1, 60, &[policy("ratio-20", budget)]);
+        let a = run_one(&s, 0).summary.amplification();
+        assert!(a <= 1.215, "p = {p}: {a:.4}");
+        assert!(a >= 1.19, "p = {p}: {a:.4} (the budget binds)");
+    }
+}
+
+#[test]
+fn envoy_concurrency_budget_follows_littles_law() {
+    // Envoy's retry budget counts a retry from the decision to retry (its
+    // backoff included) to its outcome: 10 ms + 1 ms here. Active attempts
+    // are ~1 (1000/s × 1 ms), so the floor of 3 is the limit, and by
+    // Little's law retries/s ≤ 3 / 0.011 s = 273: amplification ≤ 1.273.
+    let budget = r#""budget": {"concurrency": {"percent": 20, "min": 3}}"#;
+    let cap = 1.0 + 3.0 / (0.011 * 1000.0);
+    for p in [0.3, 0.5, 0.75] {
+        let s = scenario(p, 1000.0, 1, 60, &[policy("envoy", budget)]);
+        let r = run_one(&s, 0).summary;
+        ends_once(&r);
+        let a = r.amplification();
+        assert!(a <= cap + 0.005, "p = {p}: {a:.4} > {cap:.4}");
+        assert!(
+            a >= 1.15,
+            "p = {p}: {a:.4} (the budget lets the floor through)"
+        );
+        assert!(a < geometric(p, 3), "p = {p}: binds");
+    }
+}
+
+#[test]
+fn envoy_budget_floor_lets_three_concurrent_retries_through_at_low_load() {
+    // What the floor lets through: 10 req/s, every attempt fails, 1 s
+    // backoff. Active attempts are ~0, so 20 % allows nothing, but the
+    // floor keeps 3 retries outstanding at all times: 3 per second, or
+    // 0.3 retries per request, whatever the percent.
+    let slow = r#"{"name": "floor", "max_attempts": 4,
+        "backoff": {"constant": {"delay": "1s"}}, "budget": {"concurrency": {"percent": 20, "min": 3}}}"#;
+    let s = scenario(1.0, 10.0, 1, 120, &[slow.to_string()]);
+    let res = run_one(&s, 0);
+    let retries: f64 = res.bins.iter().skip(10).map(|b| b.retry_rps).sum::<f64>() / 110.0;
+    assert!((retries - 3.0).abs() < 0.15, "retries/s {retries:.3}");
+}
+
+#[test]
+fn client_go_bucket_delays_instead_of_refusing() {
+    // One bucket, 10 tokens/s, burst 100, and retries never refused: over
+    // T = 120 s at most 100 + 10·T retries go out whatever p is; the rest
+    // wait their turn (in debt) and are still waiting at the end.
+    let budget = r#""budget": {"rate": {"per_second": 10, "burst": 100}}"#;
+    for p in [0.3, 0.75] {
+        let s = scenario(p, 1000.0, 1, 120, &[policy("client-go", budget)]);
+        let r = run_one(&s, 0).summary;
+        ends_once(&r);
+        let retries = r.retries() as f64;
+        assert!(retries <= 100.0 + 10.0 * 120.0 + 1.0, "p = {p}: {retries}");
+        assert!(retries >= 100.0 + 10.0 * 119.0, "p = {p}: {retries}");
+        // The bucket never refuses: the only drops are the few requests that
+        // got all four attempts (out of the early burst) and failed them.
+        assert!(r.dropped < 50, "dropped {}", r.dropped);
+        assert!(r.unfinished > 0, "the waiting retries are still open");
+    }
+}
+
+#[test]
+fn aws_2026_quota_settles_where_refunds_pay_for_retries() {
+    // The same balance as the pre-2026 quota with a retry costing 14:
+    // amplification ≈ 1 + (1 − p) / (14 p) once the 500 units are gone.
+    let quota = r#""budget": {"quota": {"cost": 14, "timeout_cost": 14, "throttling_cost": 5}}"#;
+    for p in [0.3, 0.5, 0.75] {
+        let s = scenario(p, 1000.0, 1, 120, &[policy("aws-2026", quota)]);
+        let res = run_one(&s, 0);
+        let demand: f64 = res.bins.iter().skip(20).map(|b| b.demand_rps).sum();
+        let retries: f64 = res.bins.iter().skip(20).map(|b| b.retry_rps).sum();
+        let got = 1.0 + retries / demand;
+        let want = 1.0 + (1.0 - p) / (14.0 * p);
+        assert!((got - want).abs() < 0.02, "p = {p}: {got:.4} vs {want:.4}");
+    }
+}
+
+#[test]
+fn adaptive_limiter_stays_off_without_throttling_errors() {
+    // `unavailable` is not a throttling error: the limiter never switches
+    // on, so aws-adaptive is exactly the standard quota.
+    let quota = r#""budget": {"quota": {}}"#;
+    let adaptive = r#""budget": {"quota": {}}, "rate_limiter": {"aws_adaptive": {}}"#;
+    let s = scenario(
+        0.5,
+        1000.0,
+        1,
+        60,
+        &[policy("q", quota), policy("a", adaptive)],
+    );
+    let (q, a) = (run_one(&s, 0), run_one(&s, 1));
+    assert_eq!(q.summary.attempts, a.summary.attempts);
+    assert_eq!(q.summary.succeeded, a.summary.succeeded);
+    assert_eq!(a.summary.client_wait_ms, Some(0.0));
+}
+
+#[test]
+fn next_step_jitter_moves_retries_not_their_number() {
+    let p = 0.5;
+    let j = r#"{"name": "next-step", "max_attempts": 4, "jitter": "next_step",
+                "backoff": {"exponential": {"initial": "10ms", "max": "80ms"}}}"#;
+    let r = run_one(&scenario(p, 1000.0, 1, 60, &[j.to_string()]), 0).summary;
+    let want = geometric(p, 3);
+    assert!((r.amplification() - want).abs() < 0.01 * want);
+}
+
+/// One scenario, two scopes: the runs must be the same run.
+fn same_run(clients: u32, a: &str, b: &str) {
+    let s = scenario(0.5, 1000.0, clients, 30, &[policy("a", a), policy("b", b)]);
+    let (ra, rb) = (run_one(&s, 0), run_one(&s, 1));
+    assert_eq!(ra.summary, rb.summary, "{a} vs {b}");
+    assert_eq!(ra.bins, rb.bins, "{a} vs {b}");
+}
+
+#[test]
+fn a_group_of_one_is_per_client_and_a_group_of_everyone_is_global() {
+    let kinds = [
+        r#""budget": {"token_bucket": {"max_tokens": 10, "token_ratio": 0.1, "scope": SCOPE}}"#,
+        r#""budget": {"ratio": {"percent": 10, "min_per_second": 1, "scope": SCOPE}}"#,
+        r#""budget": {"quota": {"scope": SCOPE}}"#,
+        r#""budget": {"concurrency": {"scope": SCOPE}}"#,
+        r#""circuit_breaker": {"failure_rate": 0.4, "scope": SCOPE}"#,
+        r#""budget": {"quota": {}}, "rate_limiter": {"aws_adaptive": {"scope": SCOPE}}"#,
+    ];
+    for k in kinds {
+        same_run(
+            100,
+            &k.replace("SCOPE", r#""client""#),
+            &k.replace("SCOPE", r#"{"group": 1}"#),
+        );
+        same_run(
+            100,
+            &k.replace("SCOPE", r#""global""#),
+            &k.replace("SCOPE", r#"{"group": 100}"#),
+        );
+        // Groups larger than the client count are one group too.
+        same_run(
+            100,
+            &k.replace("SCOPE", r#""global""#),
+            &k.replace("SCOPE", r#"{"group": 1000}"#),
+        );
+    }
+    // And a group in between is neither.
+    let b = r#""budget": {"token_bucket": {"max_tokens": 10, "token_ratio": 0.1, "scope": SCOPE}}"#;
+    let s = scenario(
+        0.5,
+        1000.0,
+        100,
+        30,
+        &[
+            policy("client", &b.replace("SCOPE", r#""client""#)),
+            policy("g10", &b.replace("SCOPE", r#"{"group": 10}"#)),
+            policy("global", &b.replace("SCOPE", r#""global""#)),
+        ],
+    );
+    let r: Vec<u64> = (0..3).map(|i| run_one(&s, i).summary.retries()).collect();
+    assert!(r[0] > r[1] && r[1] > r[2], "retries by scope: {r:?}");
+}

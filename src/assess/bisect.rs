@@ -137,12 +137,13 @@ impl Bisection {
     }
 }
 
+/// Evaluates one batch of (search index, load) probes: the share of
+/// recovering replications at each (`None`: undetermined).
+pub type Eval<'a> = dyn FnMut(&[(usize, f64)]) -> Vec<Option<f64>> + 'a;
+
 /// Advances every search until all are over: each step asks `eval` for the
 /// shares of one batch of (search index, load) probes, in search order.
-pub fn run_all(
-    searches: &mut [Bisection],
-    eval: &mut dyn FnMut(&[(usize, f64)]) -> Vec<Option<f64>>,
-) {
+pub fn run_all(searches: &mut [Bisection], eval: &mut Eval<'_>) {
     loop {
         let batch: Vec<(usize, f64)> = searches
             .iter()

@@ -154,6 +154,33 @@ pub fn budget_limit(budget: &BudgetSpec, ctx: &Context) -> Limit {
                 gates_all: false,
             }
         }
+        BudgetSpec::Concurrency { percent, min, .. } => Limit {
+            // Envoy counts retries in flight, not retries waiting out
+            // their backoff: a slow enough backoff lets every retry
+            // through, so the number is not bounded.
+            what: format!(
+                "concurrency budget: at most max({}% of active requests, {min}) retries in flight; their number is not bounded",
+                num(percent)
+            ),
+            retries: f64::INFINITY,
+            gates_all: false,
+        },
+        BudgetSpec::Rate {
+            per_second, burst, ..
+        } => Limit {
+            // A shared bucket that delays retries: no more than the burst
+            // plus the refill over the counted time.
+            what: format!(
+                "rate budget: ({} burst + {}/s × {} s) × {} / {} requests",
+                num(burst),
+                num(per_second),
+                num(ctx.counted_s),
+                num(b),
+                num(n)
+            ),
+            retries: per(b * (burst + per_second * ctx.counted_s)),
+            gates_all: false,
+        },
         BudgetSpec::Quota {
             capacity,
             cost,
@@ -379,6 +406,7 @@ mod tests {
                 capacity: 500.0,
                 cost: 5.0,
                 timeout_cost: 10.0,
+                throttling_cost: None,
                 refund: 1.0,
                 scope: BudgetScope::Global,
             })

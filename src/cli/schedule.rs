@@ -79,7 +79,7 @@ pub struct ScheduleArgs {
     /// Decorrelated backoff: the base delay.
     #[arg(long)]
     pub base: Option<String>,
-    /// Jitter: none, full, equal, or a proportional factor such as 0.1.
+    /// Jitter: none, full, equal, next_step, or a proportional factor such as 0.1.
     #[arg(long, value_parser = jitter_arg)]
     pub jitter: Option<JitterSpec>,
     /// Attempts in all, the first included; 0 or -1 = unlimited (default
@@ -130,6 +130,7 @@ pub fn jitter_arg(text: &str) -> Result<JitterSpec, String> {
         "none" => Ok(JitterSpec::None),
         "full" => Ok(JitterSpec::Full),
         "equal" => Ok(JitterSpec::Equal),
+        "next_step" | "next-step" => Ok(JitterSpec::NextStep),
         other => match other.trim_end_matches('%').parse::<f64>() {
             Ok(f) => Ok(JitterSpec::Proportional(if other.ends_with('%') {
                 f / 100.0
@@ -137,7 +138,7 @@ pub fn jitter_arg(text: &str) -> Result<JitterSpec, String> {
                 f
             })),
             Err(_) => Err(format!(
-                "unknown jitter {text:?}: use none, full, equal or a factor such as 0.1"
+                "unknown jitter {text:?}: use none, full, equal, next_step or a factor such as 0.1"
             )),
         },
     }
@@ -390,6 +391,7 @@ pub fn describe(p: &Policy) -> String {
         Jitter::Full => "full U(0, d)".to_string(),
         Jitter::Equal => "equal d/2 + U(0, d/2)".to_string(),
         Jitter::Proportional(f) => format!("proportional d·U({}, {})", 1.0 - f, 1.0 + f),
+        Jitter::NextStep => "next step U(d(n), d(n+1)), none at the cap".to_string(),
     };
     let attempts = p
         .max_attempts

@@ -126,13 +126,17 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     bar.finish_and_clear();
     let results = results?;
     let mut table = Table {
-        header: sweep::header(&grid, sim.replications),
+        header: sweep::header(&grid, sim.replications, sweep::extras(&base)),
         rows: Vec::new(),
     };
     for ((i, _), res) in points.iter().zip(&results) {
-        table
-            .rows
-            .extend(sweep::point_rows(&grid, *i, res, sim.replications));
+        table.rows.extend(sweep::point_rows(
+            &grid,
+            *i,
+            res,
+            sim.replications,
+            sweep::extras(&base),
+        ));
     }
     let written = write(stage, &manifest, &table, sim.no_plots)?;
     if !sim.quiet {

@@ -177,6 +177,11 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         } else {
             say(format_args!("{why}"))?;
         }
+        // The candidates are still worth reading: publish them, and remove
+        // a tune.json of an earlier search that no longer holds.
+        if let Some(stage) = stage {
+            stage.commit(&["tune.json", "candidates.csv", "dispatcher.json"])?;
+        }
         return Ok(ExitCode::from(1));
     };
     say(format_args!("best:     {}", details(&best.score)))?;

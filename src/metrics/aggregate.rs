@@ -14,7 +14,7 @@
 //! Every sum runs sequentially in replication order, so the figures are the
 //! same whatever the number of threads that produced the runs.
 
-use super::{BinRow, Recovery, RunResult};
+use super::{BinRow, Extra, Recovery, RunResult};
 
 /// The columns of `summary.csv` after `policy`, in file order; each
 /// variant is the column of the same name (see [`Col::name`], and
@@ -53,10 +53,11 @@ pub enum Col {
     MaxTaskAgeS,
     DeadLettered,
     DrainS,
+    ClientWaitMs,
 }
 
 /// Number of [`Col`] values.
-pub const NCOLS: usize = 32;
+pub const NCOLS: usize = 33;
 
 impl Col {
     /// Every column, in file order.
@@ -93,6 +94,7 @@ impl Col {
         Col::MaxTaskAgeS,
         Col::DeadLettered,
         Col::DrainS,
+        Col::ClientWaitMs,
     ];
 
     /// The column's name in the report files.
@@ -130,6 +132,16 @@ impl Col {
             Col::MaxTaskAgeS => "max_task_age_s",
             Col::DeadLettered => "dead_lettered",
             Col::DrainS => "drain_s",
+            Col::ClientWaitMs => "client_wait_ms",
+        }
+    }
+
+    /// The optional kind of the column (`None`: always written); optional
+    /// columns come after all the others, so positions never move.
+    pub fn extra(self) -> Option<Extra> {
+        match self {
+            Col::ClientWaitMs => Some(Extra::ClientWait),
+            _ => None,
         }
     }
 
@@ -222,6 +234,7 @@ impl RunFigures {
                 Col::MaxTaskAgeS => Some(s.max_task_age_s),
                 Col::DeadLettered => Some(s.dead_lettered() as f64),
                 Col::DrainS => s.drain_s,
+                Col::ClientWaitMs => s.client_wait_ms,
             };
         }
         RunFigures {

@@ -34,6 +34,10 @@ pub struct Counts {
     pub finished: u64,
     /// Requests that ended at or after the tail alert's attempt number.
     pub tail_finished: u64,
+    /// Attempts that got a rate-limiter token (waiting or not).
+    pub client_grants: u64,
+    /// Time those attempts waited for it, ns.
+    pub client_wait_ns: u64,
 }
 
 /// The per-run metric accumulator.
@@ -53,6 +57,10 @@ pub struct Collector {
     capacity_rps: f64,
     /// Requests waiting to retry (as of the last `advance`).
     retrying: u64,
+    /// Requests waiting for a limiter token (as of the last `advance`).
+    waiting: u64,
+    /// The policy has a client-side rate limiter (its columns are filled).
+    limiter: bool,
     queue_area: u128,
     busy_area: u128,
     active_area: u128,
@@ -69,6 +77,11 @@ pub struct Collector {
 impl Collector {
     /// A collector for a run of `run_end` ns in bins of `bin` ns.
     pub fn new(bin: Nanos, run_end: Nanos) -> Collector {
+        Collector::with_limiter(bin, run_end, false)
+    }
+
+    /// The same, filling the rate-limiter columns when `limiter`.
+    pub fn with_limiter(bin: Nanos, run_end: Nanos, limiter: bool) -> Collector {
         let bins = run_end.div_ceil(bin.max(1));
         Collector {
             bin: bin.max(1),
@@ -83,6 +96,8 @@ impl Collector {
             active: 0,
             capacity_rps: 0.0,
             retrying: 0,
+            waiting: 0,
+            limiter,
             queue_area: 0,
             busy_area: 0,
             active_area: 0,
@@ -111,11 +126,13 @@ impl Collector {
 
     /// Brings the bins up to time `t`: integrates levels and closes every bin
     /// that ended at or before `t`. Call before handling an event at `t`;
-    /// `retrying` is the number of requests waiting to retry since the last
-    /// event (the model owns that count).
+    /// `retrying` and `waiting` are the numbers of requests waiting to retry
+    /// and waiting for a rate-limiter token since the last event (the model
+    /// owns those counts).
     #[inline]
-    pub fn advance(&mut self, t: Nanos, retrying: u64) {
+    pub fn advance(&mut self, t: Nanos, retrying: u64, waiting: u64) {
         self.retrying = retrying;
+        self.waiting = waiting;
         while t >= self.next_edge && self.bin_start < self.run_end {
             let edge = self.next_edge;
             self.integrate(edge);
@@ -177,6 +194,9 @@ impl Collector {
             dead_lettered_rps: rate(c.dead_lettered),
             finished_rps: rate(c.finished),
             tail_finished_rps: rate(c.tail_finished),
+            client_waiting: self.limiter.then_some(self.waiting as f64),
+            client_wait_ms: (self.limiter && c.client_grants > 0)
+                .then(|| c.client_wait_ns as f64 / c.client_grants as f64 / 1e6),
         });
         self.now = Counts::default();
         self.queue_area = 0;
@@ -222,9 +242,9 @@ impl Collector {
     }
 
     /// Closes the remaining bins at the run's end and returns them;
-    /// `retrying` as for [`Collector::advance`].
-    pub fn finish(mut self, retrying: u64) -> Vec<BinRow> {
-        self.advance(self.run_end, retrying);
+    /// `retrying` and `waiting` as for [`Collector::advance`].
+    pub fn finish(mut self, retrying: u64, waiting: u64) -> Vec<BinRow> {
+        self.advance(self.run_end, retrying, waiting);
         self.rows
     }
 }
@@ -238,13 +258,13 @@ mod tests {
     fn levels_are_time_weighted_per_bin() {
         let mut c = Collector::new(S, 3 * S);
         c.set_capacity(2, 100.0);
-        c.advance(S / 2, 0);
+        c.advance(S / 2, 0, 0);
         c.set_queue_len(4);
         c.set_busy(2);
-        c.advance(S + S / 4, 0);
+        c.advance(S + S / 4, 0, 0);
         c.set_queue_len(0);
         c.now.demand += 3;
-        let rows = c.finish(0);
+        let rows = c.finish(0, 0);
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[0].queue_len_avg, 2.0);
         assert_eq!(rows[0].queue_len_max, 4.0);
@@ -259,9 +279,9 @@ mod tests {
     #[test]
     fn a_partial_last_bin_reports_rates_over_its_width() {
         let mut c = Collector::new(S, S + S / 2);
-        c.advance(S + S / 4, 0);
+        c.advance(S + S / 4, 0, 0);
         c.now.goodput += 5;
-        let rows = c.finish(0);
+        let rows = c.finish(0, 0);
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[1].goodput_rps, 10.0);
     }
@@ -277,13 +297,13 @@ mod tests {
         assert!(!c.closes_bin(S - 1));
         assert!(c.closes_bin(S));
         c.set_open(1, Some(S / 5));
-        c.advance(S + S / 2, 0);
+        c.advance(S + S / 2, 0, 0);
         // Nothing open from 1.5 s on.
         assert!(!c.closes_bin(2 * S - 1));
         c.set_open(0, None);
         c.now.finished += 1;
         c.now.dead_lettered += 1;
-        let rows = c.finish(0);
+        let rows = c.finish(0, 0);
         assert_eq!(rows[0].retry_rate, Some(0.5));
         assert_eq!(rows[0].backlog, 1.0);
         assert!((rows[0].oldest_pending_age_s - 0.8).abs() < 1e-12);

@@ -8,9 +8,14 @@
 //! working. `metastable` is `true`, `false` or `undetermined` (the run
 //! ended too soon after its fault to tell). Cells are typed, so each file
 //! writes them its own way.
+//!
+//! Optional columns ([`Col::extra`], e.g. `client_wait_ms`) are in no
+//! block: a file writes them only when some run has them ([`Extras`]),
+//! after everything else it writes (and their `_ci95` after them), so no
+//! other column ever moves.
 
 use super::aggregate::{Col, PolicySummary};
-use super::Recovery;
+use super::{Extras, Recovery};
 use crate::decimal::opt;
 
 /// One cell of a summary row, typed so CSV and JSON can each write it.
@@ -43,10 +48,21 @@ impl Cell {
 /// one.
 const BLOCK_STARTS: [usize; 2] = [0, 22];
 
-/// The columns of block `b`.
-fn block(b: usize) -> &'static [Col] {
+/// The columns of block `b` (optional columns excluded).
+fn block(b: usize) -> Vec<Col> {
     let end = BLOCK_STARTS.get(b + 1).copied().unwrap_or(Col::ALL.len());
-    &Col::ALL[BLOCK_STARTS[b]..end]
+    Col::ALL[BLOCK_STARTS[b]..end]
+        .iter()
+        .copied()
+        .filter(|c| c.extra().is_none())
+        .collect()
+}
+
+/// The optional columns written when the runs have `extras`, in order.
+pub fn extra_columns(extras: Extras) -> impl Iterator<Item = Col> {
+    Col::ALL
+        .into_iter()
+        .filter(move |c| c.extra().is_some() && extras.has(c.extra()))
 }
 
 /// The header of `summary.csv` after `policy`, block by block (see
@@ -118,10 +134,37 @@ pub fn summary_row(s: &PolicySummary, replications: usize) -> Vec<Cell> {
     row
 }
 
+/// The optional summary columns `extras` asks for, with their `_ci95`
+/// half-widths after them when `replications > 1`.
+pub fn extra_header(replications: usize, extras: Extras) -> Vec<String> {
+    let mut h: Vec<String> = extra_columns(extras)
+        .map(|c| c.name().to_string())
+        .collect();
+    if replications > 1 {
+        h.extend(extra_columns(extras).map(|c| format!("{}_ci95", c.name())));
+    }
+    h
+}
+
+/// One policy's cells for [`extra_header`].
+pub fn extra_row(s: &PolicySummary, replications: usize, extras: Extras) -> Vec<Cell> {
+    let mut row: Vec<Cell> = extra_columns(extras).map(|c| Cell::Num(s.get(c))).collect();
+    if replications > 1 {
+        row.extend(extra_columns(extras).map(|c| Cell::Num(s.ci(c))));
+    }
+    row
+}
+
 /// The header of `replications.csv`: `policy,replication` then the
-/// summary columns.
-pub fn replications_header() -> Vec<String> {
+/// summary columns, the optional ones last.
+pub fn replications_header(extras: Extras) -> Vec<String> {
     let mut h = vec!["policy".to_string(), "replication".to_string()];
-    h.extend(Col::ALL.iter().map(|c| c.name().to_string()));
+    h.extend(
+        Col::ALL
+            .iter()
+            .filter(|c| c.extra().is_none())
+            .map(|c| c.name().to_string()),
+    );
+    h.extend(extra_columns(extras).map(|c| c.name().to_string()));
     h
 }

@@ -75,18 +75,61 @@ pub struct BinRow {
     /// Requests that ended at or after the attempt number the tail alert
     /// watches (`report.alerts.tail_attempt`), per second.
     pub tail_finished_rps: f64,
+    /// Requests waiting for a client-side rate limiter's token at the
+    /// bin's end (`None` without a limiter).
+    pub client_waiting: Option<f64>,
+    /// Mean time the attempts that got a limiter token in the bin waited
+    /// for it (ms; `None` without a limiter or without such attempts).
+    pub client_wait_ms: Option<f64>,
+}
+
+/// Output columns that only some policies produce. A file has such a
+/// column when at least one of its runs produced it, so a scenario that
+/// uses no such feature writes exactly the columns it always did; the
+/// optional columns come after all the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extra {
+    /// Time spent waiting for a client-side rate limiter.
+    ClientWait,
+}
+
+/// Which optional columns a set of runs has.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Extras {
+    /// Some run had a client-side rate limiter.
+    pub client_wait: bool,
+}
+
+impl Extras {
+    /// The optional columns `results` produced.
+    pub fn of(results: &[RunResult]) -> Extras {
+        Extras {
+            client_wait: results.iter().any(|r| r.summary.client_wait_ms.is_some()),
+        }
+    }
+
+    /// Whether a column of optional kind `extra` (none: always there) is
+    /// written.
+    pub fn has(self, extra: Option<Extra>) -> bool {
+        match extra {
+            None => true,
+            Some(Extra::ClientWait) => self.client_wait,
+        }
+    }
 }
 
 /// One column of `timeseries.csv` after `policy` and `replication`: its
 /// name and how to read it from a bin. [`BinRow::COLUMNS`] lists them all,
 /// in file order; a new column is a field of [`BinRow`], its value in
-/// `collector.rs`, and one entry there.
+/// `collector.rs`, and one entry there (appended, so positions never move).
 #[derive(Clone, Copy, Debug)]
 pub struct BinColumn {
     /// The column's name in the file.
     pub name: &'static str,
     /// The value (`None`: an empty cell).
     pub get: fn(&BinRow) -> Option<f64>,
+    /// Written only when a run produced it (see [`Extras`]).
+    pub extra: Option<Extra>,
 }
 
 impl BinRow {
@@ -95,106 +138,142 @@ impl BinRow {
         BinColumn {
             name: "t_s",
             get: |b| Some(b.t_s),
+            extra: None,
         },
         BinColumn {
             name: "demand_rps",
             get: |b| Some(b.demand_rps),
+            extra: None,
         },
         BinColumn {
             name: "first_attempt_rps",
             get: |b| Some(b.first_attempt_rps),
+            extra: None,
         },
         BinColumn {
             name: "retry_rps",
             get: |b| Some(b.retry_rps),
+            extra: None,
         },
         BinColumn {
             name: "offered_rps",
             get: |b| Some(b.offered_rps),
+            extra: None,
         },
         BinColumn {
             name: "rejected_rps",
             get: |b| Some(b.rejected_rps),
+            extra: None,
         },
         BinColumn {
             name: "goodput_rps",
             get: |b| Some(b.goodput_rps),
+            extra: None,
         },
         BinColumn {
             name: "wasted_rps",
             get: |b| Some(b.wasted_rps),
+            extra: None,
         },
         BinColumn {
             name: "timeout_rps",
             get: |b| Some(b.timeout_rps),
+            extra: None,
         },
         BinColumn {
             name: "error_rps",
             get: |b| Some(b.error_rps),
+            extra: None,
         },
         BinColumn {
             name: "dropped_rps",
             get: |b| Some(b.dropped_rps),
+            extra: None,
         },
         BinColumn {
             name: "queue_len_avg",
             get: |b| Some(b.queue_len_avg),
+            extra: None,
         },
         BinColumn {
             name: "queue_len_max",
             get: |b| Some(b.queue_len_max),
+            extra: None,
         },
         BinColumn {
             name: "utilization",
             get: |b| Some(b.utilization),
+            extra: None,
         },
         BinColumn {
             name: "retrying",
             get: |b| Some(b.retrying),
+            extra: None,
         },
         BinColumn {
             name: "latency_p50_ms",
             get: |b| b.latency_p50_ms,
+            extra: None,
         },
         BinColumn {
             name: "latency_p99_ms",
             get: |b| b.latency_p99_ms,
+            extra: None,
         },
         BinColumn {
             name: "capacity_rps",
             get: |b| Some(b.capacity_rps),
+            extra: None,
         },
         BinColumn {
             name: "retry_rate",
             get: |b| b.retry_rate,
+            extra: None,
         },
         BinColumn {
             name: "backlog",
             get: |b| Some(b.backlog),
+            extra: None,
         },
         BinColumn {
             name: "oldest_pending_age_s",
             get: |b| Some(b.oldest_pending_age_s),
+            extra: None,
         },
         BinColumn {
             name: "retry_gap_p50_ms",
             get: |b| b.retry_gap_p50_ms,
+            extra: None,
         },
         BinColumn {
             name: "retry_gap_p99_ms",
             get: |b| b.retry_gap_p99_ms,
+            extra: None,
         },
         BinColumn {
             name: "dead_lettered_rps",
             get: |b| Some(b.dead_lettered_rps),
+            extra: None,
         },
         BinColumn {
             name: "finished_rps",
             get: |b| Some(b.finished_rps),
+            extra: None,
         },
         BinColumn {
             name: "tail_finished_rps",
             get: |b| Some(b.tail_finished_rps),
+            extra: None,
+        },
+        BinColumn {
+            name: "client_waiting",
+            get: |b| b.client_waiting,
+            extra: Some(Extra::ClientWait),
+        },
+        BinColumn {
+            name: "client_wait_ms",
+            get: |b| b.client_wait_ms,
+            extra: Some(Extra::ClientWait),
         },
     ];
 }
@@ -294,6 +373,11 @@ pub struct RunSummary {
     /// The attempt distribution of the counted requests that ended: entry
     /// `k` is (succeeded at attempt `k`, given up after `k` attempts).
     pub attempt_counts: Vec<[u64; 2]>,
+    /// Time the counted requests spent waiting for a client-side rate
+    /// limiter's tokens, in all (ns).
+    pub client_wait_ns: u64,
+    /// `client_wait_ns` per counted request, ms; `None` without a limiter.
+    pub client_wait_ms: Option<f64>,
 }
 
 impl RunSummary {

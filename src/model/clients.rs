@@ -1,20 +1,27 @@
-//! The clients' side of a policy: the budgets and circuit breakers they
-//! hold, and the decision after every answer — succeed, retry after a
-//! delay, or give up.
+//! The clients' side of a policy: the budgets, rate limiters and circuit
+//! breakers they hold, and the decision after every answer — succeed,
+//! retry after a delay, hedge, or give up.
 //!
-//! Budgets and breakers live per client or once for all clients (their
-//! `scope`); a policy without one allocates none. Every number comes from
-//! `crate::policy` (limits, delays, budget and breaker state machines);
-//! this component only keeps their state and asks them in the right order.
+//! Budgets, limiters and breakers live per client, per group of clients or
+//! once for all clients (their `scope`); a policy without one allocates
+//! none. Every number comes from `crate::policy` (limits, delays, budget,
+//! limiter and breaker state machines); this component only keeps their
+//! state and asks them in the right order. It also keeps the queue of
+//! attempts waiting for a rate limiter's token, first come first served,
+//! and says when to wake it.
 
-use super::requests::{GiveUp, Request};
+use super::requests::{GiveUp, Request, Requests};
 use crate::engine::SimRng;
 use crate::policy::breaker::Breaker;
 use crate::policy::budget::Budget;
-use crate::policy::{BudgetScope, Policy, RetryVerdict};
+use crate::policy::hedging::HedgeStep;
+use crate::policy::limiter::Adaptive;
+use crate::policy::scope::Scoped;
+use crate::policy::{LimiterSpec, Policy, RetryVerdict};
 use crate::status::Status;
 use crate::time::Nanos;
 use rand::Rng;
+use std::collections::VecDeque;
 
 /// What a client does after a failed attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,18 +32,76 @@ pub enum Decision {
     GiveUp(GiveUp),
 }
 
-/// One instance per client, or one for all when the scope is global.
-fn per_scope<T>(make: impl Fn() -> T, global: bool, clients: u32) -> Vec<T> {
-    let n = if global { 1 } else { clients.max(1) as usize };
-    (0..n).map(|_| make()).collect()
+/// What a hedged request does after one of its attempts failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hedge {
+    /// Send the next hedge now (the budget allowed it).
+    Now,
+    /// Send the next hedge after this delay (pushback); the budget is
+    /// asked then.
+    After(Nanos),
+    /// No hedge follows: the request ends when no attempt is left out.
+    NoMore,
+    /// A fatal status: the request fails.
+    Fatal,
 }
 
-/// The instance that holds `client`'s state.
-fn for_client<T>(v: &mut [T], client: u32) -> Option<&mut T> {
-    match v.len() {
-        0 => None,
-        1 => v.first_mut(),
-        n => v.get_mut(client as usize % n),
+/// Whether an attempt may go now through its client's rate limiter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// It may (it took a token, or the limiter is off).
+    Go,
+    /// It waits in the limiter's queue; wake the limiter as said, if said.
+    Wait(Option<Wake>),
+}
+
+/// A limiter wants to be woken at `at` (event carrying `index`, `wgen`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wake {
+    /// The limiter instance.
+    pub index: u32,
+    /// Its wake generation (older wake-ups are stale).
+    pub wgen: u32,
+    /// When.
+    pub at: Nanos,
+}
+
+/// What a woken limiter does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Release {
+    /// The request in this slot got its token: send it.
+    Send(u32),
+    /// The head of the queue waits for the next token: wake up then.
+    WakeAt(Wake),
+    /// Nobody waits.
+    Idle,
+}
+
+/// One rate limiter instance and the attempts queued behind it.
+#[derive(Debug)]
+struct Limiter {
+    state: Adaptive,
+    /// Waiting requests as (slot, generation), oldest first; entries whose
+    /// request has moved on are skipped.
+    queue: VecDeque<(u32, u32)>,
+    /// The wake-up scheduled for the head of the queue, if any.
+    wake: Option<(Nanos, u32)>,
+    wgen: u32,
+}
+
+impl Limiter {
+    /// Plans a wake-up at `at` unless an earlier one is already planned.
+    fn plan(&mut self, index: usize, at: Nanos) -> Option<Wake> {
+        if matches!(self.wake, Some((planned, _)) if planned <= at) {
+            return None;
+        }
+        self.wgen = self.wgen.wrapping_add(1);
+        self.wake = Some((at, self.wgen));
+        Some(Wake {
+            index: index as u32,
+            wgen: self.wgen,
+            at,
+        })
     }
 }
 
@@ -44,8 +109,9 @@ fn for_client<T>(v: &mut [T], client: u32) -> Option<&mut T> {
 #[derive(Debug)]
 pub struct Clients<'a> {
     policy: &'a Policy,
-    budgets: Vec<Budget>,
-    breakers: Vec<Breaker>,
+    budgets: Option<Scoped<Budget>>,
+    breakers: Option<Scoped<Breaker>>,
+    limiters: Option<Scoped<Limiter>>,
     rng: SimRng,
     retries_disabled: bool,
 }
@@ -53,19 +119,39 @@ pub struct Clients<'a> {
 impl<'a> Clients<'a> {
     /// `clients` clients following `policy`, drawing jitter from `rng`.
     pub fn new(policy: &'a Policy, clients: u32, rng: SimRng) -> Clients<'a> {
-        let budgets = policy.budget.as_ref().map_or_else(Vec::new, |b| {
-            per_scope(|| Budget::new(b), b.scope() == BudgetScope::Global, clients)
-        });
-        let breakers = policy.breaker.as_ref().map_or_else(Vec::new, |b| {
-            per_scope(|| Breaker::new(b), b.scope == BudgetScope::Global, clients)
+        let budgets = policy
+            .budget
+            .as_ref()
+            .map(|b| Scoped::new(b.scope(), clients, || Budget::new(b)));
+        let breakers = policy
+            .breaker
+            .as_ref()
+            .map(|b| Scoped::new(b.scope, clients, || Breaker::new(b)));
+        let limiters = policy.rate_limiter.as_ref().map(|l| {
+            let LimiterSpec::AwsAdaptive(spec) = l;
+            Scoped::new(l.scope(), clients, || Limiter {
+                state: Adaptive::new(spec),
+                queue: VecDeque::new(),
+                wake: None,
+                wgen: 0,
+            })
         });
         Clients {
             policy,
             budgets,
             breakers,
+            limiters,
             rng,
             retries_disabled: false,
         }
+    }
+
+    fn budget(&mut self, client: u32) -> Option<&mut Budget> {
+        self.budgets.as_mut().map(|b| b.of(client))
+    }
+
+    fn breaker(&mut self, client: u32) -> Option<&mut Breaker> {
+        self.breakers.as_mut().map(|b| b.of(client))
     }
 
     /// The operator switches retries off (or back on).
@@ -75,7 +161,7 @@ impl<'a> Clients<'a> {
 
     /// `client` starts a new request.
     pub fn on_request(&mut self, now: Nanos, client: u32) {
-        if let Some(b) = for_client(&mut self.budgets, client) {
+        if let Some(b) = self.budget(client) {
             b.on_request(now);
         }
     }
@@ -85,27 +171,61 @@ impl<'a> Clients<'a> {
     /// probes either).
     pub fn may_send(&mut self, now: Nanos, client: u32, first: bool) -> bool {
         let gated = !first || !self.policy.breaker.as_ref().is_some_and(|b| b.retries_only);
-        match for_client(&mut self.breakers, client) {
+        match self.breaker(client) {
             Some(br) if gated => br.allow(now),
             _ => true,
         }
     }
 
-    /// An attempt of `r` succeeded.
-    pub fn on_success(&mut self, now: Nanos, r: &Request) {
-        if let Some(g) = for_client(&mut self.budgets, r.client) {
-            g.on_success(now, r.attempts > 1);
+    /// An attempt of `client` goes out.
+    #[inline]
+    pub fn on_send(&mut self, client: u32) {
+        if let Some(b) = self.budget(client) {
+            b.on_send();
         }
-        if let Some(br) = for_client(&mut self.breakers, r.client) {
+    }
+
+    /// The client stops waiting for attempt `attempt` of `r` (an answer or
+    /// a timeout): it no longer counts as active, and a retry it was is
+    /// resolved.
+    #[inline]
+    pub fn attempt_done(&mut self, r: &mut Request, attempt: u32) {
+        if let Some(b) = self.budgets.as_mut().map(|b| b.of(r.client)) {
+            b.on_attempts_over(1);
+            if attempt > 1 {
+                b.on_retry_over(&mut r.mark);
+            }
+        }
+    }
+
+    /// `r` ended with `open` attempts still out (now cancelled or
+    /// abandoned): they stop counting, and whatever the request held in its
+    /// budget is given back.
+    pub fn request_ended(&mut self, r: &mut Request, open: u32) {
+        if let Some(b) = self.budgets.as_mut().map(|b| b.of(r.client)) {
+            b.on_attempts_over(open);
+            b.on_request_end(&mut r.mark);
+        }
+    }
+
+    /// An attempt of `r` succeeded (`attempt` is its number).
+    pub fn on_success(&mut self, now: Nanos, r: &Request, attempt: u32) {
+        if let Some(g) = self.budget(r.client) {
+            g.on_success(now, attempt > 1, r.mark);
+        }
+        if let Some(br) = self.breaker(r.client) {
             br.record(now, true);
         }
     }
 
-    /// `client` gave up a request while an attempt was out: it counts as a
-    /// failure for the breaker, or a half-open breaker would wait for ever.
-    pub fn on_abandoned(&mut self, now: Nanos, client: u32) {
-        if let Some(br) = for_client(&mut self.breakers, client) {
-            br.record(now, false);
+    /// `client` gave up a request while `open` attempts were out: each
+    /// counts as a failure for the breaker, or a half-open breaker would
+    /// wait for ever.
+    pub fn on_abandoned(&mut self, now: Nanos, client: u32, open: u32) {
+        if let Some(br) = self.breaker(client) {
+            for _ in 0..open {
+                br.record(now, false);
+            }
         }
     }
 
@@ -120,12 +240,12 @@ impl<'a> Clients<'a> {
         timeout: bool,
         pushback: Option<Nanos>,
     ) -> Decision {
-        if let Some(br) = for_client(&mut self.breakers, r.client) {
+        if let Some(br) = self.breaker(r.client) {
             br.record(now, false);
         }
         let verdict = self.policy.verdict(status, r.attempts, r.retry_age(now));
         if verdict != RetryVerdict::NotRetryable {
-            if let Some(b) = for_client(&mut self.budgets, r.client) {
+            if let Some(b) = self.budget(r.client) {
                 b.on_failure(now);
             }
         }
@@ -136,9 +256,11 @@ impl<'a> Clients<'a> {
                 if self.retries_disabled {
                     return Decision::GiveUp(GiveUp::RetriesDisabled);
                 }
-                if let Some(b) = for_client(&mut self.budgets, r.client) {
-                    if !b.try_retry(now, timeout) {
-                        return Decision::GiveUp(GiveUp::Budget);
+                let mut wait = 0;
+                if let Some(b) = self.budgets.as_mut().map(|b| b.of(r.client)) {
+                    match b.try_retry(now, status, timeout, &mut r.mark) {
+                        Some(w) => wait = w,
+                        None => return Decision::GiveUp(GiveUp::Budget),
                     }
                 }
                 let u = if self.policy.delay_is_random() {
@@ -146,12 +268,148 @@ impl<'a> Clients<'a> {
                 } else {
                     0.0
                 };
-                Decision::Retry(
+                let throttled = !timeout && status == Status::ResourceExhausted;
+                let delay =
                     self.policy
-                        .next_delay(r.attempts, &mut r.backoff, u, pushback),
-                )
+                        .next_delay(r.attempts, &mut r.backoff, u, pushback, throttled);
+                Decision::Retry(delay.max(wait))
             }
         }
+    }
+
+    /// A hedged request's attempt failed with `status` (`timeout`: the
+    /// client gave up on it); `pushback` as for [`Clients::on_failure`];
+    /// `frozen`: no more hedges may go.
+    pub fn on_hedge_failure(
+        &mut self,
+        now: Nanos,
+        r: &mut Request,
+        status: Status,
+        frozen: bool,
+        pushback: Option<Nanos>,
+    ) -> Hedge {
+        let Some(h) = self.policy.hedging else {
+            unreachable!("only hedged requests come here")
+        };
+        if let Some(br) = self.breaker(r.client) {
+            br.record(now, false);
+        }
+        let pushback = pushback.filter(|_| self.policy.honor_retry_after);
+        let step = h.after_failure(status, r.attempts, frozen, pushback);
+        if step != HedgeStep::Fatal {
+            if let Some(b) = self.budget(r.client) {
+                b.on_failure(now);
+            }
+        }
+        match step {
+            HedgeStep::Fatal => Hedge::Fatal,
+            HedgeStep::NoMore => Hedge::NoMore,
+            HedgeStep::SendAfter(d) => Hedge::After(d),
+            HedgeStep::SendNow => {
+                if self.may_hedge(now, r) {
+                    Hedge::Now
+                } else {
+                    Hedge::NoMore
+                }
+            }
+        }
+    }
+
+    /// Whether `r` may send its next hedge now: retries are on and the
+    /// budget allows it (a hedge is a retry to the budget, A6). A budget
+    /// that delays (`rate`) is not meant for hedging; its wait is ignored.
+    pub fn may_hedge(&mut self, now: Nanos, r: &mut Request) -> bool {
+        if self.retries_disabled {
+            return false;
+        }
+        match self.budgets.as_mut().map(|b| b.of(r.client)) {
+            Some(b) => b
+                .try_retry(now, Status::Unavailable, false, &mut r.mark)
+                .is_some(),
+            None => true,
+        }
+    }
+
+    /// Whether the policy has a client-side rate limiter.
+    pub fn has_limiter(&self) -> bool {
+        self.limiters.is_some()
+    }
+
+    /// The request in `slot` (generation `gen`) of `client` wants to send
+    /// an attempt at `now`.
+    pub fn limiter_admit(&mut self, now: Nanos, client: u32, slot: u32, gen: u32) -> Admit {
+        let Some(ls) = self.limiters.as_mut() else {
+            return Admit::Go;
+        };
+        let index = ls.index_of(client);
+        let l = ls.get_mut(index);
+        if l.queue.is_empty() {
+            match l.state.acquire(now) {
+                None => return Admit::Go,
+                Some(wait) => {
+                    l.queue.push_back((slot, gen));
+                    return Admit::Wait(l.plan(index, now.saturating_add(wait)));
+                }
+            }
+        }
+        l.queue.push_back((slot, gen));
+        Admit::Wait(None)
+    }
+
+    /// Whether the wake-up `(index, wgen)` is the limiter's current one
+    /// (and consumes it).
+    pub fn limiter_woken(&mut self, index: u32, wgen: u32) -> bool {
+        let Some(ls) = self.limiters.as_mut() else {
+            return false;
+        };
+        let l = ls.get_mut(index as usize);
+        match l.wake {
+            Some((_, g)) if g == wgen => {
+                l.wake = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The next request limiter `index` lets go at `now`, if any.
+    pub fn limiter_next(&mut self, now: Nanos, index: u32, reqs: &Requests) -> Release {
+        let Some(ls) = self.limiters.as_mut() else {
+            return Release::Idle;
+        };
+        let l = ls.get_mut(index as usize);
+        while let Some(&(slot, gen)) = l.queue.front() {
+            if !reqs.is_waiting(slot, gen) {
+                l.queue.pop_front();
+                continue;
+            }
+            return match l.state.acquire(now) {
+                None => {
+                    l.queue.pop_front();
+                    Release::Send(slot)
+                }
+                Some(wait) => match l.plan(index as usize, now.saturating_add(wait)) {
+                    Some(w) => Release::WakeAt(w),
+                    None => Release::Idle,
+                },
+            };
+        }
+        Release::Idle
+    }
+
+    /// An attempt of `client` ended at `now` (an answer, `throttled` when
+    /// it was a throttling error, or a timeout): the limiter learns from
+    /// it. Returns an earlier wake-up for its queue when the rate rose.
+    pub fn limiter_response(&mut self, now: Nanos, client: u32, throttled: bool) -> Option<Wake> {
+        let ls = self.limiters.as_mut()?;
+        let index = ls.index_of(client);
+        let l = ls.get_mut(index);
+        l.state.on_response(now, throttled);
+        if l.queue.is_empty() {
+            return None;
+        }
+        let wait = l.state.time_to_token(now);
+        l.plan(index, now.saturating_add(wait))
     }
 }
 
@@ -160,7 +418,7 @@ mod tests {
     use super::*;
     use crate::engine::{stream, Stream};
     use crate::model::requests::Requests;
-    use crate::policy::{resolve, BackoffSpec, BreakerSpec, PolicySpec};
+    use crate::policy::{resolve, BackoffSpec, BreakerSpec, BudgetScope, PolicySpec};
     use crate::time::{Dur, NS_PER_SEC as S};
 
     fn policy(json: &str) -> Policy {
@@ -174,7 +432,7 @@ mod tests {
             policy(r#"{"name": "p", "max_attempts": 3, "backoff": {"constant": {"delay": "2s"}}}"#);
         let mut c = Clients::new(&p, 1, stream(1, 0, Stream::Backoff));
         let mut reqs = Requests::default();
-        let slot = reqs.open(0, 0, true);
+        let slot = reqs.open(0, 0, true, false);
         let u = Status::Unavailable;
         for _ in 0..2 {
             reqs.begin_attempt(slot, 0);
@@ -200,7 +458,7 @@ mod tests {
             let p = policy(&text(honor));
             let mut c = Clients::new(&p, 1, stream(1, 0, Stream::Backoff));
             let mut reqs = Requests::default();
-            let slot = reqs.open(0, 0, true);
+            let slot = reqs.open(0, 0, true, false);
             reqs.begin_attempt(slot, 0);
             let d = c.on_failure(
                 0,
@@ -211,6 +469,33 @@ mod tests {
             );
             assert_eq!(d, Decision::Retry(want), "honour {honor}");
         }
+    }
+
+    #[test]
+    fn aws_2026_pushback_is_held_between_the_backoff_and_five_seconds_more() {
+        // botocore with AWS_NEW_RETRIES_2026 (and the cross-SDK table in
+        // aws-sdk-go-v2 aws/retry/retry2026_test.go): with the jitter draw
+        // at its top, t = 50 ms after a 500; retry-after 1.5 s → 1.5 s,
+        // 0 → 50 ms, 10 s → 5.05 s; a throttling error's base is 1 s.
+        let p = policy(
+            r#"{"name": "p", "max_attempts": 3, "honor_retry_after": true,
+                "pushback": {"bounded": "5s"}, "jitter": "none",
+                "backoff": {"exponential": {"initial": "50ms", "max": "20s"}},
+                "throttling_backoff": {"exponential": {"initial": "1s", "max": "20s"}}}"#,
+        );
+        let ms = 1_000_000;
+        let mut st = crate::policy::RetryState::default();
+        assert_eq!(
+            p.next_delay(1, &mut st, 0.0, Some(1500 * ms), false),
+            1500 * ms
+        );
+        assert_eq!(p.next_delay(1, &mut st, 0.0, Some(0), false), 50 * ms);
+        assert_eq!(
+            p.next_delay(1, &mut st, 0.0, Some(10 * S), false),
+            5050 * ms
+        );
+        assert_eq!(p.next_delay(1, &mut st, 0.0, None, true), S);
+        assert_eq!(p.next_delay(2, &mut st, 0.0, None, false), 100 * ms);
     }
 
     #[test]
@@ -232,7 +517,7 @@ mod tests {
         .resolve();
         let mut c = Clients::new(&p, 2, stream(1, 0, Stream::Backoff));
         let mut reqs = Requests::default();
-        let a = reqs.open(0, 0, true);
+        let a = reqs.open(0, 0, true, false);
         for _ in 0..2 {
             reqs.begin_attempt(a, 0);
             c.on_failure(0, &mut reqs[a as usize], Status::Unavailable, false, None);
@@ -240,9 +525,30 @@ mod tests {
         assert!(!c.may_send(0, 0, false), "client 0's breaker opened");
         assert!(c.may_send(0, 1, false), "client 1 has its own");
         c.set_retries_disabled(true);
-        let b = reqs.open(1, 0, true);
+        let b = reqs.open(1, 0, true, false);
         reqs.begin_attempt(b, 0);
         let d = c.on_failure(0, &mut reqs[b as usize], Status::Unavailable, false, None);
         assert_eq!(d, Decision::GiveUp(GiveUp::RetriesDisabled));
+    }
+
+    #[test]
+    fn a_rate_budget_delays_the_retry_to_its_token() {
+        // Burst 1, 1 per second: the first retry goes after its 10 ms
+        // backoff, the second (same instant) waits a second for its token.
+        let p = policy(
+            r#"{"name": "p", "max_attempts": 0, "backoff": {"constant": {"delay": "10ms"}},
+                "budget": {"rate": {"per_second": 1, "burst": 1}}}"#,
+        );
+        let mut c = Clients::new(&p, 1, stream(1, 0, Stream::Backoff));
+        let mut reqs = Requests::default();
+        let a = reqs.open(0, 0, true, false);
+        let b = reqs.open(0, 0, true, false);
+        reqs.begin_attempt(a, 0);
+        reqs.begin_attempt(b, 0);
+        let u = Status::Unavailable;
+        let da = c.on_failure(0, &mut reqs[a as usize], u, false, None);
+        let db = c.on_failure(0, &mut reqs[b as usize], u, false, None);
+        assert_eq!(da, Decision::Retry(10_000_000));
+        assert_eq!(db, Decision::Retry(S));
     }
 }

@@ -345,7 +345,7 @@ mod tests {
     fn dispatches_in_line_within_both_limits() {
         let mut d = Dispatcher::new(&spec(10.0, 3, 2));
         let mut reqs = Requests::default();
-        let slots: Vec<u32> = (0..4).map(|c| reqs.open(c, 0, true)).collect();
+        let slots: Vec<u32> = (0..4).map(|c| reqs.open(c, 0, true, false)).collect();
         for &s in &slots {
             d.enqueue(reqs.set_due(s));
         }
@@ -371,7 +371,7 @@ mod tests {
     fn stale_entries_are_skipped() {
         let mut d = Dispatcher::new(&spec(10.0, 3, 2));
         let mut reqs = Requests::default();
-        let a = reqs.open(0, 0, true);
+        let a = reqs.open(0, 0, true, false);
         d.enqueue(reqs.set_due(a));
         reqs.close(a);
         assert_eq!(d.next(0, &mut reqs), Pump::Idle);
@@ -458,7 +458,7 @@ mod tests {
     fn retry_after_pauses_dispatching() {
         let mut d = throttled(100.0);
         let mut reqs = Requests::default();
-        let a = reqs.open(0, 0, true);
+        let a = reqs.open(0, 0, true, false);
         d.on_result(0, Status::Unavailable, false, Some(3 * NS_PER_SEC));
         d.enqueue(reqs.set_due(a));
         assert_eq!(d.next(NS_PER_SEC, &mut reqs), Pump::WakeAt(3 * NS_PER_SEC));

@@ -49,6 +49,21 @@ pub enum Ev {
         /// The transaction.
         txn: u32,
     },
+    /// A hedged request's next hedge is due.
+    Hedge {
+        /// The request's slot.
+        slot: u32,
+        /// Its generation when the timer was set.
+        gen: u32,
+    },
+    /// A client-side rate limiter may have a token for the head of its
+    /// queue.
+    Limiter {
+        /// The limiter instance.
+        index: u32,
+        /// Its wake generation when this wake-up was planned.
+        wgen: u32,
+    },
 }
 
 const _: () = assert!(std::mem::size_of::<Ev>() == 16, "Ev must stay 16 bytes");

@@ -22,10 +22,11 @@ pub struct Meter {
 }
 
 impl Meter {
-    /// Recorders for a run of `run_end` ns in bins of `bin` ns.
-    pub fn new(bin: Nanos, run_end: Nanos, warmup: Nanos) -> Meter {
+    /// Recorders for a run of `run_end` ns in bins of `bin` ns; `limiter`:
+    /// the policy has a client-side rate limiter (its columns are filled).
+    pub fn new(bin: Nanos, run_end: Nanos, warmup: Nanos, limiter: bool) -> Meter {
         Meter {
-            col: Collector::new(bin, run_end),
+            col: Collector::with_limiter(bin, run_end, limiter),
             summary: RunSummary::default(),
             latency: LogHistogram::new(),
             warmup,

@@ -7,11 +7,12 @@
 //!
 //! A request's life is a small state machine, and every move goes through
 //! a method here: `open` (in flight, no attempt yet) → `begin_attempt`
-//! (in flight) → `wait_backoff` (backoff) → `backoff_over` (due) →
-//! `begin_attempt` … → `close`. The counts derived from those moves — the
-//! requests open (the backlog), those waiting out a backoff, the oldest
-//! open request, the requests the backend completed more than once — are
-//! kept in this file alone.
+//! (in flight) → `attempt_over` → `wait_backoff` (backoff) → `backoff_over`
+//! (due) → [`wait_token` (waiting for a client-side rate limiter) →
+//! `token_granted`] → `begin_attempt` … → `close`. The counts derived from
+//! those moves — the requests open (the backlog), those waiting out a
+//! backoff or for a token, the oldest open request, the requests the
+//! backend completed more than once — are kept in this file alone.
 //!
 //! An attempt stays *outstanding* from `begin_attempt` until the backend
 //! has settled it ([`Requests::settle`]: served, failed, rejected, lost).
@@ -21,7 +22,19 @@
 //!
 //! Requests are numbered in creation order from 0 ([`Request::id`]): that
 //! is how an operator's `force_run` names "task 0".
+//!
+//! **Several attempts in flight.** A hedged request (gRPC hedging) may have
+//! up to five attempts out at once. Each request keeps a small bit set of
+//! its attempts the client still waits for (`open`, bit k−1 for attempt
+//! k): an ordinary request uses bit 0 for its one current attempt, a
+//! hedged one a bit per attempt. An answer or a timeout is current only
+//! while its bit is set, so each attempt is answered at most once, and a
+//! cancelled hedge (the request succeeded or ended) is stale like any
+//! other. The common path stays as before: an ordinary request's attempt is
+//! current when it is the latest one and the request is in flight. Hedge
+//! timers are kept in a side table that only hedged runs allocate.
 
+use crate::policy::budget::Mark;
 use crate::policy::RetryState;
 use crate::time::Nanos;
 use std::collections::VecDeque;
@@ -92,7 +105,16 @@ pub enum Phase {
     Backoff,
     /// Due, waiting in the dispatcher queue for a token or a free slot.
     Due,
+    /// Due, waiting for a token of the client's rate limiter.
+    Waiting,
 }
+
+/// Bits of [`Request::open`] that hold attempts (attempts 1..=5).
+const OPEN_ATTEMPTS: u8 = 0b1_1111;
+/// Bit of [`Request::open`] set once hedging is frozen for the request.
+const FROZEN: u8 = 0b1000_0000;
+/// No hedge timer armed.
+const NO_HEDGE: Nanos = Nanos::MAX;
 
 /// One open request.
 #[derive(Clone, Copy, Debug)]
@@ -129,6 +151,17 @@ pub struct Request {
     /// What the policy remembers between retries (the last delay, where an
     /// exact pushback restarted the backoff).
     pub backoff: RetryState,
+    /// Hedged (several attempts may be out at once).
+    pub hedged: bool,
+    /// The attempts the client still waits for (bit k−1: attempt k; an
+    /// ordinary request uses bit 0 for its current attempt), and
+    /// [`FROZEN`] once no more hedges may go.
+    pub open: u8,
+    /// What the budget remembers for this request (see
+    /// [`crate::policy::budget::Mark`]).
+    pub mark: Mark,
+    /// When it started waiting for a rate-limiter token.
+    pub since: Nanos,
 }
 
 impl Request {
@@ -149,6 +182,11 @@ pub struct Requests {
     open: u64,
     /// Requests in [`Phase::Backoff`].
     retrying: u64,
+    /// Requests in [`Phase::Waiting`].
+    waiting: u64,
+    /// When each hedged request's next hedge is due ([`NO_HEDGE`]: none);
+    /// indexed by slot, allocated by hedged runs only.
+    hedge_at: Vec<Nanos>,
     /// Requests created so far (the next one's [`Request::id`]).
     created: u64,
     /// Open requests as (slot, generation) in creation order; entries of
@@ -168,8 +206,8 @@ pub struct Settled {
 
 impl Requests {
     /// Opens a request in a free slot and returns the slot; it is in flight
-    /// with no attempt sent yet.
-    pub fn open(&mut self, client: u32, now: Nanos, counted: bool) -> u32 {
+    /// with no attempt sent yet. `hedged`: several attempts may be out.
+    pub fn open(&mut self, client: u32, now: Nanos, counted: bool, hedged: bool) -> u32 {
         let fresh = Request {
             gen: 0,
             attempts: 0,
@@ -185,6 +223,10 @@ impl Requests {
             first_sent: now,
             last_sent: now,
             backoff: RetryState::default(),
+            hedged,
+            open: 0,
+            mark: 0,
+            since: 0,
         };
         let slot = match self.free.pop() {
             Some(s) => {
@@ -226,6 +268,12 @@ impl Requests {
             r.first_sent = now;
         }
         r.last_sent = now;
+        if r.hedged {
+            debug_assert!(r.attempts <= 5, "at most five hedged attempts");
+            r.open |= 1 << (r.attempts - 1);
+        } else {
+            r.open = 1;
+        }
         Job {
             slot,
             gen: r.gen,
@@ -268,7 +316,74 @@ impl Requests {
     #[inline]
     pub fn is_current(&self, job: Job) -> bool {
         let r = &self.slots[job.slot as usize];
-        r.gen == job.gen && r.attempts == job.attempt && r.phase == Phase::InFlight
+        if r.gen != job.gen || r.phase != Phase::InFlight {
+            return false;
+        }
+        if r.hedged {
+            job.attempt <= 5 && r.open & (1 << (job.attempt - 1)) != 0
+        } else {
+            r.attempts == job.attempt && r.open != 0
+        }
+    }
+
+    /// The client stops waiting for this (current) attempt: answered or
+    /// timed out.
+    #[inline]
+    pub fn attempt_over(&mut self, job: Job) {
+        let r = &mut self.slots[job.slot as usize];
+        if r.hedged {
+            r.open &= !(1 << (job.attempt - 1));
+        } else {
+            r.open = 0;
+        }
+    }
+
+    /// How many attempts of the request in `slot` the client still waits
+    /// for.
+    #[inline]
+    pub fn open_attempts(&self, slot: u32) -> u32 {
+        (self.slots[slot as usize].open & OPEN_ATTEMPTS).count_ones()
+    }
+
+    /// No more hedges may go for this request (a budget refused one).
+    pub fn freeze_hedging(&mut self, slot: u32) {
+        self.slots[slot as usize].open |= FROZEN;
+        if let Some(at) = self.hedge_at.get_mut(slot as usize) {
+            *at = NO_HEDGE;
+        }
+    }
+
+    /// Whether hedging is frozen for the request in `slot`.
+    pub fn hedging_frozen(&self, slot: u32) -> bool {
+        self.slots[slot as usize].open & FROZEN != 0
+    }
+
+    /// The request's next hedge is due at `at` (replacing any earlier
+    /// plan: only the latest timer is honoured).
+    pub fn arm_hedge(&mut self, slot: u32, at: Nanos) {
+        let i = slot as usize;
+        if self.hedge_at.len() <= i {
+            self.hedge_at.resize(self.slots.len().max(i + 1), NO_HEDGE);
+        }
+        self.hedge_at[i] = at;
+    }
+
+    /// A hedge timer for `(slot, gen)` fired at `now`: true (and the timer
+    /// is spent) when it is the request's latest timer and the request is
+    /// still open and not frozen.
+    pub fn hedge_due(&mut self, slot: u32, gen: u32, now: Nanos) -> bool {
+        let i = slot as usize;
+        let r = &self.slots[i];
+        if r.gen != gen || r.phase != Phase::InFlight || r.open & FROZEN != 0 {
+            return false;
+        }
+        match self.hedge_at.get_mut(i) {
+            Some(at) if *at == now => {
+                *at = NO_HEDGE;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Whether the request that `gen` was issued for still holds `slot`.
@@ -358,6 +473,33 @@ impl Requests {
         r.gen == key.gen && r.attempts == key.attempt && r.phase == Phase::Due
     }
 
+    /// The request waits from `now` for a token of its client's rate
+    /// limiter.
+    pub fn wait_token(&mut self, slot: u32, now: Nanos) {
+        let r = &mut self.slots[slot as usize];
+        debug_assert!(r.phase == Phase::InFlight || r.phase == Phase::Due);
+        r.phase = Phase::Waiting;
+        r.since = now;
+        self.waiting += 1;
+    }
+
+    /// Whether the request that `gen` was issued for waits for a token.
+    #[inline]
+    pub fn is_waiting(&self, slot: u32, gen: u32) -> bool {
+        let r = &self.slots[slot as usize];
+        r.gen == gen && r.phase == Phase::Waiting
+    }
+
+    /// The request got its token at `now`: it is due; returns how long it
+    /// waited.
+    pub fn token_granted(&mut self, slot: u32, now: Nanos) -> Nanos {
+        let r = &mut self.slots[slot as usize];
+        debug_assert_eq!(r.phase, Phase::Waiting);
+        r.phase = Phase::Due;
+        self.waiting -= 1;
+        now.saturating_sub(r.since)
+    }
+
     /// Requests open now (arrived, not ended): the backlog.
     #[inline]
     pub fn open_count(&self) -> u64 {
@@ -382,15 +524,24 @@ impl Requests {
         self.retrying
     }
 
+    /// Requests waiting for a rate-limiter token now.
+    #[inline]
+    pub fn waiting(&self) -> u64 {
+        self.waiting
+    }
+
     /// Ends the request in `slot`: frees the slot and makes every event
     /// still about it stale.
     pub fn close(&mut self, slot: u32) {
         let r = &mut self.slots[slot as usize];
         debug_assert!(r.phase != Phase::Free, "a request ended twice");
-        if r.phase == Phase::Backoff {
-            self.retrying -= 1;
+        match r.phase {
+            Phase::Backoff => self.retrying -= 1,
+            Phase::Waiting => self.waiting -= 1,
+            _ => {}
         }
         r.phase = Phase::Free;
+        r.open = 0;
         r.gen = r.gen.wrapping_add(1);
         self.open -= 1;
         if r.outstanding == 0 {
@@ -450,13 +601,13 @@ mod tests {
     #[test]
     fn slots_are_reused_with_a_new_generation() {
         let mut t = Requests::default();
-        let a = t.open(7, 100, true);
-        let b = t.open(8, 200, false);
+        let a = t.open(7, 100, true, false);
+        let b = t.open(8, 200, false, false);
         assert_eq!((a, b), (0, 1));
         let gen = t[a as usize].gen;
         t.close(a);
         assert_eq!(t[a as usize].phase, Phase::Free);
-        let c = t.open(9, 300, true);
+        let c = t.open(9, 300, true, false);
         assert_eq!(c, a, "the freed slot is reused");
         assert_eq!(
             t[c as usize].gen,
@@ -471,7 +622,7 @@ mod tests {
     #[test]
     fn a_slot_is_kept_until_the_backend_settles_its_attempts() {
         let mut t = Requests::default();
-        let a = t.open(0, 0, true);
+        let a = t.open(0, 0, true, false);
         let first = t.begin_attempt(a, 0);
         // The client gives up on attempt 1 and retries; both are out.
         t.wait_backoff(a, 5, 10);
@@ -484,19 +635,19 @@ mod tests {
         t.close(a);
         assert_eq!(t.open_count(), 0);
         // Attempt 1 is still at the backend: the slot is not reused.
-        let b = t.open(1, 20, true);
+        let b = t.open(1, 20, true, false);
         assert_ne!(b, a);
         // Its late completion is the request's second: a duplicate.
         let late = t.settle(first, true);
         assert!(late.duplicate && late.counted);
-        let c = t.open(2, 30, true);
+        let c = t.open(2, 30, true, false);
         assert_eq!(c, a, "free again once nothing of the old request is out");
     }
 
     #[test]
     fn a_failed_or_lost_attempt_is_no_completion() {
         let mut t = Requests::default();
-        let a = t.open(0, 0, true);
+        let a = t.open(0, 0, true, false);
         let j1 = t.begin_attempt(a, 0);
         t.wait_backoff(a, 0, 1);
         t.backoff_over(j1);
@@ -510,7 +661,9 @@ mod tests {
     fn the_oldest_open_request_is_found_past_ended_ones() {
         let mut t = Requests::default();
         assert_eq!(t.oldest_start(), None);
-        let slots: Vec<u32> = (0..5).map(|i| t.open(i, 100 * i as u64, true)).collect();
+        let slots: Vec<u32> = (0..5)
+            .map(|i| t.open(i, 100 * i as u64, true, false))
+            .collect();
         assert_eq!(t.oldest_start(), Some(0));
         t.close(slots[0]);
         t.close(slots[2]);
@@ -518,7 +671,7 @@ mod tests {
         t.close(slots[1]);
         assert_eq!(t.oldest_start(), Some(300), "slot 2 ended too");
         // Slots are reused by newer requests: their old entries stay stale.
-        let n = t.open(9, 900, true);
+        let n = t.open(9, 900, true, false);
         assert!(n == slots[1] || n == slots[0] || n == slots[2]);
         t.close(slots[3]);
         t.close(slots[4]);
@@ -526,7 +679,7 @@ mod tests {
         assert_eq!(t.open_count(), 1);
         // Many ended requests do not pile up in the creation-order list.
         for i in 0..10_000 {
-            let s = t.open(0, 1000 + i, true);
+            let s = t.open(0, 1000 + i, true, false);
             t.close(s);
         }
         assert!(t.order.len() < 100, "{}", t.order.len());
@@ -536,7 +689,7 @@ mod tests {
     #[test]
     fn a_forced_attempt_that_fails_retries_from_the_moment_it_was_forced() {
         let mut t = Requests::default();
-        let a = t.open(0, 0, true);
+        let a = t.open(0, 0, true, false);
         let j1 = t.begin_attempt(a, 0);
         let (timer, d) = t.wait_backoff(a, 0, 100);
         assert_eq!((timer, d), (j1, 100));
@@ -553,5 +706,37 @@ mod tests {
         assert_eq!(t.wait_backoff(a, 111, 100).1, 100);
         assert_eq!(t[a as usize].retry_age(111), 111);
         assert_eq!(t.waiting_in_creation_order(), vec![(0, a)]);
+    }
+
+    #[test]
+    fn hedged_attempts_are_current_until_each_is_over() {
+        let mut t = Requests::default();
+        let s = t.open(0, 0, true, true);
+        let a1 = t.begin_attempt(s, 0);
+        let a2 = t.begin_attempt(s, 0);
+        let a3 = t.begin_attempt(s, 0);
+        assert!(t.is_current(a1) && t.is_current(a2) && t.is_current(a3));
+        assert_eq!(t.open_attempts(s), 3);
+        t.attempt_over(a2);
+        assert!(t.is_current(a1) && !t.is_current(a2) && t.is_current(a3));
+        assert_eq!(t.open_attempts(s), 2);
+        // Timers: only the latest counts, and a frozen request has none.
+        t.arm_hedge(s, 50);
+        t.arm_hedge(s, 80);
+        assert!(!t.hedge_due(s, 0, 50));
+        assert!(t.hedge_due(s, 0, 80));
+        assert!(!t.hedge_due(s, 0, 80), "spent");
+        t.arm_hedge(s, 90);
+        t.freeze_hedging(s);
+        assert!(!t.hedge_due(s, 0, 90));
+        t.close(s);
+        assert!(!t.is_current(a1) && !t.is_current(a3));
+        // An ordinary request: only its latest attempt, once.
+        let o = t.open(0, 0, true, false);
+        let b1 = t.begin_attempt(o, 0);
+        t.attempt_over(b1);
+        assert!(!t.is_current(b1));
+        let b2 = t.begin_attempt(o, 0);
+        assert!(t.is_current(b2) && !t.is_current(b1));
     }
 }

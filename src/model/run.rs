@@ -16,7 +16,7 @@
 //! these events.
 
 use super::backend::{Backend, Effect};
-use super::clients::{Clients, Decision};
+use super::clients::{Admit, Clients, Decision, Hedge, Release, Wake};
 use super::dispatcher::{Dispatcher, Pump};
 use super::dist::Dist;
 use super::event::Ev;
@@ -131,7 +131,12 @@ impl<'a> Sim<'a> {
             backend: Backend::new(&spec.backend, rng(Stream::Service), rng(Stream::Faults)),
             dispatcher: spec.dispatcher.as_ref().map(Dispatcher::new),
             timeline: Timeline::new(&spec.faults, &spec.actions, base_workers),
-            meter: Meter::new(spec.bin.ns(), run_end, spec.warmup.ns()),
+            meter: Meter::new(
+                spec.bin.ns(),
+                run_end,
+                spec.warmup.ns(),
+                policy.rate_limiter.is_some(),
+            ),
             attempt_timeout: attempt_timeout.map(|d| d.ns()),
             deadline: t.deadline.map(|d| d.ns()),
             pump: false,
@@ -190,7 +195,9 @@ impl<'a> Sim<'a> {
                 let oldest = self.reqs.oldest_start();
                 self.meter.col.set_open(self.reqs.open_count(), oldest);
             }
-            self.meter.col.advance(now, self.reqs.retrying());
+            self.meter
+                .col
+                .advance(now, self.reqs.retrying(), self.reqs.waiting());
             self.handle(now, ev);
             if self.pump {
                 self.pump_dispatcher(now);
@@ -231,6 +238,16 @@ impl<'a> Sim<'a> {
                     d.on_tick();
                 }
                 self.pump = true;
+            }
+            Ev::Hedge { slot, gen } => {
+                if self.reqs.hedge_due(slot, gen, now) {
+                    self.hedge(now, slot);
+                }
+            }
+            Ev::Limiter { index, wgen } => {
+                if self.clients.limiter_woken(index, wgen) {
+                    self.release_limited(now, index);
+                }
             }
         }
     }
@@ -277,7 +294,8 @@ impl<'a> Sim<'a> {
 
     fn new_request(&mut self, now: Nanos, client: u32) {
         let counted = self.meter.counted(now);
-        let slot = self.reqs.open(client, now, counted);
+        let hedged = self.policy.hedging.is_some();
+        let slot = self.reqs.open(client, now, counted, hedged);
         let gen = self.reqs[slot as usize].gen;
         self.meter.col.now.demand += 1;
         if counted {
@@ -291,14 +309,92 @@ impl<'a> Sim<'a> {
     }
 
     /// A request is due for its next attempt: sends it, or hands it to the
-    /// dispatcher when the scenario has one.
+    /// dispatcher when the scenario has one, or to its client's rate
+    /// limiter when the policy has one (validation refuses both at once).
     fn make_due(&mut self, now: Nanos, slot: u32) {
         match self.dispatcher.as_mut() {
+            None if self.clients.has_limiter() => {
+                let r = &self.reqs[slot as usize];
+                match self.clients.limiter_admit(now, r.client, slot, r.gen) {
+                    Admit::Go => {
+                        self.meter.col.now.client_grants += 1;
+                        self.send_attempt(now, slot);
+                    }
+                    Admit::Wait(wake) => {
+                        self.reqs.wait_token(slot, now);
+                        self.schedule_wake(wake);
+                    }
+                }
+            }
             None => self.send_attempt(now, slot),
             Some(d) => {
                 d.enqueue(self.reqs.set_due(slot));
                 self.pump = true;
             }
+        }
+    }
+
+    fn schedule_wake(&mut self, wake: Option<Wake>) {
+        if let Some(w) = wake {
+            if w.at < self.run_end {
+                self.q.schedule_at(
+                    w.at,
+                    Ev::Limiter {
+                        index: w.index,
+                        wgen: w.wgen,
+                    },
+                );
+            }
+        }
+    }
+
+    /// A rate limiter woke up: the requests at the head of its queue go
+    /// while it has tokens.
+    fn release_limited(&mut self, now: Nanos, index: u32) {
+        loop {
+            match self.clients.limiter_next(now, index, &self.reqs) {
+                Release::Send(slot) => {
+                    let waited = self.reqs.token_granted(slot, now);
+                    let col = &mut self.meter.col.now;
+                    col.client_grants += 1;
+                    col.client_wait_ns += waited;
+                    if self.reqs[slot as usize].counted {
+                        self.meter.summary.client_wait_ns += waited;
+                    }
+                    self.send_attempt(now, slot);
+                }
+                Release::WakeAt(w) => {
+                    self.schedule_wake(Some(w));
+                    return;
+                }
+                Release::Idle => return,
+            }
+        }
+    }
+
+    /// A hedged request's hedge timer fired: the next hedge goes if the
+    /// budget allows; else hedging stops, and the request ends if nothing
+    /// is left out.
+    fn hedge(&mut self, now: Nanos, slot: u32) {
+        let Some(h) = self.policy.hedging else {
+            return;
+        };
+        if !h.more_after(self.reqs[slot as usize].attempts) {
+            return;
+        }
+        if self.clients.may_hedge(now, &mut self.reqs[slot as usize]) {
+            self.send_attempt(now, slot);
+        } else {
+            self.stop_hedging(now, slot);
+        }
+    }
+
+    /// No more hedges for the request in `slot` (its budget refused one);
+    /// it is over (dropped) when none of its attempts is still out.
+    fn stop_hedging(&mut self, now: Nanos, slot: u32) {
+        self.reqs.freeze_hedging(slot);
+        if self.reqs.open_attempts(slot) == 0 {
+            self.finish(now, slot, Some(GiveUp::Budget));
         }
     }
 
@@ -342,9 +438,16 @@ impl<'a> Sim<'a> {
 
     fn send_attempt(&mut self, now: Nanos, slot: u32) {
         let r = &self.reqs[slot as usize];
-        if !self.clients.may_send(now, r.client, r.attempts == 0) {
-            // Refused by an open breaker: fails fast, never reaches the backend.
-            self.finish(now, slot, Some(GiveUp::Breaker));
+        let client = r.client;
+        if !self.clients.may_send(now, client, r.attempts == 0) {
+            // Refused by an open breaker: fails fast, never reaches the
+            // backend. A refused hedge only stops hedging while other
+            // attempts are out.
+            if self.reqs.open_attempts(slot) > 0 {
+                self.reqs.freeze_hedging(slot);
+            } else {
+                self.finish(now, slot, Some(GiveUp::Breaker));
+            }
             return;
         }
         let previous = r.last_sent;
@@ -355,10 +458,26 @@ impl<'a> Sim<'a> {
             self.meter.col.now.retries += 1;
             self.meter.col.record_retry_gap(now - previous);
         }
+        self.clients.on_send(client);
         let hop = self.network.hop();
         self.q.schedule_after(hop, Ev::AtBackend(job));
         if let Some(t) = self.attempt_timeout {
             self.q.schedule_after(t, Ev::AttemptTimeout(job));
+        }
+        if let Some(h) = self.policy.hedging {
+            if h.more_after(job.attempt) {
+                self.arm_hedge(now, slot, h.delay);
+            }
+        }
+    }
+
+    /// The next hedge of the request in `slot` is due `after` from now.
+    fn arm_hedge(&mut self, now: Nanos, slot: u32, after: Nanos) {
+        let at = now.saturating_add(after);
+        self.reqs.arm_hedge(slot, at);
+        if at < self.run_end {
+            let gen = self.reqs[slot as usize].gen;
+            self.q.schedule_at(at, Ev::Hedge { slot, gen });
         }
     }
 
@@ -383,15 +502,26 @@ impl<'a> Sim<'a> {
                 d.on_result(now, status, timeout, pushback);
             }
         }
+        self.reqs.attempt_over(job);
+        let r = &mut self.reqs[job.slot as usize];
+        self.clients.attempt_done(r, job.attempt);
+        let client = r.client;
+        let throttled = !timeout && status == Status::ResourceExhausted;
+        let wake = self.clients.limiter_response(now, client, throttled);
+        self.schedule_wake(wake);
         self.release_dispatch(job.slot);
         if status == Status::Ok {
-            self.succeed(now, job.slot);
+            self.succeed(now, job.slot, job.attempt);
             return;
         }
         if timeout {
             self.meter.col.now.timeouts += 1;
         } else {
             self.meter.col.now.errors += 1;
+        }
+        if self.policy.hedging.is_some() {
+            self.on_hedge_failure(now, job.slot, status, pushback);
+            return;
         }
         let r = &mut self.reqs[job.slot as usize];
         match self.clients.on_failure(now, r, status, timeout, pushback) {
@@ -403,9 +533,39 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn succeed(&mut self, now: Nanos, slot: u32) {
+    /// One attempt of a hedged request failed: the next hedge now, later,
+    /// never, or the request fails.
+    fn on_hedge_failure(&mut self, now: Nanos, slot: u32, status: Status, pushback: Option<Nanos>) {
+        let frozen = self.reqs.hedging_frozen(slot);
+        let r = &mut self.reqs[slot as usize];
+        match self
+            .clients
+            .on_hedge_failure(now, r, status, frozen, pushback)
+        {
+            Hedge::Fatal => self.finish(now, slot, Some(GiveUp::NotRetryable)),
+            Hedge::Now => self.send_attempt(now, slot),
+            Hedge::After(d) => {
+                self.arm_hedge(now, slot, d);
+            }
+            Hedge::NoMore => {
+                if !frozen && self.reqs[slot as usize].attempts < self.max_hedges() {
+                    // Refused by the budget (or retries switched off).
+                    self.stop_hedging(now, slot);
+                } else if self.reqs.open_attempts(slot) == 0 {
+                    // Every hedge is out and failed: the attempt limit.
+                    self.finish(now, slot, Some(GiveUp::Limits));
+                }
+            }
+        }
+    }
+
+    fn max_hedges(&self) -> u32 {
+        self.policy.hedging.map_or(1, |h| h.max_attempts)
+    }
+
+    fn succeed(&mut self, now: Nanos, slot: u32, attempt: u32) {
         let r = self.reqs[slot as usize];
-        self.clients.on_success(now, &r);
+        self.clients.on_success(now, &r, attempt);
         let latency = now - r.start;
         self.meter.col.now.goodput += 1;
         self.meter.col.record_latency(latency);
@@ -423,7 +583,8 @@ impl<'a> Sim<'a> {
         }
         let r = self.reqs[slot as usize];
         if r.phase == Phase::InFlight {
-            self.clients.on_abandoned(now, r.client);
+            let open = self.reqs.open_attempts(slot);
+            self.clients.on_abandoned(now, r.client, open);
         }
         self.finish(now, slot, Some(GiveUp::Deadline));
     }
@@ -431,7 +592,13 @@ impl<'a> Sim<'a> {
     /// The request in `slot` ends: it succeeded (`why` is `None`) or was
     /// given up for `why`.
     fn finish(&mut self, now: Nanos, slot: u32, why: Option<GiveUp>) {
-        let r = self.reqs[slot as usize];
+        let open = self.reqs.open_attempts(slot);
+        let r = &mut self.reqs[slot as usize];
+        self.clients.request_ended(r, open);
+        let r = *r;
+        if r.phase == Phase::Waiting && r.counted {
+            self.meter.summary.client_wait_ns += now.saturating_sub(r.since);
+        }
         self.release_dispatch(slot);
         let outcome = why.map_or(Outcome::Succeeded, GiveUp::outcome);
         let bin = &mut self.meter.col.now;
@@ -507,8 +674,25 @@ impl<'a> Sim<'a> {
         let warmup_s = secs(self.meter.warmup());
         let oldest = self.reqs.oldest_start();
         self.meter.col.set_open(self.reqs.open_count(), oldest);
-        let bins = self.meter.col.finish(self.reqs.retrying());
+        let bins = self
+            .meter
+            .col
+            .finish(self.reqs.retrying(), self.reqs.waiting());
         let mut s = self.meter.summary;
+        if self.policy.rate_limiter.is_some() {
+            // Requests still waiting at the end count what they waited.
+            let end = self.run_end;
+            for r in self.reqs.open_requests() {
+                if r.counted && r.phase == Phase::Waiting {
+                    s.client_wait_ns += end.saturating_sub(r.since);
+                }
+            }
+            s.client_wait_ms = Some(if s.requests > 0 {
+                s.client_wait_ns as f64 / s.requests as f64 / 1e6
+            } else {
+                0.0
+            });
+        }
         s.peak_offered_rps = bins
             .iter()
             .filter(|b| b.t_s >= warmup_s)

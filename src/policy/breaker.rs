@@ -75,6 +75,7 @@ impl BreakerSpec {
         if self.half_open_probes < 1 {
             c.err(format!("{p}.half_open_probes"), "must be at least 1");
         }
+        self.scope.check(&format!("{p}.scope"), c);
     }
 
     /// The breaker in words.

@@ -1,7 +1,7 @@
-//! Retry budgets: per-client (or global) limits on how many retries may be
-//! sent, whatever the backoff says.
+//! Retry budgets: per-client (or global, or per group of clients) limits on
+//! how many retries may be sent, whatever the backoff says.
 //!
-//! Three real-world designs, one state machine each:
+//! Five real-world designs, one state machine each:
 //!
 //! - `token_bucket`: gRPC retry throttling (gRFC A6). Tokens start at
 //!   `max_tokens`; every failed attempt with a retryable status costs one
@@ -17,12 +17,28 @@
 //!   constant reserve of `min_per_second · ttl` retries is always there.
 //! - `quota`: the AWS SDK standard-mode retry quota (botocore
 //!   `retries/quota.py`): capacity 500, a retry costs 5 (10 after a
-//!   timeout), a success without retries refunds `refund` (1), a success
-//!   after retries refunds what the last retry cost; never above capacity.
+//!   timeout; `throttling_cost` after a throttling error when set, as the
+//!   2026 behaviour does), a success without retries refunds `refund` (1),
+//!   a success after retries refunds what that request's last retry cost
+//!   (botocore keeps it in the request's context); never above capacity.
+//! - `concurrency`: Envoy's cluster retry budget
+//!   (`source/common/upstream/resource_manager_impl.h`, `RetryBudgetImpl`):
+//!   a retry is allowed while the retries outstanding stay below
+//!   `max(⌊percent/100 · active⌋, min)`, active being the attempts in
+//!   flight. A retry is outstanding from the moment it is allowed (its
+//!   backoff included) until its own attempt's outcome is known or its
+//!   request ends (`source/common/router/retry_state_impl.cc`: `inc()` in
+//!   `shouldRetry`, `dec()` in `resetRetry`).
+//! - `rate`: client-go's `BucketRateLimiter` (`util/workqueue/
+//!   default_rate_limiters.go`): one token bucket of `per_second` tokens
+//!   per second and `burst` tokens; a retry reserves a token, going into
+//!   debt if need be, and waits until it is paid for. It never refuses: it
+//!   delays (the retry waits the longer of its backoff and that wait).
 
 use super::scope::BudgetScope;
 use crate::check::{finite_nonneg, finite_pos, Problems};
 use crate::decimal::num;
+use crate::status::Status;
 use crate::time::{Dur, Nanos, NS_PER_SEC};
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +74,27 @@ pub enum BudgetSpec {
         timeout_cost: f64,
         #[serde(default = "default_quota_refund")]
         refund: f64,
+        /// Cost of a retry after a throttling error (`resource_exhausted`);
+        /// absent: `cost`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        throttling_cost: Option<f64>,
+        #[serde(default)]
+        scope: BudgetScope,
+    },
+    /// Envoy's cluster retry budget: concurrent retries below
+    /// `max(percent % of active attempts, min)`.
+    Concurrency {
+        #[serde(default = "default_concurrency_percent")]
+        percent: f64,
+        #[serde(default = "default_concurrency_min")]
+        min: u32,
+        #[serde(default)]
+        scope: BudgetScope,
+    },
+    /// client-go's shared token bucket: delays retries, never refuses them.
+    Rate {
+        per_second: f64,
+        burst: f64,
         #[serde(default)]
         scope: BudgetScope,
     },
@@ -69,7 +106,9 @@ impl BudgetSpec {
         match *self {
             BudgetSpec::TokenBucket { scope, .. }
             | BudgetSpec::Ratio { scope, .. }
-            | BudgetSpec::Quota { scope, .. } => scope,
+            | BudgetSpec::Quota { scope, .. }
+            | BudgetSpec::Concurrency { scope, .. }
+            | BudgetSpec::Rate { scope, .. } => scope,
         }
     }
 }
@@ -95,10 +134,24 @@ fn default_quota_timeout_cost() -> f64 {
 fn default_quota_refund() -> f64 {
     1.0
 }
+fn default_concurrency_percent() -> f64 {
+    20.0
+}
+fn default_concurrency_min() -> u32 {
+    3
+}
 
 impl BudgetSpec {
     /// Checks the values serde cannot; `path` ends at `budget`.
     pub fn check(&self, path: &str, c: &mut Problems) {
+        let kind = match self {
+            BudgetSpec::TokenBucket { .. } => "token_bucket",
+            BudgetSpec::Ratio { .. } => "ratio",
+            BudgetSpec::Quota { .. } => "quota",
+            BudgetSpec::Concurrency { .. } => "concurrency",
+            BudgetSpec::Rate { .. } => "rate",
+        };
+        self.scope().check(&format!("{path}.{kind}.scope"), c);
         match self {
             BudgetSpec::TokenBucket {
                 max_tokens,
@@ -150,6 +203,7 @@ impl BudgetSpec {
                 cost,
                 timeout_cost,
                 refund,
+                throttling_cost,
                 ..
             } => {
                 let p = format!("{path}.quota");
@@ -159,14 +213,41 @@ impl BudgetSpec {
                         format!("{capacity} must be a number greater than 0"),
                     );
                 }
+                let throttling = throttling_cost.unwrap_or(0.0);
                 for (name, v) in [
                     ("cost", cost),
                     ("timeout_cost", timeout_cost),
                     ("refund", refund),
+                    ("throttling_cost", &throttling),
                 ] {
                     if !finite_nonneg(*v) {
                         c.err(format!("{p}.{name}"), format!("{v} must be a number >= 0"));
                     }
+                }
+            }
+            BudgetSpec::Concurrency { percent, .. } => {
+                if !finite_nonneg(*percent) {
+                    c.err(
+                        format!("{path}.concurrency.percent"),
+                        format!("{percent} must be a number >= 0 (a percent: 20 = 20%)"),
+                    );
+                }
+            }
+            BudgetSpec::Rate {
+                per_second, burst, ..
+            } => {
+                let p = format!("{path}.rate");
+                if !finite_pos(*per_second) {
+                    c.err(
+                        format!("{p}.per_second"),
+                        format!("{per_second} must be a number greater than 0"),
+                    );
+                }
+                if !(burst.is_finite() && *burst >= 1.0) {
+                    c.err(
+                        format!("{p}.burst"),
+                        format!("{burst} must be a number >= 1 (tokens the bucket holds)"),
+                    );
                 }
             }
         }
@@ -201,13 +282,36 @@ impl BudgetSpec {
                 cost,
                 timeout_cost,
                 refund,
+                throttling_cost,
                 scope,
             } => format!(
-                "quota {}, cost {} (timeout {}), refund {} ({})",
+                "quota {}, cost {} (timeout {}{}), refund {} ({})",
                 num(*capacity),
                 num(*cost),
                 num(*timeout_cost),
+                throttling_cost
+                    .map(|t| format!(", throttling {}", num(t)))
+                    .unwrap_or_default(),
                 num(*refund),
+                scope.describe()
+            ),
+            BudgetSpec::Concurrency {
+                percent,
+                min,
+                scope,
+            } => format!(
+                "concurrent retries below {}% of active attempts, at least {min} ({})",
+                num(*percent),
+                scope.describe()
+            ),
+            BudgetSpec::Rate {
+                per_second,
+                burst,
+                scope,
+            } => format!(
+                "token bucket {}/s, burst {}, delays retries ({})",
+                num(*per_second),
+                num(*burst),
                 scope.describe()
             ),
         }
@@ -221,7 +325,18 @@ const SCALE: f64 = 1000.0;
 /// Slots of the ratio budget's sliding window (tower and Finagle use ten).
 const RATIO_SLOTS: usize = 10;
 
-/// The live state of one budget (one per client, or one for all clients).
+/// What a request remembers for its budget between attempts (one byte in
+/// the request): the quota cost of its last retry (refunded if it then
+/// succeeds), or the number of concurrent-retry slots it holds.
+pub type Mark = u8;
+
+/// Quota marks: which cost the request's last retry took.
+const MARK_COST: Mark = 1;
+const MARK_TIMEOUT: Mark = 2;
+const MARK_THROTTLING: Mark = 3;
+
+/// The live state of one budget (one per client, group of clients, or one
+/// for all clients).
 #[derive(Clone, Debug)]
 pub struct Budget {
     state: State,
@@ -241,11 +356,46 @@ enum State {
         capacity: f64,
         cost: f64,
         timeout_cost: f64,
+        throttling_cost: f64,
         refund: f64,
-        /// What the most recent retry cost (refunded by a success after
-        /// retries).
-        last_cost: f64,
     },
+    Concurrency {
+        /// Attempts in flight (Envoy's active plus pending requests).
+        active: u64,
+        /// Retries allowed and not yet resolved.
+        retries: u64,
+        percent: f64,
+        min: u64,
+    },
+    Rate(RateBucket),
+}
+
+/// client-go's bucket (golang.org/x/time/rate semantics): tokens refill
+/// continuously up to `burst`; a reservation takes one token even when
+/// there is none, and the debt sets the wait.
+#[derive(Clone, Debug)]
+struct RateBucket {
+    tokens: f64,
+    burst: f64,
+    /// Tokens per nanosecond.
+    rate: f64,
+    last: Nanos,
+}
+
+impl RateBucket {
+    /// Reserves a token at `now`; returns how long until it is there.
+    fn reserve(&mut self, now: Nanos) -> Nanos {
+        if now > self.last {
+            self.tokens = (self.tokens + (now - self.last) as f64 * self.rate).min(self.burst);
+            self.last = now;
+        }
+        self.tokens -= 1.0;
+        if self.tokens >= 0.0 {
+            0
+        } else {
+            (-self.tokens / self.rate).ceil() as Nanos
+        }
+    }
 }
 
 /// The ratio budget's sliding window: deposits minus withdrawals per slot.
@@ -332,27 +482,71 @@ impl Budget {
                 cost,
                 timeout_cost,
                 refund,
+                throttling_cost,
                 ..
             } => State::Quota {
                 available: capacity,
                 capacity,
                 cost,
                 timeout_cost,
+                throttling_cost: throttling_cost.unwrap_or(cost),
                 refund,
-                last_cost: cost,
             },
+            BudgetSpec::Concurrency { percent, min, .. } => State::Concurrency {
+                active: 0,
+                retries: 0,
+                percent,
+                min: u64::from(min),
+            },
+            BudgetSpec::Rate {
+                per_second, burst, ..
+            } => State::Rate(RateBucket {
+                tokens: burst,
+                burst,
+                rate: per_second / NS_PER_SEC as f64,
+                last: 0,
+            }),
         };
         Budget { state }
     }
 
     /// What is left, in the budget's own unit, for reports and tests:
-    /// tokens (token bucket), retries that could be sent now (ratio, at the
-    /// last time the budget was touched), or quota units (quota).
+    /// tokens (token bucket, rate), retries that could be sent now (ratio,
+    /// at the last time the budget was touched; concurrency), or quota
+    /// units (quota).
     pub fn level(&self) -> f64 {
         match &self.state {
             State::TokenBucket { tokens, .. } => *tokens as f64 / SCALE,
             State::Ratio(w) => (w.balance() / w.withdraw) as f64,
             State::Quota { available, .. } => *available,
+            State::Concurrency { retries, .. } => {
+                self.concurrency_limit().saturating_sub(*retries) as f64
+            }
+            State::Rate(b) => b.tokens,
+        }
+    }
+
+    /// Concurrency budget: the most retries that may be outstanding now,
+    /// `max(⌊percent/100 · active⌋, min)` (Envoy truncates to an integer).
+    pub fn concurrency_limit(&self) -> u64 {
+        match self.state {
+            State::Concurrency {
+                active,
+                percent,
+                min,
+                ..
+            } => concurrency_limit(percent, active, min),
+            _ => u64::MAX,
+        }
+    }
+
+    /// Concurrency budget: (attempts in flight, retries outstanding).
+    pub fn concurrency(&self) -> (u64, u64) {
+        match self.state {
+            State::Concurrency {
+                active, retries, ..
+            } => (active, retries),
+            _ => (0, 0),
         }
     }
 
@@ -365,24 +559,78 @@ impl Budget {
         }
     }
 
-    /// An attempt succeeded at `now`; `was_retry` when it was not the
-    /// request's first attempt.
-    pub fn on_success(&mut self, _now: Nanos, was_retry: bool) {
+    /// An attempt goes out (first attempt, retry or hedge).
+    #[inline]
+    pub fn on_send(&mut self) {
+        if let State::Concurrency { active, .. } = &mut self.state {
+            *active += 1;
+        }
+    }
+
+    /// The client stops waiting for `n` attempts (answered, timed out,
+    /// cancelled, or abandoned with their request).
+    #[inline]
+    pub fn on_attempts_over(&mut self, n: u32) {
+        if let State::Concurrency { active, .. } = &mut self.state {
+            *active = active.saturating_sub(u64::from(n));
+        }
+    }
+
+    /// An attempt numbered 2 or more ended for the client: a retry the
+    /// request held is resolved (concurrency budget; Envoy's `resetRetry`
+    /// when the retry's outcome comes in).
+    #[inline]
+    pub fn on_retry_over(&mut self, mark: &mut Mark) {
+        if let State::Concurrency { retries, .. } = &mut self.state {
+            if *mark > 0 {
+                *mark -= 1;
+                *retries = retries.saturating_sub(1);
+            }
+        }
+    }
+
+    /// The request ended: whatever it still holds is given back
+    /// (concurrency budget; Envoy's `resetRetry` in the destructor).
+    #[inline]
+    pub fn on_request_end(&mut self, mark: &mut Mark) {
+        if let State::Concurrency { retries, .. } = &mut self.state {
+            *retries = retries.saturating_sub(u64::from(*mark));
+            *mark = 0;
+        }
+    }
+
+    /// An attempt of a request succeeded at `now`; `was_retry` when it was
+    /// not the request's first attempt, `mark` what the request remembers
+    /// (the quota refunds that request's own last retry cost).
+    pub fn on_success(&mut self, _now: Nanos, was_retry: bool, mark: Mark) {
         match &mut self.state {
             State::TokenBucket { tokens, max, ratio } => {
                 *tokens = (*tokens + *ratio).min(*max);
             }
-            State::Ratio(_) => {}
             State::Quota {
                 available,
                 capacity,
                 refund,
-                last_cost,
-                ..
+                cost,
+                timeout_cost,
+                throttling_cost,
             } => {
-                let back = if was_retry { *last_cost } else { *refund };
+                let back = if !was_retry {
+                    *refund
+                } else {
+                    match mark {
+                        MARK_COST => *cost,
+                        MARK_TIMEOUT => *timeout_cost,
+                        MARK_THROTTLING => *throttling_cost,
+                        // Every retry takes a cost, so a request that
+                        // retried always has a mark; nothing to give back
+                        // otherwise.
+                        _ => 0.0,
+                    }
+                };
                 *available = (*available + back).min(*capacity);
             }
+            State::Ratio(_) | State::Concurrency { .. } | State::Rate(_) => {}
         }
     }
 
@@ -394,46 +642,89 @@ impl Budget {
         }
     }
 
-    /// Asks to send a retry at `now` (after a timeout when `timeout`);
-    /// withdraws from the budget and returns true when allowed.
-    pub fn try_retry(&mut self, now: Nanos, timeout: bool) -> bool {
+    /// Asks to send a retry at `now` after a failure with `status`
+    /// (`timeout`: the client gave up on the attempt). `None`: refused.
+    /// `Some(wait)`: allowed and withdrawn from the budget; the retry may
+    /// not leave before `wait` (only the `rate` budget waits). `mark` is the
+    /// request's own memory and is updated.
+    pub fn try_retry(
+        &mut self,
+        now: Nanos,
+        status: Status,
+        timeout: bool,
+        mark: &mut Mark,
+    ) -> Option<Nanos> {
         match &mut self.state {
             // Allowed while tokens > max/2, compared exactly in integers.
-            State::TokenBucket { tokens, max, .. } => 2 * *tokens > *max,
+            State::TokenBucket { tokens, max, .. } => (2 * *tokens > *max).then_some(0),
             State::Ratio(w) => {
                 w.rotate(now);
                 if w.balance() >= w.withdraw {
                     let x = w.withdraw;
                     *w.current() -= x;
-                    true
+                    Some(0)
                 } else {
-                    false
+                    None
                 }
             }
             State::Quota {
                 available,
                 cost,
                 timeout_cost,
-                last_cost,
+                throttling_cost,
                 ..
             } => {
-                let c = if timeout { *timeout_cost } else { *cost };
+                let (c, m) = if timeout {
+                    (*timeout_cost, MARK_TIMEOUT)
+                } else if status == Status::ResourceExhausted {
+                    (*throttling_cost, MARK_THROTTLING)
+                } else {
+                    (*cost, MARK_COST)
+                };
                 if *available < c {
-                    false
+                    None
                 } else {
                     *available -= c;
-                    *last_cost = c;
-                    true
+                    *mark = m;
+                    Some(0)
                 }
             }
+            State::Concurrency {
+                active,
+                retries,
+                percent,
+                min,
+            } => {
+                if *retries < concurrency_limit(*percent, *active, *min) {
+                    *retries += 1;
+                    *mark = mark.saturating_add(1);
+                    Some(0)
+                } else {
+                    None
+                }
+            }
+            State::Rate(b) => Some(b.reserve(now)),
         }
     }
+}
+
+/// Envoy's `max(⌊percent/100 · active⌋, min)`.
+fn concurrency_limit(percent: f64, active: u64, min: u64) -> u64 {
+    ((percent / 100.0 * active as f64) as u64).max(min)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::time::Dur;
+
+    /// try_retry after an `unavailable` answer (or a timeout), with a
+    /// throwaway mark.
+    fn ask(b: &mut Budget, now: Nanos, timeout: bool) -> bool {
+        let mut m = 0;
+        b.try_retry(now, Status::Unavailable, timeout, &mut m)
+            .is_some()
+    }
 
     const S: Nanos = NS_PER_SEC;
 
@@ -453,25 +744,25 @@ mod tests {
         for want in [9.0, 8.0, 7.0, 6.0] {
             b.on_failure(0);
             assert_eq!(b.level(), want);
-            assert!(b.try_retry(0, false), "at {want} tokens");
+            assert!(ask(&mut b, 0, false), "at {want} tokens");
         }
         // Fifth failure: 5 tokens, not > 5: throttled.
         b.on_failure(0);
         assert_eq!(b.level(), 5.0);
-        assert!(!b.try_retry(0, false));
+        assert!(!ask(&mut b, 0, false));
         // Ten successes at 0.1 give exactly one token back (no float drift).
         for _ in 0..10 {
-            b.on_success(0, false);
+            b.on_success(0, false, 0);
         }
         assert_eq!(b.level(), 6.0);
-        assert!(b.try_retry(0, false));
+        assert!(ask(&mut b, 0, false));
         // Never below 0, never above max.
         for _ in 0..50 {
             b.on_failure(0);
         }
         assert_eq!(b.level(), 0.0);
         for _ in 0..500 {
-            b.on_success(0, true);
+            b.on_success(0, true, 0);
         }
         assert_eq!(b.level(), 10.0);
     }
@@ -480,11 +771,11 @@ mod tests {
     fn token_bucket_ignores_digits_beyond_three_decimals() {
         let mut b = bucket(3.0, 0.1239);
         b.on_failure(0);
-        b.on_success(0, false);
+        b.on_success(0, false, 0);
         assert_eq!(b.level(), 2.123);
         // max 3: threshold 1.5; 1.123 tokens after one more failure.
         b.on_failure(0);
-        assert!(!b.try_retry(0, false));
+        assert!(!ask(&mut b, 0, false));
     }
 
     fn ratio(percent: f64, min_per_second: f64, ttl_s: u64) -> Budget {
@@ -503,11 +794,11 @@ mod tests {
         for i in 0..100 {
             b.on_request(i * 10_000_000);
         }
-        let allowed = (0..100).filter(|_| b.try_retry(S, false)).count();
+        let allowed = (0..100).filter(|_| ask(&mut b, S, false)).count();
         assert_eq!(allowed, 20);
         // Reserve alone: min 10/s over 10 s = 100 retries with no requests.
         let mut r = ratio(20.0, 10.0, 10);
-        let allowed = (0..1000).filter(|_| r.try_retry(S, false)).count();
+        let allowed = (0..1000).filter(|_| ask(&mut r, S, false)).count();
         assert_eq!(allowed, 100);
     }
 
@@ -519,26 +810,26 @@ mod tests {
         }
         assert_eq!(b.level(), 5.0);
         // 9.5 s later the deposits are still in the window...
-        assert!(b.try_retry(9_500_000_000, false));
+        assert!(ask(&mut b, 9_500_000_000, false));
         // ...and after 10 s they have rotated out.
-        assert!(!b.try_retry(10 * S, false));
+        assert!(!ask(&mut b, 10 * S, false));
         // The withdrawal at 9.5 s still weighs until its slot expires too.
         b.on_request(11 * S);
         b.on_request(11 * S);
-        assert!(!b.try_retry(11 * S, false));
+        assert!(!ask(&mut b, 11 * S, false));
         // At 20 s it is gone; the 11 s deposits and two new ones remain.
         b.on_request(20 * S);
         b.on_request(20 * S);
-        assert!(b.try_retry(20 * S, false));
-        assert!(b.try_retry(20 * S, false));
-        assert!(!b.try_retry(20 * S, false));
+        assert!(ask(&mut b, 20 * S, false));
+        assert!(ask(&mut b, 20 * S, false));
+        assert!(!ask(&mut b, 20 * S, false));
     }
 
     #[test]
     fn ratio_zero_percent_zero_reserve_never_retries() {
         let mut b = ratio(0.0, 0.0, 10);
         b.on_request(0);
-        assert!(!b.try_retry(0, false));
+        assert!(!ask(&mut b, 0, false));
     }
 
     fn quota() -> Budget {
@@ -547,6 +838,7 @@ mod tests {
             cost: 5.0,
             timeout_cost: 10.0,
             refund: 1.0,
+            throttling_cost: None,
             scope: BudgetScope::Client,
         })
     }
@@ -554,18 +846,19 @@ mod tests {
     #[test]
     fn quota_follows_botocore() {
         let mut q = quota();
-        assert!(q.try_retry(0, false));
+        let mut m = 0;
+        assert!(q.try_retry(0, Status::Unavailable, false, &mut m).is_some());
         assert_eq!(q.level(), 495.0);
-        assert!(q.try_retry(0, true));
+        assert!(q.try_retry(0, Status::Unavailable, true, &mut m).is_some());
         assert_eq!(q.level(), 485.0);
-        // Success after retries refunds the last acquisition (10).
-        q.on_success(0, true);
+        // Success after retries refunds the request's last acquisition (10).
+        q.on_success(0, true, m);
         assert_eq!(q.level(), 495.0);
         // Success without retries refunds 1, never above capacity.
-        q.on_success(0, false);
+        q.on_success(0, false, 0);
         assert_eq!(q.level(), 496.0);
         for _ in 0..10 {
-            q.on_success(0, false);
+            q.on_success(0, false, 0);
         }
         assert_eq!(q.level(), 500.0);
         // Failures alone cost nothing; only retries do.
@@ -574,18 +867,191 @@ mod tests {
     }
 
     #[test]
+    fn quota_refunds_each_request_its_own_retry_cost() {
+        // Two requests interleave: A's retry follows a timeout (10), B's an
+        // error (5). Each success gives back its own request's cost, in
+        // whatever order they succeed (a budget-wide "last cost" would give
+        // back 5 twice here, or 10 twice the other way round).
+        let mut q = quota();
+        let (mut a, mut b) = (0, 0);
+        assert!(q.try_retry(0, Status::Unavailable, true, &mut a).is_some());
+        assert!(q.try_retry(0, Status::Unavailable, false, &mut b).is_some());
+        assert_eq!(q.level(), 485.0);
+        q.on_success(0, true, a);
+        assert_eq!(q.level(), 495.0, "A's 10 back");
+        q.on_success(0, true, b);
+        assert_eq!(q.level(), 500.0, "B's 5 back");
+        // A request that retried twice (5, then a timeout's 10) gets its
+        // last acquisition back, as botocore's request context holds.
+        let mut c = 0;
+        q.try_retry(0, Status::Internal, false, &mut c);
+        q.try_retry(0, Status::Internal, true, &mut c);
+        assert_eq!(q.level(), 485.0);
+        q.on_success(0, true, c);
+        assert_eq!(q.level(), 495.0);
+    }
+
+    #[test]
+    fn quota_2026_costs_follow_the_sdk_test_table() {
+        // aws-sdk-go-v2 aws/retry/retry2026_test.go, "retry eventually
+        // succeeds" and "throttling error token bucket drain": 500 → 486 →
+        // 472 → (success) 486; a throttling error costs 5 and its success
+        // gives the 5 back.
+        let mut q = Budget::new(&BudgetSpec::Quota {
+            capacity: 500.0,
+            cost: 14.0,
+            timeout_cost: 14.0,
+            refund: 1.0,
+            throttling_cost: Some(5.0),
+            scope: BudgetScope::Client,
+        });
+        let mut m = 0;
+        q.try_retry(0, Status::Internal, false, &mut m);
+        assert_eq!(q.level(), 486.0);
+        q.try_retry(0, Status::Unavailable, false, &mut m);
+        assert_eq!(q.level(), 472.0);
+        q.on_success(0, true, m);
+        assert_eq!(q.level(), 486.0);
+        let mut t = 0;
+        q.try_retry(0, Status::ResourceExhausted, false, &mut t);
+        assert_eq!(q.level(), 481.0);
+        q.on_success(0, true, t);
+        assert_eq!(q.level(), 486.0);
+        // "retry quota reached after a single retry": 14 units allow one.
+        let mut small = Budget::new(&BudgetSpec::Quota {
+            capacity: 14.0,
+            cost: 14.0,
+            timeout_cost: 14.0,
+            refund: 1.0,
+            throttling_cost: Some(5.0),
+            scope: BudgetScope::Client,
+        });
+        let mut m = 0;
+        assert!(small
+            .try_retry(0, Status::Internal, false, &mut m)
+            .is_some());
+        assert!(small
+            .try_retry(0, Status::Internal, false, &mut m)
+            .is_none());
+    }
+
+    fn concurrency(percent: f64, min: u32) -> Budget {
+        Budget::new(&BudgetSpec::Concurrency {
+            percent,
+            min,
+            scope: BudgetScope::Client,
+        })
+    }
+
+    #[test]
+    fn concurrency_budget_admits_below_max_of_percent_and_floor() {
+        // 20 % of 30 active attempts = 6 retries; the floor (3) does not
+        // bind. A seventh is refused until one resolves.
+        let mut b = concurrency(20.0, 3);
+        for _ in 0..30 {
+            b.on_send();
+        }
+        let mut marks = [0u8; 8];
+        let allowed: Vec<bool> = marks
+            .iter_mut()
+            .map(|m| b.try_retry(0, Status::Unavailable, false, m).is_some())
+            .collect();
+        assert_eq!(allowed, [true, true, true, true, true, true, false, false]);
+        assert_eq!(b.concurrency(), (30, 6));
+        b.on_retry_over(&mut marks[0]);
+        assert_eq!((b.concurrency(), marks[0]), ((30, 5), 0));
+        assert!(b
+            .try_retry(0, Status::Unavailable, false, &mut marks[6])
+            .is_some());
+        // 29 active: ⌊5.8⌋ = 5 < 6 outstanding: refused.
+        b.on_attempts_over(1);
+        assert_eq!(b.concurrency_limit(), 5);
+        assert!(b
+            .try_retry(0, Status::Unavailable, false, &mut marks[7])
+            .is_none());
+        // Few active attempts: the floor of 3 holds.
+        let mut f = concurrency(20.0, 3);
+        f.on_send();
+        let mut m = 0;
+        let n = (0..10)
+            .filter(|_| f.try_retry(0, Status::Unavailable, false, &mut m).is_some())
+            .count();
+        assert_eq!((n, m), (3, 3));
+        f.on_request_end(&mut m);
+        assert_eq!((f.concurrency(), m), ((1, 0), 0));
+    }
+
+    proptest::proptest! {
+        /// Whatever the order of sends, answers, retries and request ends,
+        /// an admitted retry never takes the outstanding retries above
+        /// `max(⌊percent/100 · active⌋, min)`, and the count is exactly what
+        /// the requests hold.
+        #[test]
+        fn concurrency_budget_never_exceeds_its_limit(
+            percent in 0.0f64..100.0,
+            min in 0u32..5,
+            ops in proptest::collection::vec((0u8..5, 0usize..8), 1..400),
+        ) {
+            let mut b = concurrency(percent, min);
+            let mut marks = [0u8; 8];
+            let mut active = 0u64;
+            for (op, r) in ops {
+                match op {
+                    0 => { b.on_send(); active += 1; }
+                    1 if active > 0 => { b.on_attempts_over(1); active -= 1; }
+                    2 => {
+                        if b.try_retry(0, Status::Unavailable, false, &mut marks[r]).is_some() {
+                            let (_, retries) = b.concurrency();
+                            let limit = ((percent / 100.0 * active as f64) as u64).max(u64::from(min));
+                            proptest::prop_assert!(retries <= limit, "{} > {}", retries, limit);
+                        }
+                    }
+                    3 => b.on_retry_over(&mut marks[r]),
+                    _ => b.on_request_end(&mut marks[r]),
+                }
+                let held: u64 = marks.iter().map(|&m| u64::from(m)).sum();
+                proptest::prop_assert_eq!(b.concurrency(), (active, held));
+            }
+        }
+    }
+
+    #[test]
+    fn rate_budget_delays_once_the_burst_is_spent() {
+        // client-go's default bucket: 10/s, burst 100. 100 retries at once
+        // go now; the 101st waits 100 ms, the 110th 1 s; 2 s later 20
+        // tokens are back, minus the 10 owed.
+        let mut r = Budget::new(&BudgetSpec::Rate {
+            per_second: 10.0,
+            burst: 100.0,
+            scope: BudgetScope::Client,
+        });
+        let mut m = 0;
+        let waits: Vec<Nanos> = (0..110)
+            .map(|_| r.try_retry(0, Status::Unavailable, false, &mut m).unwrap())
+            .collect();
+        assert!(waits[..100].iter().all(|&w| w == 0));
+        assert_eq!(waits[100], S / 10);
+        assert_eq!(waits[109], S);
+        assert_eq!(
+            r.try_retry(2 * S, Status::Unavailable, false, &mut m),
+            Some(0)
+        );
+        assert!((r.level() - 9.0).abs() < 1e-9, "{}", r.level());
+    }
+
+    #[test]
     fn quota_runs_dry_after_100_retries() {
         let mut q = quota();
-        let allowed = (0..1000).filter(|_| q.try_retry(0, false)).count();
+        let allowed = (0..1000).filter(|_| ask(&mut q, 0, false)).count();
         assert_eq!(allowed, 100, "500 / 5");
         assert_eq!(q.level(), 0.0);
         // 4 successes without retry: 4 < 5, still denied; the fifth allows one.
         for _ in 0..4 {
-            q.on_success(0, false);
+            q.on_success(0, false, 0);
         }
-        assert!(!q.try_retry(0, false));
-        q.on_success(0, false);
-        assert!(!q.try_retry(0, true), "a timeout retry needs 10");
-        assert!(q.try_retry(0, false));
+        assert!(!ask(&mut q, 0, false));
+        q.on_success(0, false, 0);
+        assert!(!ask(&mut q, 0, true), "a timeout retry needs 10");
+        assert!(ask(&mut q, 0, false));
     }
 }

@@ -1,6 +1,12 @@
 //! Jitter: randomisation of a backoff delay so that requests that failed
 //! together do not retry together. The kind as written ([`JitterSpec`]),
 //! its check and wording, and the resolved form ([`Jitter`]) live here.
+//!
+//! `next_step` is the one kind that looks at the schedule, not only at the
+//! delay: retry n waits `U(d(n), d(n+1))`, between its own nominal delay
+//! and the next one. Once the schedule is capped, `d(n+1) = d(n)` and the
+//! delay is exactly the cap: no randomness is left, so requests that fail
+//! together at the cap retry together for ever after.
 
 use crate::check::Problems;
 use crate::decimal::num;
@@ -17,6 +23,9 @@ pub enum JitterSpec {
     Equal,
     /// d · U(1 − f, 1 + f).
     Proportional(f64),
+    /// U(d(n), d(n+1)): between this retry's delay and the next one's;
+    /// exactly d(n) once the schedule has reached its cap.
+    NextStep,
 }
 
 impl JitterSpec {
@@ -39,6 +48,8 @@ pub enum Jitter {
     Equal,
     /// `d · U(1 − f, 1 + f)`.
     Proportional(f64),
+    /// `U(d(n), d(n+1))`.
+    NextStep,
 }
 
 impl From<JitterSpec> for Jitter {
@@ -48,16 +59,30 @@ impl From<JitterSpec> for Jitter {
             JitterSpec::Full => Jitter::Full,
             JitterSpec::Equal => Jitter::Equal,
             JitterSpec::Proportional(f) => Jitter::Proportional(f),
+            JitterSpec::NextStep => Jitter::NextStep,
         }
     }
 }
 
 impl Jitter {
-    /// Applies the jitter to delay `d` with a uniform draw `u` in [0, 1).
+    /// Applies the jitter to delay `d` with a uniform draw `u` in [0, 1)
+    /// (`next_step` without a next delay: `d` itself).
     pub fn apply(self, d: Nanos, u: f64) -> Nanos {
+        self.apply_next(d, d, u)
+    }
+
+    /// Applies the jitter to `d`, the nominal delay of this retry, when the
+    /// next retry's nominal delay is `next`; only `next_step` uses it.
+    pub fn apply_next(self, d: Nanos, next: Nanos, u: f64) -> Nanos {
         let df = d as f64;
         let out = match self {
             Jitter::None => return d,
+            Jitter::NextStep => {
+                if next <= d {
+                    return d;
+                }
+                df + u * (next - d) as f64
+            }
             Jitter::Full => u * df,
             Jitter::Equal => df / 2.0 + u * df / 2.0,
             Jitter::Proportional(f) => df * (1.0 - f + 2.0 * f * u),
@@ -76,6 +101,16 @@ impl Jitter {
         (self.apply(d, 0.0), self.apply(d, 1.0))
     }
 
+    /// The same when the next retry's nominal delay is `next`.
+    pub fn range_next(self, d: Nanos, next: Nanos) -> (Nanos, Nanos) {
+        (self.apply_next(d, next, 0.0), self.apply_next(d, next, 1.0))
+    }
+
+    /// Whether the delay depends on the next retry's nominal delay.
+    pub fn needs_next(self) -> bool {
+        self == Jitter::NextStep
+    }
+
     /// The jitter in words: `none`, `full`, `±10%`.
     pub fn describe(self) -> String {
         match self {
@@ -83,6 +118,7 @@ impl Jitter {
             Jitter::Full => "full".into(),
             Jitter::Equal => "equal".into(),
             Jitter::Proportional(f) => format!("±{}%", num(100.0 * f)),
+            Jitter::NextStep => "next step".into(),
         }
     }
 
@@ -110,6 +146,39 @@ mod tests {
             prop_assert!(p >= lo.saturating_sub(1) && p <= hi);
             prop_assert_eq!(Jitter::None.apply(d, u), d);
         }
+    }
+
+    proptest! {
+        #[test]
+        fn next_step_stays_between_this_delay_and_the_next(
+            initial in 1u64..1_000_000_000, doublings in 0u32..12, n in 1u32..20, u in 0.0f64..1.0,
+        ) {
+            // Exponential ×2 capped after `doublings` doublings.
+            let b = crate::policy::Backoff::Exponential {
+                initial, multiplier: 2.0, max: initial << doublings, max_doublings: u32::MAX,
+            };
+            let (d, next) = (b.nominal(n), b.nominal(n + 1));
+            let got = Jitter::NextStep.apply_next(d, next, u);
+            if d == b.nominal(u32::MAX) {
+                // At the cap: exactly the cap, whatever the draw.
+                prop_assert_eq!(got, initial << doublings);
+            } else {
+                prop_assert!(got >= d && got < next, "{} not in [{}, {})", got, d, next);
+            }
+        }
+    }
+
+    #[test]
+    fn next_step_by_hand() {
+        // 100 ms, 200 ms, 400 ms (cap): U(100, 200), U(200, 400), 400, 400.
+        let j = Jitter::NextStep;
+        let ms = 1_000_000;
+        assert_eq!(j.apply_next(100 * ms, 200 * ms, 0.0), 100 * ms);
+        assert_eq!(j.apply_next(100 * ms, 200 * ms, 0.25), 125 * ms);
+        assert_eq!(j.apply_next(200 * ms, 400 * ms, 0.5), 300 * ms);
+        assert_eq!(j.apply_next(400 * ms, 400 * ms, 0.999), 400 * ms);
+        assert_eq!(j.range_next(400 * ms, 400 * ms), (400 * ms, 400 * ms));
+        assert_eq!(j.describe(), "next step");
     }
 
     #[test]

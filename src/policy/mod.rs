@@ -8,7 +8,9 @@
 pub mod backoff;
 pub mod breaker;
 pub mod budget;
+pub mod hedging;
 pub mod jitter;
+pub mod limiter;
 pub mod presets;
 pub mod schedule;
 pub mod scope;
@@ -17,7 +19,9 @@ pub mod spec;
 pub use backoff::{Backoff, BackoffSpec};
 pub use breaker::BreakerSpec;
 pub use budget::BudgetSpec;
+pub use hedging::{Hedging, HedgingSpec};
 pub use jitter::{Jitter, JitterSpec};
+pub use limiter::LimiterSpec;
 pub use scope::BudgetScope;
 pub use spec::{PolicySpec, Pushback};
 
@@ -41,6 +45,12 @@ pub struct Policy {
     pub breaker: Option<BreakerSpec>,
     pub honor_retry_after: bool,
     pub pushback: Pushback,
+    /// The backoff after a throttling error, when it has its own.
+    pub throttling_backoff: Option<Backoff>,
+    /// Hedging instead of retries.
+    pub hedging: Option<Hedging>,
+    /// The client-side rate limiter every attempt goes through.
+    pub rate_limiter: Option<LimiterSpec>,
 }
 
 /// What a request remembers between its retries to compute the next delay.
@@ -94,12 +104,22 @@ impl Policy {
     /// request's last delay (decorrelated backoff keeps it per request) and
     /// is updated; `u` is a uniform draw in [0, 1).
     pub fn retry_delay(&self, n: u32, previous: &mut Nanos, u: f64) -> Nanos {
-        let d = match self.backoff {
+        self.delay_on(&self.backoff, n, previous, u)
+    }
+
+    /// [`Policy::retry_delay`] on a given schedule (the policy's backoff,
+    /// or its throttling backoff).
+    fn delay_on(&self, backoff: &Backoff, n: u32, previous: &mut Nanos, u: f64) -> Nanos {
+        let d = match *backoff {
             Backoff::Decorrelated { base, max } => {
                 let prev = if *previous == 0 { base } else { *previous };
                 Backoff::decorrelated_next(base, max, prev, u)
             }
-            _ => self.jitter.apply(self.backoff.nominal(n), u),
+            _ if self.jitter.needs_next() => {
+                self.jitter
+                    .apply_next(backoff.nominal(n), backoff.nominal(n.saturating_add(1)), u)
+            }
+            _ => self.jitter.apply(backoff.nominal(n), u),
         };
         *previous = d;
         d
@@ -107,22 +127,30 @@ impl Policy {
 
     /// The delay before the retry of a request whose attempt `attempts`
     /// (1-based) just failed: the backoff (jittered with the uniform draw
-    /// `u`), then the server's `pushback`, when it sent one and the policy
-    /// honours it. `state` is the request's own backoff memory and is
-    /// updated.
+    /// `u`; the throttling backoff after a throttling error, when the
+    /// policy has one), then the server's `pushback`, when it sent one and
+    /// the policy honours it. `state` is the request's own backoff memory
+    /// and is updated.
     ///
     /// Pushback [`Pushback::AtLeast`] waits the longer of the two;
     /// [`Pushback::Exact`] (gRPC) waits exactly the pushback and starts the
-    /// backoff sequence again for the retries after it.
+    /// backoff sequence again for the retries after it;
+    /// [`Pushback::Bounded`] (AWS 2026) waits the pushback held between the
+    /// backoff delay and that delay plus the bound.
     pub fn next_delay(
         &self,
         attempts: u32,
         state: &mut RetryState,
         u: f64,
         pushback: Option<Nanos>,
+        throttled: bool,
     ) -> Nanos {
         let n = attempts - state.restart_at;
-        let delay = self.retry_delay(n, &mut state.previous, u);
+        let backoff = match &self.throttling_backoff {
+            Some(b) if throttled => b,
+            _ => &self.backoff,
+        };
+        let delay = self.delay_on(backoff, n, &mut state.previous, u);
         match pushback.filter(|_| self.honor_retry_after) {
             None => delay,
             Some(ra) => match self.pushback {
@@ -131,6 +159,7 @@ impl Policy {
                     state.restart_at = attempts;
                     ra
                 }
+                Pushback::Bounded(extra) => delay.max(ra.min(delay.saturating_add(extra.ns()))),
             },
         }
     }
@@ -140,8 +169,8 @@ impl Policy {
         self.backoff.is_decorrelated() || self.jitter.is_random()
     }
 
-    /// Whether this policy ever retries (more than one attempt allowed and
-    /// something to retry on).
+    /// Whether this policy ever retries or hedges (more than one attempt
+    /// allowed).
     pub fn may_retry(&self) -> bool {
         self.max_attempts != Some(1) || self.max_retry_duration.is_some_and(|d| d > 0)
     }
@@ -165,6 +194,30 @@ pub enum ResolveError {
 /// themselves are checked by [`PolicySpec::check`].
 pub fn resolve(written: &PolicySpec) -> Result<Policy, ResolveError> {
     let spec = written.with_preset_applied()?;
+    if let Some(h) = &spec.hedging {
+        let hedging = h.resolve();
+        return Ok(Policy {
+            name: spec.name,
+            preset: written.preset.clone(),
+            max_attempts: Some(hedging.max_attempts),
+            max_retry_duration: None,
+            // Not used to schedule anything: a hedged request's timers
+            // follow `hedging`. It makes `retrysim schedule` show the
+            // hedges, `delay` apart.
+            backoff: Backoff::Constant {
+                delay: hedging.delay,
+            },
+            jitter: Jitter::None,
+            retry_on: hedging.non_fatal,
+            budget: spec.budget,
+            breaker: spec.circuit_breaker,
+            honor_retry_after: spec.honor_retry_after.unwrap_or(false),
+            pushback: Pushback::AtLeast,
+            throttling_backoff: None,
+            hedging: Some(hedging),
+            rate_limiter: spec.rate_limiter,
+        });
+    }
     let max_attempts = spec.max_attempts.unwrap_or(1);
     let max_attempts = if max_attempts <= 0 {
         None
@@ -198,6 +251,9 @@ pub fn resolve(written: &PolicySpec) -> Result<Policy, ResolveError> {
         breaker: spec.circuit_breaker,
         honor_retry_after: spec.honor_retry_after.unwrap_or(false),
         pushback: spec.pushback.unwrap_or_default(),
+        throttling_backoff: spec.throttling_backoff.as_ref().map(BackoffSpec::resolve),
+        hedging: None,
+        rate_limiter: spec.rate_limiter,
     })
 }
 

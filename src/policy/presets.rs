@@ -9,7 +9,11 @@
 //! default (AWS standard mode), because a scenario cannot remove a preset's
 //! budget, only replace it.
 
-use super::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec, Pushback};
+use super::limiter::AdaptiveSpec;
+use super::{
+    BackoffSpec, BudgetScope, BudgetSpec, HedgingSpec, JitterSpec, LimiterSpec, PolicySpec,
+    Pushback,
+};
 use crate::status::Status;
 use crate::time::Dur;
 
@@ -21,9 +25,16 @@ pub const NAMES: &[&str] = &[
     "cloud-tasks-transient",
     "grpc",
     "grpc-legacy",
+    "grpc-hedging",
     "aws-standard",
+    "aws-standard-2026",
+    "aws-adaptive",
     "aws-legacy",
     "envoy",
+    "envoy-budget",
+    "linkerd",
+    "finagle",
+    "client-go",
 ];
 
 /// Every failure status: a Cloud Tasks queue retries any non-2xx answer and
@@ -69,6 +80,72 @@ fn exponential(initial: Dur, multiplier: f64, max: Option<Dur>) -> Option<Backof
     })
 }
 
+/// The AWS standard-mode quota as botocore has it before 2026.
+fn aws_quota() -> BudgetSpec {
+    BudgetSpec::Quota {
+        capacity: 500.0,
+        cost: 5.0,
+        timeout_cost: 10.0,
+        refund: 1.0,
+        throttling_cost: None,
+        scope: BudgetScope::Client,
+    }
+}
+
+fn aws_standard() -> PolicySpec {
+    PolicySpec {
+        max_attempts: Some(3),
+        backoff: exponential(Dur::from_secs(1), 2.0, Some(Dur::from_secs(20))),
+        jitter: Some(JitterSpec::Full),
+        retry_on: Some(aws_retryable()),
+        budget: Some(aws_quota()),
+        honor_retry_after: Some(false),
+        ..Default::default()
+    }
+}
+
+/// Finagle's and Linkerd's budget: 20 % of requests over a 10 s window,
+/// plus 10 retries per second.
+fn ratio_20_10_10() -> BudgetSpec {
+    BudgetSpec::Ratio {
+        percent: 20.0,
+        min_per_second: 10.0,
+        ttl: Dur::from_secs(10),
+        scope: BudgetScope::Client,
+    }
+}
+
+/// Retries at once, as often as the budget allows.
+fn budget_only(retry_on: Vec<Status>, budget: BudgetSpec) -> PolicySpec {
+    PolicySpec {
+        max_attempts: Some(0),
+        backoff: Some(BackoffSpec::Constant {
+            delay: Dur::default(),
+        }),
+        jitter: Some(JitterSpec::None),
+        retry_on: Some(retry_on),
+        budget: Some(budget),
+        honor_retry_after: Some(false),
+        ..Default::default()
+    }
+}
+
+fn envoy() -> PolicySpec {
+    PolicySpec {
+        max_attempts: Some(2),
+        backoff: exponential(Dur::from_millis(25), 2.0, Some(Dur::from_millis(250))),
+        jitter: Some(JitterSpec::Full),
+        retry_on: Some(vec![
+            Status::Unavailable,
+            Status::ResourceExhausted,
+            Status::DeadlineExceeded,
+            Status::Internal,
+        ]),
+        honor_retry_after: Some(false),
+        ..Default::default()
+    }
+}
+
 fn grpc(jitter: JitterSpec) -> PolicySpec {
     PolicySpec {
         max_attempts: Some(5),
@@ -111,6 +188,24 @@ fn grpc(jitter: JitterSpec) -> PolicySpec {
 ///   jitter), the retry quota 500 / 5 / timeout 10 / refund 1 per client.
 ///   aws-sdk-go-v2 uses `2^k` instead (a factor of 2 longer) and is not
 ///   modelled here.
+/// - `grpc-hedging`: A6's `hedgingPolicy` example, the only values the
+///   source gives: 4 attempts, a hedge every 0.5 s, `unavailable`,
+///   `internal` and `aborted` non-fatal. 0.5 s is long for most services:
+///   the usual advice ("The Tail at Scale", Dean and Barroso, 2013) is a
+///   delay near the 95th percentile of the service's own latency, which
+///   only the scenario knows, so write a `hedging` block with that delay.
+///   No throttling (opt-in in A6, as for `grpc`).
+/// - `aws-standard-2026`: botocore's standard mode with
+///   `AWS_NEW_RETRIES_2026=true` (`retries/standard.py`, `configprovider.py`):
+///   3 attempts; `U(0, min(b · 2^(k−1), 20 s))` with b = 50 ms after a
+///   transient error and 1 s after a throttling error; quota 500 with a
+///   retry costing 14 (5 after a throttling error; timeouts are transient:
+///   14), refund 1 or the request's own cost; `x-amz-retry-after` honoured
+///   as `max(t, min(retry_after, t + 5 s))`. DynamoDB's 25 ms / 4 attempts
+///   are not modelled.
+/// - `aws-adaptive`: `aws-standard` plus the adaptive client-side rate
+///   limiter (botocore `retries/adaptive.py`, `throttling.py`, `bucket.py`
+///   with their constants), per client.
 /// - `aws-legacy`: botocore legacy mode: 5 attempts, `rand() · 2^(k−1)` s
 ///   with no cap and no quota.
 /// - `envoy`: a route retry policy with defaults: `num_retries` 1 (2
@@ -122,8 +217,28 @@ fn grpc(jitter: JitterSpec) -> PolicySpec {
 ///   `cancelled` has no counterpart). Envoy's cluster retry budget (20 % of
 ///   active requests, min 3) limits *concurrent* retries, which our `ratio`
 ///   budget does not model exactly, and it is off by default, so the preset
-///   has none; `{"ratio": {"percent": 20, "min_per_second": 3}}` is the
-///   nearest stand-in.
+///   has none; `envoy-budget` adds it.
+/// - `envoy-budget`: `envoy` with the cluster retry budget at its defaults
+///   (`budget_percent` 20, `min_retry_concurrency` 3:
+///   `api/envoy/config/cluster/v3/circuit_breaker.proto`), per client (one
+///   Envoy).
+/// - `linkerd`: a ServiceProfile `retryBudget` at Linkerd's defaults (ratio
+///   0.2, 10 per second, ttl 10 s: `defaultRetryBudget` in
+///   `controller/api/destination/profile_translator.go`); retries go at
+///   once and only the budget bounds them (UNCONFIRMED: no backoff and no
+///   per-request limit are documented for ServiceProfile retries);
+///   `retry_on` the 5xx statuses, `unavailable` and `internal`.
+/// - `finagle`: `RetryBudget()` (ttl 10 s, 10 per second, 20 %:
+///   `RetryBudget.scala`) with the requeue filter's zero backoff
+///   (`Retries.Budget.emptyBackoffSchedule`); Finagle requeues only
+///   requests that never reached the server (`unavailable` here). Its
+///   per-request cap (20 % of the budget's balance) is not modelled: the
+///   budget alone bounds retries (UNCONFIRMED how much that changes).
+/// - `client-go`: a workqueue's `DefaultControllerRateLimiter()`
+///   (`util/workqueue/default_rate_limiters.go`): per item 5 ms × 2^k up to
+///   1000 s, the larger of that and the wait for a token of one bucket of
+///   10 per second, burst 100 (the `rate` budget); no jitter; the queue
+///   never gives up on an item (unlimited attempts) and retries any error.
 pub fn preset(name: &str) -> Option<PolicySpec> {
     let ms = Dur::from_millis;
     let s = Dur::from_secs;
@@ -134,20 +249,37 @@ pub fn preset(name: &str) -> Option<PolicySpec> {
         "cloud-tasks-transient" => cloud_tasks(20, ms(10), s(1), 8),
         "grpc" => grpc(JitterSpec::Proportional(0.2)),
         "grpc-legacy" => grpc(JitterSpec::Full),
-        "aws-standard" => PolicySpec {
+        "grpc-hedging" => PolicySpec {
+            hedging: Some(HedgingSpec {
+                delay: ms(500),
+                max_attempts: 4,
+                non_fatal: vec![Status::Unavailable, Status::Internal, Status::Aborted],
+            }),
+            honor_retry_after: Some(true),
+            ..Default::default()
+        },
+        "aws-standard" => aws_standard(),
+        "aws-standard-2026" => PolicySpec {
             max_attempts: Some(3),
-            backoff: exponential(s(1), 2.0, Some(s(20))),
+            backoff: exponential(ms(50), 2.0, Some(s(20))),
+            throttling_backoff: exponential(s(1), 2.0, Some(s(20))),
             jitter: Some(JitterSpec::Full),
             retry_on: Some(aws_retryable()),
             budget: Some(BudgetSpec::Quota {
                 capacity: 500.0,
-                cost: 5.0,
-                timeout_cost: 10.0,
+                cost: 14.0,
+                timeout_cost: 14.0,
                 refund: 1.0,
+                throttling_cost: Some(5.0),
                 scope: BudgetScope::Client,
             }),
-            honor_retry_after: Some(false),
+            honor_retry_after: Some(true),
+            pushback: Some(Pushback::Bounded(s(5))),
             ..Default::default()
+        },
+        "aws-adaptive" => PolicySpec {
+            rate_limiter: Some(LimiterSpec::AwsAdaptive(AdaptiveSpec::default())),
+            ..aws_standard()
         },
         "aws-legacy" => PolicySpec {
             max_attempts: Some(5),
@@ -157,16 +289,30 @@ pub fn preset(name: &str) -> Option<PolicySpec> {
             honor_retry_after: Some(false),
             ..Default::default()
         },
-        "envoy" => PolicySpec {
-            max_attempts: Some(2),
-            backoff: exponential(ms(25), 2.0, Some(ms(250))),
-            jitter: Some(JitterSpec::Full),
-            retry_on: Some(vec![
-                Status::Unavailable,
-                Status::ResourceExhausted,
-                Status::DeadlineExceeded,
-                Status::Internal,
-            ]),
+        "envoy" => envoy(),
+        "envoy-budget" => PolicySpec {
+            budget: Some(BudgetSpec::Concurrency {
+                percent: 20.0,
+                min: 3,
+                scope: BudgetScope::Client,
+            }),
+            ..envoy()
+        },
+        "linkerd" => budget_only(
+            vec![Status::Unavailable, Status::Internal],
+            ratio_20_10_10(),
+        ),
+        "finagle" => budget_only(vec![Status::Unavailable], ratio_20_10_10()),
+        "client-go" => PolicySpec {
+            max_attempts: Some(0),
+            backoff: exponential(ms(5), 2.0, Some(s(1000))),
+            jitter: Some(JitterSpec::None),
+            retry_on: Some(every_failure()),
+            budget: Some(BudgetSpec::Rate {
+                per_second: 10.0,
+                burst: 100.0,
+                scope: BudgetScope::Client,
+            }),
             honor_retry_after: Some(false),
             ..Default::default()
         },

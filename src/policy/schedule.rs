@@ -76,7 +76,14 @@ pub fn delay_range(policy: &Policy, k: u32) -> (Nanos, Nanos) {
             let hi = if hi >= max as f64 { max } else { hi as Nanos };
             (base.min(max), hi.max(base.min(max)))
         }
-        _ => policy.jitter.range(policy.backoff.nominal(k)),
+        _ => policy.jitter.range_next(
+            policy.backoff.nominal(k),
+            if policy.jitter.needs_next() {
+                policy.backoff.nominal(k.saturating_add(1))
+            } else {
+                policy.backoff.nominal(k)
+            },
+        ),
     }
 }
 
@@ -366,9 +373,12 @@ mod tests {
     #[test]
     fn every_preset_has_a_schedule() {
         for name in presets::NAMES {
-            let s = schedule(&preset(name), None);
+            let p = preset(name);
+            let s = schedule(&p, None);
             assert!(!s.rows.is_empty(), "{name}");
-            assert!(s.window.is_some(), "{name}");
+            // Presets that never give up (linkerd, finagle, client-go) have
+            // no finite window.
+            assert_eq!(s.window.is_some(), p.max_attempts.is_some(), "{name}");
         }
     }
 

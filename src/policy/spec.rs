@@ -3,7 +3,9 @@
 use super::backoff::BackoffSpec;
 use super::breaker::BreakerSpec;
 use super::budget::BudgetSpec;
+use super::hedging::HedgingSpec;
 use super::jitter::JitterSpec;
+use super::limiter::LimiterSpec;
 use super::{presets, resolve, ResolveError};
 use crate::check::Problems;
 use crate::status::Status;
@@ -39,6 +41,16 @@ pub struct PolicySpec {
     /// `at_least`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pushback: Option<Pushback>,
+    /// The backoff after a throttling error (`resource_exhausted`), when it
+    /// differs from `backoff` (the AWS SDKs' 2026 behaviour).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttling_backoff: Option<BackoffSpec>,
+    /// gRPC hedging instead of retries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hedging: Option<HedgingSpec>,
+    /// A client-side rate limiter every attempt goes through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limiter: Option<LimiterSpec>,
 }
 
 /// How a policy honours the server's pushback (`retry_after`).
@@ -51,6 +63,11 @@ pub enum Pushback {
     /// gRPC (gRFC A6): retry after exactly the pushback, and start the
     /// backoff sequence again from `initial` for the next retry.
     Exact,
+    /// The AWS SDKs' 2026 rule for `x-amz-retry-after`: the pushback, but
+    /// never less than the backoff delay `t` nor more than `t` plus this
+    /// much: `max(t, min(pushback, t + extra))` (botocore
+    /// `retries/standard.py`, `ExponentialBackoff.delay_amount`).
+    Bounded(Dur),
 }
 
 impl PolicySpec {
@@ -75,7 +92,42 @@ impl PolicySpec {
             circuit_breaker: self.circuit_breaker.clone().or(base.circuit_breaker),
             honor_retry_after: self.honor_retry_after.or(base.honor_retry_after),
             pushback: self.pushback.or(base.pushback),
+            throttling_backoff: self.throttling_backoff.clone().or(base.throttling_backoff),
+            hedging: self.hedging.clone().or(base.hedging),
+            rate_limiter: self.rate_limiter.clone().or(base.rate_limiter),
         })
+    }
+
+    /// Hedging replaces the retry fields, and is not modelled together with
+    /// a rate limiter; checked once the preset is applied.
+    fn check_combinations(&self, path: &str, c: &mut Problems) {
+        if self.hedging.is_none() {
+            return;
+        }
+        let retry_fields = [
+            ("max_attempts", self.max_attempts.is_some()),
+            ("max_retry_duration", self.max_retry_duration.is_some()),
+            ("backoff", self.backoff.is_some()),
+            ("jitter", self.jitter.is_some()),
+            ("retry_on", self.retry_on.is_some()),
+            ("pushback", self.pushback.is_some()),
+            ("throttling_backoff", self.throttling_backoff.is_some()),
+        ];
+        for (field, set) in retry_fields {
+            if set {
+                c.err(
+                    format!("{path}.{field}"),
+                    "a hedging policy does not retry (gRFC A6: one or the other); \
+                     hedging has its own max_attempts and non_fatal statuses",
+                );
+            }
+        }
+        if self.rate_limiter.is_some() {
+            c.err(
+                format!("{path}.rate_limiter"),
+                "hedging behind a client-side rate limiter is not modelled; use one or the other",
+            );
+        }
     }
 
     /// Checks every field and that the policy resolves; `path` is the
@@ -112,6 +164,18 @@ impl PolicySpec {
         }
         if let Some(b) = &self.circuit_breaker {
             b.check(&format!("{path}.circuit_breaker"), c);
+        }
+        if let Some(b) = &self.throttling_backoff {
+            b.check(&format!("{path}.throttling_backoff"), c);
+        }
+        if let Some(h) = &self.hedging {
+            h.check(&format!("{path}.hedging"), c);
+        }
+        if let Some(l) = &self.rate_limiter {
+            l.check(&format!("{path}.rate_limiter"), c);
+        }
+        if let Ok(applied) = self.with_preset_applied() {
+            applied.check_combinations(path, c);
         }
         // Only ask the resolver once the fields themselves are sound, so a
         // bad preset name is not reported twice.

@@ -28,7 +28,9 @@ pub fn policy_settings(p: &Policy) -> Vec<(&'static str, String)> {
             .map(format_duration)
             .unwrap_or_else(|| "none".into()),
     ));
-    if p.may_retry() {
+    if let Some(h) = &p.hedging {
+        rows.push(("hedging", h.describe()));
+    } else if p.may_retry() {
         rows.push(("backoff", p.backoff.describe()));
         rows.push(("jitter", p.jitter.describe()));
         let on: Vec<&str> = p.retry_on.to_vec().iter().map(|s| s.name()).collect();
@@ -43,6 +45,9 @@ pub fn policy_settings(p: &Policy) -> Vec<(&'static str, String)> {
     ));
     if let Some(b) = &p.breaker {
         rows.push(("circuit breaker", b.describe()));
+    }
+    if let Some(l) = &p.rate_limiter {
+        rows.push(("rate limiter", l.describe()));
     }
     if p.honor_retry_after {
         rows.push(("retry-after", "honoured".into()));

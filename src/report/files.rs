@@ -10,8 +10,10 @@ use super::format::{json_num, json_str};
 use crate::decimal::{num, opt};
 use crate::metrics::aggregate::PolicySummary;
 use crate::metrics::aggregate::{Col, RunFigures};
-use crate::metrics::columns::{replications_header, summary_header, summary_row, Cell};
-use crate::metrics::{BinRow, RunResult};
+use crate::metrics::columns::{
+    extra_columns, extra_header, extra_row, replications_header, summary_header, summary_row, Cell,
+};
+use crate::metrics::{BinColumn, BinRow, Extras, RunResult};
 use crate::scenario::Scenario;
 
 /// The JSON text of a summary cell.
@@ -39,16 +41,22 @@ fn csv_bytes(
 
 /// `timeseries.csv`: one row per (policy, replication, bin), in the order
 /// of `results`; the columns after `policy` and `replication` are
-/// [`BinRow::COLUMNS`].
+/// [`BinRow::COLUMNS`], the optional ones only when a run has them.
 pub fn timeseries_csv(results: &[RunResult]) -> Result<Vec<u8>, csv::Error> {
+    let extras = Extras::of(results);
+    let cols: Vec<&BinColumn> = BinRow::COLUMNS
+        .iter()
+        .filter(|c| extras.has(c.extra))
+        .collect();
     let mut header = vec!["policy".to_string(), "replication".to_string()];
-    header.extend(BinRow::COLUMNS.iter().map(|c| c.name.to_string()));
+    header.extend(cols.iter().map(|c| c.name.to_string()));
+    let cols = &cols;
     let rows = results.iter().flat_map(|r| {
         r.bins.iter().map(move |b| {
-            let mut row = Vec::with_capacity(2 + BinRow::COLUMNS.len());
+            let mut row = Vec::with_capacity(2 + cols.len());
             row.push(r.policy.clone());
             row.push(r.replication.to_string());
-            row.extend(BinRow::COLUMNS.iter().map(|c| opt((c.get)(b))));
+            row.extend(cols.iter().map(|c| opt((c.get)(b))));
             row
         })
     });
@@ -59,27 +67,33 @@ pub fn timeseries_csv(results: &[RunResult]) -> Result<Vec<u8>, csv::Error> {
 pub fn summary_csv(
     summaries: &[PolicySummary],
     replications: usize,
+    extras: Extras,
 ) -> Result<Vec<u8>, csv::Error> {
-    let rows = summaries
-        .iter()
-        .map(|s| summary_row(s, replications).iter().map(Cell::csv).collect());
-    csv_bytes(&summary_header(replications), rows)
+    let rows = summaries.iter().map(|s| {
+        let mut cells = summary_row(s, replications);
+        cells.extend(extra_row(s, replications, extras));
+        cells.iter().map(Cell::csv).collect()
+    });
+    let mut header = summary_header(replications);
+    header.extend(extra_header(replications, extras));
+    csv_bytes(&header, rows)
 }
 
 /// `replications.csv`: one row per (policy, replication) with that run's
 /// own figures, so a policy that recovered in some runs only shows it.
-pub fn replications_csv(figures: &[RunFigures]) -> Result<Vec<u8>, csv::Error> {
+pub fn replications_csv(figures: &[RunFigures], extras: Extras) -> Result<Vec<u8>, csv::Error> {
     let rows = figures.iter().map(|f| {
         let mut row = vec![f.policy.clone(), f.replication.to_string()];
-        for c in Col::ALL {
+        for c in Col::ALL.iter().filter(|c| c.extra().is_none()) {
             row.push(match c {
                 Col::Metastable => f.recovery.metastable_text().to_string(),
-                c => opt(f.get(c)),
+                c => opt(f.get(*c)),
             });
         }
+        row.extend(extra_columns(extras).map(|c| opt(f.get(c))));
         row
     });
-    csv_bytes(&replications_header(), rows)
+    csv_bytes(&replications_header(extras), rows)
 }
 
 /// `summary.json`: `{"scenario": {...}, "columns": [...], "policies":
@@ -88,9 +102,11 @@ pub fn summary_json(
     scenario: &Scenario,
     summaries: &[PolicySummary],
     replications: usize,
+    extras: Extras,
 ) -> String {
     let spec = scenario.spec();
-    let header = summary_header(replications);
+    let mut header = summary_header(replications);
+    header.extend(extra_header(replications, extras));
     let mut out = String::from("{\n  \"scenario\": {\n");
     let fields = [
         ("name", json_str(&spec.name)),
@@ -121,7 +137,8 @@ pub fn summary_json(
     let rows: Vec<String> = summaries
         .iter()
         .map(|s| {
-            let cells = summary_row(s, replications);
+            let mut cells = summary_row(s, replications);
+            cells.extend(extra_row(s, replications, extras));
             let kv: Vec<String> = header
                 .iter()
                 .zip(&cells)

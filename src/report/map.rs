@@ -160,11 +160,10 @@ pub fn map_png(path: &Path, m: &MapManifest, table: &Table) -> Result<()> {
         ))
         .map_err(pe)?;
         let labels = cw >= 40.0 && ch >= 20.0;
-        for c in 0..grid.len() {
+        for (c, &s) in shares[p].iter().enumerate().take(grid.len()) {
             let (xi, yi) = grid.coords(c);
             let (x0, x1) = (xs(xi as f64), xs(xi as f64 + 1.0));
             let (y0, y1) = (ys(yi as f64 + 1.0), ys(yi as f64));
-            let s = shares[p][c];
             let fill = s.map_or(UNDETERMINED, success_color);
             root.draw(&Rectangle::new([(x0, y0), (x1, y1)], fill.filled()))
                 .map_err(pe)?;

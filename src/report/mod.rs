@@ -20,7 +20,7 @@ pub mod table;
 
 use crate::error::OutputError;
 use crate::metrics::aggregate::{aggregate_figures, run_figures};
-use crate::metrics::RunResult;
+use crate::metrics::{Extras, RunResult};
 use crate::scenario::Scenario;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -99,6 +99,7 @@ pub fn write_all(
     let figures = run_figures(results);
     let summaries = aggregate_figures(&figures);
     let reps = summaries.iter().map(|s| s.replications).max().unwrap_or(0);
+    let extras = Extras::of(results);
     let mut written = Vec::new();
     save(
         dir,
@@ -109,19 +110,19 @@ pub fn write_all(
     save(
         dir,
         "summary.csv",
-        &files::summary_csv(&summaries, reps)?,
+        &files::summary_csv(&summaries, reps, extras)?,
         &mut written,
     )?;
     save(
         dir,
         "summary.json",
-        files::summary_json(scenario, &summaries, reps).as_bytes(),
+        files::summary_json(scenario, &summaries, reps, extras).as_bytes(),
         &mut written,
     )?;
     save(
         dir,
         "replications.csv",
-        &files::replications_csv(&figures)?,
+        &files::replications_csv(&figures, extras)?,
         &mut written,
     )?;
     save(

@@ -5,7 +5,7 @@
 
 use super::spec::{Arrival, BackendKind, Mode, ScenarioSpec};
 use crate::check::{finite_nonneg, finite_pos, unsafe_name, Problem, Problems};
-use crate::policy::{self, BudgetScope, PolicySpec};
+use crate::policy::{self, PolicySpec};
 use crate::time::Dur;
 use std::collections::HashMap;
 
@@ -137,7 +137,7 @@ impl Checker {
                 }
             }
         }
-        self.policies(&s.policies, s.traffic.clients);
+        self.policies(&s.policies, s.traffic.clients, s.dispatcher.is_some());
         let r = &s.report;
         if !(r.recovery_threshold.is_finite()
             && r.recovery_threshold > 0.0
@@ -337,7 +337,7 @@ impl Checker {
         }
     }
 
-    fn policies(&mut self, policies: &[PolicySpec], clients: u32) {
+    fn policies(&mut self, policies: &[PolicySpec], clients: u32, dispatcher: bool) {
         if policies.is_empty() {
             self.err("policies", "needs at least one policy");
         }
@@ -358,6 +358,29 @@ impl Checker {
             }
             p.check(&path, &mut self.p);
             self.client_state_fits(&path, p, clients);
+            if dispatcher {
+                self.not_with_dispatcher(&path, p);
+            }
+        }
+    }
+
+    /// A Cloud Tasks queue neither hedges nor sits behind an SDK's rate
+    /// limiter: those policies are refused with a dispatcher.
+    fn not_with_dispatcher(&mut self, path: &str, p: &PolicySpec) {
+        let Ok(resolved) = policy::resolve(p) else {
+            return;
+        };
+        if resolved.hedging.is_some() {
+            self.err(
+                format!("{path}.hedging"),
+                "hedging through a Cloud Tasks dispatcher is not modelled; remove the dispatcher or the hedging",
+            );
+        }
+        if resolved.rate_limiter.is_some() {
+            self.err(
+                format!("{path}.rate_limiter"),
+                "a client-side rate limiter in front of a Cloud Tasks dispatcher is not modelled; remove one of them",
+            );
         }
     }
 
@@ -370,20 +393,23 @@ impl Checker {
         let Ok(resolved) = policy::resolve(p) else {
             return;
         };
-        let per_client_budget = resolved
-            .budget
-            .as_ref()
-            .is_some_and(|b| b.scope() != BudgetScope::Global);
-        let per_client_breaker = resolved
-            .breaker
-            .as_ref()
-            .is_some_and(|b| b.scope != BudgetScope::Global);
-        if (per_client_budget || per_client_breaker) && clients > MAX_GATED_CLIENTS {
+        let instances = [
+            resolved.budget.as_ref().map(|b| b.scope()),
+            resolved.breaker.as_ref().map(|b| b.scope),
+            resolved.rate_limiter.as_ref().map(|l| l.scope()),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|scope| scope.instances(clients))
+        .max()
+        .unwrap_or(0);
+        if instances > MAX_GATED_CLIENTS {
             self.err(
                 path.to_string(),
                 format!(
-                    "a per-client budget or circuit breaker keeps state for each of the {clients} clients \
-                     (at most {MAX_GATED_CLIENTS}); use \"scope\": \"global\" or fewer clients"
+                    "a per-client budget, rate limiter or circuit breaker keeps state for each of {instances} \
+                     clients or groups (at most {MAX_GATED_CLIENTS}); use \"scope\": \"global\", a larger \
+                     {{\"group\": N}} or fewer clients"
                 ),
             );
         }

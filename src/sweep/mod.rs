@@ -20,8 +20,8 @@ pub use crate::error::MergeError;
 
 use crate::error::InvalidInput;
 use crate::metrics::aggregate::aggregate;
-use crate::metrics::columns::{summary_header_blocks, summary_row_blocks};
-use crate::metrics::RunResult;
+use crate::metrics::columns::{extra_header, extra_row, summary_header_blocks, summary_row_blocks};
+use crate::metrics::{Extras, RunResult};
 use crate::runner::{self, Job, RunError};
 use crate::scenario::{self, Scenario};
 use serde::{Deserialize, Serialize};
@@ -142,11 +142,20 @@ pub fn run_points(
         .collect())
 }
 
+/// The optional summary columns a sweep of `scenario` writes: the same at
+/// every point and in every shard, since a sweep may not change the list
+/// of policies.
+pub fn extras(scenario: &Scenario) -> Extras {
+    Extras {
+        client_wait: scenario.policies().iter().any(|p| p.rate_limiter.is_some()),
+    }
+}
+
 /// The header of `sweep.csv`: `point`, one column per axis (its path), then
 /// `policy` and the first block of `summary.csv` columns, then
 /// `last_success_s`, then the later blocks (so a new summary column never
-/// moves an existing one).
-pub fn header(grid: &Grid, replications: u32) -> Vec<String> {
+/// moves an existing one), then the optional columns `extras` asks for.
+pub fn header(grid: &Grid, replications: u32, extras: Extras) -> Vec<String> {
     let mut h = vec!["point".to_string()];
     h.extend(grid.axes.iter().map(|a| a.path.clone()));
     h.push("policy".into());
@@ -154,6 +163,7 @@ pub fn header(grid: &Grid, replications: u32) -> Vec<String> {
     h.extend(blocks.next().unwrap_or_default());
     h.push("last_success_s".into());
     h.extend(blocks.flatten());
+    h.extend(extra_header(replications as usize, extras));
     h
 }
 
@@ -163,6 +173,7 @@ pub fn point_rows(
     index: usize,
     results: &[RunResult],
     replications: u32,
+    extras: Extras,
 ) -> Vec<Vec<String>> {
     let coords = grid.coords(index);
     let values: Vec<String> = coords
@@ -191,6 +202,11 @@ pub fn point_rows(
                 num(done.iter().sum::<f64>() / done.len() as f64)
             });
             row.extend(blocks.flatten().map(|c| c.csv()));
+            row.extend(
+                extra_row(s, replications as usize, extras)
+                    .iter()
+                    .map(|c| c.csv()),
+            );
             row
         })
         .collect()
