@@ -518,7 +518,9 @@ pub enum SetError {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PathProblem {
     /// An object without the key (and not a single-key variant holding it).
-    #[error("no such field (fields here: {fields})")]
+    #[error(
+        "no such field in the file (fields here: {fields}); a block the file lacks is set whole, as JSON: PATH='{{\"field\": value}}'"
+    )]
     NoSuchField {
         /// The keys that exist, comma-separated (`none` when empty).
         fields: String,

@@ -121,8 +121,9 @@ pub fn storm_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
 pub fn amplification_sentence(p: &PolicyVerdict) -> String {
     let bound = match p.bound.attempts {
         Some(b) => format!(
-            "at most {} attempts per request ({})",
+            "at most {} attempt{} per request ({})",
             num(round3(b)),
+            if round3(b) == 1.0 { "" } else { "s" },
             p.bound.binding()
         ),
         None => "no limit on attempts per request".to_string(),

@@ -272,15 +272,16 @@ pub fn map_png(path: &Path, m: &MapManifest, table: &Table) -> Result<()> {
         ))
         .map_err(pe)?;
     }
-    for (frac, text) in [
-        (0.0, "0 %: stays degraded"),
-        (0.5, "50 %"),
-        (1.0, "100 %: recovers"),
+    // The end labels align with the bar's ends so they stay on the image.
+    for (frac, text, anchor) in [
+        (0.0, "0 %: stays degraded", HPos::Left),
+        (0.5, "50 %", HPos::Center),
+        (1.0, "100 %: recovers", HPos::Right),
     ] {
         root.draw(&Text::new(
             text,
             (bar_x + (frac * bar_w as f64) as i32, ly + 22),
-            style(13, HPos::Center, VPos::Top),
+            style(13, anchor, VPos::Top),
         ))
         .map_err(pe)?;
     }
