@@ -370,7 +370,7 @@ impl Budget {
     pub fn on_success(&mut self, _now: Nanos, was_retry: bool) {
         match &mut self.state {
             State::TokenBucket { tokens, max, ratio } => {
-                *tokens = (*tokens + *ratio).min(*max);
+                *tokens = tokens.saturating_add(*ratio).min(*max);
             }
             State::Ratio(_) => {}
             State::Quota {
