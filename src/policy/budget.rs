@@ -300,7 +300,7 @@ impl RatioWindow {
     }
 
     fn balance(&self) -> i64 {
-        self.slots.iter().sum::<i64>() + self.reserve
+        self.slots.iter().sum::<i64>().saturating_add(self.reserve)
     }
 }
 
