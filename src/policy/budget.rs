@@ -165,10 +165,10 @@ impl BudgetSpec {
                         format!("{max_tokens} is out of range (0, 1000] (gRFC A6)"),
                     );
                 }
-                if !finite_pos(*token_ratio) {
+                if !(finite_pos(*token_ratio) && *token_ratio <= 1000.0) {
                     c.err(
                         format!("{p}.token_ratio"),
-                        format!("{token_ratio} must be a number greater than 0"),
+                        format!("{token_ratio} is out of range (0, 1000] (a success adds it, up to max_tokens)"),
                     );
                 }
             }
@@ -185,10 +185,10 @@ impl BudgetSpec {
                         format!("{percent} is out of range [0, 1000] (a percent: 20 = 20%)"),
                     );
                 }
-                if !finite_nonneg(*min_per_second) {
+                if !(finite_nonneg(*min_per_second) && *min_per_second <= 1e9) {
                     c.err(
                         format!("{p}.min_per_second"),
-                        format!("{min_per_second} must be a number >= 0"),
+                        format!("{min_per_second} is out of range [0, 1e9] (retries per second)"),
                     );
                 }
                 if ttl.ns() < NS_PER_SEC || ttl.ns() > 60 * NS_PER_SEC {
@@ -450,7 +450,7 @@ impl RatioWindow {
     }
 
     fn balance(&self) -> i64 {
-        self.slots.iter().sum::<i64>() + self.reserve
+        self.slots.iter().sum::<i64>().saturating_add(self.reserve)
     }
 }
 
@@ -605,7 +605,7 @@ impl Budget {
     pub fn on_success(&mut self, _now: Nanos, was_retry: bool, mark: Mark) {
         match &mut self.state {
             State::TokenBucket { tokens, max, ratio } => {
-                *tokens = (*tokens + *ratio).min(*max);
+                *tokens = tokens.saturating_add(*ratio).min(*max);
             }
             State::Quota {
                 available,

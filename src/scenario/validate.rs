@@ -6,6 +6,7 @@
 use super::spec::{Arrival, BackendKind, Mode, ScenarioSpec};
 use crate::check::{finite_nonneg, finite_pos, unsafe_name, Problem, Problems};
 use crate::policy::{self, PolicySpec};
+use crate::status::Status;
 use crate::time::Dur;
 use std::collections::HashMap;
 
@@ -92,6 +93,7 @@ impl Checker {
             a.check(
                 &format!("actions[{i}]"),
                 s.dispatcher.is_some(),
+                s.duration,
                 &mut self.p,
             );
         }
@@ -246,6 +248,17 @@ impl Checker {
         for (path, message) in misplaced {
             self.err(path, message);
         }
+        if let (Mode::Burst, Some(at)) = (t.mode, t.burst_at) {
+            if s.duration.ns() > 0 && at >= s.duration {
+                self.err(
+                    "traffic.burst_at",
+                    format!(
+                        "{at} is at or after the end of the run ({}); the burst would never be sent",
+                        s.duration
+                    ),
+                );
+            }
+        }
         if s.dispatcher.is_some() && t.attempt_timeout.is_some() {
             self.err(
                 "traffic.attempt_timeout",
@@ -334,6 +347,12 @@ impl Checker {
                     }
                 }
             }
+        }
+        if b.reject_status == Status::Ok {
+            self.err(
+                "backend.reject_status",
+                "a rejection cannot answer `ok`; name the error a full backend returns, e.g. \"unavailable\" or \"resource_exhausted\"",
+            );
         }
     }
 

@@ -55,8 +55,23 @@ impl ActionSpec {
     }
 
     /// Checks the values serde cannot; `p` is the action's path
-    /// (`actions[0]`); `has_dispatcher` whether the scenario has one.
-    pub fn check(&self, p: &str, has_dispatcher: bool, c: &mut Problems) {
+    /// (`actions[0]`); `has_dispatcher` whether the scenario has one and
+    /// `run_end` the scenario's duration.
+    pub fn check(&self, p: &str, has_dispatcher: bool, run_end: Dur, c: &mut Problems) {
+        if run_end.ns() > 0 && self.at() >= run_end {
+            let kind = match self {
+                ActionSpec::DisableRetries { .. } => "disable_retries",
+                ActionSpec::ShedLoad { .. } => "shed_load",
+                ActionSpec::ForceRun { .. } => "force_run",
+            };
+            c.err(
+                format!("{p}.{kind}.at"),
+                format!(
+                    "{} is at or after the end of the run ({run_end}); the action would never be taken",
+                    self.at()
+                ),
+            );
+        }
         match self {
             ActionSpec::DisableRetries { duration, .. } => {
                 if let Some(d) = duration {
