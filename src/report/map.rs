@@ -117,6 +117,7 @@ pub fn map_png(path: &Path, m: &MapManifest, table: &Table) -> Result<()> {
             "{c} replications per cell, {} near the boundary",
             m.passes.replications
         ),
+        None if m.passes.replications == 1 => "1 replication per cell".to_string(),
         None => format!("{} replications per cell", m.passes.replications),
     };
     root.draw(&Text::new(
