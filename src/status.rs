@@ -10,15 +10,25 @@ use std::fmt;
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    /// Success.
     Ok,
+    /// The backend could not serve the attempt (the default rejection and
+    /// outage status); retried by default.
     #[default]
     Unavailable,
+    /// The backend is overloaded or throttling; retried by default.
     ResourceExhausted,
+    /// The attempt timed out at the client; retried by default.
     DeadlineExceeded,
+    /// A write conflicted with another one (optimistic concurrency).
     Aborted,
+    /// A server-side error (the default error-burst status).
     Internal,
+    /// The request itself is invalid; retrying cannot help.
     InvalidArgument,
+    /// The caller lacks valid credentials.
     Unauthenticated,
+    /// The caller may not perform the request.
     PermissionDenied,
 }
 

@@ -23,6 +23,7 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "retrysim", version, about, long_about = None)]
 pub struct Cli {
+    /// The subcommand to run.
     #[command(subcommand)]
     pub command: Command,
 }

@@ -21,7 +21,9 @@ use serde::Serialize;
 /// it had to drop or assume.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Imported {
+    /// The imported retry policies, as written in a scenario.
     pub policies: Vec<PolicySpec>,
+    /// The imported queue (`dispatcher` block), when the source has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dispatcher: Option<DispatcherSpec>,
     /// Printed on stderr, never part of the block.

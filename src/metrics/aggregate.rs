@@ -21,38 +21,86 @@ use super::{BinRow, Extra, Recovery, RunResult};
 /// `docs/model.md` for the definitions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Col {
+    /// `requests`: counted requests (arrived at or after `warmup`).
     Requests,
+    /// `succeeded`: counted requests that ended `ok`.
     Succeeded,
+    /// `failed`: counted requests that ended with an error status.
     Failed,
+    /// `dropped`: counted requests given up by the client (limits, deadline,
+    /// budget, disabled retries).
     Dropped,
+    /// `success_rate`: `succeeded / requests` (0 when no requests).
     SuccessRate,
+    /// `attempts`: attempts sent by counted requests, unfinished ones included.
     Attempts,
+    /// `amplification`: `attempts / requests`.
     Amplification,
+    /// `retries`: `max(0, attempts − requests)`.
     Retries,
+    /// `retry_reduction`: `1 − retries / R₁`, against the first policy's run in
+    /// the same replication; empty when `R₁ = 0`.
     RetryReduction,
+    /// `peak_offered_rps`: the largest `offered_rps` among bins from `warmup` on,
+    /// requests per second.
     PeakOfferedRps,
+    /// `peak_load_ratio`: `peak_offered_rps` ÷ nominal capacity (0 when the
+    /// capacity is 0 or undefined).
     PeakLoadRatio,
+    /// `fault_start_s`: start of the incident window, seconds; empty without one.
     FaultStartS,
+    /// `fault_end_s`: end of the incident window, seconds; empty without one.
     FaultEndS,
+    /// `recovered_at_s`: recovery time, seconds; empty if none.
     RecoveredAtS,
+    /// `recovery_after_fault_s`: `recovered_at_s − fault_end_s`, seconds.
     RecoveryAfterFaultS,
+    /// `degraded_s`: `recovered_at_s − fault_start_s`, seconds.
     DegradedS,
+    /// `metastable`: `true`, `false` or `undetermined` (no recovery after an
+    /// incident that allowed one).
     Metastable,
+    /// `latency_p50_ms`: median latency of the counted successes, ms.
     LatencyP50Ms,
+    /// `latency_mean_ms`: mean latency of the counted successes, ms.
     LatencyMeanMs,
+    /// `latency_p99_ms`: 99th-percentile latency of the counted successes, ms.
     LatencyP99Ms,
+    /// `wasted_fraction`: wasted ÷ served attempts, from `warmup` on.
     WastedFraction,
+    /// `unfinished`: counted requests still open when the run ended.
     Unfinished,
+    /// `max_attempts_reached`: counted requests given up at the policy's limits;
+    /// part of `dropped`.
     MaxAttemptsReached,
+    /// `dropped_deadline`: counted requests dropped by `traffic.deadline`; part
+    /// of `dropped`.
     DroppedDeadline,
+    /// `dropped_budget`: counted requests dropped because the retry budget
+    /// refused a retry; part of `dropped`.
     DroppedBudget,
+    /// `dropped_retries_disabled`: counted requests dropped while
+    /// `disable_retries` was active; part of `dropped`.
     DroppedRetriesDisabled,
+    /// `failed_breaker`: counted requests failed because an open circuit breaker
+    /// refused an attempt; part of `failed`.
     FailedBreaker,
+    /// `failed_non_retryable`: counted requests failed with a status not in
+    /// `retry_on`; part of `failed`.
     FailedNonRetryable,
+    /// `duplicates`: counted requests the backend served successfully more than
+    /// once.
     Duplicates,
+    /// `max_task_age_s`: the longest a counted request stayed open, seconds.
     MaxTaskAgeS,
+    /// `dead_lettered`: the same number as `max_attempts_reached`, under the
+    /// queue's name.
     DeadLettered,
+    /// `drain_s`: how long the backlog took to get back to its pre-incident
+    /// level after `fault_end_s`, seconds; empty when it never did.
     DrainS,
+    /// `client_wait_ms`: time the counted requests waited for rate-limiter
+    /// tokens ÷ `requests`, ms; only with a `rate_limiter`.
     ClientWaitMs,
 }
 

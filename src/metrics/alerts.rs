@@ -80,6 +80,7 @@ impl Rule {
 /// One period during which a rule fired.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Firing {
+    /// The rule that fired.
     pub rule: Rule,
     /// When it fired (s): the end of the bin at which it first held.
     pub fired_at_s: f64,

@@ -13,21 +13,32 @@ const Z99: f64 = 2.326_347_874_040_841;
 /// A ready-to-sample distribution; parameters in nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Dist {
+    /// Always the same value, ns.
     Constant(f64),
+    /// Exponential with the given mean.
     Exponential {
+        /// Mean, ns.
         mean: f64,
     },
+    /// Uniform between `min` and `max`.
     Uniform {
+        /// Smallest value, ns.
         min: f64,
+        /// Largest value, ns.
         max: f64,
     },
+    /// Log-normal: `exp(N(mu, sigma))`.
     LogNormal {
+        /// Mean of the logarithm (ln of the median in ns).
         mu: f64,
+        /// Standard deviation of the logarithm.
         sigma: f64,
     },
     /// |N(mean, sd)|.
     FoldedNormal {
+        /// Mean of the normal before folding, ns.
         mean: f64,
+        /// Standard deviation of the normal before folding, ns.
         sd: f64,
     },
 }

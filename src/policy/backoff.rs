@@ -19,31 +19,50 @@ use std::sync::OnceLock;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum BackoffSpec {
+    /// The same delay before every retry.
     Constant {
+        /// Delay before each retry (`Dur`).
         delay: Dur,
     },
+    /// `min(max, initial + step·(n−1))`.
     Linear {
+        /// Delay before the first retry (`Dur`).
         initial: Dur,
+        /// Added to the delay at each further retry (`Dur`).
         step: Dur,
+        /// Cap on the delay (`Dur`); none: uncapped.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         max: Option<Dur>,
     },
+    /// `min(max, initial · multiplier^min(n−1, max_doublings))`.
     Exponential {
+        /// Delay before the first retry (`Dur`).
         initial: Dur,
+        /// Growth factor per retry (default 2).
         #[serde(default = "default_multiplier")]
         multiplier: f64,
+        /// Cap on the delay (`Dur`); none: uncapped.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         max: Option<Dur>,
+        /// How many times the delay grows at most; none: no limit.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         max_doublings: Option<u32>,
     },
+    /// Cloud Tasks: doubles `max_doublings` times, then grows linearly by
+    /// `min_backoff · 2^max_doublings` per retry, capped at `max_backoff`.
     CloudTasks {
+        /// Delay before the first retry (`Dur`).
         min_backoff: Dur,
+        /// Cap on the delay (`Dur`).
         max_backoff: Dur,
+        /// Number of doublings before growth turns linear.
         max_doublings: u32,
     },
+    /// AWS "decorrelated jitter": `min(max, U(base, 3·previous))`.
     Decorrelated {
+        /// Smallest delay (`Dur`).
         base: Dur,
+        /// Cap on the delay (`Dur`).
         max: Dur,
     },
 }
@@ -198,30 +217,48 @@ impl<'de> de::Deserializer<'de> for &mut VariantNames {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Backoff {
     /// The same delay before every retry.
-    Constant { delay: Nanos },
+    Constant {
+        /// Delay before each retry, ns.
+        delay: Nanos,
+    },
     /// `min(max, initial + step·(n−1))`.
     Linear {
+        /// Delay before the first retry, ns.
         initial: Nanos,
+        /// Added to the delay at each further retry, ns.
         step: Nanos,
+        /// Cap on the delay, ns (`u64::MAX`: uncapped).
         max: Nanos,
     },
     /// `min(max, initial · multiplier^min(n−1, max_doublings))`.
     Exponential {
+        /// Delay before the first retry, ns.
         initial: Nanos,
+        /// Growth factor per retry.
         multiplier: f64,
+        /// Cap on the delay, ns (`u64::MAX`: uncapped).
         max: Nanos,
+        /// How many times the delay grows at most (`u32::MAX`: no limit).
         max_doublings: u32,
     },
     /// Cloud Tasks: doubles `max_doublings` times, then grows linearly by
     /// `min_backoff · 2^max_doublings` per retry, capped at `max_backoff`.
     CloudTasks {
+        /// Delay before the first retry, ns.
         min_backoff: Nanos,
+        /// Cap on the delay, ns.
         max_backoff: Nanos,
+        /// Number of doublings before growth turns linear.
         max_doublings: u32,
     },
     /// AWS "decorrelated jitter": `min(max, U(base, 3·previous))`; the
     /// nominal delay reported for schedules is the range's upper end.
-    Decorrelated { base: Nanos, max: Nanos },
+    Decorrelated {
+        /// Smallest delay, ns.
+        base: Nanos,
+        /// Cap on the delay, ns.
+        max: Nanos,
+    },
 }
 
 /// Saturating conversion of a float nanosecond count.

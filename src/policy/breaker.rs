@@ -28,10 +28,14 @@ use serde::{Deserialize, Serialize};
 pub struct BreakerSpec {
     /// Failure share (0..1) over `window` that opens the breaker.
     pub failure_rate: f64,
+    /// Length of the sliding window the failure share is measured over (`Dur`,
+    /// default `10s`).
     #[serde(default = "default_breaker_window")]
     pub window: Dur,
+    /// How long the breaker stays open before probing (`Dur`, default `5s`).
     #[serde(default = "default_open_for")]
     pub open_for: Dur,
+    /// Calls let through while half-open (default 1).
     #[serde(default = "default_probes")]
     pub half_open_probes: u32,
     /// Calls needed in the window before the rate is trusted.
@@ -41,6 +45,7 @@ pub struct BreakerSpec {
     /// while the failure rate is high"); default false = gate every call.
     #[serde(default)]
     pub retries_only: bool,
+    /// Where the breaker's state lives (client, group or global).
     #[serde(default)]
     pub scope: BudgetScope,
 }
@@ -100,10 +105,20 @@ pub enum BreakerState {
     /// Calls flow; outcomes are counted.
     Closed,
     /// Calls fail fast until `until`.
-    Open { until: Nanos },
+    Open {
+        /// When the breaker turns half-open, ns.
+        until: Nanos,
+    },
     /// Probing since `since`: `sent` probes let through, `ok` of them
     /// succeeded.
-    HalfOpen { sent: u32, ok: u32, since: Nanos },
+    HalfOpen {
+        /// Probes let through so far.
+        sent: u32,
+        /// Probes that succeeded so far.
+        ok: u32,
+        /// When the breaker turned half-open, ns.
+        since: Nanos,
+    },
 }
 
 /// The live state of one breaker.

@@ -48,53 +48,72 @@ use serde::{Deserialize, Serialize};
 pub enum BudgetSpec {
     /// gRPC retry throttling (gRFC A6).
     TokenBucket {
+        /// Tokens at the start and at most; retries only while tokens exceed half.
         max_tokens: f64,
+        /// Tokens added per success.
         token_ratio: f64,
+        /// Where the bucket's state lives (client, group or global).
         #[serde(default)]
         scope: BudgetScope,
     },
     /// Finagle / Linkerd / tower retry budget.
     Ratio {
+        /// Retries allowed, as a percentage of new requests (default 20).
         #[serde(default = "default_ratio_percent")]
         percent: f64,
+        /// Retries per second always allowed on top (default 10).
         #[serde(default = "default_min_per_second")]
         min_per_second: f64,
+        /// How long a request's deposit lasts (`Dur`, default `10s`).
         #[serde(default = "default_ttl")]
         ttl: Dur,
+        /// Where the budget's state lives (client, group or global).
         #[serde(default)]
         scope: BudgetScope,
     },
     /// AWS SDK standard-mode retry quota.
     Quota {
+        /// Quota at the start and at most (default 500).
         #[serde(default = "default_quota_capacity")]
         capacity: f64,
+        /// Cost of a retry (default 5).
         #[serde(default = "default_quota_cost")]
         cost: f64,
+        /// Cost of a retry after a timeout (default 10).
         #[serde(default = "default_quota_timeout_cost")]
         timeout_cost: f64,
+        /// Refunded by a success without retries (default 1).
         #[serde(default = "default_quota_refund")]
         refund: f64,
         /// Cost of a retry after a throttling error (`resource_exhausted`);
         /// absent: `cost`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         throttling_cost: Option<f64>,
+        /// Where the quota's state lives (client, group or global).
         #[serde(default)]
         scope: BudgetScope,
     },
     /// Envoy's cluster retry budget: concurrent retries below
     /// `max(percent % of active attempts, min)`.
     Concurrency {
+        /// Retries outstanding allowed, as a percentage of the attempts in flight
+        /// (default 20).
         #[serde(default = "default_concurrency_percent")]
         percent: f64,
+        /// Retries outstanding always allowed (default 3).
         #[serde(default = "default_concurrency_min")]
         min: u32,
+        /// Where the budget's state lives (client, group or global).
         #[serde(default)]
         scope: BudgetScope,
     },
     /// client-go's shared token bucket: delays retries, never refuses them.
     Rate {
+        /// Tokens added per second.
         per_second: f64,
+        /// Tokens the bucket holds at most.
         burst: f64,
+        /// Where the bucket's state lives (client, group or global).
         #[serde(default)]
         scope: BudgetScope,
     },

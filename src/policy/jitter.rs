@@ -17,9 +17,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JitterSpec {
+    /// No jitter: the delay d as scheduled.
     #[default]
     None,
+    /// U(0, d).
     Full,
+    /// d/2 + U(0, d/2).
     Equal,
     /// d · U(1 − f, 1 + f).
     Proportional(f64),

@@ -60,6 +60,8 @@ pub struct AdaptiveSpec {
     /// (`_MAX_RATE_ADJUST_SCALE`).
     #[serde(default = "default_max_scale")]
     pub max_scale: f64,
+    /// Where the limiter's state lives (client, group or global; default
+    /// `client`).
     #[serde(default)]
     pub scope: BudgetScope,
 }

@@ -31,6 +31,7 @@ use crate::time::Nanos;
 /// A policy with its preset applied and every default filled in.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Policy {
+    /// The policy's name, unique in the scenario.
     pub name: String,
     /// The preset the policy started from, if any (for reports).
     pub preset: Option<String>,
@@ -38,12 +39,19 @@ pub struct Policy {
     pub max_attempts: Option<u32>,
     /// Retry time limit from the first attempt; `None` = unlimited.
     pub max_retry_duration: Option<Nanos>,
+    /// Resolved delay schedule between retries.
     pub backoff: Backoff,
+    /// Randomisation of each backoff delay.
     pub jitter: Jitter,
+    /// Statuses that are retried; others end the request as `failed`.
     pub retry_on: StatusSet,
+    /// Retry budget, if any.
     pub budget: Option<BudgetSpec>,
+    /// Circuit breaker, if any.
     pub breaker: Option<BreakerSpec>,
+    /// Whether to wait at least the backend's `retry_after`.
     pub honor_retry_after: bool,
+    /// How an honoured pushback combines with the backoff.
     pub pushback: Pushback,
     /// The backoff after a throttling error, when it has its own.
     pub throttling_backoff: Option<Backoff>,

@@ -53,6 +53,7 @@ pub struct Row {
 /// A policy's schedule: the first rows and the whole retry window.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Schedule {
+    /// The first retries, one row each.
     pub rows: Vec<Row>,
     /// Retries the limits allow; `None` = unlimited.
     pub retries: Option<u64>,
@@ -61,6 +62,8 @@ pub struct Schedule {
     pub window: Option<Nanos>,
     /// The same sum with every delay at its smallest / largest.
     pub window_min: Option<Nanos>,
+    /// Sum of the largest delays over every allowed retry; `None` when retries
+    /// are unlimited.
     pub window_max: Option<Nanos>,
 }
 

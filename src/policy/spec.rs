@@ -17,24 +17,35 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicySpec {
+    /// The policy's name, unique in the scenario; reports use it.
     pub name: String,
+    /// Named starting point (see `docs/policies.md`); the other fields
+    /// override it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
     /// Attempts in all; 0 or -1 = unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_attempts: Option<i64>,
+    /// Age limit from the request's first attempt (`Dur`); absent: unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_retry_duration: Option<Dur>,
+    /// Delay schedule between retries; required when the policy may retry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backoff: Option<BackoffSpec>,
+    /// Randomisation of each backoff delay (default `none`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jitter: Option<JitterSpec>,
+    /// Statuses that are retried; others end the request as `failed` (default
+    /// `unavailable`, `resource_exhausted`, `deadline_exceeded`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_on: Option<Vec<Status>>,
+    /// Retry budget limiting how many retries may be sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<BudgetSpec>,
+    /// Circuit breaker; refused calls end the request as `failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub circuit_breaker: Option<BreakerSpec>,
+    /// Wait at least the backend's `retry_after` (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub honor_retry_after: Option<bool>,
     /// How an honoured pushback combines with the backoff (default

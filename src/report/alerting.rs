@@ -52,9 +52,13 @@ pub fn describe_rule(spec: &ScenarioSpec, rule: Rule) -> String {
 /// The firing periods of one run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunAlerts {
+    /// Name of the run's policy.
     pub policy: String,
+    /// The policy's position in the scenario (0 = first).
     pub policy_index: usize,
+    /// The run's replication (0 = first).
     pub replication: u32,
+    /// Every period during which a rule fired, in order.
     pub firings: Vec<Firing>,
 }
 

@@ -75,7 +75,7 @@ fn instant_failures(spec: &ScenarioSpec) -> Vec<String> {
 
 /// Why simulated time may stop advancing under `policy`, if it can: a
 /// chain of zero-delay steps that can repeat for ever at one instant.
-pub fn zero_time_loop(spec: &ScenarioSpec, policy: &Policy) -> Option<String> {
+pub(crate) fn zero_time_loop(spec: &ScenarioSpec, policy: &Policy) -> Option<String> {
     if spec.dispatcher.is_some() || !always_zero(spec.traffic.network_delay.as_ref()) {
         return None;
     }
@@ -106,7 +106,7 @@ pub fn zero_time_loop(spec: &ScenarioSpec, policy: &Policy) -> Option<String> {
 }
 
 /// Every warning for a validated scenario with its resolved policies.
-pub fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem> {
+pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem> {
     let mut out = Vec::new();
     let mut warn = |path: &str, message: String| {
         out.push(Problem {

@@ -16,7 +16,9 @@ use serde::Deserialize;
 /// The two file formats a scenario can be written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
+    /// JSON (`.json`).
     Json,
+    /// TOML (`.toml`).
     Toml,
 }
 

@@ -26,8 +26,11 @@ pub enum End {
     /// A duration in nanoseconds, and its unit's size in nanoseconds and
     /// spelling (`"ms"`).
     Duration {
+        /// The duration, ns.
         ns: u64,
+        /// Size of the unit it was written in, ns.
         unit_ns: u64,
+        /// The unit's spelling (`"ms"`).
         unit: &'static str,
     },
 }

@@ -68,12 +68,16 @@ pub type Range = (f64, f64);
 /// How one candidate did: means over the replications, and the spread.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Score {
+    /// Succeeded ÷ requests, mean over the replications.
     pub success_rate: f64,
+    /// Dropped ÷ requests, mean over the replications.
     pub drop_rate: f64,
+    /// Attempts ÷ requests, mean over the replications.
     pub amplification: f64,
     /// Seconds from the fault's end to recovery; `None` = never (metastable)
     /// in at least one replication, or no fault.
     pub recovery_after_fault_s: Option<f64>,
+    /// At least one replication stayed metastable after the fault.
     pub metastable: bool,
     /// At least one replication ended too soon after the fault to tell
     /// whether it recovered.
@@ -94,12 +98,17 @@ pub struct Score {
 /// Smallest and largest value over the replications of a candidate.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spread {
+    /// Number of replications the ranges cover.
     pub replications: usize,
+    /// Dropped ÷ requests.
     pub drop_rate: Range,
+    /// Dead-lettered ÷ requests.
     pub dead_letter_rate: Range,
     /// `None` when some replication never drained.
     pub drain_s: Option<Range>,
+    /// The longest a request stayed unfinished, seconds.
     pub max_task_age_s: Range,
+    /// Peak attempts per second at the handler ÷ its nominal capacity.
     pub peak_load_ratio: Range,
     /// `None` when some replication never recovered.
     pub recovery_after_fault_s: Option<Range>,
@@ -109,8 +118,11 @@ pub struct Spread {
 /// queue's rate limits.
 #[derive(Clone, Debug)]
 pub struct Candidate {
+    /// The policy as written.
     pub spec: PolicySpec,
+    /// The queue's settings, on a dispatcher scenario.
     pub dispatcher: Option<DispatcherSpec>,
+    /// How the candidate did over the replications.
     pub score: Score,
 }
 
@@ -118,9 +130,13 @@ pub struct Candidate {
 /// and every candidate evaluated (in order, the baseline first).
 #[derive(Clone, Debug)]
 pub struct Tuned {
+    /// The scenario's own setting, the search's starting point.
     pub baseline: Candidate,
+    /// The best candidate that met the constraints; `None` when none did.
     pub best: Option<Candidate>,
+    /// Number of candidates simulated, the baseline included.
     pub evaluated: usize,
+    /// Every candidate evaluated, in order, the baseline first.
     pub candidates: Vec<Candidate>,
 }
 
