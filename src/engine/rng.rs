@@ -15,11 +15,18 @@ pub type SimRng = Pcg64Mcg;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u64)]
 pub enum Stream {
+    /// Arrival times of new requests and the client each comes from.
     Arrivals = 1,
+    /// Service times at the backend.
     Service = 2,
+    /// Network delays of attempts and answers.
     Network = 3,
+    /// Jitter of retry delays (and the other random choices of the
+    /// clients' policies).
     Backoff = 4,
+    /// Random fault outcomes (which attempts an `errors` fault fails).
     Faults = 5,
+    /// Think times of closed-loop clients.
     Clients = 6,
 }
 

@@ -9,30 +9,43 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum DistSpec {
+    /// Always the same duration.
     Constant {
+        /// The duration.
         value: Dur,
     },
+    /// Exponential (memoryless), as in M/M/c queues.
     Exponential {
+        /// Its mean.
         mean: Dur,
     },
+    /// Uniform between two durations.
     Uniform {
+        /// The shortest.
         min: Dur,
+        /// The longest.
         max: Dur,
     },
     /// Either `{median, p99}` or `{mean, stddev}`.
     Lognormal {
+        /// The median (with `p99`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         median: Option<Dur>,
+        /// The 99th percentile (with `median`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         p99: Option<Dur>,
+        /// The mean (with `stddev`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         mean: Option<Dur>,
+        /// The standard deviation (with `mean`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stddev: Option<Dur>,
     },
     /// Folded at zero: a negative draw counts as its absolute value.
     Normal {
+        /// The mean before folding.
         mean: Dur,
+        /// The standard deviation before folding.
         stddev: Dur,
     },
 }
