@@ -2,9 +2,8 @@
 //! `base + per_request ×` the attempts already in service) and the worker
 //! pool's Universal Scalability Law slowdown, against closed forms: Little's
 //! law for the mean concurrency, the saturated throughput of a USL pool, and
-//! the retry-storm collapse after a load spike.
 
-use retrysim::metrics::{Recovery, RunResult};
+use retrysim::metrics::RunResult;
 use retrysim::model::run::simulate;
 use retrysim::scenario::Scenario;
 
@@ -159,33 +158,4 @@ fn a_saturated_usl_pool_serves_n_over_s_times_the_factor() {
         assert!(got < last, "more coherency cost, less throughput");
         last = got;
     }
-}
-
-fn spike(policy: usize, seed: u64) -> Recovery {
-    let text = include_str!("../scenarios/load-spike-collapse.json");
-    let mut s = Scenario::from_json(text).unwrap();
-    s.set_seed(seed);
-    simulate(&s, policy, 0).unwrap().summary.recovery
-}
-
-#[test]
-fn the_spike_collapses_the_server_without_backoff_only() {
-    assert_eq!(spike(0, 1), Recovery::Degraded);
-    assert_eq!(spike(1, 1), Recovery::Recovered);
-}
-
-#[test]
-#[ignore = "ten seeds of a ten-minute scenario: run with --release -- --ignored"]
-fn the_spike_collapses_without_backoff_on_nine_seeds_of_ten() {
-    let collapsed = (0..10)
-        .filter(|&s| spike(0, s) == Recovery::Degraded)
-        .count();
-    let recovered = (0..10)
-        .filter(|&s| spike(1, s) == Recovery::Recovered)
-        .count();
-    assert!(
-        collapsed >= 9,
-        "{collapsed} of 10 collapsed without backoff"
-    );
-    assert!(recovered >= 9, "{recovered} of 10 recovered with backoff");
 }
