@@ -1,7 +1,7 @@
 //! The `concurrency` backend (no waiting room; an attempt takes
 //! `base + per_request ×` the attempts already in service) and the worker
 //! pool's Universal Scalability Law slowdown, against closed forms: Little's
-//! law for the mean concurrency, the saturated throughput of a USL pool, and
+//! law for the mean concurrency and the saturated throughput of a USL pool.
 
 use retrysim::metrics::RunResult;
 use retrysim::model::run::simulate;
