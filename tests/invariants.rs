@@ -122,7 +122,15 @@ prop_compose! {
             "drop_expired": drop_expired, "admission_cost": format!("{admission}ms"), "reject_cost": format!("{reject}ms")});
         if let Some(k) = queue_limit { backend["queue_limit"] = json!(k); }
         if let Some(ra) = retry_after { backend["retry_after"] = json!(format!("{ra}ms")); }
-        if contention {
+        if seed % 3 == 0 {
+            backend["usl"] = json!({"sigma": 0.05, "kappa": 0.02});
+        }
+        if contention && lifo {
+            // The concurrency backend, with the queue's numbers reused.
+            backend = json!({"kind": "concurrency", "base": format!("{admission}ms"), "per_request": format!("{reject}ms"),
+                "drop_expired": drop_expired, "reject_status": "resource_exhausted"});
+            if queue_limit.is_some() { backend["max_concurrency"] = json!(workers); }
+        } else if contention {
             backend = json!({"kind": "contention", "reject_status": "resource_exhausted"});
         }
         let mut policy = json!({"name": "p", "max_attempts": max_attempts, "backoff": backoff, "jitter": jitter,

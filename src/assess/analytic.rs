@@ -54,15 +54,36 @@ pub struct StormEstimate {
 
 /// Requests per second the backend serves without faults: workers ÷
 /// (admission cost + mean service time); `None` for the contention
-/// backend or a backend that costs nothing.
+/// backend or a backend that costs nothing. The concurrency backend: its
+/// throughput at `max_concurrency` in service, or without a limit the peak
+/// `1 / per_request`.
 pub fn capacity_rps(spec: &ScenarioSpec) -> Option<f64> {
     let b = &spec.backend;
-    if b.kind == BackendKind::Contention {
-        return None;
+    match b.kind {
+        BackendKind::Contention => return None,
+        BackendKind::Concurrency => {
+            let base = b.base.unwrap_or_default().ns() as f64;
+            let per = b.per_request.unwrap_or_default().ns() as f64;
+            return match b.max_concurrency {
+                // M in service, each taking base + per·(M−1).
+                Some(m) => {
+                    let m = f64::from(m);
+                    let cost = b.admission_cost.ns() as f64 + base + per * (m - 1.0);
+                    (cost > 0.0).then(|| m * 1e9 / cost)
+                }
+                // The peak as the concurrency grows.
+                None => (per > 0.0).then(|| 1e9 / per),
+            };
+        }
+        BackendKind::Queue => {}
     }
-    let service = b.service_time.as_ref().map_or(0.0, |d| Dist::new(d).mean());
-    let cost_ns = b.admission_cost.ns() as f64 + service;
+    let mut service = b.service_time.as_ref().map_or(0.0, |d| Dist::new(d).mean());
     let workers = f64::from(b.workers.unwrap_or(1));
+    if let Some(usl) = b.usl {
+        // Every worker busy.
+        service *= usl.factor(workers);
+    }
+    let cost_ns = b.admission_cost.ns() as f64 + service;
     (cost_ns > 0.0).then(|| workers * 1e9 / cost_ns)
 }
 

@@ -7,7 +7,13 @@
 //! has paid `reject_cost`). A worker spends `admission_cost + service time`
 //! on it (only the admission cost during an outage, or for an expired
 //! attempt that `drop_expired` discards), then answers. The **contention**
-//! backend is one record under optimistic concurrency (`record.rs`).
+//! backend is one record under optimistic concurrency (`record.rs`). The
+//! **concurrency** backend (`concurrent.rs`) has no waiting room: an
+//! arriving attempt is served at once (or rejected above
+//! `max_concurrency`) and takes `base + per_request ×` the attempts already
+//! in service; `drop_expired` discards, at no cost, an attempt whose client
+//! gave up before it arrived (as the queue backend does when a worker would
+//! start it); attempts in service are served to the end.
 //!
 //! Faults act here: the current [`FaultState`] decides outages, blackholes,
 //! slowdowns, lost workers and error bursts; the operator's `shed_load`
@@ -20,6 +26,7 @@
 //! timed out) decides whether work is wasted; the backend asks the
 //! [`Requests`] for that and never changes them.
 
+use super::concurrent::Server;
 use super::dist::Dist;
 use super::faults::FaultState;
 use super::meter::Meter;
@@ -27,7 +34,7 @@ use super::pool::{Next, Pool, Work, WorkerState};
 use super::record::Record;
 use super::requests::{Job, Requests};
 use crate::engine::SimRng;
-use crate::scenario::spec::{BackendKind, BackendSpec, Discipline, DistSpec};
+use crate::scenario::spec::{BackendKind, BackendSpec, Discipline, DistSpec, UslSpec};
 use crate::status::Status;
 use crate::time::{Nanos, NS_PER_SEC};
 use rand::Rng;
@@ -63,6 +70,18 @@ pub enum Effect {
 enum Kind {
     Queue(Pool),
     Contention(Record),
+    Concurrency(Server),
+}
+
+/// What the faults' worker count means for the backend of `spec`: its
+/// workers (1 for the contention backend), or for the concurrency backend
+/// its `max_concurrency` (`u32::MAX`: unlimited), which a capacity fault
+/// lowers.
+pub fn base_workers(spec: &BackendSpec) -> u32 {
+    match spec.kind {
+        BackendKind::Concurrency => spec.max_concurrency.unwrap_or(u32::MAX),
+        _ => spec.workers.unwrap_or(1),
+    }
 }
 
 /// The backend of one run.
@@ -76,6 +95,7 @@ pub struct Backend {
     drop_expired: bool,
     retry_after: Option<Nanos>,
     base_workers: u32,
+    usl: Option<UslSpec>,
     fault: FaultState,
     /// Share of arrivals rejected at no cost (operator's `shed_load`).
     shed: f64,
@@ -88,7 +108,7 @@ pub struct Backend {
 impl Backend {
     /// The backend `spec` describes, with no fault active.
     pub fn new(spec: &BackendSpec, rng_service: SimRng, rng_faults: SimRng) -> Backend {
-        let workers = spec.workers.unwrap_or(1);
+        let workers = base_workers(spec);
         let kind = match spec.kind {
             BackendKind::Queue => Kind::Queue(Pool::new(
                 workers,
@@ -96,6 +116,10 @@ impl Backend {
                 spec.discipline == Discipline::Lifo,
             )),
             BackendKind::Contention => Kind::Contention(Record::default()),
+            BackendKind::Concurrency => Kind::Concurrency(Server::new(
+                spec.base.unwrap_or_default().ns(),
+                spec.per_request.unwrap_or_default().ns(),
+            )),
         };
         let zero = DistSpec::Constant {
             value: Default::default(),
@@ -109,6 +133,7 @@ impl Backend {
             drop_expired: spec.drop_expired,
             retry_after: spec.retry_after.map(|d| d.ns()),
             base_workers: workers,
+            usl: spec.usl,
             fault: FaultState::healthy(workers),
             shed: 0.0,
             rng_service,
@@ -118,13 +143,41 @@ impl Backend {
     }
 
     /// Requests per second `workers` workers serve at a service time
-    /// multiplied by `slowdown`; 0 for the contention backend (a record
-    /// has no throughput limit to speak of).
+    /// multiplied by `slowdown` (and by the USL factor with every worker
+    /// busy); 0 for the contention backend (a record has no throughput
+    /// limit to speak of). For the concurrency backend, `workers` is the
+    /// concurrency limit: `M` attempts in service each taking
+    /// `base + per_request·(M−1)` serve `M / that`; unlimited, the peak as
+    /// `M` grows, `1 / per_request`.
     fn capacity(&self, workers: u32, slowdown: f64) -> f64 {
-        if matches!(self.kind, Kind::Contention(_)) {
-            return 0.0;
+        match &self.kind {
+            Kind::Contention(_) => return 0.0,
+            Kind::Concurrency(server) => {
+                if workers == u32::MAX {
+                    let per = server.time_at(2.0) - server.time_at(1.0);
+                    return if per > 0.0 {
+                        NS_PER_SEC as f64 / (per * slowdown)
+                    } else {
+                        f64::INFINITY
+                    };
+                }
+                let m = workers as f64;
+                let cost = self.admission as f64 + server.time_at(m) * slowdown;
+                return if m == 0.0 {
+                    0.0
+                } else if cost > 0.0 {
+                    m * NS_PER_SEC as f64 / cost
+                } else {
+                    f64::INFINITY
+                };
+            }
+            Kind::Queue(_) => {}
         }
-        let cost = self.admission as f64 + self.service.mean() * slowdown;
+        let mut service = self.service.mean() * slowdown;
+        if let Some(usl) = self.usl {
+            service *= usl.factor(workers as f64);
+        }
+        let cost = self.admission as f64 + service;
         if cost > 0.0 {
             workers as f64 * NS_PER_SEC as f64 / cost
         } else {
@@ -151,6 +204,11 @@ impl Backend {
         } else {
             self.capacity(self.fault.workers, self.fault.slowdown)
         };
+        if self.fault.workers == u32::MAX {
+            // An unlimited concurrency backend: utilization is the share
+            // of time something is in service (see `concurrency_levels`).
+            return (1, cap);
+        }
         (self.fault.workers as u64, cap)
     }
 
@@ -199,6 +257,7 @@ impl Backend {
                 self.out.push(Effect::RoundTrip { txn });
                 return;
             }
+            Kind::Concurrency(_) => return self.arrive_concurrent(job, reqs, m, counted),
             Kind::Queue(pool) => pool,
         };
         if let Some(w) = pool.take_idle() {
@@ -218,10 +277,61 @@ impl Backend {
         }
     }
 
+    /// Concurrency backend: an attempt arrives (not blackholed or shed).
+    fn arrive_concurrent(&mut self, job: Job, reqs: &Requests, m: &mut Meter, counted: bool) {
+        if self.drop_expired && !reqs.is_current(job) {
+            self.out.push(Effect::Settle(job, false));
+            return;
+        }
+        let Kind::Concurrency(server) = &mut self.kind else {
+            unreachable!("only the concurrency backend")
+        };
+        if server.in_service() >= u64::from(self.fault.workers) {
+            m.col.now.rejected += 1;
+            m.summary.rejected += counted as u64;
+            self.out.push(Effect::Reply(job, self.reject_status));
+            self.out.push(Effect::Settle(job, false));
+            return;
+        }
+        let (work, cost) = if let Some(status) = self.fault.outage {
+            (Work::Fail(job, status), self.admission)
+        } else {
+            let mut service = server.service_time();
+            if self.fault.slowdown != 1.0 {
+                service = (service as f64 * self.fault.slowdown) as Nanos;
+            }
+            (Work::Serve(job), self.admission.saturating_add(service))
+        };
+        let (slot, wgen) = server.start(work);
+        self.concurrency_levels(m);
+        self.out.push(Effect::Busy {
+            worker: slot,
+            wgen,
+            after: cost,
+        });
+    }
+
+    /// Concurrency backend: the levels of the time series. `queue_len` is
+    /// the attempts in service; utilization is in service ÷ the
+    /// concurrency limit, or without a limit the share of time anything is
+    /// in service.
+    fn concurrency_levels(&self, m: &mut Meter) {
+        let Kind::Concurrency(server) = &self.kind else {
+            return;
+        };
+        let n = server.in_service();
+        m.col.set_queue_len(n);
+        m.col.set_busy(if self.fault.workers == u32::MAX {
+            n.min(1)
+        } else {
+            n
+        });
+    }
+
     fn pool(&mut self) -> &mut Pool {
         match &mut self.kind {
             Kind::Queue(pool) => pool,
-            Kind::Contention(_) => unreachable!("only the queue backend has workers"),
+            _ => unreachable!("only the queue backend has workers"),
         }
     }
 
@@ -236,6 +346,14 @@ impl Backend {
             let mut service = self.service.sample(&mut self.rng_service);
             if self.fault.slowdown != 1.0 {
                 service = (service as f64 * self.fault.slowdown) as Nanos;
+            }
+            if let Some(usl) = self.usl {
+                // The workers busy once this one starts, itself included.
+                let n = self.pool().busy() + 1;
+                let factor = usl.factor(n as f64);
+                if factor != 1.0 {
+                    service = (service as f64 * factor) as Nanos;
+                }
             }
             (Work::Serve(job), self.admission.saturating_add(service))
         };
@@ -256,11 +374,26 @@ impl Backend {
     /// Worker `w` finished the work it started with generation `wgen`
     /// (stale when the work was taken away since).
     pub fn worker_done(&mut self, now: Nanos, w: u32, wgen: u32, reqs: &Requests, m: &mut Meter) {
+        if let Kind::Concurrency(server) = &mut self.kind {
+            // `w` is the attempt's slot in service.
+            if let Some(work) = server.finish(w, wgen) {
+                self.concurrency_levels(m);
+                self.complete(now, work, reqs, m);
+            }
+            return;
+        }
         let worker = self.pool().worker(w);
         if worker.wgen != wgen || worker.state != WorkerState::Busy {
             return;
         }
-        match worker.work {
+        self.complete(now, worker.work, reqs, m);
+        self.worker_free(w, reqs, m);
+    }
+
+    /// Work is over: answers the attempt if its client still waits, and
+    /// settles it.
+    fn complete(&mut self, now: Nanos, work: Work, reqs: &Requests, m: &mut Meter) {
+        match work {
             Work::Serve(job) => {
                 if m.counted(now) {
                     m.summary.served += 1;
@@ -292,7 +425,6 @@ impl Backend {
             }
             Work::Discard(job) => self.out.push(Effect::Settle(job, false)),
         }
-        self.worker_free(w, reqs, m);
     }
 
     /// The status an error burst gives a served attempt, if one hits it.
@@ -327,7 +459,7 @@ impl Backend {
         m.summary.served += counted as u64;
         let job = match &self.kind {
             Kind::Contention(record) => record.job(txn),
-            Kind::Queue(_) => unreachable!("only the contention backend writes"),
+            _ => unreachable!("only the contention backend writes"),
         };
         let current = reqs.is_current(job);
         if !current {
@@ -370,6 +502,7 @@ impl Backend {
     pub fn set_faults(&mut self, fault: FaultState, reqs: &Requests, m: &mut Meter) {
         let workers = fault.workers;
         self.fault = fault;
+        self.concurrency_levels(m);
         let Kind::Queue(pool) = &mut self.kind else {
             return;
         };
@@ -383,6 +516,18 @@ impl Backend {
     /// A crash: every queued and in-service attempt fails at once with
     /// `status`.
     pub fn flush(&mut self, status: Status, reqs: &Requests, m: &mut Meter) {
+        if let Kind::Concurrency(server) = &mut self.kind {
+            for work in server.drain() {
+                if let Work::Serve(job) = work {
+                    if reqs.is_current(job) {
+                        self.out.push(Effect::Reply(job, status));
+                    }
+                    self.out.push(Effect::Settle(job, false));
+                }
+            }
+            self.concurrency_levels(m);
+            return;
+        }
         let Kind::Queue(pool) = &mut self.kind else {
             return;
         };

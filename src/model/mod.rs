@@ -4,12 +4,13 @@
 //! The run (`run.rs`) routes events between components that each own their
 //! state: [`traffic`] (arrivals), [`requests`] (request slots and their
 //! life), [`clients`] (budgets, breakers, retry decisions), [`network`]
-//! (hop delays), [`backend`] (with [`pool`] or [`record`]), [`dispatcher`]
+//! (hop delays), [`backend`] (with [`pool`], [`record`] or [`concurrent`]), [`dispatcher`]
 //! (Cloud Tasks queue limits), [`faults`] (the fault and action timeline)
 //! and [`meter`] (what is recorded). [`event`] lists every event.
 
 pub mod backend;
 pub mod clients;
+pub mod concurrent;
 pub mod dispatcher;
 pub mod dist;
 pub mod event;

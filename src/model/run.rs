@@ -118,7 +118,7 @@ impl<'a> Sim<'a> {
                 q.register_lane(delay);
             }
         }
-        let base_workers = spec.backend.workers.unwrap_or(1);
+        let base_workers = super::backend::base_workers(&spec.backend);
         Sim {
             spec,
             policy,

@@ -110,6 +110,24 @@ pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(S
             push("backend", s);
         }
         BackendKind::Contention => push("backend", "optimistic concurrency on one record".into()),
+        BackendKind::Concurrency => {
+            let mut s = format!(
+                "no waiting room; an attempt takes {} + {} × the attempts already in service",
+                b.base.unwrap_or_default(),
+                b.per_request.unwrap_or_default()
+            );
+            if b.admission_cost.ns() > 0 {
+                s.push_str(&format!(", admission cost {}", b.admission_cost));
+            }
+            s.push_str(&match b.max_concurrency {
+                Some(m) => format!(", at most {m} at once"),
+                None => ", no concurrency limit".into(),
+            });
+            if b.drop_expired {
+                s.push_str(", drops expired attempts");
+            }
+            push("backend", s);
+        }
     }
     if let Some(c) = capacity_rps.filter(|c| *c > 0.0) {
         push("nominal capacity", format!("{} requests/s", num(c.round())));

@@ -3,7 +3,7 @@
 //! the field path (`policies[1].backoff.exponential.initial`) in the same
 //! form as deserialisation errors, and all problems are reported at once.
 
-use super::spec::{Arrival, BackendKind, Mode, ScenarioSpec};
+use super::spec::{Arrival, BackendKind, Discipline, Mode, ScenarioSpec};
 use crate::check::{finite_nonneg, finite_pos, unsafe_name, Problem, Problems};
 use crate::policy::{self, PolicySpec};
 use crate::status::Status;
@@ -331,21 +331,75 @@ impl Checker {
                     ),
                     Some(d) => d.check("backend.service_time", &mut self.p),
                 }
+                self.not_for_kind(
+                    "queue",
+                    "(it has workers and a service time)",
+                    &[
+                        ("base", b.base.is_some()),
+                        ("per_request", b.per_request.is_some()),
+                        ("max_concurrency", b.max_concurrency.is_some()),
+                    ],
+                );
+                if let Some(u) = b.usl {
+                    for (field, v) in [("sigma", u.sigma), ("kappa", u.kappa)] {
+                        if !(v.is_finite() && v >= 0.0) {
+                            self.err(
+                                format!("backend.usl.{field}"),
+                                format!("{v} must be a number >= 0"),
+                            );
+                        }
+                    }
+                }
             }
-            BackendKind::Contention => {
-                let meaningless = [
+            BackendKind::Contention => self.not_for_kind(
+                "contention",
+                "(it has no workers and no queue)",
+                &[
                     ("workers", b.workers.is_some()),
                     ("service_time", b.service_time.is_some()),
                     ("queue_limit", b.queue_limit.is_some()),
-                ];
-                for (field, given) in meaningless {
-                    if given {
+                    ("base", b.base.is_some()),
+                    ("per_request", b.per_request.is_some()),
+                    ("max_concurrency", b.max_concurrency.is_some()),
+                    ("usl", b.usl.is_some()),
+                ],
+            ),
+            BackendKind::Concurrency => {
+                for (field, given) in [("base", b.base), ("per_request", b.per_request)] {
+                    if given.is_none() {
                         self.err(
                             format!("backend.{field}"),
-                            "has no meaning for a \"contention\" backend (it has no workers and no queue); remove it",
+                            "missing: a concurrency backend needs `base` and `per_request` (an attempt takes base + per_request × the attempts already in service)",
                         );
                     }
                 }
+                if b.max_concurrency == Some(0) {
+                    self.err("backend.max_concurrency", "must be at least 1");
+                }
+                self.not_for_kind(
+                    "concurrency",
+                    "(it has no workers and no waiting room; an attempt takes base + per_request × the attempts in service)",
+                    &[
+                        ("workers", b.workers.is_some()),
+                        ("service_time", b.service_time.is_some()),
+                        ("queue_limit", b.queue_limit.is_some()),
+                        ("usl", b.usl.is_some()),
+                        ("reject_cost", b.reject_cost.ns() > 0),
+                        ("discipline", b.discipline != Discipline::Fifo),
+                    ],
+                );
+            }
+        }
+    }
+
+    /// Refuses the fields given that a backend of `kind` has no use for.
+    fn not_for_kind(&mut self, kind: &str, why: &str, fields: &[(&str, bool)]) {
+        for &(field, given) in fields {
+            if given {
+                self.err(
+                    format!("backend.{field}"),
+                    format!("has no meaning for a \"{kind}\" backend {why}; remove it"),
+                );
             }
         }
         if b.reject_status == Status::Ok {

@@ -127,6 +127,9 @@ pub enum BackendKind {
     #[default]
     Queue,
     Contention,
+    /// No waiting room; every attempt is served at once and takes longer
+    /// the more attempts are in service.
+    Concurrency,
 }
 
 /// Order in which waiting attempts are taken.
@@ -165,6 +168,42 @@ pub struct BackendSpec {
     /// answers (gRPC `grpc-retry-pushback-ms`, HTTP `Retry-After`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<Dur>,
+    /// `concurrency` backend: the time an attempt alone takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<Dur>,
+    /// `concurrency` backend: the time each attempt already in service
+    /// adds to an arriving one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_request: Option<Dur>,
+    /// `concurrency` backend: attempts in service above which arrivals are
+    /// rejected; absent = unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<u32>,
+    /// Queue backend: Universal Scalability Law slowdown of the service
+    /// time with the number of busy workers; absent = none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usl: Option<UslSpec>,
+}
+
+/// The Universal Scalability Law (`backend.usl`): an attempt that starts
+/// service with `N` workers busy (itself included) takes its service time
+/// × `1 + sigma·(N−1) + kappa·N·(N−1)`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UslSpec {
+    /// Contention: the serial share of the work.
+    #[serde(default)]
+    pub sigma: f64,
+    /// Coherency: the cost of keeping every pair of workers in step.
+    #[serde(default)]
+    pub kappa: f64,
+}
+
+impl UslSpec {
+    /// The service-time multiplier with `n` workers busy (itself included).
+    pub fn factor(&self, n: f64) -> f64 {
+        1.0 + self.sigma * (n - 1.0) + self.kappa * n * (n - 1.0)
+    }
 }
 
 fn default_reject_status() -> Status {
