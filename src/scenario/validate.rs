@@ -390,6 +390,12 @@ impl Checker {
                 );
             }
         }
+        if b.reject_status == Status::Ok {
+            self.err(
+                "backend.reject_status",
+                "a rejection cannot answer `ok`; name the error a full backend returns, e.g. \"unavailable\" or \"resource_exhausted\"",
+            );
+        }
     }
 
     /// Refuses the fields given that a backend of `kind` has no use for.
@@ -401,12 +407,6 @@ impl Checker {
                     format!("has no meaning for a \"{kind}\" backend {why}; remove it"),
                 );
             }
-        }
-        if b.reject_status == Status::Ok {
-            self.err(
-                "backend.reject_status",
-                "a rejection cannot answer `ok`; name the error a full backend returns, e.g. \"unavailable\" or \"resource_exhausted\"",
-            );
         }
     }
 
