@@ -173,6 +173,14 @@ struct Lane<E> {
 pub struct EventQueue<E> {
     heap: RadixHeap<E>,
     lanes: Vec<Lane<E>>,
+    /// Delays of the first [`AUTO_LANES`] lanes, for `schedule_after`.
+    auto: Vec<Nanos>,
+    /// Events scheduled at `now` itself, in schedule order (see `pop_before`).
+    soon: VecDeque<E>,
+    /// The lane whose front has the smallest `(time, seq)`, with that key;
+    /// only meaningful while `lane_fresh`.
+    lane_min: Option<(Nanos, u64, usize)>,
+    lane_fresh: bool,
     now: Nanos,
     seq: u64,
     popped: u64,
@@ -190,6 +198,10 @@ impl<E> EventQueue<E> {
         EventQueue {
             heap: RadixHeap::new(),
             lanes: Vec::new(),
+            auto: Vec::new(),
+            soon: VecDeque::new(),
+            lane_min: None,
+            lane_fresh: true,
             now: 0,
             seq: 0,
             popped: 0,
@@ -207,6 +219,9 @@ impl<E> EventQueue<E> {
             delay,
             q: VecDeque::new(),
         });
+        if self.auto.len() < AUTO_LANES {
+            self.auto.push(delay);
+        }
         LaneId((self.lanes.len() - 1) as u8)
     }
 
@@ -225,7 +240,10 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn schedule_at(&mut self, time: Nanos, ev: E) {
         debug_assert!(time >= self.now, "event scheduled in the past");
-        let time = time.max(self.now);
+        if time <= self.now {
+            self.soon.push_back(ev);
+            return;
+        }
         let seq = self.next_seq();
         self.heap.push(Entry { time, seq, ev });
     }
@@ -234,8 +252,7 @@ impl<E> EventQueue<E> {
     /// `delay` is one of the first [`AUTO_LANES`] lanes' delays.
     #[inline]
     pub fn schedule_after(&mut self, delay: Nanos, ev: E) {
-        let n = self.lanes.len().min(AUTO_LANES);
-        if let Some(i) = self.lanes[..n].iter().position(|l| l.delay == delay) {
+        if let Some(i) = self.auto.iter().position(|&d| d == delay) {
             self.push_lane(i, ev);
         } else {
             self.schedule_at(self.now.saturating_add(delay), ev)
@@ -250,40 +267,95 @@ impl<E> EventQueue<E> {
 
     #[inline]
     fn push_lane(&mut self, i: usize, ev: E) {
+        let time = self.now.saturating_add(self.lanes[i].delay);
+        if time == self.now {
+            self.soon.push_back(ev);
+            return;
+        }
         let seq = self.next_seq();
         let lane = &mut self.lanes[i];
-        let time = self.now.saturating_add(lane.delay);
         debug_assert!(lane.q.back().is_none_or(|b| b.time <= time));
+        if lane.q.is_empty()
+            && self.lane_fresh
+            && self.lane_min.is_none_or(|(t, s, _)| (time, seq) < (t, s))
+        {
+            self.lane_min = Some((time, seq, i));
+        }
         lane.q.push_back(Entry { time, seq, ev });
     }
 
     /// The lane whose front has the smallest `(time, seq)`, with that key.
-    #[inline]
-    fn best_lane(&self) -> Option<(usize, Nanos, u64)> {
-        let mut best: Option<(usize, Nanos, u64)> = None;
+    fn scan_lanes(&self) -> Option<(Nanos, u64, usize)> {
+        let mut best: Option<(Nanos, u64, usize)> = None;
         for (i, l) in self.lanes.iter().enumerate() {
             if let Some(f) = l.q.front() {
-                if best.is_none_or(|(_, t, s)| (f.time, f.seq) < (t, s)) {
-                    best = Some((i, f.time, f.seq));
+                if best.is_none_or(|(t, s, _)| (f.time, f.seq) < (t, s)) {
+                    best = Some((f.time, f.seq, i));
                 }
             }
         }
         best
     }
 
+    /// [`Self::scan_lanes`], cached between lane pops.
+    #[inline]
+    fn best_lane(&mut self) -> Option<(Nanos, u64, usize)> {
+        if !self.lane_fresh {
+            self.lane_min = self.scan_lanes();
+            self.lane_fresh = true;
+        }
+        self.lane_min
+    }
+
     /// Removes and returns the earliest event, advancing `now` to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
+        self.pop_until(Nanos::MAX)
+    }
+
+    /// Removes and returns the earliest event if its time is before
+    /// `limit`, advancing `now` to its time; `None` (and nothing changes)
+    /// when nothing is pending before `limit`: `peek_time` and `pop` in
+    /// one step.
+    #[inline]
+    pub fn pop_before(&mut self, limit: Nanos) -> Option<(Nanos, E)> {
+        self.pop_until(limit.checked_sub(1)?)
+    }
+
+    /// Pops the earliest event if its time is at most `last`.
+    ///
+    /// Events scheduled at `now` itself wait in `soon`, outside the heap and
+    /// the lanes. A heap or lane event at time `now` was scheduled while
+    /// time was still earlier, hence before everything in `soon`, so it
+    /// pops first; `soon` is always empty when time advances.
+    #[inline]
+    fn pop_until(&mut self, last: Nanos) -> Option<(Nanos, E)> {
         let lane = self.best_lane();
-        let from_heap = match (self.heap.min_time(), lane) {
-            (None, None) => return None,
+        let ht = self.heap.min_time();
+        let t = match (ht, lane) {
+            (Some(h), Some((l, _, _))) => Some(h.min(l)),
+            (Some(h), None) => Some(h),
+            (None, Some((l, _, _))) => Some(l),
+            (None, None) => None,
+        };
+        if !self.soon.is_empty() && t != Some(self.now) {
+            if self.now > last {
+                return None;
+            }
+            let ev = self.soon.pop_front()?;
+            self.popped += 1;
+            return Some((self.now, ev));
+        }
+        let t = t?;
+        if t > last {
+            return None;
+        }
+        let from_heap = match (ht, lane) {
             (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (Some(ht), Some((_, lt, ls))) => {
-                if ht < lt {
-                    true
-                } else if ht > lt {
-                    false
+            (None, _) => false,
+            (Some(ht), Some((lt, ls, _))) => {
+                if ht != lt {
+                    ht < lt
                 } else {
                     // Same time: `now` becomes `ht` either way, so the heap
                     // may settle there; the sequence number decides.
@@ -296,7 +368,8 @@ impl<E> EventQueue<E> {
             self.heap.settle();
             self.heap.pop_front()
         } else {
-            lane.and_then(|(i, _, _)| self.lanes[i].q.pop_front())
+            self.lane_fresh = false;
+            lane.and_then(|(_, _, i)| self.lanes[i].q.pop_front())
         }?;
         debug_assert!(e.time >= self.now);
         self.now = e.time;
@@ -306,6 +379,9 @@ impl<E> EventQueue<E> {
 
     /// The time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Nanos> {
+        if !self.soon.is_empty() {
+            return Some(self.now);
+        }
         let lanes = self
             .lanes
             .iter()
@@ -315,7 +391,7 @@ impl<E> EventQueue<E> {
 
     /// Pending events.
     pub fn len(&self) -> usize {
-        self.heap.len + self.lanes.iter().map(|l| l.q.len()).sum::<usize>()
+        self.heap.len + self.soon.len() + self.lanes.iter().map(|l| l.q.len()).sum::<usize>()
     }
 
     /// Whether nothing is pending.

@@ -175,11 +175,7 @@ impl<'a> Sim<'a> {
     fn run(&mut self) -> Result<Option<(Nanos, u64)>, RunError> {
         let limit = stall_limit(self.spec.traffic.clients);
         let (mut instant, mut at_instant) = (0, 0u64);
-        while let Some(t) = self.q.peek_time() {
-            if t >= self.run_end {
-                break;
-            }
-            let (now, ev) = self.q.pop().expect("peeked");
+        while let Some((now, ev)) = self.q.pop_before(self.run_end) {
             if now == instant {
                 at_instant += 1;
                 if at_instant > limit {
