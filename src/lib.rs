@@ -52,6 +52,8 @@
 //! through the events, and lists the files to touch to add a fault kind, a
 //! backoff, an output column or a command.
 
+#![warn(missing_docs, unreachable_pub)]
+
 pub mod assess;
 pub mod check;
 pub mod cli;

@@ -185,7 +185,7 @@ pub struct Tally {
     pub recovered: u32,
     /// Runs that stayed degraded.
     pub degraded: u32,
-    /// Runs whose outcome cannot be told (see [`outcome`]).
+    /// Runs whose outcome cannot be told (see [`outcome()`]).
     pub undetermined: u32,
     /// Seconds from the fault's end to recovery, per recovered run.
     pub recovery_s: Vec<f64>,

@@ -18,15 +18,25 @@ use crate::time::{secs, Nanos};
 /// Event counts of the current bin.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Counts {
+    /// New requests that arrived.
     pub demand: u64,
+    /// First attempts sent.
     pub first_attempts: u64,
+    /// Retries (and hedges) sent.
     pub retries: u64,
+    /// Attempts that reached the backend.
     pub offered: u64,
+    /// Attempts the backend rejected.
     pub rejected: u64,
+    /// Requests that succeeded.
     pub goodput: u64,
+    /// Served attempts whose client had already given up.
     pub wasted: u64,
+    /// Attempts the client abandoned at its attempt timeout.
     pub timeouts: u64,
+    /// Attempts answered with a failure status.
     pub errors: u64,
+    /// Requests given up (deadline, limits, budget, retries off).
     pub dropped: u64,
     /// Requests given up at their retry limits.
     pub dead_lettered: u64,

@@ -66,7 +66,7 @@ pub fn extra_columns(extras: Extras) -> impl Iterator<Item = Col> {
 }
 
 /// The header of `summary.csv` after `policy`, block by block (see
-/// [`BLOCK_STARTS`]), for `replications` runs per policy.
+/// `BLOCK_STARTS`), for `replications` runs per policy.
 pub fn summary_header_blocks(replications: usize) -> Vec<Vec<String>> {
     (0..BLOCK_STARTS.len())
         .map(|b| {

@@ -310,10 +310,17 @@ impl Recovery {
 /// that arrived before `warmup` are left out.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct RunSummary {
+    /// Requests counted (arrived at or after `warmup`).
     pub requests: u64,
+    /// Counted requests that succeeded.
     pub succeeded: u64,
+    /// Counted requests that ended failed: a status the policy does not
+    /// retry, or an attempt refused by an open breaker.
     pub failed: u64,
+    /// Counted requests given up: deadline, retry limits, budget refusal or
+    /// retries switched off.
     pub dropped: u64,
+    /// Counted requests still open when the run ended.
     pub unfinished: u64,
     /// Attempts made by the counted requests (sent to the backend).
     pub attempts: u64,
@@ -340,8 +347,11 @@ pub struct RunSummary {
     pub recovered_at_s: Option<f64>,
     /// How the run came out of its incident.
     pub recovery: Recovery,
+    /// Median latency of succeeded requests, arrival to answer (ms).
     pub latency_p50_ms: Option<f64>,
+    /// Mean latency of succeeded requests (ms).
     pub latency_mean_ms: Option<f64>,
+    /// 99th-percentile latency of succeeded requests (ms).
     pub latency_p99_ms: Option<f64>,
     /// When the last counted request succeeded (its `ok` answer reached the
     /// client), seconds from the start: a burst's completion time. Set by
@@ -444,8 +454,11 @@ pub struct RunResult {
     pub policy: String,
     /// The policy's position in the scenario (0 = first).
     pub policy_index: usize,
+    /// The replication number (0 = first).
     pub replication: u32,
+    /// The time series, one row per bin.
     pub bins: Vec<BinRow>,
+    /// The whole-run figures.
     pub summary: RunSummary,
     /// Events the engine processed (for perf.json only).
     pub events: u64,

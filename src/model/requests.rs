@@ -155,7 +155,7 @@ pub struct Request {
     pub hedged: bool,
     /// The attempts the client still waits for (bit k−1: attempt k; an
     /// ordinary request uses bit 0 for its current attempt), and
-    /// [`FROZEN`] once no more hedges may go.
+    /// `FROZEN` once no more hedges may go.
     pub open: u8,
     /// What the budget remembers for this request (see
     /// [`crate::policy::budget::Mark`]).

@@ -2,7 +2,7 @@
 //! table. Reporting reads results; it never touches the engine.
 //!
 //! Every file except `perf.json` is a pure function of the scenario and the
-//! results: numbers go through one formatting rule ([`format::num`]), sums
+//! results: numbers go through one formatting rule ([`crate::decimal::num`]), sums
 //! run in (policy, replication) order, JSON keys keep a fixed order and the
 //! plots use an embedded font, so identical inputs give identical bytes.
 

@@ -68,7 +68,7 @@ impl Scenario {
     }
 
     /// Why simulated time may stop advancing under policy `i`, if it can
-    /// (see [`lint::zero_time_loop`]).
+    /// (see `lint::zero_time_loop`).
     pub fn zero_time_loop(&self, i: usize) -> Option<String> {
         lint::zero_time_loop(&self.spec, &self.policies[i])
     }

@@ -18,15 +18,20 @@ use serde::{Deserialize, Serialize};
 pub enum ActionSpec {
     /// Every client stops retrying (for `duration`, default: until the end).
     DisableRetries {
+        /// When the operator acts.
         at: Dur,
+        /// How long retries stay off; absent = until the end of the run.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration: Option<Dur>,
     },
     /// The backend rejects `fraction` of arrivals at no cost (for
     /// `duration`, default: until the end).
     ShedLoad {
+        /// When the operator acts.
         at: Dur,
+        /// The share of arrivals rejected, in [0, 1].
         fraction: f64,
+        /// How long the shedding lasts; absent = until the end of the run.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration: Option<Dur>,
     },
@@ -34,6 +39,7 @@ pub enum ActionSpec {
     /// (RunTask): every one, the ones named by creation number (`tasks`),
     /// or the oldest `fraction` of them.
     ForceRun {
+        /// When the operator acts.
         at: Dur,
         /// Creation numbers (0 = the run's first task) of the tasks to run.
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -15,32 +15,55 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum FaultSpec {
+    /// Every attempt that reaches the backend fails at once with `status`.
     Outage {
+        /// When the fault begins.
         start: Dur,
+        /// How long it lasts.
         duration: Dur,
+        /// The status failed attempts answer with (default `unavailable`).
         #[serde(default = "default_fault_status")]
         status: Status,
+        /// Whether the waiting room is emptied (its attempts failed) at the
+        /// start, as a crash would.
         #[serde(default)]
         flush: bool,
     },
+    /// Attempts are swallowed: never served, never answered.
     Blackhole {
+        /// When the fault begins.
         start: Dur,
+        /// How long it lasts.
         duration: Dur,
     },
+    /// Service times are multiplied by `factor`.
     Slowdown {
+        /// When the fault begins.
         start: Dur,
+        /// How long it lasts.
         duration: Dur,
+        /// The service-time multiplier (greater than 0).
         factor: f64,
     },
+    /// Only `workers` workers serve (the others finish what they hold and
+    /// rest).
     Capacity {
+        /// When the fault begins.
         start: Dur,
+        /// How long it lasts.
         duration: Dur,
+        /// The workers left.
         workers: u32,
     },
+    /// A share `rate` of served attempts fails with `status`.
     Errors {
+        /// When the fault begins.
         start: Dur,
+        /// How long it lasts.
         duration: Dur,
+        /// The share of served attempts that fail, in [0, 1].
         rate: f64,
+        /// The status they fail with (default `internal`).
         #[serde(default = "default_error_status")]
         status: Status,
     },

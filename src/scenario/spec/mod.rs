@@ -26,26 +26,39 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioSpec {
+    /// The scenario's name, shown in reports and used in file names.
     pub name: String,
+    /// What the scenario shows, in a sentence or two.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The base seed: a run is a pure function of (scenario, seed, replication).
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// Simulated time covered by each run.
     pub duration: Dur,
+    /// Requests arriving before this are simulated but left out of the summary.
     #[serde(default)]
     pub warmup: Dur,
+    /// The time series' resolution.
     #[serde(default = "default_bin")]
     pub bin: Dur,
+    /// Who sends requests, when, and how patiently.
     pub traffic: TrafficSpec,
+    /// What serves the attempts.
     #[serde(default)]
     pub backend: BackendSpec,
+    /// Scheduled faults of the backend.
     #[serde(default)]
     pub faults: Vec<FaultSpec>,
+    /// Scheduled operator actions (switch retries off, shed load, force tasks).
     #[serde(default)]
     pub actions: Vec<ActionSpec>,
+    /// A Cloud Tasks dispatcher between the clients and the backend; absent = none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dispatcher: Option<DispatcherSpec>,
+    /// The retry policies compared, each run on the same traffic.
     pub policies: Vec<PolicySpec>,
+    /// How recovery is judged and which alert rules are evaluated.
     #[serde(default)]
     pub report: ReportSpec,
 }
@@ -61,8 +74,10 @@ fn default_bin() -> Dur {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Arrival {
+    /// Exponential gaps between arrivals.
     #[default]
     Poisson,
+    /// Evenly spaced arrivals.
     Uniform,
 }
 
@@ -70,9 +85,12 @@ pub enum Arrival {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
+    /// Arrivals follow the rate whatever happens to earlier requests.
     #[default]
     Open,
+    /// Each client has one request outstanding and sends the next after its think time.
     Closed,
+    /// Every client sends one request around `burst_at`.
     Burst,
 }
 
@@ -80,7 +98,9 @@ pub enum Mode {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProfilePoint {
+    /// When this knot applies.
     pub at: Dur,
+    /// The multiplier of `traffic.rate` at that instant.
     pub scale: f64,
 }
 
@@ -91,18 +111,25 @@ pub struct TrafficSpec {
     /// New requests per second in all (open mode); required unless burst.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
+    /// How many clients share the traffic (budgets, limiters and breakers are per client unless scoped).
     #[serde(default = "default_clients")]
     pub clients: u32,
+    /// How arrivals are spaced.
     #[serde(default)]
     pub arrival: Arrival,
+    /// Whether arrivals wait for answers.
     #[serde(default)]
     pub mode: Mode,
+    /// Piecewise-linear multiplier of `rate` over time; constant outside its knots.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profile: Vec<ProfilePoint>,
+    /// The client abandons an attempt after this long (`deadline_exceeded`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt_timeout: Option<Dur>,
+    /// The client abandons the whole request this long after it arrived.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<Dur>,
+    /// One-way delay on every attempt and every answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_delay: Option<DistSpec>,
     /// Closed mode: pause between one request's end and the next (default 0).
@@ -124,8 +151,10 @@ fn default_clients() -> u32 {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BackendKind {
+    /// A pool of identical workers in front of a waiting room.
     #[default]
     Queue,
+    /// One record under optimistic concurrency: overlapping attempts conflict.
     Contention,
     /// No waiting room; every attempt is served at once and takes longer
     /// the more attempts are in service.
@@ -136,8 +165,10 @@ pub enum BackendKind {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Discipline {
+    /// Oldest waiting attempt first.
     #[default]
     Fifo,
+    /// Newest waiting attempt first.
     Lifo,
 }
 
@@ -145,23 +176,31 @@ pub enum Discipline {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BackendSpec {
+    /// Which kind of backend this is.
     #[serde(default)]
     pub kind: BackendKind,
+    /// Queue backend: the number of identical workers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<u32>,
+    /// How long serving one attempt takes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_time: Option<DistSpec>,
+    /// Worker time spent on every attempt taken (parse, auth, route).
     #[serde(default)]
     pub admission_cost: Dur,
+    /// Worker time each rejection costs before it is answered.
     #[serde(default)]
     pub reject_cost: Dur,
     /// Waiting-room size; absent = unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_limit: Option<u64>,
+    /// Order in which waiting attempts are taken.
     #[serde(default)]
     pub discipline: Discipline,
+    /// Attempts whose client already gave up cost `admission_cost` only.
     #[serde(default)]
     pub drop_expired: bool,
+    /// The status a rejection answers with.
     #[serde(default = "default_reject_status")]
     pub reject_status: Status,
     /// Pushback the backend sends with `unavailable`/`resource_exhausted`
@@ -214,12 +253,16 @@ fn default_reject_status() -> Status {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DispatcherSpec {
+    /// Token refill rate of the dispatcher's bucket.
     #[serde(default = "default_dispatch_rate")]
     pub max_dispatches_per_second: f64,
+    /// Capacity of the dispatcher's bucket.
     #[serde(default = "default_burst")]
     pub max_burst_size: u32,
+    /// Tasks dispatched and not yet answered, at most.
     #[serde(default = "default_concurrent")]
     pub max_concurrent_dispatches: u32,
+    /// The attempt timeout of a dispatched task.
     #[serde(default = "default_dispatch_deadline")]
     pub dispatch_deadline: Dur,
     /// An approximation of Cloud Tasks' system throttling; off when absent.
@@ -322,10 +365,13 @@ fn default_dispatch_deadline() -> Dur {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReportSpec {
+    /// A bin is healthy when its goodput is at least this share of its demand.
     #[serde(default = "default_threshold")]
     pub recovery_threshold: f64,
+    /// How long bins must stay healthy after the incident to count as recovered.
     #[serde(default = "default_stable_for")]
     pub stable_for: Dur,
+    /// Thresholds of the alert rules evaluated on the time series.
     #[serde(default)]
     pub alerts: AlertsSpec,
 }
