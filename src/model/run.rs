@@ -695,7 +695,7 @@ impl<'a> Sim<'a> {
             .map(|b| b.offered_rps)
             .fold(0.0, f64::max);
         s.capacity_rps = self.backend.nominal_capacity();
-        if let Some((start, end)) = super::faults::incident(&spec.faults, self.run_end) {
+        if let Some((start, end)) = super::faults::run_incident(spec, self.run_end) {
             s.fault_start_s = Some(secs(start));
             s.fault_end_s = Some(secs(end));
             s.recovered_at_s = recovery::recovered_at(
