@@ -804,10 +804,16 @@ pub fn load_png(
         &super::alerting::evaluate_all(scenario, results),
         x.end,
     );
-    let capacity = results
+    let mut capacity = results
         .first()
         .map(|r| r.summary.capacity_rps)
         .unwrap_or(0.0);
+    let tiers = results.first().map_or(0, |r| r.tiers.len());
+    if tiers > 0 && off_scale(capacity, max_of(&series, |b| b.max)) {
+        // A tier whose workers wait on the tiers below has a nominal
+        // capacity far above its load: it would flatten the chart.
+        capacity = 0.0;
+    }
     // Demand is the same for every policy (common random numbers): take the
     // first policy's mean over replications.
     let demand: Vec<(f64, f64)> = groups
@@ -908,7 +914,6 @@ pub fn load_png(
             "alert firing (band under the chart, one row per policy and rule)".into(),
         ));
     }
-    let tiers = results.first().map_or(0, |r| r.tiers.len());
     if tiers == 0 {
         return render(path, size, x, y, &d, &legend);
     }
@@ -916,6 +921,12 @@ pub fn load_png(
         .map(|t| tier_panel(results, t, &x, &faults))
         .collect();
     render_with_panels(path, size, x, y, &d, &legend, &panels)
+}
+
+/// Whether a capacity line would squash a chart whose series peak at
+/// `peak`: it is more than 20 times higher.
+fn off_scale(capacity: f64, peak: f64) -> bool {
+    peak > 0.0 && capacity > 20.0 * peak
 }
 
 /// The load panel of downstream tier `t`: attempts arriving per second
@@ -941,8 +952,14 @@ fn tier_panel<'s>(
     let groups = group(&tier_results);
     let series = series_of(&groups, x, |b| Some(b.offered_rps));
     let name = &results[0].tiers[t].name;
-    let capacity = results[0].tiers[t].capacity_rps;
-    let peak = max_of(&series, |b| b.max).max(capacity);
+    let nominal = results[0].tiers[t].capacity_rps;
+    let busiest = max_of(&series, |b| b.max);
+    let capacity = if off_scale(nominal, busiest) {
+        0.0
+    } else {
+        nominal
+    };
+    let peak = busiest.max(capacity);
     let quiet = max_of(&series, |b| b.min);
     let baseline = [capacity, quiet]
         .into_iter()
@@ -967,6 +984,8 @@ fn tier_panel<'s>(
     }
     let cap = if capacity > 0.0 {
         format!(", capacity {} req/s dashed", si(capacity))
+    } else if nominal > 0.0 {
+        format!(" (capacity {} req/s, off the scale)", si(nominal))
     } else {
         String::new()
     };
