@@ -107,7 +107,7 @@ fn a_ratio_budget_at_one_layer_bounds_its_retries_by_its_percentage() {
     );
     let per = per_request(&r, "database");
     assert!(
-        per >= 9.0 * 0.98 && per <= 9.0 * 1.1 * 1.02,
+        (9.0 * 0.98..=9.0 * 1.1 * 1.02).contains(&per),
         "{per} per request"
     );
     // Every call failed: at its attempt limit, or refused a retry.

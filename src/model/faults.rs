@@ -301,26 +301,31 @@ mod tests {
     fn overlapping_faults_combine() {
         let faults = vec![
             FaultSpec::Slowdown {
+                tier: None,
                 start: s(0),
                 duration: s(10),
                 factor: 2.0,
             },
             FaultSpec::Slowdown {
+                tier: None,
                 start: s(5),
                 duration: s(10),
                 factor: 3.0,
             },
             FaultSpec::Capacity {
+                tier: None,
                 start: s(5),
                 duration: s(1),
                 workers: 4,
             },
             FaultSpec::Capacity {
+                tier: None,
                 start: s(5),
                 duration: s(2),
                 workers: 7,
             },
             FaultSpec::Outage {
+                tier: None,
                 start: s(8),
                 duration: s(1),
                 status: Status::Internal,
@@ -345,12 +350,14 @@ mod tests {
         let end = 1800 * 1_000_000_000;
         let faults = vec![
             FaultSpec::Errors {
+                tier: None,
                 start: s(0),
                 duration: s(1800),
                 rate: 0.01,
                 status: Status::Internal,
             },
             FaultSpec::Outage {
+                tier: None,
                 start: s(300),
                 duration: s(90),
                 status: Status::Unavailable,
@@ -368,10 +375,12 @@ mod tests {
     fn actions_switch_on_and_off() {
         let actions = vec![
             ActionSpec::DisableRetries {
+                tier: None,
                 at: s(10),
                 duration: Some(s(5)),
             },
             ActionSpec::ShedLoad {
+                tier: None,
                 at: s(12),
                 fraction: 0.5,
                 duration: None,
