@@ -35,6 +35,31 @@ const FILES: [&str; 7] = [
     "report.html",
 ];
 
+/// A database outage under a three-tier chain, retries at every layer
+/// against retries at the top only (random service times and jitter).
+const TIERS: &str = r#"{
+  "name": "det",
+  "seed": 5, "duration": "8s", "bin": "100ms",
+  "traffic": {"rate": 500, "clients": 100, "attempt_timeout": "400ms"},
+  "backend": {"name": "front", "workers": 30, "service_time": {"exponential": {"mean": "2ms"}},
+              "queue_limit": 200},
+  "downstream": [
+    {"name": "mid", "attempt_timeout": "150ms", "calls": 2,
+     "backend": {"workers": 40, "service_time": {"exponential": {"mean": "2ms"}}}},
+    {"name": "db", "attempt_timeout": "50ms", "propagate_cancel": true,
+     "backend": {"workers": 10, "service_time": {"exponential": {"mean": "5ms"}}, "queue_limit": 50}}
+  ],
+  "faults": [{"outage": {"start": "2s", "duration": "2s", "tier": "db"}},
+             {"errors": {"start": "5s", "duration": "1s", "rate": 0.3, "tier": "mid"}}],
+  "policies": [
+    {"name": "every", "max_attempts": 3, "backoff": {"constant": {"delay": "20ms"}},
+     "jitter": "full"},
+    {"name": "top", "max_attempts": 3, "backoff": {"constant": {"delay": "20ms"}},
+     "downstream_policy": {"max_attempts": 1}}
+  ],
+  "report": {"stable_for": "1s"}
+}"#;
+
 fn run(scenario: &Path, out: &Path, threads: &str) -> PathBuf {
     let st = Command::new(env!("CARGO_BIN_EXE_retrysim"))
         .args(["run", "--quiet", "--replications", "3", "-o"])
@@ -56,14 +81,25 @@ fn run(scenario: &Path, out: &Path, threads: &str) -> PathBuf {
 
 #[test]
 fn reports_are_identical_across_thread_counts_and_runs() {
+    identical(SCENARIO, &FILES);
+}
+
+#[test]
+fn multi_tier_reports_are_identical_across_thread_counts_and_runs() {
+    let mut files = FILES.to_vec();
+    files.push("tiers.csv");
+    identical(TIERS, &files);
+}
+
+fn identical(text: &str, files: &[&str]) {
     let tmp = tempfile::tempdir().unwrap();
     let scenario = tmp.path().join("det.json");
-    std::fs::write(&scenario, SCENARIO).unwrap();
+    std::fs::write(&scenario, text).unwrap();
     let dirs: Vec<PathBuf> = [("a", "1"), ("b", "2"), ("c", "1"), ("d", "2")]
         .into_iter()
         .map(|(name, threads)| run(&scenario, &tmp.path().join(name), threads))
         .collect();
-    for f in FILES {
+    for &f in files {
         let first = std::fs::read(dirs[0].join(f)).unwrap();
         assert!(!first.is_empty(), "{f} is empty");
         for d in &dirs[1..] {

@@ -260,3 +260,135 @@ proptest! {
         }
     }
 }
+
+/// A downstream tier: its backend, how the tier above calls it, and
+/// whether it hears of cancellations.
+fn tier_entry() -> impl Strategy<Value = Value> {
+    (
+        prop::bool::weighted(0.75),
+        1u32..6,
+        dist(),
+        prop::option::of(0u64..30),
+        prop::option::of(5u64..200),
+        1u32..4,
+        any::<bool>(),
+        prop::option::of((1i64..5, backoff(), jitter())),
+        any::<bool>(),
+    )
+        .prop_map(|(queue, workers, service, queue_limit, timeout, calls, cancel, own, drop)| {
+            let mut backend = if queue {
+                json!({"workers": workers, "service_time": service, "drop_expired": drop})
+            } else {
+                json!({"kind": "concurrency", "base": "2ms", "per_request": "1ms", "max_concurrency": workers * 4})
+            };
+            if let (true, Some(k)) = (queue, queue_limit) {
+                backend["queue_limit"] = json!(k);
+            }
+            let policy = match own {
+                None => json!("compared"),
+                Some((m, b, j)) => json!({"max_attempts": m, "backoff": b, "jitter": j,
+                    "retry_on": ["unavailable", "deadline_exceeded", "resource_exhausted", "internal"]}),
+            };
+            let mut e = json!({"backend": backend, "policy": policy, "calls": calls, "propagate_cancel": cancel});
+            if let Some(t) = timeout {
+                e["attempt_timeout"] = json!(format!("{t}ms"));
+            }
+            e
+        })
+}
+
+prop_compose! {
+    fn chain_scenario()(
+        rate in 10.0f64..300.0,
+        workers in 1u32..8,
+        service in dist(),
+        timeout in prop::option::of(5u64..300),
+        tiers in prop::collection::vec(tier_entry(), 1..4),
+        faults in prop::collection::vec((fault(), 0usize..4), 0..4),
+        max_attempts in 1i64..5,
+        backoff in backoff(),
+        jitter in jitter(),
+        below in prop::option::of(1i64..3),
+        gate in prop::sample::select(vec![
+            json!(null),
+            json!({"budget": {"token_bucket": {"max_tokens": 10, "token_ratio": 0.1}}}),
+            json!({"budget": {"ratio": {"percent": 10, "min_per_second": 1, "ttl": "2s", "scope": "global"}}}),
+            json!({"circuit_breaker": {"failure_rate": 0.2, "window": "1s", "open_for": "500ms", "min_calls": 3}}),
+        ]),
+        seed in 0u64..1000,
+    ) -> Value {
+        let n = tiers.len();
+        let downstream: Vec<Value> = tiers.into_iter().enumerate().map(|(i, mut e)| {
+            e["name"] = json!(format!("t{}", i + 1));
+            e
+        }).collect();
+        let faults: Vec<Value> = faults.into_iter().map(|(mut f, t)| {
+            if t > 0 && t <= n {
+                let obj = f.as_object_mut().unwrap();
+                let kind = obj.keys().next().unwrap().clone();
+                obj[&kind]["tier"] = json!(format!("t{t}"));
+            }
+            f
+        }).collect();
+        let mut traffic = json!({"rate": rate, "clients": 20});
+        if let Some(t) = timeout { traffic["attempt_timeout"] = json!(format!("{t}ms")); }
+        let mut policy = json!({"name": "p", "max_attempts": max_attempts, "backoff": backoff, "jitter": jitter,
+            "retry_on": ["unavailable", "deadline_exceeded", "resource_exhausted", "internal"]});
+        if let Some(extra) = gate.as_object() {
+            for (k, v) in extra { policy[k] = v.clone(); }
+        }
+        if let Some(m) = below {
+            policy["downstream_policy"] = json!({"max_attempts": m, "backoff": {"constant": {"delay": "5ms"}}});
+        }
+        json!({"name": "chain", "seed": seed, "duration": "15s", "bin": "500ms", "traffic": traffic,
+               "backend": {"workers": workers, "service_time": service},
+               "downstream": downstream, "faults": faults, "policies": [policy]})
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Every call at every tier ends exactly once, each tier's bins add up
+    /// to its counts, and no tier is called more than the attempts served
+    /// above it times its fan-out.
+    #[test]
+    fn every_call_at_every_tier_ends_exactly_once(v in chain_scenario()) {
+        let s = Scenario::from_json(&v.to_string()).unwrap();
+        let r = match simulate(&s, 0, 0) {
+            Ok(r) => r,
+            Err(RunError::Stalled { .. }) => return Ok(()),
+            Err(e) => panic!("{e}"),
+        };
+        let spec = s.spec();
+        prop_assert_eq!(r.tiers.len(), spec.downstream.len() + 1);
+        prop_assert_eq!(&r.tiers[0].bins, &r.bins);
+        for (i, t) in r.tiers.iter().enumerate() {
+            let m = &t.summary;
+            prop_assert_eq!(m.succeeded + m.failed + m.dropped + m.unfinished, m.requests, "tier {}", i);
+            let total = |f: fn(&retrysim::metrics::BinRow) -> f64| -> u64 {
+                t.bins.iter().map(|b| (f(b) * 0.5).round() as u64).sum()
+            };
+            prop_assert_eq!(t.bins.len(), 30);
+            prop_assert_eq!(total(|b| b.demand_rps), m.requests);
+            prop_assert_eq!(total(|b| b.goodput_rps), m.succeeded);
+            prop_assert_eq!(total(|b| b.offered_rps), m.offered);
+            prop_assert_eq!(total(|b| b.wasted_rps), m.wasted);
+            prop_assert_eq!(total(|b| b.first_attempt_rps) + total(|b| b.retry_rps), m.attempts);
+            prop_assert!(m.offered <= m.attempts);
+            prop_assert!(m.wasted <= m.served);
+            prop_assert!(t.failed <= t.attempts);
+            prop_assert_eq!(t.bins.last().unwrap().backlog as u64, m.unfinished);
+            if i > 0 {
+                let d = &spec.downstream[i - 1];
+                let above = &r.tiers[i - 1].summary;
+                prop_assert!(m.requests <= u64::from(d.calls) * above.served,
+                    "tier {}: {} calls for {} served above", i, m.requests, above.served);
+            }
+            for b in &t.bins {
+                prop_assert!(b.utilization >= 0.0 && b.utilization <= 1.0 + 1e-9);
+                prop_assert!(b.retrying <= b.backlog);
+            }
+        }
+    }
+}

@@ -114,6 +114,7 @@ fn run(pi: usize, rep: u32) -> RunResult {
             ..Default::default()
         },
         events: 1_000_000,
+        tiers: Vec::new(),
     }
 }
 

@@ -111,6 +111,7 @@ fn many_bins(pi: usize) -> RunResult {
             ..Default::default()
         },
         events: 1,
+        tiers: Vec::new(),
     }
 }
 

@@ -6,4 +6,4 @@ pub mod rng;
 pub mod stop;
 
 pub use queue::{EventQueue, LaneId};
-pub use rng::{stream, SimRng, Stream};
+pub use rng::{stream, tier_stream, SimRng, Stream};

@@ -40,8 +40,19 @@ pub fn mix64(mut z: u64) -> u64 {
 
 /// The generator for one stream of one replication.
 pub fn stream(seed: u64, replication: u32, which: Stream) -> SimRng {
+    keyed(seed, replication, which as u64)
+}
+
+/// The generator for one stream of downstream tier `tier` (1 = the first
+/// below the top backend; 0 gives [`stream`]'s): independent of the other
+/// tiers', so adding a tier never shifts the streams above it.
+pub fn tier_stream(seed: u64, replication: u32, which: Stream, tier: u32) -> SimRng {
+    keyed(seed, replication, which as u64 | u64::from(tier) << 8)
+}
+
+fn keyed(seed: u64, replication: u32, key: u64) -> SimRng {
     let a = mix64(seed ^ mix64(replication as u64 + 0x5151));
-    let b = mix64(a ^ mix64(which as u64));
+    let b = mix64(a ^ mix64(key));
     let lo = mix64(b);
     let hi = mix64(b ^ 0xA5A5_A5A5_A5A5_A5A5);
     SimRng::from_seed(((hi as u128) << 64 | lo as u128).to_le_bytes())
@@ -61,6 +72,10 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);
+        let t0: u64 = tier_stream(7, 0, Stream::Service, 0).random();
+        let t1: u64 = tier_stream(7, 0, Stream::Service, 1).random();
+        assert_eq!(t0, c, "tier 0 is the top backend's stream");
+        assert_ne!(t1, c);
     }
 
     #[test]

@@ -565,6 +565,7 @@ mod tests {
                 ..Default::default()
             },
             events: 0,
+            tiers: Vec::new(),
         }
     }
 

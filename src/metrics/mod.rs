@@ -462,4 +462,40 @@ pub struct RunResult {
     pub summary: RunSummary,
     /// Events the engine processed (for perf.json only).
     pub events: u64,
+    /// Every tier's figures, the top backend first, when the scenario has
+    /// `downstream` tiers; empty otherwise.
+    pub tiers: Vec<TierRun>,
+}
+
+/// One tier of a multi-tier run: its time series and the figures of
+/// `tiers.csv` (counts after the warm-up).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TierRun {
+    /// The tier's name.
+    pub name: String,
+    /// Its time series (for the top backend, the run's own).
+    pub bins: Vec<BinRow>,
+    /// Attempts that reached it.
+    pub attempts: u64,
+    /// Attempts its workers served (for a tier that calls one below, up
+    /// to the calls).
+    pub served: u64,
+    /// Attempts it answered with an error (rejected, failed by a fault,
+    /// or failed below).
+    pub failed: u64,
+    /// Served attempts nobody waited for any more.
+    pub wasted: u64,
+    /// Its capacity without faults (requests/s; 0 when it cannot be
+    /// stated).
+    pub capacity_rps: f64,
+    /// The peak of attempts arriving per second over its capacity.
+    pub peak_load_ratio: Option<f64>,
+    /// When its calls' goodput came back to the recovery threshold after
+    /// the incident (seconds), as the summary's `recovered_at_s`.
+    pub recovered_at_s: Option<f64>,
+    /// `recovered_at_s` minus the incident's end.
+    pub recovery_after_fault_s: Option<f64>,
+    /// The whole-run counts of the tier: for a tier below the top, its
+    /// `requests` are the calls made to it (the top's: the run summary).
+    pub summary: RunSummary,
 }

@@ -59,6 +59,16 @@ pub enum Effect {
         /// The transaction, for the write event.
         txn: u32,
     },
+    /// Worker `worker` served `job` and now waits, still busy, for its
+    /// calls to the tier below; [`Backend::release`] ends the wait.
+    Hold {
+        /// The worker (the slot in service, for a concurrency backend).
+        worker: u32,
+        /// Its generation, for [`Backend::release`].
+        wgen: u32,
+        /// The attempt it serves.
+        job: Job,
+    },
     /// The backend is done with this attempt; `completed`: it served it
     /// successfully (the work was done), whether or not its client still
     /// waited. Every attempt that reaches the backend is settled once.
@@ -101,6 +111,9 @@ pub struct Backend {
     shed: f64,
     rng_service: SimRng,
     rng_faults: SimRng,
+    /// A tier below this one: a served attempt holds its worker for the
+    /// calls to it ([`Effect::Hold`]).
+    calls_down: bool,
     /// What the last calls decided, oldest first; the run drains it.
     pub out: Vec<Effect>,
 }
@@ -138,8 +151,22 @@ impl Backend {
             shed: 0.0,
             rng_service,
             rng_faults,
+            calls_down: false,
             out: Vec::new(),
         }
+    }
+
+    /// This backend calls a tier below it: every served attempt holds its
+    /// worker until [`Backend::release`].
+    pub fn set_calls_down(&mut self) {
+        self.calls_down = true;
+    }
+
+    /// Its callers tell it when they stop waiting (`propagate_cancel`): an
+    /// attempt nobody waits for any more is dropped when a worker would
+    /// start it, as with `drop_expired`.
+    pub fn set_drop_cancelled(&mut self) {
+        self.drop_expired = true;
     }
 
     /// Requests per second `workers` workers serve at a service time
@@ -376,6 +403,12 @@ impl Backend {
     pub fn worker_done(&mut self, now: Nanos, w: u32, wgen: u32, reqs: &Requests, m: &mut Meter) {
         if let Kind::Concurrency(server) = &mut self.kind {
             // `w` is the attempt's slot in service.
+            if self.calls_down {
+                if let Some(Work::Serve(job)) = server.peek(w, wgen) {
+                    self.hold(now, w, wgen, job, m);
+                    return;
+                }
+            }
             if let Some(work) = server.finish(w, wgen) {
                 self.concurrency_levels(m);
                 self.complete(now, work, reqs, m);
@@ -386,8 +419,80 @@ impl Backend {
         if worker.wgen != wgen || worker.state != WorkerState::Busy {
             return;
         }
+        if let (true, Work::Serve(job)) = (self.calls_down, worker.work) {
+            self.hold(now, w, wgen, job, m);
+            return;
+        }
         self.complete(now, worker.work, reqs, m);
         self.worker_free(w, reqs, m);
+    }
+
+    /// Worker `w` has served `job` and now calls the tier below, still busy.
+    fn hold(&mut self, now: Nanos, w: u32, wgen: u32, job: Job, m: &mut Meter) {
+        if m.counted(now) {
+            m.summary.served += 1;
+        }
+        self.out.push(Effect::Hold {
+            worker: w,
+            wgen,
+            job,
+        });
+    }
+
+    /// The wait of worker `w` (generation `wgen`) on the tier below is
+    /// over: its calls ended with `result` (`ok` when every call
+    /// succeeded, else the status of the one that failed), or `None` when
+    /// the worker stopped waiting because its caller's attempt timed out.
+    /// The attempt is answered if its client still waits (an `ok` may
+    /// still meet an error burst of this tier), and the worker is free.
+    /// Stale (nothing happens) when a crash took the work away since.
+    pub fn release(
+        &mut self,
+        now: Nanos,
+        w: u32,
+        wgen: u32,
+        result: Option<Status>,
+        reqs: &Requests,
+        m: &mut Meter,
+    ) {
+        let job = match &mut self.kind {
+            Kind::Concurrency(server) => match server.finish(w, wgen) {
+                Some(Work::Serve(job)) => job,
+                _ => return,
+            },
+            Kind::Queue(pool) => {
+                let worker = pool.worker(w);
+                match worker.work {
+                    Work::Serve(job)
+                        if worker.wgen == wgen && worker.state == WorkerState::Busy =>
+                    {
+                        job
+                    }
+                    _ => return,
+                }
+            }
+            Kind::Contention(_) => unreachable!("a contention backend calls no tier"),
+        };
+        if reqs.is_current(job) {
+            let status = match result {
+                Some(Status::Ok) => self.served_error().unwrap_or(Status::Ok),
+                Some(status) => status,
+                None => Status::DeadlineExceeded,
+            };
+            self.out.push(Effect::Reply(job, status));
+            self.out.push(Effect::Settle(job, status == Status::Ok));
+        } else {
+            m.col.now.wasted += 1;
+            if m.counted(now) {
+                m.summary.wasted += 1;
+            }
+            self.out
+                .push(Effect::Settle(job, result == Some(Status::Ok)));
+        }
+        match self.kind {
+            Kind::Concurrency(_) => self.concurrency_levels(m),
+            _ => self.worker_free(w, reqs, m),
+        }
     }
 
     /// Work is over: answers the attempt if its client still waits, and

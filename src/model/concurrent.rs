@@ -101,6 +101,13 @@ impl Server {
         Some(s.work)
     }
 
+    /// The work of `slot` started with generation `wgen`, left in service;
+    /// `None` when the event is stale.
+    pub fn peek(&self, slot: u32, wgen: u32) -> Option<Work> {
+        let s = self.slots.get(slot as usize)?;
+        (s.busy && s.wgen == wgen).then_some(s.work)
+    }
+
     /// A crash: takes every attempt being served out of service (work
     /// that only admits or fails an attempt goes on), in slot order.
     pub fn drain(&mut self) -> Vec<Work> {

@@ -64,6 +64,62 @@ pub enum Ev {
         /// Its wake generation when this wake-up was planned.
         wgen: u32,
     },
+    /// A call's attempt reaches downstream tier `tier` (1 = the first
+    /// below the top backend).
+    TierArrive {
+        /// The tier.
+        tier: u8,
+        /// The attempt.
+        job: Job,
+    },
+    /// A worker of downstream tier `tier` finishes what it was doing.
+    TierDone {
+        /// The tier.
+        tier: u8,
+        /// The worker (the slot in service, for a concurrency backend).
+        worker: u32,
+        /// Its generation when the work started.
+        wgen: u32,
+    },
+    /// Tier `tier`'s answer to a call's attempt reaches the calling worker.
+    TierAnswer {
+        /// The tier that answers.
+        tier: u8,
+        /// The answer.
+        status: Status,
+        /// The attempt.
+        job: Job,
+    },
+    /// The calling worker gives up waiting for an attempt at tier `tier`.
+    TierTimeout {
+        /// The tier called.
+        tier: u8,
+        /// The attempt.
+        job: Job,
+    },
+    /// A call's backoff timer fired: its next attempt to tier `tier` goes.
+    TierSend {
+        /// The tier called.
+        tier: u8,
+        /// The call and its attempt count when the timer was set.
+        key: Job,
+    },
+    /// The attempt a worker of tier `tier` (0 = the top backend) serves
+    /// while it waits for the tier below has timed out for its caller:
+    /// the worker stops waiting.
+    HoldOver {
+        /// The worker's tier.
+        tier: u8,
+        /// The worker.
+        worker: u32,
+        /// Its generation when it started waiting.
+        wgen: u32,
+    },
+    /// A fault or action of downstream tier `tier` starts or ends.
+    TierEdge {
+        /// The tier.
+        tier: u8,
+    },
 }
 
 const _: () = assert!(std::mem::size_of::<Ev>() == 16, "Ev must stay 16 bytes");

@@ -13,9 +13,9 @@ use crate::time::Nanos;
 /// The faults and actions of a run as a sequence of edges: the instants at
 /// which something starts or ends.
 #[derive(Debug)]
-pub struct Timeline<'a> {
-    faults: &'a [FaultSpec],
-    actions: &'a [ActionSpec],
+pub struct Timeline {
+    faults: Vec<FaultSpec>,
+    actions: Vec<ActionSpec>,
     edges: Vec<Nanos>,
     next: usize,
     base_workers: u32,
@@ -35,14 +35,29 @@ pub struct Change {
     pub force_run: Vec<ForceRun>,
 }
 
-impl<'a> Timeline<'a> {
-    /// The timeline of `faults` and `actions` on a backend of
-    /// `base_workers` workers.
-    pub fn new(faults: &'a [FaultSpec], actions: &'a [ActionSpec], base_workers: u32) -> Self {
+impl Timeline {
+    /// The timeline of those of `faults` and `actions` that target `tier`
+    /// (`None`: the top backend), on a backend of `base_workers` workers.
+    pub fn new(
+        faults: &[FaultSpec],
+        actions: &[ActionSpec],
+        base_workers: u32,
+        tier: Option<&str>,
+    ) -> Self {
+        let faults: Vec<FaultSpec> = faults
+            .iter()
+            .filter(|f| f.tier() == tier)
+            .cloned()
+            .collect();
+        let actions: Vec<ActionSpec> = actions
+            .iter()
+            .filter(|a| a.tier() == tier)
+            .cloned()
+            .collect();
         Timeline {
+            edges: edges(&faults, &actions),
             faults,
             actions,
-            edges: edges(faults, actions),
             next: 0,
             base_workers,
         }
@@ -85,8 +100,8 @@ impl<'a> Timeline<'a> {
             })
             .collect();
         let change = Change {
-            fault: state_at(self.faults, self.base_workers, now),
-            actions: actions_at(self.actions, now),
+            fault: state_at(&self.faults, self.base_workers, now),
+            actions: actions_at(&self.actions, now),
             flush,
             force_run,
         };
@@ -191,7 +206,7 @@ pub fn actions_at(actions: &[ActionSpec], t: Nanos) -> ActionState {
     let mut s = ActionState::default();
     for a in actions {
         match *a {
-            ActionSpec::DisableRetries { at, duration } => {
+            ActionSpec::DisableRetries { at, duration, .. } => {
                 if active(window(at.ns(), duration.map(|d| d.ns())), t) {
                     s.retries_disabled = true;
                 }
@@ -200,6 +215,7 @@ pub fn actions_at(actions: &[ActionSpec], t: Nanos) -> ActionState {
                 at,
                 fraction,
                 duration,
+                ..
             } => {
                 if active(window(at.ns(), duration.map(|d| d.ns())), t) {
                     s.shed = s.shed.max(fraction);
@@ -227,7 +243,7 @@ pub fn edges(faults: &[FaultSpec], actions: &[ActionSpec]) -> Vec<Nanos> {
         .collect();
     for a in actions {
         let (s, end) = match *a {
-            ActionSpec::DisableRetries { at, duration }
+            ActionSpec::DisableRetries { at, duration, .. }
             | ActionSpec::ShedLoad { at, duration, .. } => {
                 window(at.ns(), duration.map(|d| d.ns()))
             }
@@ -339,26 +355,31 @@ mod tests {
     fn overlapping_faults_combine() {
         let faults = vec![
             FaultSpec::Slowdown {
+                tier: None,
                 start: s(0),
                 duration: s(10),
                 factor: 2.0,
             },
             FaultSpec::Slowdown {
+                tier: None,
                 start: s(5),
                 duration: s(10),
                 factor: 3.0,
             },
             FaultSpec::Capacity {
+                tier: None,
                 start: s(5),
                 duration: s(1),
                 workers: 4,
             },
             FaultSpec::Capacity {
+                tier: None,
                 start: s(5),
                 duration: s(2),
                 workers: 7,
             },
             FaultSpec::Outage {
+                tier: None,
                 start: s(8),
                 duration: s(1),
                 status: Status::Internal,
@@ -383,12 +404,14 @@ mod tests {
         let end = 1800 * 1_000_000_000;
         let faults = vec![
             FaultSpec::Errors {
+                tier: None,
                 start: s(0),
                 duration: s(1800),
                 rate: 0.01,
                 status: Status::Internal,
             },
             FaultSpec::Outage {
+                tier: None,
                 start: s(300),
                 duration: s(90),
                 status: Status::Unavailable,
@@ -494,10 +517,12 @@ mod tests {
     fn actions_switch_on_and_off() {
         let actions = vec![
             ActionSpec::DisableRetries {
+                tier: None,
                 at: s(10),
                 duration: Some(s(5)),
             },
             ActionSpec::ShedLoad {
+                tier: None,
                 at: s(12),
                 fraction: 0.5,
                 duration: None,

@@ -21,4 +21,5 @@ pub mod pool;
 pub mod record;
 pub mod requests;
 pub mod run;
+pub mod tier;
 pub mod traffic;

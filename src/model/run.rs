@@ -24,6 +24,7 @@ use super::faults::{ForceRun, Timeline};
 use super::meter::Meter;
 use super::network::Network;
 use super::requests::{GiveUp, Job, Outcome, Phase, Requests};
+use super::tier::{Holds, Tier};
 use super::traffic::{Start, Traffic};
 use crate::engine::{stop, stream, EventQueue, Stream};
 pub use crate::error::RunError;
@@ -33,6 +34,8 @@ use crate::scenario::spec::ScenarioSpec;
 use crate::scenario::Scenario;
 use crate::status::Status;
 use crate::time::{secs, Nanos};
+
+mod chain;
 
 /// Events at one instant beyond which a run is considered stuck: far more
 /// than any real instant holds (a burst of every client at once included),
@@ -48,7 +51,8 @@ pub fn simulate(
     replication: u32,
 ) -> Result<RunResult, RunError> {
     let policy = &scenario.policies()[policy_index];
-    let mut sim = Sim::new(scenario.spec(), policy, replication);
+    let tier_policies = scenario.tier_policies(policy_index);
+    let mut sim = Sim::new(scenario.spec(), policy, tier_policies, replication);
     sim.start();
     if let Some((at, events)) = sim.run()? {
         return Err(RunError::Stalled {
@@ -78,7 +82,7 @@ struct Sim<'a> {
     network: Network,
     backend: Backend,
     dispatcher: Option<Dispatcher>,
-    timeline: Timeline<'a>,
+    timeline: Timeline,
     meter: Meter,
     /// The client's patience per attempt (a dispatcher's deadline).
     attempt_timeout: Option<Nanos>,
@@ -86,13 +90,26 @@ struct Sim<'a> {
     deadline: Option<Nanos>,
     /// Set when a dispatcher slot or token may have freed up.
     pump: bool,
+    /// Attempts the backend answered with an error after the warm-up
+    /// (counted only when there are tiers: `tiers.csv`).
+    top_failed_answers: u64,
     /// The attempt number from which an ending counts in the tail the
     /// `attempt_tail` alert watches.
     tail_attempt: u32,
+    /// The tiers below the backend (`downstream`), in calling order.
+    tiers: Vec<Tier<'a>>,
+    /// For each tier that calls one below (the backend first), its
+    /// workers waiting on their calls.
+    holds: Vec<Holds>,
 }
 
 impl<'a> Sim<'a> {
-    fn new(spec: &'a ScenarioSpec, policy: &'a Policy, replication: u32) -> Sim<'a> {
+    fn new(
+        spec: &'a ScenarioSpec,
+        policy: &'a Policy,
+        tier_policies: &'a [Policy],
+        replication: u32,
+    ) -> Sim<'a> {
         let rng = |which| stream(spec.seed, replication, which);
         let t = &spec.traffic;
         let run_end = spec.duration.ns();
@@ -119,6 +136,11 @@ impl<'a> Sim<'a> {
             }
         }
         let base_workers = super::backend::base_workers(&spec.backend);
+        let mut backend = Backend::new(&spec.backend, rng(Stream::Service), rng(Stream::Faults));
+        if !spec.downstream.is_empty() {
+            backend.set_calls_down();
+        }
+        let tiers = chain::tiers(spec, tier_policies, replication, run_end, &mut q);
         Sim {
             spec,
             policy,
@@ -128,9 +150,9 @@ impl<'a> Sim<'a> {
             reqs: Requests::default(),
             clients: Clients::new(policy, t.clients, rng(Stream::Backoff)),
             network,
-            backend: Backend::new(&spec.backend, rng(Stream::Service), rng(Stream::Faults)),
+            backend,
             dispatcher: spec.dispatcher.as_ref().map(Dispatcher::new),
-            timeline: Timeline::new(&spec.faults, &spec.actions, base_workers),
+            timeline: Timeline::new(&spec.faults, &spec.actions, base_workers, None),
             meter: Meter::new(
                 spec.bin.ns(),
                 run_end,
@@ -140,7 +162,10 @@ impl<'a> Sim<'a> {
             attempt_timeout: attempt_timeout.map(|d| d.ns()),
             deadline: t.deadline.map(|d| d.ns()),
             pump: false,
+            top_failed_answers: 0,
             tail_attempt: spec.report.alerts.tail_attempt,
+            holds: tiers.iter().map(|_| Holds::default()).collect(),
+            tiers,
         }
     }
 
@@ -154,6 +179,7 @@ impl<'a> Sim<'a> {
         if let Some(t0) = self.timeline.first() {
             self.q.schedule_at(t0, Ev::Edge);
         }
+        self.start_tiers();
         match self.traffic.start() {
             Start::Arrival(Some(at)) => self.q.schedule_at(at, Ev::Arrival),
             Start::Arrival(None) => {}
@@ -194,6 +220,9 @@ impl<'a> Sim<'a> {
             self.meter
                 .col
                 .advance(now, self.reqs.retrying(), self.reqs.waiting());
+            if !self.tiers.is_empty() {
+                self.advance_tiers(now);
+            }
             self.handle(now, ev);
             if self.pump {
                 self.pump_dispatcher(now);
@@ -214,16 +243,16 @@ impl<'a> Sim<'a> {
             }
             Ev::AtBackend(job) => {
                 self.backend.arrive(now, job, &self.reqs, &mut self.meter);
-                self.apply_backend_effects();
+                self.apply_backend_effects(now);
             }
             Ev::WorkerDone { worker, wgen } => {
                 self.backend
                     .worker_done(now, worker, wgen, &self.reqs, &mut self.meter);
-                self.apply_backend_effects();
+                self.apply_backend_effects(now);
             }
             Ev::Write { txn } => {
                 self.backend.write(now, txn, &self.reqs, &mut self.meter);
-                self.apply_backend_effects();
+                self.apply_backend_effects(now);
             }
             Ev::Response(job, status) => self.on_answer(now, job, status, false),
             Ev::AttemptTimeout(job) => self.on_answer(now, job, Status::DeadlineExceeded, true),
@@ -245,14 +274,31 @@ impl<'a> Sim<'a> {
                     self.release_limited(now, index);
                 }
             }
+            Ev::TierArrive { tier, job } => self.tier_arrive(now, tier as usize, job),
+            Ev::TierDone { tier, worker, wgen } => {
+                self.tier_worker_done(now, tier as usize, worker, wgen)
+            }
+            Ev::TierAnswer { tier, status, job } => {
+                self.call_answer(now, tier as usize, job, status, false)
+            }
+            Ev::TierTimeout { tier, job } => {
+                self.call_answer(now, tier as usize, job, Status::DeadlineExceeded, true)
+            }
+            Ev::TierSend { tier, key } => self.call_backoff_over(now, tier as usize, key),
+            Ev::HoldOver { tier, worker, wgen } => self.hold_over(now, tier as usize, worker, wgen),
+            Ev::TierEdge { tier } => self.on_tier_edge(now, tier as usize),
         }
     }
 
     /// Turns what the backend decided into events, in the order decided.
-    fn apply_backend_effects(&mut self) {
-        for i in 0..self.backend.out.len() {
-            match self.backend.out[i] {
+    fn apply_backend_effects(&mut self, now: Nanos) {
+        let mut out = std::mem::take(&mut self.backend.out);
+        for &effect in &out {
+            match effect {
                 Effect::Reply(job, status) => {
+                    if status != Status::Ok && !self.tiers.is_empty() && self.meter.counted(now) {
+                        self.top_failed_answers += 1;
+                    }
                     let hop = self.network.hop();
                     self.q.schedule_after(hop, Ev::Response(job, status));
                 }
@@ -273,9 +319,13 @@ impl<'a> Sim<'a> {
                         self.meter.summary.duplicates += 1;
                     }
                 }
+                Effect::Hold { worker, wgen, job } => self.start_hold(now, 0, worker, wgen, job),
             }
         }
-        self.backend.out.clear();
+        out.clear();
+        if self.backend.out.is_empty() {
+            self.backend.out = out;
+        }
     }
 
     fn on_arrival(&mut self, now: Nanos) {
@@ -648,10 +698,11 @@ impl<'a> Sim<'a> {
         }
         self.backend
             .set_faults(change.fault, &self.reqs, &mut self.meter);
-        self.apply_backend_effects();
+        self.apply_backend_effects(now);
         if let Some(status) = change.flush {
+            self.abandon_holds(now, 0);
             self.backend.flush(status, &self.reqs, &mut self.meter);
-            self.apply_backend_effects();
+            self.apply_backend_effects(now);
         }
         self.update_capacity_metric();
     }
@@ -674,6 +725,18 @@ impl<'a> Sim<'a> {
             .meter
             .col
             .finish(self.reqs.retrying(), self.reqs.waiting());
+        let incident = super::faults::run_incident(spec, self.run_end);
+        let tiers = chain::tier_runs(
+            spec,
+            std::mem::take(&mut self.tiers),
+            (
+                &bins,
+                &self.meter.summary,
+                self.top_failed_answers,
+                self.backend.nominal_capacity(),
+            ),
+            incident,
+        );
         let mut s = self.meter.summary;
         if self.policy.rate_limiter.is_some() {
             // Requests still waiting at the end count what they waited.
@@ -695,7 +758,7 @@ impl<'a> Sim<'a> {
             .map(|b| b.offered_rps)
             .fold(0.0, f64::max);
         s.capacity_rps = self.backend.nominal_capacity();
-        if let Some((start, end)) = super::faults::run_incident(spec, self.run_end) {
+        if let Some((start, end)) = incident {
             s.fault_start_s = Some(secs(start));
             s.fault_end_s = Some(secs(end));
             s.recovered_at_s = recovery::recovered_at(
@@ -733,6 +796,7 @@ impl<'a> Sim<'a> {
             bins,
             summary: s,
             events,
+            tiers,
         }
     }
 }

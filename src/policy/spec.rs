@@ -17,7 +17,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicySpec {
-    /// The policy's name, unique in the scenario; reports use it.
+    /// The policy's name, unique in the scenario; reports use it (a
+    /// downstream tier's policy needs none).
+    #[serde(default)]
     pub name: String,
     /// Named starting point (see `docs/policies.md`); the other fields
     /// override it.
@@ -62,6 +64,11 @@ pub struct PolicySpec {
     /// A client-side rate limiter every attempt goes through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limiter: Option<LimiterSpec>,
+    /// The policy this one applies at the downstream tiers whose policy
+    /// is `"compared"` (default: itself), so "retries at the top only"
+    /// and "retries at every layer" are two policies of one scenario.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub downstream_policy: Option<Box<PolicySpec>>,
 }
 
 /// How a policy honours the server's pushback (`retry_after`).
@@ -106,6 +113,7 @@ impl PolicySpec {
             throttling_backoff: self.throttling_backoff.clone().or(base.throttling_backoff),
             hedging: self.hedging.clone().or(base.hedging),
             rate_limiter: self.rate_limiter.clone().or(base.rate_limiter),
+            downstream_policy: self.downstream_policy.clone(),
         })
     }
 

@@ -162,6 +162,7 @@ mod tests {
             bins,
             summary: Default::default(),
             events: 0,
+            tiers: Vec::new(),
         };
         let a = evaluate_all(&s, &[run(0, bins), run(1, vec![])]);
         assert_eq!(a[0].firings.len(), 1);

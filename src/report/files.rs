@@ -63,6 +63,44 @@ pub fn timeseries_csv(results: &[RunResult]) -> Result<Vec<u8>, csv::Error> {
     csv_bytes(&header, rows)
 }
 
+/// The columns of `tiers.csv`.
+pub const TIERS_HEADER: &[&str] = &[
+    "policy",
+    "replication",
+    "tier",
+    "attempts",
+    "served",
+    "failed",
+    "wasted",
+    "peak_load_ratio",
+    "recovered_at_s",
+    "recovery_after_fault_s",
+];
+
+/// `tiers.csv`: one row per (policy, replication, tier), tiers in calling
+/// order (the top backend first); counts after the warm-up. Only runs of
+/// a scenario with `downstream` tiers have rows.
+pub fn tiers_csv(results: &[RunResult]) -> Result<Vec<u8>, csv::Error> {
+    let header: Vec<String> = TIERS_HEADER.iter().map(|s| s.to_string()).collect();
+    let rows = results.iter().flat_map(|r| {
+        r.tiers.iter().map(move |t| {
+            vec![
+                r.policy.clone(),
+                r.replication.to_string(),
+                t.name.clone(),
+                t.attempts.to_string(),
+                t.served.to_string(),
+                t.failed.to_string(),
+                t.wasted.to_string(),
+                opt(t.peak_load_ratio),
+                opt(t.recovered_at_s),
+                opt(t.recovery_after_fault_s),
+            ]
+        })
+    });
+    csv_bytes(&header, rows)
+}
+
 /// `summary.csv`: one row per policy.
 pub fn summary_csv(
     summaries: &[PolicySummary],

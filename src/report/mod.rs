@@ -78,6 +78,7 @@ pub const REPORT_FILES: &[&str] = &[
     "replications.csv",
     "attempts.csv",
     "alerts.csv",
+    "tiers.csv",
     "load.png",
     "recovery.png",
     "attempts.png",
@@ -131,6 +132,9 @@ pub fn write_all(
         &files::attempts_csv(results)?,
         &mut written,
     )?;
+    if !scenario.spec().downstream.is_empty() {
+        save(dir, "tiers.csv", &files::tiers_csv(results)?, &mut written)?;
+    }
     let alerts = alerting::evaluate_all(scenario, results);
     save(
         dir,

@@ -262,7 +262,10 @@ fn fault_boxes(scenario: &Scenario, run_end: f64) -> Vec<FaultBox> {
             let (s, e) = f.window();
             let (start, end) = (secs(s), secs(e).min(run_end));
             let shaded = end - start < 0.5 * run_end;
-            let what = f.label();
+            let what = match f.tier() {
+                Some(tier) => format!("{tier}: {}", f.label()),
+                None => f.label(),
+            };
             let label = if shaded {
                 format!("{what} {}–{} s", num(start), num(end))
             } else {
@@ -569,17 +572,52 @@ fn write_png(path: &Path, rgb: &[u8], (width, height): (u32, u32)) -> Result<()>
 /// or logarithmic.
 fn render(
     path: &Path,
-    (width, height): (u32, u32),
+    size: (u32, u32),
     x: Range<f64>,
     y: YAxis,
     d: &ChartData<'_>,
     legend: &[(Swatch, String)],
 ) -> Result<()> {
+    render_with_panels(path, size, x, y, d, legend, &[])
+}
+
+/// One more chart under the main one (a downstream tier's load).
+struct Panel<'s> {
+    y: YAxis,
+    d: ChartData<'s>,
+}
+
+/// Height of each extra panel of [`render_with_panels`] (pixels).
+const PANEL_HEIGHT: u32 = 380;
+
+/// [`render`], with `panels` stacked under the main chart (the image
+/// grows by [`PANEL_HEIGHT`] each) and the legend at the bottom.
+fn render_with_panels(
+    path: &Path,
+    (width, main_height): (u32, u32),
+    x: Range<f64>,
+    y: YAxis,
+    d: &ChartData<'_>,
+    legend: &[(Swatch, String)],
+    panels: &[Panel<'_>],
+) -> Result<()> {
+    let height = main_height + PANEL_HEIGHT * panels.len() as u32;
     ensure_font()?;
     let mut buf = vec![0u8; width as usize * height as usize * 3];
     {
-        let root = BitMapBackend::with_buffer(&mut buf, (width, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(pe)?;
+        let full = BitMapBackend::with_buffer(&mut buf, (width, height)).into_drawing_area();
+        full.fill(&WHITE).map_err(pe)?;
+        let (root, lower) = full.split_vertically(main_height);
+        for (i, p) in panels.iter().enumerate() {
+            let area = lower
+                .clone()
+                .shrink((0, PANEL_HEIGHT * i as u32), (width, PANEL_HEIGHT));
+            match p.y {
+                YAxis::Linear(lo, hi) => draw_chart(&area, x.clone(), lo..hi, hi, &p.d)?,
+                YAxis::Log(lo, hi) => draw_chart(&area, x.clone(), (lo..hi).log_scale(), hi, &p.d)?,
+            };
+        }
+        let height = main_height;
         let (_, need) = legend_layout(&root, legend)?;
         let (top, bottom) = root.split_vertically(height - need.min(height / 3));
         let (at, _) = legend_layout(&bottom, legend)?;
@@ -598,7 +636,7 @@ fn render(
             draw_alert_band(&band, px, &x, &d.alerts)?;
         }
         draw_legend(&bottom, legend, &at)?;
-        root.present().map_err(pe)?;
+        full.present().map_err(pe)?;
     }
     write_png(path, &buf, (width, height))
 }
@@ -766,10 +804,16 @@ pub fn load_png(
         &super::alerting::evaluate_all(scenario, results),
         x.end,
     );
-    let capacity = results
+    let mut capacity = results
         .first()
         .map(|r| r.summary.capacity_rps)
         .unwrap_or(0.0);
+    let tiers = results.first().map_or(0, |r| r.tiers.len());
+    if tiers > 0 && off_scale(capacity, max_of(&series, |b| b.max)) {
+        // A tier whose workers wait on the tiers below has a nominal
+        // capacity far above its load: it would flatten the chart.
+        capacity = 0.0;
+    }
     // Demand is the same for every policy (common random numbers): take the
     // first policy's mean over replications.
     let demand: Vec<(f64, f64)> = groups
@@ -870,7 +914,99 @@ pub fn load_png(
             "alert firing (band under the chart, one row per policy and rule)".into(),
         ));
     }
-    render(path, size, x, y, &d, &legend)
+    if tiers == 0 {
+        return render(path, size, x, y, &d, &legend);
+    }
+    let panels: Vec<Panel> = (1..tiers)
+        .map(|t| tier_panel(results, t, &x, &faults))
+        .collect();
+    render_with_panels(path, size, x, y, &d, &legend, &panels)
+}
+
+/// Whether a capacity line would squash a chart whose series peak at
+/// `peak`: it is more than 20 times higher.
+fn off_scale(capacity: f64, peak: f64) -> bool {
+    peak > 0.0 && capacity > 20.0 * peak
+}
+
+/// The load panel of downstream tier `t`: attempts arriving per second
+/// per policy, with the tier's capacity and the fault windows.
+fn tier_panel<'s>(
+    results: &[RunResult],
+    t: usize,
+    x: &Range<f64>,
+    faults: &'s [FaultBox],
+) -> Panel<'s> {
+    let tier_results: Vec<RunResult> = results
+        .iter()
+        .map(|r| RunResult {
+            policy: r.policy.clone(),
+            policy_index: r.policy_index,
+            replication: r.replication,
+            bins: r.tiers[t].bins.clone(),
+            summary: Default::default(),
+            events: 0,
+            tiers: Vec::new(),
+        })
+        .collect();
+    let groups = group(&tier_results);
+    let series = series_of(&groups, x, |b| Some(b.offered_rps));
+    let name = &results[0].tiers[t].name;
+    let nominal = results[0].tiers[t].capacity_rps;
+    let busiest = max_of(&series, |b| b.max);
+    let capacity = if off_scale(nominal, busiest) {
+        0.0
+    } else {
+        nominal
+    };
+    let peak = busiest.max(capacity);
+    let quiet = max_of(&series, |b| b.min);
+    let baseline = [capacity, quiet]
+        .into_iter()
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let log = baseline.is_finite() && peak > LOG_THRESHOLD * baseline.max(capacity);
+    let (y, floor) = if log {
+        let lo = 10f64.powf((baseline / 1.5).log10().floor());
+        let hi = 10f64.powf((peak * 1.5).log10().ceil()).min(peak * 3.0);
+        (YAxis::Log(lo, hi), lo)
+    } else {
+        let hi = if peak > 0.0 { peak * 1.18 } else { 1.0 };
+        (YAxis::Linear(0.0, hi), 0.0)
+    };
+    let mut refs = Vec::new();
+    if capacity > 0.0 {
+        refs.push(RefLine {
+            points: vec![(x.start, capacity), (x.end, capacity)],
+            color: RGBColor(90, 90, 90),
+            dashed: true,
+        });
+    }
+    let cap = if capacity > 0.0 {
+        format!(", capacity {} req/s dashed", si(capacity))
+    } else if nominal > 0.0 {
+        format!(" (capacity {} req/s, off the scale)", si(nominal))
+    } else {
+        String::new()
+    };
+    Panel {
+        y,
+        d: ChartData {
+            title: format!("tier \"{name}\" — attempts arriving per second{cap}"),
+            y_desc: if log {
+                "attempts/s (log scale)".into()
+            } else {
+                "attempts/s".into()
+            },
+            faults,
+            series,
+            refs,
+            marks: vec![],
+            alerts: vec![],
+            floor,
+            log,
+        },
+    }
 }
 
 /// The alert rows of `load.png`: for each policy (in plot order) and rule

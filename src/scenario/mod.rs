@@ -32,17 +32,42 @@ use std::path::Path;
 pub struct Scenario {
     spec: ScenarioSpec,
     policies: Vec<Policy>,
+    /// For each policy, the policy of each downstream tier under it.
+    tier_policies: Vec<Vec<Policy>>,
+}
+
+/// The policies of the downstream tiers of `spec` when `compared` is the
+/// policy compared, in `downstream` order.
+fn resolve_tiers(spec: &ScenarioSpec, compared: &PolicySpec) -> Result<Vec<Policy>, ResolveError> {
+    spec.downstream
+        .iter()
+        .map(|d| {
+            let mut p = d.policy.spec(compared);
+            p.name = compared.name.clone();
+            policy::resolve(&p)
+        })
+        .collect()
 }
 
 impl Scenario {
     /// Resolves the policies of an already-validated spec.
-    pub fn from_spec(spec: ScenarioSpec) -> Result<Scenario, ResolveError> {
+    pub fn from_spec(mut spec: ScenarioSpec) -> Result<Scenario, ResolveError> {
         let policies = spec
             .policies
             .iter()
             .map(policy::resolve)
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Scenario { spec, policies })
+        let tier_policies = spec
+            .policies
+            .iter()
+            .map(|p| resolve_tiers(&spec, p))
+            .collect::<Result<Vec<_>, _>>()?;
+        spec.name_top_tier_none();
+        Ok(Scenario {
+            spec,
+            policies,
+            tier_policies,
+        })
     }
 
     /// Parses, validates and resolves JSON text (for tests and embedders
@@ -59,6 +84,12 @@ impl Scenario {
     /// The resolved policies, in file order.
     pub fn policies(&self) -> &[Policy] {
         &self.policies
+    }
+
+    /// The policies of the downstream tiers (in `downstream` order) in a
+    /// run of policy `i`.
+    pub fn tier_policies(&self, i: usize) -> &[Policy] {
+        &self.tier_policies[i]
     }
 
     /// Settings that are valid but probably not what the author meant
@@ -96,6 +127,10 @@ impl Scenario {
             });
         }
         let keep = |name: &String| names.contains(name);
+        let kept: Vec<bool> = self.policies.iter().map(|p| keep(&p.name)).collect();
+        let mut flags = kept.iter();
+        self.tier_policies
+            .retain(|_| *flags.next().unwrap_or(&false));
         self.policies.retain(|p| keep(&p.name));
         self.spec.policies.retain(|p| keep(&p.name));
         Ok(())
@@ -112,9 +147,11 @@ impl Scenario {
     /// The same scenario with `spec` as its only policy.
     pub fn with_only_policy(&self, spec: PolicySpec) -> Result<Scenario, ResolveError> {
         let policy = policy::resolve(&spec)?;
+        let tiers = resolve_tiers(&self.spec, &spec)?;
         let mut out = self.clone();
         out.spec.policies = vec![spec];
         out.policies = vec![policy];
+        out.tier_policies = vec![tiers];
         Ok(out)
     }
 }

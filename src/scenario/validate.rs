@@ -6,6 +6,7 @@
 use super::spec::{Arrival, BackendKind, Discipline, Mode, ScenarioSpec};
 use crate::check::{finite_nonneg, finite_pos, unsafe_name, Problem, Problems};
 use crate::policy::{self, PolicySpec};
+use crate::scenario::spec::{BackendSpec, PolicyRef, COMPARED};
 use crate::status::Status;
 use crate::time::Dur;
 use std::collections::HashMap;
@@ -14,6 +15,8 @@ use std::collections::HashMap;
 pub const MAX_BINS: u64 = 10_000_000;
 /// More clients than this is refused (per-client state is held in memory).
 pub const MAX_CLIENTS: u32 = 100_000_000;
+/// More downstream calls per attempt than this is refused.
+const MAX_CALLS: u32 = 1000;
 /// More backend workers than this is refused.
 pub const MAX_WORKERS: u32 = 10_000_000;
 /// Most clients that may each hold a budget or breaker (a few hundred bytes
@@ -81,7 +84,8 @@ impl Checker {
             );
         }
         self.traffic(s);
-        self.backend(s);
+        self.backend("backend", &s.backend);
+        self.downstream(s);
         for (i, f) in s.faults.iter().enumerate() {
             f.check(
                 &format!("faults[{i}].{}", f.kind()),
@@ -308,30 +312,30 @@ impl Checker {
         }
     }
 
-    fn backend(&mut self, s: &ScenarioSpec) {
-        let b = &s.backend;
+    fn backend(&mut self, path: &str, b: &BackendSpec) {
         match b.kind {
             BackendKind::Queue => {
                 match b.workers {
                     None => self.err(
-                        "backend.workers",
+                        format!("{path}.workers"),
                         "missing: a queue backend needs a number of workers",
                     ),
-                    Some(0) => self.err("backend.workers", "must be at least 1"),
+                    Some(0) => self.err(format!("{path}.workers"), "must be at least 1"),
                     Some(w) if w > MAX_WORKERS => self.err(
-                        "backend.workers",
+                        format!("{path}.workers"),
                         format!("{w} is too many (at most {MAX_WORKERS})"),
                     ),
                     _ => {}
                 }
                 match &b.service_time {
                     None => self.err(
-                        "backend.service_time",
+                        format!("{path}.service_time"),
                         "missing: a queue backend needs a service time distribution",
                     ),
-                    Some(d) => d.check("backend.service_time", &mut self.p),
+                    Some(d) => d.check(&format!("{path}.service_time"), &mut self.p),
                 }
                 self.not_for_kind(
+                    path,
                     "queue",
                     "(it has workers and a service time)",
                     &[
@@ -344,7 +348,7 @@ impl Checker {
                     for (field, v) in [("sigma", u.sigma), ("kappa", u.kappa)] {
                         if !(v.is_finite() && v >= 0.0) {
                             self.err(
-                                format!("backend.usl.{field}"),
+                                format!("{path}.usl.{field}"),
                                 format!("{v} must be a number >= 0"),
                             );
                         }
@@ -352,6 +356,7 @@ impl Checker {
                 }
             }
             BackendKind::Contention => self.not_for_kind(
+                path,
                 "contention",
                 "(it has no workers and no queue)",
                 &[
@@ -368,15 +373,16 @@ impl Checker {
                 for (field, given) in [("base", b.base), ("per_request", b.per_request)] {
                     if given.is_none() {
                         self.err(
-                            format!("backend.{field}"),
+                            format!("{path}.{field}"),
                             "missing: a concurrency backend needs `base` and `per_request` (an attempt takes base + per_request × the attempts already in service)",
                         );
                     }
                 }
                 if b.max_concurrency == Some(0) {
-                    self.err("backend.max_concurrency", "must be at least 1");
+                    self.err(format!("{path}.max_concurrency"), "must be at least 1");
                 }
                 self.not_for_kind(
+                    path,
                     "concurrency",
                     "(it has no workers and no waiting room; an attempt takes base + per_request × the attempts in service)",
                     &[
@@ -392,21 +398,184 @@ impl Checker {
         }
         if b.reject_status == Status::Ok {
             self.err(
-                "backend.reject_status",
+                format!("{path}.reject_status"),
                 "a rejection cannot answer `ok`; name the error a full backend returns, e.g. \"unavailable\" or \"resource_exhausted\"",
             );
         }
     }
 
     /// Refuses the fields given that a backend of `kind` has no use for.
-    fn not_for_kind(&mut self, kind: &str, why: &str, fields: &[(&str, bool)]) {
+    fn not_for_kind(&mut self, path: &str, kind: &str, why: &str, fields: &[(&str, bool)]) {
         for &(field, given) in fields {
             if given {
                 self.err(
-                    format!("backend.{field}"),
+                    format!("{path}.{field}"),
                     format!("has no meaning for a \"{kind}\" backend {why}; remove it"),
                 );
             }
+        }
+    }
+
+    /// The downstream tiers: names, backends, calls and their policies
+    /// under every compared policy; and that faults and actions name
+    /// tiers that exist.
+    fn downstream(&mut self, s: &ScenarioSpec) {
+        let names = s.tier_names();
+        if let Some(top) = &s.backend.name {
+            if let Some(why) = unsafe_name(top) {
+                self.err("backend.name", format!("{top:?} {why}"));
+            }
+        }
+        if !s.downstream.is_empty() && s.backend.kind == BackendKind::Contention {
+            self.err(
+                "downstream",
+                "a contention backend makes no downstream calls; use a queue or concurrency backend at the top",
+            );
+        }
+        for (i, d) in s.downstream.iter().enumerate() {
+            let path = format!("downstream[{i}]");
+            if let Some(why) = unsafe_name(&d.name) {
+                self.err(format!("{path}.name"), format!("{:?} {why}", d.name));
+            } else if let Some(first) = names.iter().position(|n| *n == d.name) {
+                if first != i + 1 {
+                    let other = if first == 0 {
+                        "the top backend".to_string()
+                    } else {
+                        format!("downstream[{}]", first - 1)
+                    };
+                    self.err(
+                        format!("{path}.name"),
+                        format!(
+                            "{:?} is already the name of {other}; tier names must be unique",
+                            d.name
+                        ),
+                    );
+                }
+            }
+            let bpath = format!("{path}.backend");
+            self.backend(&bpath, &d.backend);
+            if d.backend.name.is_some() {
+                self.err(
+                    format!("{bpath}.name"),
+                    "a downstream tier is named by its entry's `name`; remove this one",
+                );
+            }
+            if d.backend.kind == BackendKind::Contention {
+                self.err(
+                    format!("{bpath}.kind"),
+                    "a contention backend is only modelled as the top tier; use a queue or concurrency backend",
+                );
+            }
+            if d.calls == 0 || d.calls > MAX_CALLS {
+                self.err(
+                    format!("{path}.calls"),
+                    format!(
+                        "{} is out of range: calls per attempt, 1 to {MAX_CALLS}",
+                        d.calls
+                    ),
+                );
+            }
+            if let Some(t) = d.attempt_timeout {
+                self.positive_dur(&format!("{path}.attempt_timeout"), t);
+            }
+            let ppath = format!("{path}.policy");
+            match &d.policy {
+                PolicyRef::Compared => {}
+                PolicyRef::Preset(name) => {
+                    if policy::presets::preset(name).is_none() {
+                        self.err(
+                            ppath.clone(),
+                            format!(
+                                "{name:?} is neither \"{COMPARED}\" nor a preset; known presets: {}",
+                                policy::presets::NAMES.join(", ")
+                            ),
+                        );
+                        continue;
+                    }
+                }
+                PolicyRef::Spec(p) => {
+                    let before = self.p.len();
+                    p.check(&ppath, &mut self.p);
+                    if self.p.len() > before {
+                        continue;
+                    }
+                }
+            }
+            for (k, compared) in s.policies.iter().enumerate() {
+                let spec = d.policy.spec(compared);
+                let at = match (&d.policy, &compared.downstream_policy) {
+                    (PolicyRef::Compared, Some(_)) => {
+                        format!("policies[{k}].downstream_policy")
+                    }
+                    (PolicyRef::Compared, None) => format!("policies[{k}]"),
+                    _ => ppath.clone(),
+                };
+                self.tier_policy(&at, &d.name, &spec);
+            }
+        }
+        for (k, p) in s.policies.iter().enumerate() {
+            let Some(dp) = &p.downstream_policy else {
+                continue;
+            };
+            let path = format!("policies[{k}].downstream_policy");
+            if s.downstream.is_empty() {
+                self.err(
+                    path.clone(),
+                    "the scenario has no `downstream` tier to apply it to; remove it or add tiers",
+                );
+            }
+            if dp.downstream_policy.is_some() {
+                self.err(
+                    format!("{path}.downstream_policy"),
+                    "a downstream policy applies at every tier below; it has none of its own",
+                );
+            }
+            dp.check(&path, &mut self.p);
+        }
+        let known = || names.join(", ");
+        for (i, f) in s.faults.iter().enumerate() {
+            if s.tier_index(f.tier()).is_none() {
+                self.err(
+                    format!("faults[{i}].{}.tier", f.kind()),
+                    format!(
+                        "{:?} names no tier; the tiers are {}",
+                        f.tier().unwrap_or(""),
+                        known()
+                    ),
+                );
+            }
+        }
+        for (i, a) in s.actions.iter().enumerate() {
+            if s.tier_index(a.tier()).is_none() {
+                self.err(
+                    format!("actions[{i}].tier"),
+                    format!(
+                        "{:?} names no tier; the tiers are {}",
+                        a.tier().unwrap_or(""),
+                        known()
+                    ),
+                );
+            }
+        }
+    }
+
+    /// A policy the workers of one tier call the next with: hedging and a
+    /// client-side rate limiter are modelled at the top only.
+    fn tier_policy(&mut self, path: &str, tier: &str, p: &PolicySpec) {
+        let Ok(resolved) = policy::resolve(p) else {
+            return;
+        };
+        if resolved.hedging.is_some() {
+            self.err(
+                path.to_string(),
+                format!("hedging is modelled at the top only, not on calls to the {tier:?} tier; give that tier a retry policy"),
+            );
+        }
+        if resolved.rate_limiter.is_some() {
+            self.err(
+                path.to_string(),
+                format!("a client-side rate limiter is modelled at the top only, not on calls to the {tier:?} tier"),
+            );
         }
     }
 

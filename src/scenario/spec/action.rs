@@ -23,6 +23,9 @@ pub enum ActionSpec {
         /// How long retries stay off; absent = until the end of the run.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration: Option<Dur>,
+        /// The tier it acts on, by name; absent = the top backend.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tier: Option<String>,
     },
     /// The backend rejects `fraction` of arrivals at no cost (for
     /// `duration`, default: until the end).
@@ -34,6 +37,9 @@ pub enum ActionSpec {
         /// How long the shedding lasts; absent = until the end of the run.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration: Option<Dur>,
+        /// The tier it acts on, by name; absent = the top backend.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tier: Option<String>,
     },
     /// Waiting tasks of the dispatcher queue are dispatched at once
     /// (RunTask): every one, the ones named by creation number (`tasks`),
@@ -51,6 +57,26 @@ pub enum ActionSpec {
 }
 
 impl ActionSpec {
+    /// The tier the action acts on, by name (`None`: the top backend;
+    /// `force_run` always acts on the dispatcher in front of it).
+    pub fn tier(&self) -> Option<&str> {
+        match self {
+            ActionSpec::DisableRetries { tier, .. } | ActionSpec::ShedLoad { tier, .. } => {
+                tier.as_deref()
+            }
+            ActionSpec::ForceRun { .. } => None,
+        }
+    }
+
+    /// Forgets the `tier` when it is `name` (the top backend's).
+    pub fn clear_tier_if(&mut self, name: &str) {
+        if let ActionSpec::DisableRetries { tier, .. } | ActionSpec::ShedLoad { tier, .. } = self {
+            if tier.as_deref() == Some(name) {
+                *tier = None;
+            }
+        }
+    }
+
     /// When the action is taken.
     pub fn at(&self) -> Dur {
         match self {
@@ -127,13 +153,14 @@ impl ActionSpec {
                 .unwrap_or_else(|| " until the end".into())
         };
         match self {
-            ActionSpec::DisableRetries { at, duration } => {
+            ActionSpec::DisableRetries { at, duration, .. } => {
                 format!("at {at}: retries disabled{}", until(duration))
             }
             ActionSpec::ShedLoad {
                 at,
                 fraction,
                 duration,
+                ..
             } => format!(
                 "at {at}: {}% of arrivals shed{}",
                 num(100.0 * fraction),

@@ -28,6 +28,9 @@ pub enum FaultSpec {
         /// start, as a crash would.
         #[serde(default)]
         flush: bool,
+        /// The tier it strikes, by name; absent = the top backend.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tier: Option<String>,
     },
     /// Attempts are swallowed: never served, never answered.
     Blackhole {
@@ -35,6 +38,9 @@ pub enum FaultSpec {
         start: Dur,
         /// How long it lasts.
         duration: Dur,
+        /// The tier it strikes, by name; absent = the top backend.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tier: Option<String>,
     },
     /// Service times are multiplied by `factor`.
     Slowdown {
@@ -44,6 +50,9 @@ pub enum FaultSpec {
         duration: Dur,
         /// The service-time multiplier (greater than 0).
         factor: f64,
+        /// The tier it strikes, by name; absent = the top backend.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tier: Option<String>,
     },
     /// Only `workers` workers serve (the others finish what they hold and
     /// rest).
@@ -54,6 +63,9 @@ pub enum FaultSpec {
         duration: Dur,
         /// The workers left.
         workers: u32,
+        /// The tier it strikes, by name; absent = the top backend.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tier: Option<String>,
     },
     /// A share `rate` of served attempts fails with `status`.
     Errors {
@@ -66,6 +78,9 @@ pub enum FaultSpec {
         /// The status they fail with (default `internal`).
         #[serde(default = "default_error_status")]
         status: Status,
+        /// The tier it strikes, by name; absent = the top backend.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tier: Option<String>,
     },
 }
 
@@ -77,13 +92,38 @@ fn default_error_status() -> Status {
 }
 
 impl FaultSpec {
+    /// The tier the fault strikes, by name (`None`: the top backend).
+    pub fn tier(&self) -> Option<&str> {
+        match self {
+            FaultSpec::Outage { tier, .. }
+            | FaultSpec::Blackhole { tier, .. }
+            | FaultSpec::Slowdown { tier, .. }
+            | FaultSpec::Capacity { tier, .. }
+            | FaultSpec::Errors { tier, .. } => tier.as_deref(),
+        }
+    }
+
+    /// Forgets the `tier` when it is `name` (the top backend's).
+    pub fn clear_tier_if(&mut self, name: &str) {
+        let (FaultSpec::Outage { tier, .. }
+        | FaultSpec::Blackhole { tier, .. }
+        | FaultSpec::Slowdown { tier, .. }
+        | FaultSpec::Capacity { tier, .. }
+        | FaultSpec::Errors { tier, .. }) = self;
+        if tier.as_deref() == Some(name) {
+            *tier = None;
+        }
+    }
+
     /// The fault's window as (start, end) in nanoseconds.
     pub fn window(&self) -> (u64, u64) {
         let (s, d) = match self {
             FaultSpec::Outage {
                 start, duration, ..
             }
-            | FaultSpec::Blackhole { start, duration }
+            | FaultSpec::Blackhole {
+                start, duration, ..
+            }
             | FaultSpec::Slowdown {
                 start, duration, ..
             }

@@ -11,10 +11,12 @@
 
 mod action;
 mod dist;
+mod downstream;
 mod fault;
 
 pub use action::ActionSpec;
 pub use dist::DistSpec;
+pub use downstream::{DownstreamSpec, PolicyRef, COMPARED};
 pub use fault::FaultSpec;
 
 use crate::policy::PolicySpec;
@@ -47,6 +49,10 @@ pub struct ScenarioSpec {
     /// What serves the attempts.
     #[serde(default)]
     pub backend: BackendSpec,
+    /// Tiers below the backend, in calling order: the backend's workers
+    /// call the first, whose workers call the second, and so on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub downstream: Vec<DownstreamSpec>,
     /// Scheduled faults of the backend.
     #[serde(default)]
     pub faults: Vec<FaultSpec>,
@@ -68,6 +74,50 @@ fn default_seed() -> u64 {
 }
 fn default_bin() -> Dur {
     Dur::from_secs(1)
+}
+
+/// The top backend's tier name when the scenario gives none.
+pub const TOP_TIER: &str = "backend";
+
+impl ScenarioSpec {
+    /// The names of the tiers, the top backend first.
+    pub fn tier_names(&self) -> Vec<&str> {
+        std::iter::once(self.backend.name.as_deref().unwrap_or(TOP_TIER))
+            .chain(self.downstream.iter().map(|d| d.name.as_str()))
+            .collect()
+    }
+
+    /// The tier a fault or action's `tier` field names (0 = the top
+    /// backend); `None` when it names none.
+    pub fn tier_index(&self, tier: Option<&str>) -> Option<usize> {
+        match tier {
+            None => Some(0),
+            Some(name) => self.tier_names().iter().position(|n| *n == name),
+        }
+    }
+
+    /// Rewrites a fault or action `tier` that names the top backend as no
+    /// tier (the top backend), so the model matches tiers by one spelling.
+    pub fn name_top_tier_none(&mut self) {
+        let Some(top) = self.backend.name.clone() else {
+            return;
+        };
+        for f in &mut self.faults {
+            f.clear_tier_if(&top);
+        }
+        for a in &mut self.actions {
+            a.clear_tier_if(&top);
+        }
+    }
+
+    /// The backend of tier `i` (0 = the top backend).
+    pub fn tier_backend(&self, i: usize) -> &BackendSpec {
+        if i == 0 {
+            &self.backend
+        } else {
+            &self.downstream[i - 1].backend
+        }
+    }
 }
 
 /// How new requests arrive over time.
@@ -176,6 +226,10 @@ pub enum Discipline {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BackendSpec {
+    /// The top backend's name as a tier (`tiers.csv`, a fault's `tier`);
+    /// default `backend`. A downstream entry has its own `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// Which kind of backend this is.
     #[serde(default)]
     pub kind: BackendKind,
