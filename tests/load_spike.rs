@@ -56,7 +56,7 @@ fn mean(r: &RunResult, from: f64, to: f64, col: fn(&BinRow) -> f64) -> f64 {
 }
 
 #[test]
-fn the_scenario_has_the_issues_numbers() {
+fn the_scenario_has_the_stated_numbers() {
     let s = scenario(&[]);
     let spec = s.spec();
     let t = &spec.traffic;
