@@ -347,7 +347,7 @@ prop_compose! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
     /// Every call at every tier ends exactly once, each tier's bins add up
     /// to its counts, and no tier is called more than the attempts served
