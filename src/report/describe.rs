@@ -164,11 +164,29 @@ pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(S
     rows
 }
 
-/// The name of the fault whose end is `fault_end_s` ("the outage").
+/// Whether the incident ending at `fault_end_s` is a load spike of the
+/// traffic profile rather than a fault: no fault ends then.
+pub(crate) fn incident_is_spike(scenario: &Scenario, fault_end_s: Option<f64>) -> bool {
+    let Some(end) = fault_end_s else {
+        return false;
+    };
+    let run_end = scenario.spec().duration.secs();
+    !scenario
+        .spec()
+        .faults
+        .iter()
+        .any(|f| (secs(f.window().1).min(run_end) - end).abs() < 1e-6)
+}
+
+/// The name of the fault whose end is `fault_end_s` ("the outage"), or
+/// "the load spike".
 fn incident_name(scenario: &Scenario, fault_end_s: Option<f64>) -> String {
     let Some(end) = fault_end_s else {
         return "the fault".into();
     };
+    if incident_is_spike(scenario, fault_end_s) {
+        return "the load spike".into();
+    }
     let best = scenario
         .spec()
         .faults

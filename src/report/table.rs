@@ -178,10 +178,18 @@ pub fn render(scenario: &Scenario, results: &[RunResult], color: bool) -> String
     }
     let r = summaries.iter().map(|s| s.replications).max().unwrap_or(0);
     let spec = scenario.spec();
+    let spike = summaries
+        .first()
+        .is_some_and(|s| super::describe::incident_is_spike(scenario, s.get(Col::FaultEndS)));
     let mut note = format!(
-        "recovered = goodput held >= {}% of demand for {} after the last fault ended",
+        "recovered = goodput held >= {}% of demand for {} after {} ended",
         num(100.0 * spec.report.recovery_threshold),
-        human_secs(spec.report.stable_for.secs())
+        human_secs(spec.report.stable_for.secs()),
+        if spike {
+            "the load spike"
+        } else {
+            "the last fault"
+        }
     );
     if r > 1 {
         note.push_str(&format!("; means over {r} replications"));
