@@ -31,8 +31,12 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, Error> {
     let mut out = Stdout::lock();
     for path in &args.scenarios {
         let s = crate::scenario::load(path, &args.sets)?;
+        let tiers = match s.spec().downstream.len() {
+            0 => String::new(),
+            _ => format!(", tiers {}", s.spec().tier_names().join(" → ")),
+        };
         out.line(format_args!(
-            "{}: ok ({} polic{}, {} fault{})",
+            "{}: ok ({} polic{}, {} fault{}{tiers})",
             path.display(),
             s.policies().len(),
             if s.policies().len() == 1 { "y" } else { "ies" },

@@ -6,7 +6,7 @@
 //! multiply, the smallest capacity wins, error bursts apply one after
 //! another).
 
-use crate::scenario::spec::{ActionSpec, FaultSpec, Mode, ScenarioSpec, TrafficSpec};
+use crate::scenario::spec::{ActionSpec, FaultSpec, ScenarioSpec, TrafficSpec};
 use crate::status::Status;
 use crate::time::Nanos;
 
@@ -282,36 +282,7 @@ pub fn incident(faults: &[FaultSpec], run_end: Nanos) -> Option<(Nanos, Nanos)> 
 /// with no rate, have no spikes. Crossings between knots are found on the
 /// linear segments, to the nanosecond.
 pub fn load_spike(traffic: &TrafficSpec, run_end: Nanos) -> Option<(Nanos, Nanos)> {
-    if traffic.mode != Mode::Open || traffic.rate.is_none_or(|r| r <= 0.0) {
-        return None;
-    }
-    let knots: Vec<(f64, f64)> = traffic
-        .profile
-        .iter()
-        .map(|p| (p.at.ns() as f64, p.scale))
-        .collect();
-    // The scale at time 0: knots are never before 0, and before the first
-    // knot the scale is the first knot's.
-    let base = knots.first()?.1;
-    let end_ns = run_end as f64;
-    let mut open: Option<f64> = None;
-    let mut window: Option<(f64, f64)> = None;
-    for pair in knots.windows(2) {
-        let ((t0, s0), (t1, s1)) = (pair[0], pair[1]);
-        if s0 <= base && s1 > base {
-            open = Some(t0 + (base - s0) / (s1 - s0) * (t1 - t0));
-        } else if s0 > base && s1 <= base {
-            let end = t0 + (s0 - base) / (s0 - s1) * (t1 - t0);
-            match open.take() {
-                Some(start) if end <= end_ns => {
-                    window = Some(window.map_or((start, end), |(a, _)| (a, end)));
-                }
-                _ => {}
-            }
-        }
-    }
-    // A rise still open after the last knot lasts for ever: not a spike.
-    window.map(|(start, end)| (start.round() as Nanos, end.round() as Nanos))
+    traffic.load_spike(run_end)
 }
 
 /// The run's incident window: the hull of the faults' [`incident`] and the

@@ -254,6 +254,20 @@ struct FaultBox {
 }
 
 fn fault_boxes(scenario: &Scenario, run_end: f64) -> Vec<FaultBox> {
+    let spike = scenario
+        .spec()
+        .traffic
+        .load_spike(scenario.spec().duration.ns())
+        .map(|(s, e)| {
+            let (start, end) = (secs(s), secs(e));
+            FaultBox {
+                start,
+                end,
+                label: format!("load spike {}–{} s", num(start), num(end)),
+                color: RGBColor(120, 60, 170),
+                shaded: true,
+            }
+        });
     scenario
         .spec()
         .faults
@@ -279,6 +293,7 @@ fn fault_boxes(scenario: &Scenario, run_end: f64) -> Vec<FaultBox> {
                 shaded,
             }
         })
+        .chain(spike)
         .collect()
 }
 

@@ -21,7 +21,7 @@ pub use fault::FaultSpec;
 
 use crate::policy::PolicySpec;
 use crate::status::Status;
-use crate::time::Dur;
+use crate::time::{Dur, Nanos};
 use serde::{Deserialize, Serialize};
 
 /// A whole scenario file.
@@ -220,6 +220,48 @@ pub enum Discipline {
     Fifo,
     /// Newest waiting attempt first.
     Lifo,
+}
+
+impl TrafficSpec {
+    /// The load spikes of open traffic as one window (ns): from the first
+    /// instant the profile's rate rises above its rate at time 0 to the
+    /// last instant it comes back down to that rate (or below), both
+    /// within `run_end`. A rise not back down by then (a lasting change of
+    /// load) is not a spike; closed and burst traffic, and traffic without
+    /// a profile or a rate, have none. Crossings between knots are found
+    /// on the linear segments, to the nanosecond.
+    pub fn load_spike(&self, run_end: Nanos) -> Option<(Nanos, Nanos)> {
+        if self.mode != Mode::Open || self.rate.is_none_or(|r| r <= 0.0) {
+            return None;
+        }
+        let knots: Vec<(f64, f64)> = self
+            .profile
+            .iter()
+            .map(|p| (p.at.ns() as f64, p.scale))
+            .collect();
+        // The scale at time 0: knots are never before 0, and before the first
+        // knot the scale is the first knot's.
+        let base = knots.first()?.1;
+        let end_ns = run_end as f64;
+        let mut open: Option<f64> = None;
+        let mut window: Option<(f64, f64)> = None;
+        for pair in knots.windows(2) {
+            let ((t0, s0), (t1, s1)) = (pair[0], pair[1]);
+            if s0 <= base && s1 > base {
+                open = Some(t0 + (base - s0) / (s1 - s0) * (t1 - t0));
+            } else if s0 > base && s1 <= base {
+                let end = t0 + (s0 - base) / (s0 - s1) * (t1 - t0);
+                match open.take() {
+                    Some(start) if end <= end_ns => {
+                        window = Some(window.map_or((start, end), |(a, _)| (a, end)));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // A rise still open after the last knot lasts for ever: not a spike.
+        window.map(|(start, end)| (start.round() as Nanos, end.round() as Nanos))
+    }
 }
 
 /// The `backend` block.
