@@ -1,9 +1,10 @@
 //! Streams a run's counts into time bins as the run goes.
 //!
 //! The model bumps counters and sets levels (queue length, busy workers…);
-//! before each event it calls [`Collector::advance`], which integrates the
-//! levels over the time that passed (exactly, in integer nanoseconds) and
-//! closes the bins that ended. Memory is one row per bin plus fixed-size
+//! before each event it calls [`Collector::advance`], which records the
+//! event's time and closes the bins that ended. A level is integrated over
+//! time (exactly, in integer nanoseconds) only when it changes or a bin
+//! closes, so an event that changes no level costs a comparison. Memory is one row per bin plus fixed-size
 //! histograms (latency, retry gap), whatever the number of requests.
 //!
 //! Levels read at a bin's end (requests open, the oldest one's arrival)
@@ -57,7 +58,10 @@ pub struct Collector {
     run_end: Nanos,
     bin_start: Nanos,
     next_edge: Nanos,
+    /// The levels are integrated up to here.
     last: Nanos,
+    /// The time of the current event (as of the last `advance`).
+    t: Nanos,
     /// Counts of the current bin (the model increments these directly).
     pub now: Counts,
     queue_len: u64,
@@ -99,6 +103,7 @@ impl Collector {
             bin_start: 0,
             next_edge: bin.max(1).min(run_end),
             last: 0,
+            t: 0,
             now: Counts::default(),
             queue_len: 0,
             queue_max: 0,
@@ -134,8 +139,10 @@ impl Collector {
         self.oldest_start = oldest_start;
     }
 
-    /// Brings the bins up to time `t`: integrates levels and closes every bin
-    /// that ended at or before `t`. Call before handling an event at `t`;
+    /// Brings the bins up to time `t`: closes every bin that ended at or
+    /// before `t` (integrating the levels up to its end) and makes `t` the
+    /// time at which the level setters integrate. Call before handling an
+    /// event at `t`;
     /// `retrying` and `waiting` are the numbers of requests waiting to retry
     /// and waiting for a rate-limiter token since the last event (the model
     /// owns those counts).
@@ -148,7 +155,7 @@ impl Collector {
             self.integrate(edge);
             self.close_bin();
         }
-        self.integrate(t.min(self.run_end));
+        self.t = t.min(self.run_end);
     }
 
     #[inline]
@@ -223,18 +230,25 @@ impl Collector {
     /// Sets the waiting-room length (after the time was advanced).
     #[inline]
     pub fn set_queue_len(&mut self, n: u64) {
-        self.queue_len = n;
-        self.queue_max = self.queue_max.max(n);
+        if n != self.queue_len {
+            self.integrate(self.t);
+            self.queue_len = n;
+            self.queue_max = self.queue_max.max(n);
+        }
     }
 
     /// Sets the number of busy workers.
     #[inline]
     pub fn set_busy(&mut self, n: u64) {
-        self.busy = n;
+        if n != self.busy {
+            self.integrate(self.t);
+            self.busy = n;
+        }
     }
 
     /// Sets the number of available workers and the nominal capacity.
     pub fn set_capacity(&mut self, workers: u64, capacity_rps: f64) {
+        self.integrate(self.t);
         self.active = workers;
         self.capacity_rps = capacity_rps;
     }
