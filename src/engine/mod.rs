@@ -5,5 +5,5 @@ pub mod queue;
 pub mod rng;
 pub mod stop;
 
-pub use queue::{EventQueue, LaneId};
+pub use queue::{EventQueue, LaneId, Ticket};
 pub use rng::{stream, tier_stream, SimRng, Stream};

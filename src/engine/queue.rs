@@ -47,6 +47,24 @@ pub const AUTO_LANES: usize = 8;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaneId(pub u8);
 
+/// A place in the pop order reserved in a lane for an event that may turn
+/// out not to be needed (see [`EventQueue::reserve_in_lane`]): redeemed,
+/// the event pops exactly where it would have had it been scheduled when
+/// the ticket was taken; dropped, it costs nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ticket {
+    time: Nanos,
+    seq: u64,
+    lane: u8,
+}
+
+impl Ticket {
+    /// When the event would pop.
+    pub fn time(&self) -> Nanos {
+        self.time
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Entry<E> {
     time: Nanos,
@@ -284,6 +302,52 @@ impl<E> EventQueue<E> {
         lane.q.push_back(Entry { time, seq, ev });
     }
 
+    /// Reserves the place an event scheduled in `lane` now would take,
+    /// without scheduling anything: a timer that is usually stale by the
+    /// end of the current instant need not become an event at all. `None`
+    /// when the lane's delay is zero (such an event goes to the same-instant
+    /// FIFO, which has no place to reserve: schedule it directly).
+    #[inline]
+    pub fn reserve_in_lane(&mut self, lane: LaneId) -> Option<Ticket> {
+        let time = self.now.saturating_add(self.lanes[lane.0 as usize].delay);
+        if time == self.now {
+            return None;
+        }
+        let seq = self.next_seq();
+        Some(Ticket {
+            time,
+            seq,
+            lane: lane.0,
+        })
+    }
+
+    /// Schedules `ev` in the place `ticket` reserved. Redeem a ticket before
+    /// time reaches it (in practice: before the current instant ends);
+    /// events scheduled in its lane since it was taken are few, so the
+    /// sorted insertion from the back is short.
+    #[inline]
+    pub fn redeem(&mut self, ticket: Ticket, ev: E) {
+        debug_assert!(ticket.time > self.now, "ticket redeemed too late");
+        let i = ticket.lane as usize;
+        let key = (ticket.time, ticket.seq);
+        let q = &mut self.lanes[i].q;
+        let mut at = q.len();
+        while at > 0 && (q[at - 1].time, q[at - 1].seq) > key {
+            at -= 1;
+        }
+        q.insert(
+            at,
+            Entry {
+                time: ticket.time,
+                seq: ticket.seq,
+                ev,
+            },
+        );
+        if at == 0 && self.lane_fresh && self.lane_min.is_none_or(|(t, s, _)| key < (t, s)) {
+            self.lane_min = Some((ticket.time, ticket.seq, i));
+        }
+    }
+
     /// The lane whose front has the smallest `(time, seq)`, with that key.
     fn scan_lanes(&self) -> Option<(Nanos, u64, usize)> {
         let mut best: Option<(Nanos, u64, usize)> = None;
@@ -399,6 +463,14 @@ impl<E> EventQueue<E> {
         self.len() == 0
     }
 
+    /// Whether events scheduled at the current instant itself are still
+    /// waiting: the chain of zero-delay steps started by the last event
+    /// popped is not over.
+    #[inline]
+    pub fn instant_busy(&self) -> bool {
+        !self.soon.is_empty()
+    }
+
     /// Events popped so far.
     pub fn popped(&self) -> u64 {
         self.popped
@@ -433,6 +505,11 @@ mod tests {
             self.seq += 1;
             self.heap.push(Reverse((time.max(self.now), self.seq, id)));
         }
+        /// A reservation: the place `at` would give, returned, not filled.
+        fn reserve(&mut self, time: Nanos) -> (Nanos, u64) {
+            self.seq += 1;
+            (time, self.seq)
+        }
         fn pop(&mut self) -> Option<(Nanos, u32)> {
             let Reverse((t, _, id)) = self.heap.pop()?;
             self.now = t;
@@ -445,6 +522,9 @@ mod tests {
         At(Nanos),
         After(Nanos),
         InLane(usize),
+        /// Reserves a place in a lane; resolved (redeemed or dropped)
+        /// before the next pop, as the model does by the instant's end.
+        Reserve(usize),
         Pop,
     }
 
@@ -455,6 +535,7 @@ mod tests {
             // Delays that collide with lane delays (routing + ties).
             1 => prop::sample::select(vec![0, 5, 10, 1000]).prop_map(Op::After),
             2 => (0usize..4).prop_map(Op::InLane),
+            2 => (0usize..4).prop_map(Op::Reserve),
             3 => Just(Op::Pop),
         ]
     }
@@ -472,8 +553,19 @@ mod tests {
             prop_assert_eq!(q.pop(), r.pop());
         }
         let mut id = 0u32;
+        let mut tickets: Vec<(Ticket, (Nanos, u64), u32)> = Vec::new();
         for o in ops {
             id += 1;
+            if matches!(o, Op::Pop) {
+                // Redeem odd ids, drop even ones, newest first (any order
+                // must do).
+                for (t, (time, seq), tid) in tickets.drain(..).rev() {
+                    if tid % 2 == 1 {
+                        q.redeem(t, tid);
+                        r.heap.push(Reverse((time, seq, tid)));
+                    }
+                }
+            }
             match *o {
                 Op::At(off) => {
                     let t = q.now().saturating_add(off);
@@ -492,6 +584,19 @@ mod tests {
                     q.schedule_in_lane(lanes[i], id);
                     r.at(r.now.saturating_add(r.lanes[i]), id);
                 }
+                Op::Reserve(i) => {
+                    if lanes.is_empty() {
+                        continue;
+                    }
+                    let i = i % lanes.len();
+                    if let Some(t) = q.reserve_in_lane(lanes[i]) {
+                        let place = r.reserve(r.now.saturating_add(r.lanes[i]));
+                        prop_assert_eq!(t.time(), place.0);
+                        tickets.push((t, place, id));
+                    } else {
+                        prop_assert_eq!(r.lanes[i].min(u64::MAX - r.now), 0);
+                    }
+                }
                 Op::Pop => {
                     let before = q.now();
                     prop_assert_eq!(q.peek_time(), r.heap.peek().map(|x| x.0 .0));
@@ -502,6 +607,10 @@ mod tests {
             }
             prop_assert_eq!(q.len(), r.heap.len());
             prop_assert_eq!(q.is_empty(), r.heap.is_empty());
+        }
+        for (t, (time, seq), tid) in tickets.drain(..) {
+            q.redeem(t, tid);
+            r.heap.push(Reverse((time, seq, tid)));
         }
         // Drain.
         loop {

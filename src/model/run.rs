@@ -26,7 +26,7 @@ use super::network::Network;
 use super::requests::{GiveUp, Job, Outcome, Phase, Requests};
 use super::tier::{Holds, Tier};
 use super::traffic::{Start, Traffic};
-use crate::engine::{stop, stream, EventQueue, Stream};
+use crate::engine::{stop, stream, EventQueue, LaneId, Stream, Ticket};
 pub use crate::error::RunError;
 use crate::metrics::{recovery, RunResult};
 use crate::policy::{Backoff, Policy};
@@ -86,6 +86,11 @@ struct Sim<'a> {
     meter: Meter,
     /// The client's patience per attempt (a dispatcher's deadline).
     attempt_timeout: Option<Nanos>,
+    /// The lane of attempt timeouts.
+    timeout_lane: Option<LaneId>,
+    /// Attempt timeouts set during the current chain of same-instant
+    /// steps, not yet events (see [`Sim::settle_timeouts`]).
+    pending_timeouts: Vec<(Ticket, Job)>,
     /// The client's patience per request.
     deadline: Option<Nanos>,
     /// Set when a dispatcher slot or token may have freed up.
@@ -124,7 +129,8 @@ impl<'a> Sim<'a> {
         );
         // Fixed delays get FIFO lanes (see `engine::queue`).
         let mut q = EventQueue::new();
-        for d in [attempt_timeout, t.deadline].into_iter().flatten() {
+        let timeout_lane = attempt_timeout.map(|d| q.register_lane(d.ns()));
+        if let Some(d) = t.deadline {
             q.register_lane(d.ns());
         }
         if let Some(c) = network.constant() {
@@ -160,6 +166,8 @@ impl<'a> Sim<'a> {
                 policy.rate_limiter.is_some(),
             ),
             attempt_timeout: attempt_timeout.map(|d| d.ns()),
+            timeout_lane,
+            pending_timeouts: Vec::new(),
             deadline: t.deadline.map(|d| d.ns()),
             pump: false,
             top_failed_answers: 0,
@@ -227,8 +235,25 @@ impl<'a> Sim<'a> {
             if self.pump {
                 self.pump_dispatcher(now);
             }
+            if !self.pending_timeouts.is_empty() && !self.q.instant_busy() {
+                self.settle_timeouts();
+            }
         }
         Ok(None)
+    }
+
+    /// Schedules the attempt timeouts set during the chain of same-instant
+    /// steps that just ended, each in the place reserved when its attempt
+    /// was sent, unless the attempt was already answered within the chain
+    /// (a rejection without network delay): that timeout would only pop
+    /// stale, so it never becomes an event. Outputs are the same either
+    /// way; a run just pops fewer events.
+    fn settle_timeouts(&mut self) {
+        for (ticket, job) in self.pending_timeouts.drain(..) {
+            if self.reqs.is_current(job) {
+                self.q.redeem(ticket, Ev::AttemptTimeout(job));
+            }
+        }
     }
 
     /// Routes one event to the components it concerns.
@@ -508,7 +533,10 @@ impl<'a> Sim<'a> {
         let hop = self.network.hop();
         self.q.schedule_after(hop, Ev::AtBackend(job));
         if let Some(t) = self.attempt_timeout {
-            self.q.schedule_after(t, Ev::AttemptTimeout(job));
+            match self.timeout_lane.and_then(|l| self.q.reserve_in_lane(l)) {
+                Some(ticket) => self.pending_timeouts.push((ticket, job)),
+                None => self.q.schedule_after(t, Ev::AttemptTimeout(job)),
+            }
         }
         if let Some(h) = self.policy.hedging {
             if h.more_after(job.attempt) {
