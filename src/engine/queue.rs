@@ -270,7 +270,9 @@ impl<E> EventQueue<E> {
     /// `delay` is one of the first [`AUTO_LANES`] lanes' delays.
     #[inline]
     pub fn schedule_after(&mut self, delay: Nanos, ev: E) {
-        if let Some(i) = self.auto.iter().position(|&d| d == delay) {
+        if delay == 0 {
+            self.soon.push_back(ev);
+        } else if let Some(i) = self.auto.iter().position(|&d| d == delay) {
             self.push_lane(i, ev);
         } else {
             self.schedule_at(self.now.saturating_add(delay), ev)
