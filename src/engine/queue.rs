@@ -29,6 +29,14 @@
 //!   buckets, and pushes append larger sequence numbers, so every bucket
 //!   stays sorted by `seq`; bucket 0 is a FIFO that pops in `seq` order.
 //!
+//! A lane can also hand out a [`Ticket`]: the `(time, seq)` place an
+//! event scheduled in it now would take, reserved without scheduling
+//! anything. Redeemed before time reaches it, the event is inserted at that
+//! place (short sorted insertion from the back, since only events scheduled
+//! since the ticket was taken can follow it); dropped, it never existed.
+//! The model uses this for timers that are usually stale by the end of
+//! the current instant.
+//!
 //! [`EventQueue::pop`] takes the smallest `(time, seq)` among the heap's
 //! minimum and the lane fronts: O(1) plus a scan over the lanes (a handful).
 //! The heap only fixes its `last` to a time that is being popped at that
@@ -149,6 +157,14 @@ impl<E> RadixHeap<E> {
         self.last = last;
         self.mask &= !(1 << j);
         self.mins[j] = Nanos::MAX;
+        if self.buckets[j].len() == 1 {
+            // The common case on a small heap: the bucket holds just the
+            // minimum.
+            if let Some(e) = self.buckets[j].pop() {
+                self.zero.push_back(e);
+            }
+            return;
+        }
         let mut src = std::mem::take(&mut self.buckets[j]);
         for e in src.drain(..) {
             if e.time == last {

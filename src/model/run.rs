@@ -866,6 +866,25 @@ mod tests {
     }
 
     #[test]
+    fn a_timeout_answered_within_its_instant_is_never_an_event() {
+        // Two requests at t = 0, one worker, no waiting room, no network:
+        // the second attempt is rejected within the instant it was sent.
+        let text = r#"{"name": "t", "duration": "10s", "bin": "1s",
+            "traffic": {"mode": "burst", "clients": 2, "burst_spread": "0s",
+                        "attempt_timeout": "1s"},
+            "backend": {"workers": 1, "queue_limit": 0,
+                        "service_time": {"constant": {"value": "100ms"}}},
+            "policies": [{"name": "once"}]}"#;
+        let r = simulate(&Scenario::from_json(text).unwrap(), 0, 0).unwrap();
+        let s = &r.summary;
+        assert_eq!((s.succeeded, s.rejected, s.attempts), (1, 1, 2));
+        // Two arrivals, two at the backend, one worker done, two
+        // responses and the served attempt's timeout, popped stale at 1 s;
+        // the rejected attempt's timeout never became an event.
+        assert_eq!(r.events, 8);
+    }
+
+    #[test]
     fn a_failed_attempt_waits_its_backoff_and_retries() {
         // The outage covers the first attempt (reaches the backend at
         // 10 ms) and is over when the retry arrives (1.03 s).
