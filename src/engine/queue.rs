@@ -340,12 +340,13 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedules `ev` in the place `ticket` reserved. Redeem a ticket before
-    /// time reaches it (in practice: before the current instant ends);
-    /// events scheduled in its lane since it was taken are few, so the
-    /// sorted insertion from the back is short.
+    /// its place is passed: before time reaches it, or at its very instant
+    /// while the event popping comes before it (the event just before it
+    /// in its lane, say). The sorted insertion walks back past the events
+    /// scheduled in the lane since the ticket was taken.
     #[inline]
     pub fn redeem(&mut self, ticket: Ticket, ev: E) {
-        debug_assert!(ticket.time > self.now, "ticket redeemed too late");
+        debug_assert!(ticket.time >= self.now, "ticket redeemed too late");
         let i = ticket.lane as usize;
         let key = (ticket.time, ticket.seq);
         let q = &mut self.lanes[i].q;

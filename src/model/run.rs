@@ -34,6 +34,7 @@ use crate::scenario::spec::ScenarioSpec;
 use crate::scenario::Scenario;
 use crate::status::Status;
 use crate::time::{secs, Nanos};
+use std::collections::VecDeque;
 
 mod chain;
 
@@ -88,9 +89,11 @@ struct Sim<'a> {
     attempt_timeout: Option<Nanos>,
     /// The lane of attempt timeouts.
     timeout_lane: Option<LaneId>,
-    /// Attempt timeouts set during the current chain of same-instant
-    /// steps, not yet events (see [`Sim::settle_timeouts`]).
-    pending_timeouts: Vec<(Ticket, Job)>,
+    /// Attempt timeouts that are not events, each with its reserved place,
+    /// in send order (see [`Sim::arm_timeout`]).
+    timeouts: VecDeque<(Ticket, Job)>,
+    /// The attempt whose timeout is an event in the queue, if any.
+    armed: Option<Job>,
     /// The client's patience per request.
     deadline: Option<Nanos>,
     /// Set when a dispatcher slot or token may have freed up.
@@ -167,7 +170,8 @@ impl<'a> Sim<'a> {
             ),
             attempt_timeout: attempt_timeout.map(|d| d.ns()),
             timeout_lane,
-            pending_timeouts: Vec::new(),
+            timeouts: VecDeque::new(),
+            armed: None,
             deadline: t.deadline.map(|d| d.ns()),
             pump: false,
             top_failed_answers: 0,
@@ -235,24 +239,42 @@ impl<'a> Sim<'a> {
             if self.pump {
                 self.pump_dispatcher(now);
             }
-            if !self.pending_timeouts.is_empty() && !self.q.instant_busy() {
-                self.settle_timeouts();
+            if self.armed.is_none() && !self.timeouts.is_empty() && !self.q.instant_busy() {
+                self.arm_timeout(None);
             }
         }
         Ok(None)
     }
 
-    /// Schedules the attempt timeouts set during the chain of same-instant
-    /// steps that just ended, each in the place reserved when its attempt
-    /// was sent, unless the attempt was already answered within the chain
-    /// (a rejection without network delay): that timeout would only pop
-    /// stale, so it never becomes an event. Outputs are the same either
-    /// way; a run just pops fewer events.
-    fn settle_timeouts(&mut self) {
-        for (ticket, job) in self.pending_timeouts.drain(..) {
-            if self.reqs.is_current(job) {
-                self.q.redeem(ticket, Ev::AttemptTimeout(job));
+    /// Makes the timeout of the oldest attempt still unanswered an event,
+    /// in the place reserved for it when the attempt was sent; with `due`,
+    /// only if that place is at instant `due`.
+    ///
+    /// Attempt timeouts fall in send order (a fixed delay after the send),
+    /// so only the oldest unanswered attempt's timeout can be the next to
+    /// fire. Each attempt reserves its place ([`EventQueue::reserve_in_lane`])
+    /// and joins `timeouts`; just one of them, the oldest unanswered, is
+    /// an event (`armed`). When that event pops, fired or stale, the next
+    /// oldest unanswered attempt is armed: at once if its place is at the
+    /// same instant (it must pop next), else when the chain of steps at
+    /// this instant is over, which also lets an attempt answered within the
+    /// chain that sent it (a rejection without network delay) drop out.
+    /// Timeouts of attempts answered in time never become events, and a
+    /// timeout that fires pops in exactly the place it always had, so the
+    /// outputs are those of scheduling every timeout outright.
+    fn arm_timeout(&mut self, due: Option<Nanos>) {
+        while let Some(&(ticket, job)) = self.timeouts.front() {
+            if !self.reqs.is_current(job) {
+                self.timeouts.pop_front();
+                continue;
             }
+            if due.is_some_and(|t| ticket.time() != t) {
+                return;
+            }
+            self.timeouts.pop_front();
+            self.q.redeem(ticket, Ev::AttemptTimeout(job));
+            self.armed = Some(job);
+            return;
         }
     }
 
@@ -280,7 +302,13 @@ impl<'a> Sim<'a> {
                 self.apply_backend_effects(now);
             }
             Ev::Response(job, status) => self.on_answer(now, job, status, false),
-            Ev::AttemptTimeout(job) => self.on_answer(now, job, Status::DeadlineExceeded, true),
+            Ev::AttemptTimeout(job) => {
+                if self.armed == Some(job) {
+                    self.armed = None;
+                    self.arm_timeout(Some(now));
+                }
+                self.on_answer(now, job, Status::DeadlineExceeded, true)
+            }
             Ev::Deadline { slot, gen } => self.on_deadline(now, slot, gen),
             Ev::Edge => self.on_edge(now),
             Ev::DispatchTick => {
@@ -534,7 +562,7 @@ impl<'a> Sim<'a> {
         self.q.schedule_after(hop, Ev::AtBackend(job));
         if let Some(t) = self.attempt_timeout {
             match self.timeout_lane.and_then(|l| self.q.reserve_in_lane(l)) {
-                Some(ticket) => self.pending_timeouts.push((ticket, job)),
+                Some(ticket) => self.timeouts.push_back((ticket, job)),
                 None => self.q.schedule_after(t, Ev::AttemptTimeout(job)),
             }
         }
