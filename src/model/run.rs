@@ -26,7 +26,7 @@ use super::network::Network;
 use super::requests::{GiveUp, Job, Outcome, Phase, Requests};
 use super::tier::{Holds, Tier};
 use super::traffic::{Start, Traffic};
-use crate::engine::{stop, stream, EventQueue, LaneId, Stream, Ticket};
+use crate::engine::{stop, stream, EventQueue, OldestFirst, Stream};
 pub use crate::error::RunError;
 use crate::metrics::{recovery, RunResult};
 use crate::policy::{Backoff, Policy};
@@ -34,7 +34,6 @@ use crate::scenario::spec::ScenarioSpec;
 use crate::scenario::Scenario;
 use crate::status::Status;
 use crate::time::{secs, Nanos};
-use std::collections::VecDeque;
 
 mod chain;
 
@@ -87,13 +86,12 @@ struct Sim<'a> {
     meter: Meter,
     /// The client's patience per attempt (a dispatcher's deadline).
     attempt_timeout: Option<Nanos>,
-    /// The lane of attempt timeouts.
-    timeout_lane: Option<LaneId>,
-    /// Attempt timeouts that are not events, each with its reserved place,
-    /// in send order (see [`Sim::arm_timeout`]).
-    timeouts: VecDeque<(Ticket, Job)>,
-    /// The attempt whose timeout is an event in the queue, if any.
-    armed: Option<Job>,
+    /// Attempt timeouts, of which only the oldest unanswered attempt's is
+    /// an event.
+    timeouts: Option<OldestFirst<Job>>,
+    /// Request deadlines, of which only the oldest open request's is an
+    /// event.
+    deadlines: Option<OldestFirst<(u32, u32)>>,
     /// The client's patience per request.
     deadline: Option<Nanos>,
     /// Set when a dispatcher slot or token may have freed up.
@@ -132,10 +130,10 @@ impl<'a> Sim<'a> {
         );
         // Fixed delays get FIFO lanes (see `engine::queue`).
         let mut q = EventQueue::new();
-        let timeout_lane = attempt_timeout.map(|d| q.register_lane(d.ns()));
-        if let Some(d) = t.deadline {
-            q.register_lane(d.ns());
-        }
+        let timeouts = attempt_timeout.map(|d| OldestFirst::new(q.register_lane(d.ns())));
+        let deadlines = t
+            .deadline
+            .map(|d| OldestFirst::new(q.register_lane(d.ns())));
         if let Some(c) = network.constant() {
             q.register_lane(c);
         }
@@ -169,9 +167,8 @@ impl<'a> Sim<'a> {
                 policy.rate_limiter.is_some(),
             ),
             attempt_timeout: attempt_timeout.map(|d| d.ns()),
-            timeout_lane,
-            timeouts: VecDeque::new(),
-            armed: None,
+            timeouts,
+            deadlines,
             deadline: t.deadline.map(|d| d.ns()),
             pump: false,
             top_failed_answers: 0,
@@ -239,42 +236,37 @@ impl<'a> Sim<'a> {
             if self.pump {
                 self.pump_dispatcher(now);
             }
-            if self.armed.is_none() && !self.timeouts.is_empty() && !self.q.instant_busy() {
-                self.arm_timeout(None);
+            if !self.q.instant_busy() {
+                self.arm_timers();
             }
         }
         Ok(None)
     }
 
-    /// Makes the timeout of the oldest attempt still unanswered an event,
-    /// in the place reserved for it when the attempt was sent; with `due`,
-    /// only if that place is at instant `due`.
-    ///
-    /// Attempt timeouts fall in send order (a fixed delay after the send),
-    /// so only the oldest unanswered attempt's timeout can be the next to
-    /// fire. Each attempt reserves its place ([`EventQueue::reserve_in_lane`])
-    /// and joins `timeouts`; just one of them, the oldest unanswered, is
-    /// an event (`armed`). When that event pops, fired or stale, the next
-    /// oldest unanswered attempt is armed: at once if its place is at the
-    /// same instant (it must pop next), else when the chain of steps at
-    /// this instant is over, which also lets an attempt answered within the
-    /// chain that sent it (a rejection without network delay) drop out.
-    /// Timeouts of attempts answered in time never become events, and a
-    /// timeout that fires pops in exactly the place it always had, so the
-    /// outputs are those of scheduling every timeout outright.
-    fn arm_timeout(&mut self, due: Option<Nanos>) {
-        while let Some(&(ticket, job)) = self.timeouts.front() {
-            if !self.reqs.is_current(job) {
-                self.timeouts.pop_front();
-                continue;
-            }
-            if due.is_some_and(|t| ticket.time() != t) {
-                return;
-            }
-            self.timeouts.pop_front();
-            self.q.redeem(ticket, Ev::AttemptTimeout(job));
-            self.armed = Some(job);
-            return;
+    /// The chain of steps at this instant is over: arms the oldest live
+    /// attempt timeout and request deadline if none is an event. Only those
+    /// can fire next, since timers of one fixed delay fall due in the order
+    /// they were set (see [`OldestFirst`]); the others stay reserved places
+    /// in the event order, and those whose attempt is answered or whose
+    /// request ends before they are due never become events. A run's
+    /// outputs are those of scheduling every timer outright.
+    #[inline]
+    fn arm_timers(&mut self) {
+        if let Some(t) = self.timeouts.as_mut().filter(|t| t.needs_arming()) {
+            t.arm(
+                &mut self.q,
+                None,
+                |j| self.reqs.is_current(j),
+                Ev::AttemptTimeout,
+            );
+        }
+        if let Some(d) = self.deadlines.as_mut().filter(|d| d.needs_arming()) {
+            d.arm(
+                &mut self.q,
+                None,
+                |(slot, gen)| self.reqs.is_open(slot, gen),
+                |(slot, gen)| Ev::Deadline { slot, gen },
+            );
         }
     }
 
@@ -303,13 +295,32 @@ impl<'a> Sim<'a> {
             }
             Ev::Response(job, status) => self.on_answer(now, job, status, false),
             Ev::AttemptTimeout(job) => {
-                if self.armed == Some(job) {
-                    self.armed = None;
-                    self.arm_timeout(Some(now));
+                if let Some(t) = self.timeouts.as_mut() {
+                    if t.popped(job) {
+                        // The next one due at this instant must pop next.
+                        t.arm(
+                            &mut self.q,
+                            Some(now),
+                            |j| self.reqs.is_current(j),
+                            Ev::AttemptTimeout,
+                        );
+                    }
                 }
                 self.on_answer(now, job, Status::DeadlineExceeded, true)
             }
-            Ev::Deadline { slot, gen } => self.on_deadline(now, slot, gen),
+            Ev::Deadline { slot, gen } => {
+                if let Some(d) = self.deadlines.as_mut() {
+                    if d.popped((slot, gen)) {
+                        d.arm(
+                            &mut self.q,
+                            Some(now),
+                            |(slot, gen)| self.reqs.is_open(slot, gen),
+                            |(slot, gen)| Ev::Deadline { slot, gen },
+                        );
+                    }
+                }
+                self.on_deadline(now, slot, gen)
+            }
             Ev::Edge => self.on_edge(now),
             Ev::DispatchTick => {
                 if let Some(d) = self.dispatcher.as_mut() {
@@ -402,7 +413,13 @@ impl<'a> Sim<'a> {
         }
         self.clients.on_request(now, client);
         if let Some(d) = self.deadline {
-            self.q.schedule_after(d, Ev::Deadline { slot, gen });
+            let set = self
+                .deadlines
+                .as_mut()
+                .is_some_and(|l| l.set(&mut self.q, (slot, gen)));
+            if !set {
+                self.q.schedule_after(d, Ev::Deadline { slot, gen });
+            }
         }
         self.make_due(now, slot);
     }
@@ -561,9 +578,12 @@ impl<'a> Sim<'a> {
         let hop = self.network.hop();
         self.q.schedule_after(hop, Ev::AtBackend(job));
         if let Some(t) = self.attempt_timeout {
-            match self.timeout_lane.and_then(|l| self.q.reserve_in_lane(l)) {
-                Some(ticket) => self.timeouts.push_back((ticket, job)),
-                None => self.q.schedule_after(t, Ev::AttemptTimeout(job)),
+            let set = self
+                .timeouts
+                .as_mut()
+                .is_some_and(|l| l.set(&mut self.q, job));
+            if !set {
+                self.q.schedule_after(t, Ev::AttemptTimeout(job));
             }
         }
         if let Some(h) = self.policy.hedging {
