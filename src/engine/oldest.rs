@@ -89,9 +89,23 @@ impl<K: Copy + PartialEq> OldestFirst<K> {
                 return;
             }
             self.waiting.pop_front();
-            q.redeem(ticket, event(key));
+            q.redeem(self.lane, ticket, event(key));
             self.armed = Some(key);
             return;
+        }
+    }
+
+    /// Forgets the newest timers while they are dead: called when an
+    /// instant's chain of steps is over, it drops at once the timers that
+    /// died within the chain that set them (an attempt answered at once),
+    /// so they take no memory until the oldest timers catch up with them.
+    #[inline]
+    pub fn forget_dead_newest(&mut self, live: impl Fn(K) -> bool) {
+        while let Some(&(_, key)) = self.waiting.back() {
+            if live(key) {
+                return;
+            }
+            self.waiting.pop_back();
         }
     }
 
@@ -151,8 +165,11 @@ mod tests {
         };
         let pop_lazy = |q: &mut EventQueue<Ev>, t: &mut OldestFirst<u32>, dead: &[bool]| loop {
             // The model arms when an instant's chain of steps is over.
-            if t.needs_arming() && !q.instant_busy() {
-                t.arm(q, None, |k| !dead[k as usize], |k| (true, k));
+            if !q.instant_busy() {
+                t.forget_dead_newest(|k| !dead[k as usize]);
+                if t.needs_arming() {
+                    t.arm(q, None, |k| !dead[k as usize], |k| (true, k));
+                }
             }
             let popped = q.pop();
             if let Some((now, (true, id))) = popped {

@@ -59,11 +59,13 @@ pub struct LaneId(pub u8);
 /// out not to be needed (see [`EventQueue::reserve_in_lane`]): redeemed,
 /// the event pops exactly where it would have had it been scheduled when
 /// the ticket was taken; dropped, it costs nothing.
+///
+/// A ticket does not name its lane (16 bytes: many are held at once); it
+/// is redeemed in the lane that issued it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ticket {
     time: Nanos,
     seq: u64,
-    lane: u8,
 }
 
 impl Ticket {
@@ -332,22 +334,19 @@ impl<E> EventQueue<E> {
             return None;
         }
         let seq = self.next_seq();
-        Some(Ticket {
-            time,
-            seq,
-            lane: lane.0,
-        })
+        Some(Ticket { time, seq })
     }
 
-    /// Schedules `ev` in the place `ticket` reserved. Redeem a ticket before
+    /// Schedules `ev` in the place `ticket` reserved in `lane` (the lane
+    /// that issued it). Redeem a ticket before
     /// its place is passed: before time reaches it, or at its very instant
     /// while the event popping comes before it (the event just before it
     /// in its lane, say). The sorted insertion walks back past the events
     /// scheduled in the lane since the ticket was taken.
     #[inline]
-    pub fn redeem(&mut self, ticket: Ticket, ev: E) {
+    pub fn redeem(&mut self, lane: LaneId, ticket: Ticket, ev: E) {
         debug_assert!(ticket.time >= self.now, "ticket redeemed too late");
-        let i = ticket.lane as usize;
+        let i = lane.0 as usize;
         let key = (ticket.time, ticket.seq);
         let q = &mut self.lanes[i].q;
         let mut at = q.len();
@@ -572,15 +571,15 @@ mod tests {
             prop_assert_eq!(q.pop(), r.pop());
         }
         let mut id = 0u32;
-        let mut tickets: Vec<(Ticket, (Nanos, u64), u32)> = Vec::new();
+        let mut tickets: Vec<(LaneId, Ticket, (Nanos, u64), u32)> = Vec::new();
         for o in ops {
             id += 1;
             if matches!(o, Op::Pop) {
                 // Redeem odd ids, drop even ones, newest first (any order
                 // must do).
-                for (t, (time, seq), tid) in tickets.drain(..).rev() {
+                for (lane, t, (time, seq), tid) in tickets.drain(..).rev() {
                     if tid % 2 == 1 {
-                        q.redeem(t, tid);
+                        q.redeem(lane, t, tid);
                         r.heap.push(Reverse((time, seq, tid)));
                     }
                 }
@@ -611,7 +610,7 @@ mod tests {
                     if let Some(t) = q.reserve_in_lane(lanes[i]) {
                         let place = r.reserve(r.now.saturating_add(r.lanes[i]));
                         prop_assert_eq!(t.time(), place.0);
-                        tickets.push((t, place, id));
+                        tickets.push((lanes[i], t, place, id));
                     } else {
                         prop_assert_eq!(r.lanes[i].min(u64::MAX - r.now), 0);
                     }
@@ -627,8 +626,8 @@ mod tests {
             prop_assert_eq!(q.len(), r.heap.len());
             prop_assert_eq!(q.is_empty(), r.heap.is_empty());
         }
-        for (t, (time, seq), tid) in tickets.drain(..) {
-            q.redeem(t, tid);
+        for (lane, t, (time, seq), tid) in tickets.drain(..) {
+            q.redeem(lane, t, tid);
             r.heap.push(Reverse((time, seq, tid)));
         }
         // Drain.

@@ -243,8 +243,9 @@ impl<'a> Sim<'a> {
         Ok(None)
     }
 
-    /// The chain of steps at this instant is over: arms the oldest live
-    /// attempt timeout and request deadline if none is an event. Only those
+    /// The chain of steps at this instant is over: forgets the attempt
+    /// timeouts that died within it, and arms the oldest live attempt
+    /// timeout and request deadline if none is an event. Only those
     /// can fire next, since timers of one fixed delay fall due in the order
     /// they were set (see [`OldestFirst`]); the others stay reserved places
     /// in the event order, and those whose attempt is answered or whose
@@ -252,13 +253,16 @@ impl<'a> Sim<'a> {
     /// outputs are those of scheduling every timer outright.
     #[inline]
     fn arm_timers(&mut self) {
-        if let Some(t) = self.timeouts.as_mut().filter(|t| t.needs_arming()) {
-            t.arm(
-                &mut self.q,
-                None,
-                |j| self.reqs.is_current(j),
-                Ev::AttemptTimeout,
-            );
+        if let Some(t) = self.timeouts.as_mut() {
+            t.forget_dead_newest(|j| self.reqs.is_current(j));
+            if t.needs_arming() {
+                t.arm(
+                    &mut self.q,
+                    None,
+                    |j| self.reqs.is_current(j),
+                    Ev::AttemptTimeout,
+                );
+            }
         }
         if let Some(d) = self.deadlines.as_mut().filter(|d| d.needs_arming()) {
             d.arm(
