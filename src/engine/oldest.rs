@@ -29,7 +29,9 @@ pub struct OldestFirst<K> {
 }
 
 impl<K: Copy + PartialEq> OldestFirst<K> {
-    /// Timers in `lane` (whose delay is the timers' delay).
+    /// Timers in `lane` (whose delay is the timers' delay): a lane of their
+    /// own ([`EventQueue::register_private_lane`]), so that arming one
+    /// walks back past nothing.
     pub fn new(lane: LaneId) -> Self {
         OldestFirst {
             lane,
@@ -153,7 +155,7 @@ mod tests {
         let mut outright = EventQueue::<Ev>::new();
         let lane_a = outright.register_lane(delay);
         let mut lazy = EventQueue::<Ev>::new();
-        let lane_b = lazy.register_lane(delay);
+        let lane_b = lazy.register_private_lane(delay);
         let mut timers = OldestFirst::new(lane_b);
         let mut dead = vec![false; steps.len()];
         let mut set_ids: Vec<u32> = Vec::new();
@@ -237,7 +239,7 @@ mod tests {
     #[test]
     fn dead_timers_never_become_events() {
         let mut q = EventQueue::<u32>::new();
-        let lane = q.register_lane(10);
+        let lane = q.register_private_lane(10);
         let mut timers = OldestFirst::new(lane);
         for k in 0..100u32 {
             assert!(timers.set(&mut q, k));

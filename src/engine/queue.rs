@@ -201,6 +201,8 @@ impl<E> RadixHeap<E> {
 
 struct Lane<E> {
     delay: Nanos,
+    /// Only reachable through its `LaneId` (see `register_private_lane`).
+    private: bool,
     q: VecDeque<Entry<E>>,
 }
 
@@ -209,8 +211,9 @@ struct Lane<E> {
 pub struct EventQueue<E> {
     heap: RadixHeap<E>,
     lanes: Vec<Lane<E>>,
-    /// Delays of the first [`AUTO_LANES`] lanes, for `schedule_after`.
-    auto: Vec<Nanos>,
+    /// Delays and indexes of the first [`AUTO_LANES`] shared lanes, for
+    /// `schedule_after`.
+    auto: Vec<(Nanos, usize)>,
     /// Events scheduled at `now` itself, in schedule order (see `pop_before`).
     soon: VecDeque<E>,
     /// The lane whose front has the smallest `(time, seq)`, with that key;
@@ -247,17 +250,35 @@ impl<E> EventQueue<E> {
     /// Declares a delay that many events will be scheduled with; the same
     /// delay registered twice gives the same lane. At most 256 lanes.
     pub fn register_lane(&mut self, delay: Nanos) -> LaneId {
-        if let Some(i) = self.lanes.iter().position(|l| l.delay == delay) {
+        if let Some(i) = self
+            .lanes
+            .iter()
+            .position(|l| l.delay == delay && !l.private)
+        {
             return LaneId(i as u8);
         }
+        let id = self.add_lane(delay, false);
+        if self.auto.len() < AUTO_LANES {
+            self.auto.push((delay, id.0 as usize));
+        }
+        id
+    }
+
+    /// A lane of its own for `delay`, never shared with another
+    /// registration nor used by [`EventQueue::schedule_after`]: only what is
+    /// scheduled through its `LaneId` (or redeemed there) is in it, so a
+    /// ticket redeemed late walks back past nothing else.
+    pub fn register_private_lane(&mut self, delay: Nanos) -> LaneId {
+        self.add_lane(delay, true)
+    }
+
+    fn add_lane(&mut self, delay: Nanos, private: bool) -> LaneId {
         assert!(self.lanes.len() < 256, "at most 256 lanes");
         self.lanes.push(Lane {
             delay,
+            private,
             q: VecDeque::new(),
         });
-        if self.auto.len() < AUTO_LANES {
-            self.auto.push(delay);
-        }
         LaneId((self.lanes.len() - 1) as u8)
     }
 
@@ -290,7 +311,7 @@ impl<E> EventQueue<E> {
     pub fn schedule_after(&mut self, delay: Nanos, ev: E) {
         if delay == 0 {
             self.soon.push_back(ev);
-        } else if let Some(i) = self.auto.iter().position(|&d| d == delay) {
+        } else if let Some(&(_, i)) = self.auto.iter().find(|&&(d, _)| d == delay) {
             self.push_lane(i, ev);
         } else {
             self.schedule_at(self.now.saturating_add(delay), ev)
@@ -733,6 +754,23 @@ mod tests {
         let b = q.register_lane(6);
         assert_ne!(a, b);
         assert_eq!(q.register_lane(5), a);
+    }
+
+    #[test]
+    fn a_private_lane_is_never_shared() {
+        let mut q = EventQueue::<u32>::new();
+        let private = q.register_private_lane(10);
+        let shared = q.register_lane(10);
+        assert_ne!(private, shared);
+        assert_eq!(q.register_lane(10), shared);
+        q.schedule_after(10, 1); // the shared lane
+        let t = q.reserve_in_lane(private).unwrap();
+        q.schedule_after(10, 2);
+        q.schedule_in_lane(shared, 3);
+        q.redeem(private, t, 4);
+        assert_eq!(q.lanes[private.0 as usize].q.len(), 1);
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec![1, 4, 2, 3]);
     }
 
     #[test]

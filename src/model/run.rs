@@ -130,10 +130,10 @@ impl<'a> Sim<'a> {
         );
         // Fixed delays get FIFO lanes (see `engine::queue`).
         let mut q = EventQueue::new();
-        let timeouts = attempt_timeout.map(|d| OldestFirst::new(q.register_lane(d.ns())));
+        let timeouts = attempt_timeout.map(|d| OldestFirst::new(q.register_private_lane(d.ns())));
         let deadlines = t
             .deadline
-            .map(|d| OldestFirst::new(q.register_lane(d.ns())));
+            .map(|d| OldestFirst::new(q.register_private_lane(d.ns())));
         if let Some(c) = network.constant() {
             q.register_lane(c);
         }
