@@ -245,7 +245,8 @@ impl<'a> Sim<'a> {
 
     /// The chain of steps at this instant is over: forgets the attempt
     /// timeouts that died within it, and arms the oldest live attempt
-    /// timeout and request deadline if none is an event. Only those
+    /// timeout (the top's and each tier's) and request deadline if none is
+    /// an event. Only those
     /// can fire next, since timers of one fixed delay fall due in the order
     /// they were set (see [`OldestFirst`]); the others stay reserved places
     /// in the event order, and those whose attempt is answered or whose
@@ -263,6 +264,9 @@ impl<'a> Sim<'a> {
                     Ev::AttemptTimeout,
                 );
             }
+        }
+        if !self.tiers.is_empty() {
+            self.arm_tier_timers();
         }
         if let Some(d) = self.deadlines.as_mut().filter(|d| d.needs_arming()) {
             d.arm(
@@ -350,6 +354,7 @@ impl<'a> Sim<'a> {
                 self.call_answer(now, tier as usize, job, status, false)
             }
             Ev::TierTimeout { tier, job } => {
+                self.tier_timeout_popped(now, tier as usize, job);
                 self.call_answer(now, tier as usize, job, Status::DeadlineExceeded, true)
             }
             Ev::TierSend { tier, key } => self.call_backoff_over(now, tier as usize, key),

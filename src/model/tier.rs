@@ -15,6 +15,7 @@ use super::clients::Clients;
 use super::faults::Timeline;
 use super::meter::Meter;
 use super::requests::{Job, Requests};
+use crate::engine::OldestFirst;
 use crate::policy::Policy;
 use crate::time::Nanos;
 
@@ -57,6 +58,9 @@ pub struct Tier<'a> {
     callers: Vec<Caller>,
     /// Attempts answered with an error after the warm-up.
     pub failed_answers: u64,
+    /// Its call attempts' timeouts, of which only the oldest unanswered
+    /// one is an event (set by the run, which owns the lanes).
+    pub timeouts: Option<OldestFirst<Job>>,
 }
 
 impl<'a> Tier<'a> {
@@ -86,6 +90,7 @@ impl<'a> Tier<'a> {
             timeline,
             callers: Vec::new(),
             failed_answers: 0,
+            timeouts: None,
         }
     }
 

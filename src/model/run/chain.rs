@@ -20,7 +20,7 @@
 //! propagates too.
 
 use super::{Sim, Status};
-use crate::engine::{tier_stream, EventQueue, Stream};
+use crate::engine::{tier_stream, EventQueue, OldestFirst, Stream};
 use crate::metrics::{recovery, BinRow, RunSummary, TierRun};
 use crate::model::backend::{base_workers, Backend, Effect};
 use crate::model::clients::{Clients, Decision};
@@ -69,16 +69,14 @@ pub(super) fn tiers<'a>(
             if d.propagate_cancel {
                 backend.set_drop_cancelled();
             }
-            if let Some(to) = d.attempt_timeout {
-                q.register_lane(to.ns());
-            }
+            let timeout_lane = d.attempt_timeout.map(|to| q.register_private_lane(to.ns()));
             if let Backoff::Constant { delay } = policy.backoff {
                 if !policy.jitter.is_random() {
                     q.register_lane(delay);
                 }
             }
             let meter = Meter::new(spec.bin.ns(), run_end, spec.warmup.ns(), false);
-            Tier::new(
+            let mut tier = Tier::new(
                 &d.name,
                 backend,
                 meter,
@@ -93,7 +91,9 @@ pub(super) fn tiers<'a>(
                     base_workers(&d.backend),
                     Some(&d.name),
                 ),
-            )
+            );
+            tier.timeouts = timeout_lane.map(OldestFirst::new);
+            tier
         })
         .collect()
 }
@@ -238,7 +238,54 @@ impl<'a> Sim<'a> {
         let tier = t as u8;
         self.q.schedule_at(now, Ev::TierArrive { tier, job });
         if let Some(d) = timeout {
-            self.q.schedule_after(d, Ev::TierTimeout { tier, job });
+            let set = self.tiers[t - 1]
+                .timeouts
+                .as_mut()
+                .is_some_and(|l| l.set(&mut self.q, job));
+            if !set {
+                self.q.schedule_after(d, Ev::TierTimeout { tier, job });
+            }
+        }
+    }
+
+    /// A call attempt's timeout at tier `t` popped: if it was the armed
+    /// one, the next one due at this instant is armed at once (see
+    /// `Sim::arm_timers`).
+    pub(super) fn tier_timeout_popped(&mut self, now: Nanos, t: usize, job: Job) {
+        let tier = &mut self.tiers[t - 1];
+        if let Some(l) = tier.timeouts.as_mut() {
+            if l.popped(job) {
+                let calls = &tier.calls;
+                l.arm(
+                    &mut self.q,
+                    Some(now),
+                    |j| calls.is_current(j),
+                    |job| Ev::TierTimeout { tier: t as u8, job },
+                );
+            }
+        }
+    }
+
+    /// The chain of steps at this instant is over: each tier forgets the
+    /// call timeouts that died within it and arms its oldest live one if
+    /// none is an event.
+    pub(super) fn arm_tier_timers(&mut self) {
+        for (i, tier) in self.tiers.iter_mut().enumerate() {
+            if let Some(l) = tier.timeouts.as_mut() {
+                let calls = &tier.calls;
+                l.forget_dead_newest(|j| calls.is_current(j));
+                if l.needs_arming() {
+                    l.arm(
+                        &mut self.q,
+                        None,
+                        |j| calls.is_current(j),
+                        |job| Ev::TierTimeout {
+                            tier: (i + 1) as u8,
+                            job,
+                        },
+                    );
+                }
+            }
         }
     }
 
