@@ -8,8 +8,8 @@
 //! lane ([`EventQueue::reserve_in_lane`]) and makes just that one an event.
 //! When the armed event pops, dead or alive, the next oldest live timer is
 //! armed: at once if its place is at the same instant (it must pop next),
-//! else when the model says the instant's chain of steps is over, which
-//! also lets a timer die within the instant that set it. A timer that
+//! else when the model settles it at the end of the instant's chain of
+//! steps, which also lets a timer die within the instant that set it. A timer that
 //! fires pops in exactly the place it would have had if it had been
 //! scheduled outright, so a run is the same, with fewer events.
 
@@ -29,53 +29,73 @@ pub struct OldestFirst<K> {
 }
 
 impl<K: Copy + PartialEq> OldestFirst<K> {
-    /// Timers in `lane` (whose delay is the timers' delay): a lane of their
-    /// own ([`EventQueue::register_private_lane`]), so that arming one
-    /// walks back past nothing.
-    pub fn new(lane: LaneId) -> Self {
+    /// Timers due `delay` after they are set, in a lane of their own in
+    /// `q` ([`EventQueue::register_private_lane`]): the armed timer is
+    /// alone there, so arming one never walks back past other events.
+    /// `delay` must be positive (validation refuses zero timeouts and
+    /// deadlines): a zero delay has no place to reserve.
+    pub fn new<E>(q: &mut EventQueue<E>, delay: Nanos) -> Self {
+        assert!(delay > 0, "a timer needs a positive delay");
         OldestFirst {
-            lane,
+            lane: q.register_private_lane(delay),
             waiting: VecDeque::new(),
             armed: None,
         }
     }
 
-    /// Sets a timer for `key`, due one lane delay from now. Returns `false`
-    /// when the lane's delay is zero: nothing is set, and the caller
-    /// schedules the event itself.
+    /// Sets a timer for `key`, due one delay from now.
     #[inline]
-    pub fn set<E>(&mut self, q: &mut EventQueue<E>, key: K) -> bool {
-        match q.reserve_in_lane(self.lane) {
-            Some(ticket) => {
-                self.waiting.push_back((ticket, key));
-                true
-            }
-            None => false,
+    pub fn set<E>(&mut self, q: &mut EventQueue<E>, key: K) {
+        // `reserve_in_lane` refuses only a zero delay, which `new` refuses.
+        if let Some(ticket) = q.reserve_in_lane(self.lane) {
+            self.waiting.push_back((ticket, key));
         }
     }
 
-    /// Whether a timer should be armed: none is, and some are waiting.
+    /// The chain of steps at the current instant is over: forgets the
+    /// newest timers that died within it (an attempt answered at once), so
+    /// they take no memory, and arms the oldest `live` timer if none is an
+    /// event (`event` builds it).
     #[inline]
-    pub fn needs_arming(&self) -> bool {
-        self.armed.is_none() && !self.waiting.is_empty()
+    pub fn settle<E>(
+        &mut self,
+        q: &mut EventQueue<E>,
+        live: impl Fn(K) -> bool,
+        event: impl FnOnce(K) -> E,
+    ) {
+        while let Some(&(_, key)) = self.waiting.back() {
+            if live(key) {
+                break;
+            }
+            self.waiting.pop_back();
+        }
+        if self.armed.is_none() {
+            self.arm(q, None, live, event);
+        }
     }
 
-    /// The event for `key` popped: returns whether it was the armed timer
-    /// (then call [`OldestFirst::arm`] with `due` = now before handling it).
+    /// The event for `key` popped at `now`. If it was the armed timer, the
+    /// next oldest `live` one is armed at once when its place is at `now`
+    /// too (it must pop next); a later one waits for [`OldestFirst::settle`].
     #[inline]
-    pub fn popped(&mut self, key: K) -> bool {
+    pub fn popped<E>(
+        &mut self,
+        q: &mut EventQueue<E>,
+        key: K,
+        now: Nanos,
+        live: impl Fn(K) -> bool,
+        event: impl FnOnce(K) -> E,
+    ) {
         if self.armed == Some(key) {
             self.armed = None;
-            true
-        } else {
-            false
+            self.arm(q, Some(now), live, event);
         }
     }
 
-    /// Makes the oldest timer still `live` an event (`event` builds it), in
-    /// the place reserved for it; dead timers on the way are forgotten.
-    /// With `due`, only if that place is at instant `due`.
-    pub fn arm<E>(
+    /// Makes the oldest timer still `live` an event, in the place reserved
+    /// for it; dead timers on the way are forgotten. With `due`, only if
+    /// that place is at instant `due`.
+    fn arm<E>(
         &mut self,
         q: &mut EventQueue<E>,
         due: Option<Nanos>,
@@ -97,21 +117,7 @@ impl<K: Copy + PartialEq> OldestFirst<K> {
         }
     }
 
-    /// Forgets the newest timers while they are dead: called when an
-    /// instant's chain of steps is over, it drops at once the timers that
-    /// died within the chain that set them (an attempt answered at once),
-    /// so they take no memory until the oldest timers catch up with them.
-    #[inline]
-    pub fn forget_dead_newest(&mut self, live: impl Fn(K) -> bool) {
-        while let Some(&(_, key)) = self.waiting.back() {
-            if live(key) {
-                return;
-            }
-            self.waiting.pop_back();
-        }
-    }
-
-    /// Timers waiting (not events); for tests and memory estimates.
+    /// Timers waiting (not events).
     pub fn waiting(&self) -> usize {
         self.waiting.len()
     }
@@ -155,8 +161,7 @@ mod tests {
         let mut outright = EventQueue::<Ev>::new();
         let lane_a = outright.register_lane(delay);
         let mut lazy = EventQueue::<Ev>::new();
-        let lane_b = lazy.register_private_lane(delay);
-        let mut timers = OldestFirst::new(lane_b);
+        let mut timers = OldestFirst::new(&mut lazy, delay);
         let mut dead = vec![false; steps.len()];
         let mut set_ids: Vec<u32> = Vec::new();
         let pop_outright = |q: &mut EventQueue<Ev>, dead: &[bool]| loop {
@@ -166,18 +171,13 @@ mod tests {
             }
         };
         let pop_lazy = |q: &mut EventQueue<Ev>, t: &mut OldestFirst<u32>, dead: &[bool]| loop {
-            // The model arms when an instant's chain of steps is over.
+            // The model settles when an instant's chain of steps is over.
             if !q.instant_busy() {
-                t.forget_dead_newest(|k| !dead[k as usize]);
-                if t.needs_arming() {
-                    t.arm(q, None, |k| !dead[k as usize], |k| (true, k));
-                }
+                t.settle(q, |k| !dead[k as usize], |k| (true, k));
             }
             let popped = q.pop();
             if let Some((now, (true, id))) = popped {
-                if t.popped(id) {
-                    t.arm(q, Some(now), |k| !dead[k as usize], |k| (true, k));
-                }
+                t.popped(q, id, now, |k| !dead[k as usize], |k| (true, k));
                 if dead[id as usize] {
                     continue;
                 }
@@ -189,7 +189,7 @@ mod tests {
             match *s {
                 Step::Set => {
                     outright.schedule_in_lane(lane_a, (true, id));
-                    prop_assert!(timers.set(&mut lazy, id));
+                    timers.set(&mut lazy, id);
                     set_ids.push(id);
                 }
                 Step::Kill(back) => {
@@ -239,25 +239,35 @@ mod tests {
     #[test]
     fn dead_timers_never_become_events() {
         let mut q = EventQueue::<u32>::new();
-        let lane = q.register_private_lane(10);
-        let mut timers = OldestFirst::new(lane);
+        let mut timers = OldestFirst::new(&mut q, 10);
         for k in 0..100u32 {
-            assert!(timers.set(&mut q, k));
+            timers.set(&mut q, k);
         }
-        // Only timer 99 is still live.
-        timers.arm(&mut q, None, |k| k == 99, |k| k);
+        // Only timer 50 is still live: the newer ones are forgotten from
+        // the back, the older ones on the way to it.
+        timers.settle(&mut q, |k| k == 50, |k| k);
         assert_eq!(q.len(), 1);
         assert_eq!(timers.waiting(), 0);
-        assert_eq!(q.pop(), Some((10, 99)));
-        assert!(timers.popped(99));
+        assert_eq!(q.pop(), Some((10, 50)));
     }
 
     #[test]
-    fn zero_delay_lane_sets_nothing() {
+    fn the_next_timer_of_the_same_instant_is_armed_at_once() {
         let mut q = EventQueue::<u32>::new();
-        let lane = q.register_lane(0);
-        let mut timers = OldestFirst::new(lane);
-        assert!(!timers.set(&mut q, 1));
-        assert!(!timers.needs_arming());
+        let mut timers = OldestFirst::new(&mut q, 10);
+        timers.set(&mut q, 1);
+        timers.set(&mut q, 2);
+        timers.settle(&mut q, |_| true, |k| k);
+        assert_eq!(q.len(), 1, "only the oldest is an event");
+        let (now, k) = q.pop().unwrap();
+        timers.popped(&mut q, k, now, |_| true, |k| k);
+        assert_eq!(q.pop(), Some((10, 2)));
+    }
+
+    #[test]
+    #[should_panic(expected = "positive delay")]
+    fn a_zero_delay_is_refused() {
+        let mut q = EventQueue::<u32>::new();
+        OldestFirst::<u32>::new(&mut q, 0);
     }
 }

@@ -34,8 +34,8 @@
 //! anything. Redeemed before time reaches it, the event is inserted at that
 //! place (short sorted insertion from the back, since only events scheduled
 //! since the ticket was taken can follow it); dropped, it never existed.
-//! The model uses this for timers that are usually stale by the end of
-//! the current instant.
+//! `OldestFirst` (`oldest.rs`) uses this for timers that are mostly stale
+//! by the time they are due.
 //!
 //! [`EventQueue::pop`] takes the smallest `(time, seq)` among the heap's
 //! minimum and the lane fronts: O(1) plus a scan over the lanes (a handful).
@@ -344,8 +344,8 @@ impl<E> EventQueue<E> {
     }
 
     /// Reserves the place an event scheduled in `lane` now would take,
-    /// without scheduling anything: a timer that is usually stale by the
-    /// end of the current instant need not become an event at all. `None`
+    /// without scheduling anything: a timer that is stale by the time it is
+    /// due need not become an event at all. `None`
     /// when the lane's delay is zero (such an event goes to the same-instant
     /// FIFO, which has no place to reserve: schedule it directly).
     #[inline]

@@ -4,8 +4,9 @@
 //! before each event it calls [`Collector::advance`], which records the
 //! event's time and closes the bins that ended. A level is integrated over
 //! time (exactly, in integer nanoseconds) only when it changes or a bin
-//! closes, so an event that changes no level costs a comparison. Memory is one row per bin plus fixed-size
-//! histograms (latency, retry gap), whatever the number of requests.
+//! closes, so an event that changes no level costs a comparison. Memory is
+//! one row per bin plus fixed-size histograms (latency, retry gap),
+//! whatever the number of requests.
 //!
 //! Levels read at a bin's end (requests open, the oldest one's arrival)
 //! are handed over with [`Collector::set_open`] only when an event is about
@@ -142,10 +143,9 @@ impl Collector {
     /// Brings the bins up to time `t`: closes every bin that ended at or
     /// before `t` (integrating the levels up to its end) and makes `t` the
     /// time at which the level setters integrate. Call before handling an
-    /// event at `t`;
-    /// `retrying` and `waiting` are the numbers of requests waiting to retry
-    /// and waiting for a rate-limiter token since the last event (the model
-    /// owns those counts).
+    /// event at `t`; `retrying` and `waiting` are the numbers of requests
+    /// waiting to retry and waiting for a rate-limiter token since the last
+    /// event (the model owns those counts).
     #[inline]
     pub fn advance(&mut self, t: Nanos, retrying: u64, waiting: u64) {
         self.retrying = retrying;

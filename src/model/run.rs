@@ -89,11 +89,9 @@ struct Sim<'a> {
     /// Attempt timeouts, of which only the oldest unanswered attempt's is
     /// an event.
     timeouts: Option<OldestFirst<Job>>,
-    /// Request deadlines, of which only the oldest open request's is an
-    /// event.
+    /// Request deadlines (the client's patience per request), of which
+    /// only the oldest open request's is an event.
     deadlines: Option<OldestFirst<(u32, u32)>>,
-    /// The client's patience per request.
-    deadline: Option<Nanos>,
     /// Set when a dispatcher slot or token may have freed up.
     pump: bool,
     /// Attempts the backend answered with an error after the warm-up
@@ -130,10 +128,8 @@ impl<'a> Sim<'a> {
         );
         // Fixed delays get FIFO lanes (see `engine::queue`).
         let mut q = EventQueue::new();
-        let timeouts = attempt_timeout.map(|d| OldestFirst::new(q.register_private_lane(d.ns())));
-        let deadlines = t
-            .deadline
-            .map(|d| OldestFirst::new(q.register_private_lane(d.ns())));
+        let timeouts = attempt_timeout.map(|d| OldestFirst::new(&mut q, d.ns()));
+        let deadlines = t.deadline.map(|d| OldestFirst::new(&mut q, d.ns()));
         if let Some(c) = network.constant() {
             q.register_lane(c);
         }
@@ -169,7 +165,6 @@ impl<'a> Sim<'a> {
             attempt_timeout: attempt_timeout.map(|d| d.ns()),
             timeouts,
             deadlines,
-            deadline: t.deadline.map(|d| d.ns()),
             pump: false,
             top_failed_answers: 0,
             tail_attempt: spec.report.alerts.tail_attempt,
@@ -237,44 +232,34 @@ impl<'a> Sim<'a> {
                 self.pump_dispatcher(now);
             }
             if !self.q.instant_busy() {
-                self.arm_timers();
+                self.settle_timers();
             }
         }
         Ok(None)
     }
 
-    /// The chain of steps at this instant is over: forgets the attempt
-    /// timeouts that died within it, and arms the oldest live attempt
-    /// timeout (the top's and each tier's) and request deadline if none is
-    /// an event. Only those
-    /// can fire next, since timers of one fixed delay fall due in the order
-    /// they were set (see [`OldestFirst`]); the others stay reserved places
-    /// in the event order, and those whose attempt is answered or whose
-    /// request ends before they are due never become events. A run's
-    /// outputs are those of scheduling every timer outright.
+    /// The chain of steps at this instant is over: settles the timers
+    /// (attempt timeouts, the tiers' call timeouts, request deadlines).
+    /// Only the oldest live timer of each kind can fire next, since timers
+    /// of one fixed delay fall due in the order they were set (see
+    /// [`OldestFirst`]); the others stay reserved places in the event
+    /// order, and those whose attempt is answered or whose request ends
+    /// before they are due never become events. A run's outputs are those
+    /// of scheduling every timer outright.
     #[inline]
-    fn arm_timers(&mut self) {
+    fn settle_timers(&mut self) {
         if let Some(t) = self.timeouts.as_mut() {
-            t.forget_dead_newest(|j| self.reqs.is_current(j));
-            if t.needs_arming() {
-                t.arm(
-                    &mut self.q,
-                    None,
-                    |j| self.reqs.is_current(j),
-                    Ev::AttemptTimeout,
-                );
-            }
+            t.settle(&mut self.q, |j| self.reqs.is_current(j), Ev::AttemptTimeout);
         }
-        if !self.tiers.is_empty() {
-            self.arm_tier_timers();
-        }
-        if let Some(d) = self.deadlines.as_mut().filter(|d| d.needs_arming()) {
-            d.arm(
+        if let Some(d) = self.deadlines.as_mut() {
+            d.settle(
                 &mut self.q,
-                None,
                 |(slot, gen)| self.reqs.is_open(slot, gen),
                 |(slot, gen)| Ev::Deadline { slot, gen },
             );
+        }
+        if !self.tiers.is_empty() {
+            self.settle_tier_timers();
         }
     }
 
@@ -304,28 +289,16 @@ impl<'a> Sim<'a> {
             Ev::Response(job, status) => self.on_answer(now, job, status, false),
             Ev::AttemptTimeout(job) => {
                 if let Some(t) = self.timeouts.as_mut() {
-                    if t.popped(job) {
-                        // The next one due at this instant must pop next.
-                        t.arm(
-                            &mut self.q,
-                            Some(now),
-                            |j| self.reqs.is_current(j),
-                            Ev::AttemptTimeout,
-                        );
-                    }
+                    let live = |j| self.reqs.is_current(j);
+                    t.popped(&mut self.q, job, now, live, Ev::AttemptTimeout);
                 }
                 self.on_answer(now, job, Status::DeadlineExceeded, true)
             }
             Ev::Deadline { slot, gen } => {
                 if let Some(d) = self.deadlines.as_mut() {
-                    if d.popped((slot, gen)) {
-                        d.arm(
-                            &mut self.q,
-                            Some(now),
-                            |(slot, gen)| self.reqs.is_open(slot, gen),
-                            |(slot, gen)| Ev::Deadline { slot, gen },
-                        );
-                    }
+                    let live = |(slot, gen)| self.reqs.is_open(slot, gen);
+                    let event = |(slot, gen)| Ev::Deadline { slot, gen };
+                    d.popped(&mut self.q, (slot, gen), now, live, event);
                 }
                 self.on_deadline(now, slot, gen)
             }
@@ -421,14 +394,8 @@ impl<'a> Sim<'a> {
             self.meter.summary.requests += 1;
         }
         self.clients.on_request(now, client);
-        if let Some(d) = self.deadline {
-            let set = self
-                .deadlines
-                .as_mut()
-                .is_some_and(|l| l.set(&mut self.q, (slot, gen)));
-            if !set {
-                self.q.schedule_after(d, Ev::Deadline { slot, gen });
-            }
+        if let Some(d) = self.deadlines.as_mut() {
+            d.set(&mut self.q, (slot, gen));
         }
         self.make_due(now, slot);
     }
@@ -586,14 +553,8 @@ impl<'a> Sim<'a> {
         self.clients.on_send(client);
         let hop = self.network.hop();
         self.q.schedule_after(hop, Ev::AtBackend(job));
-        if let Some(t) = self.attempt_timeout {
-            let set = self
-                .timeouts
-                .as_mut()
-                .is_some_and(|l| l.set(&mut self.q, job));
-            if !set {
-                self.q.schedule_after(t, Ev::AttemptTimeout(job));
-            }
+        if let Some(t) = self.timeouts.as_mut() {
+            t.set(&mut self.q, job);
         }
         if let Some(h) = self.policy.hedging {
             if h.more_after(job.attempt) {

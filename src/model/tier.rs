@@ -59,7 +59,7 @@ pub struct Tier<'a> {
     /// Attempts answered with an error after the warm-up.
     pub failed_answers: u64,
     /// Its call attempts' timeouts, of which only the oldest unanswered
-    /// one is an event (set by the run, which owns the lanes).
+    /// one is an event (none without an `attempt_timeout`).
     pub timeouts: Option<OldestFirst<Job>>,
 }
 
@@ -76,6 +76,7 @@ impl<'a> Tier<'a> {
         fan_out: u32,
         propagate_cancel: bool,
         timeline: Timeline,
+        timeouts: Option<OldestFirst<Job>>,
     ) -> Tier<'a> {
         Tier {
             name,
@@ -90,7 +91,7 @@ impl<'a> Tier<'a> {
             timeline,
             callers: Vec::new(),
             failed_answers: 0,
-            timeouts: None,
+            timeouts,
         }
     }
 

@@ -69,14 +69,14 @@ pub(super) fn tiers<'a>(
             if d.propagate_cancel {
                 backend.set_drop_cancelled();
             }
-            let timeout_lane = d.attempt_timeout.map(|to| q.register_private_lane(to.ns()));
+            let timeouts = d.attempt_timeout.map(|to| OldestFirst::new(q, to.ns()));
             if let Backoff::Constant { delay } = policy.backoff {
                 if !policy.jitter.is_random() {
                     q.register_lane(delay);
                 }
             }
             let meter = Meter::new(spec.bin.ns(), run_end, spec.warmup.ns(), false);
-            let mut tier = Tier::new(
+            Tier::new(
                 &d.name,
                 backend,
                 meter,
@@ -91,9 +91,8 @@ pub(super) fn tiers<'a>(
                     base_workers(&d.backend),
                     Some(&d.name),
                 ),
-            );
-            tier.timeouts = timeout_lane.map(OldestFirst::new);
-            tier
+                timeouts,
+            )
         })
         .collect()
 }
@@ -234,57 +233,35 @@ impl<'a> Sim<'a> {
             tier.meter.col.record_retry_gap(now - previous);
         }
         tier.clients.on_send(0);
-        let timeout = tier.attempt_timeout;
+        if let Some(l) = tier.timeouts.as_mut() {
+            l.set(&mut self.q, job);
+        }
         let tier = t as u8;
         self.q.schedule_at(now, Ev::TierArrive { tier, job });
-        if let Some(d) = timeout {
-            let set = self.tiers[t - 1]
-                .timeouts
-                .as_mut()
-                .is_some_and(|l| l.set(&mut self.q, job));
-            if !set {
-                self.q.schedule_after(d, Ev::TierTimeout { tier, job });
-            }
-        }
     }
 
-    /// A call attempt's timeout at tier `t` popped: if it was the armed
-    /// one, the next one due at this instant is armed at once (see
-    /// `Sim::arm_timers`).
+    /// A call attempt's timeout at tier `t` popped (see
+    /// [`OldestFirst::popped`]).
     pub(super) fn tier_timeout_popped(&mut self, now: Nanos, t: usize, job: Job) {
         let tier = &mut self.tiers[t - 1];
         if let Some(l) = tier.timeouts.as_mut() {
-            if l.popped(job) {
-                let calls = &tier.calls;
-                l.arm(
-                    &mut self.q,
-                    Some(now),
-                    |j| calls.is_current(j),
-                    |job| Ev::TierTimeout { tier: t as u8, job },
-                );
-            }
+            let calls = &tier.calls;
+            let event = |job| Ev::TierTimeout { tier: t as u8, job };
+            l.popped(&mut self.q, job, now, |j| calls.is_current(j), event);
         }
     }
 
-    /// The chain of steps at this instant is over: each tier forgets the
-    /// call timeouts that died within it and arms its oldest live one if
-    /// none is an event.
-    pub(super) fn arm_tier_timers(&mut self) {
+    /// The chain of steps at this instant is over: settles each tier's call
+    /// timeouts (see `Sim::settle_timers`).
+    pub(super) fn settle_tier_timers(&mut self) {
         for (i, tier) in self.tiers.iter_mut().enumerate() {
             if let Some(l) = tier.timeouts.as_mut() {
                 let calls = &tier.calls;
-                l.forget_dead_newest(|j| calls.is_current(j));
-                if l.needs_arming() {
-                    l.arm(
-                        &mut self.q,
-                        None,
-                        |j| calls.is_current(j),
-                        |job| Ev::TierTimeout {
-                            tier: (i + 1) as u8,
-                            job,
-                        },
-                    );
-                }
+                let event = |job| Ev::TierTimeout {
+                    tier: (i + 1) as u8,
+                    job,
+                };
+                l.settle(&mut self.q, |j| calls.is_current(j), event);
             }
         }
     }
