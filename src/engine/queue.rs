@@ -216,6 +216,11 @@ pub struct EventQueue<E> {
     auto: Vec<(Nanos, usize)>,
     /// Events scheduled at `now` itself, in schedule order (see `pop_before`).
     soon: VecDeque<E>,
+    /// Known: neither the heap nor a lane holds an event at `now`, so
+    /// `soon` pops without a look at them. Events there at `now` were
+    /// scheduled while time was earlier and only leave during the instant
+    /// (a ticket redeemed at `now` is the one way back, and clears this).
+    now_clear: bool,
     /// The lane whose front has the smallest `(time, seq)`, with that key;
     /// only meaningful while `lane_fresh`.
     lane_min: Option<(Nanos, u64, usize)>,
@@ -239,6 +244,7 @@ impl<E> EventQueue<E> {
             lanes: Vec::new(),
             auto: Vec::new(),
             soon: VecDeque::new(),
+            now_clear: false,
             lane_min: None,
             lane_fresh: true,
             now: 0,
@@ -307,11 +313,20 @@ impl<E> EventQueue<E> {
 
     /// Schedules `ev` at `now + delay` (saturating). Goes to a lane when
     /// `delay` is one of the first [`AUTO_LANES`] lanes' delays.
-    #[inline]
+    #[inline(always)]
     pub fn schedule_after(&mut self, delay: Nanos, ev: E) {
         if delay == 0 {
             self.soon.push_back(ev);
-        } else if let Some(&(_, i)) = self.auto.iter().find(|&&(d, _)| d == delay) {
+        } else {
+            self.schedule_later(delay, ev);
+        }
+    }
+
+    /// [`Self::schedule_after`] for a delay that is not zero: kept out of
+    /// line so that the zero-delay path stays a push at every call site.
+    #[inline(never)]
+    fn schedule_later(&mut self, delay: Nanos, ev: E) {
+        if let Some(&(_, i)) = self.auto.iter().find(|&&(d, _)| d == delay) {
             self.push_lane(i, ev);
         } else {
             self.schedule_at(self.now.saturating_add(delay), ev)
@@ -367,6 +382,9 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn redeem(&mut self, lane: LaneId, ticket: Ticket, ev: E) {
         debug_assert!(ticket.time >= self.now, "ticket redeemed too late");
+        if ticket.time == self.now {
+            self.now_clear = false;
+        }
         let i = lane.0 as usize;
         let key = (ticket.time, ticket.seq);
         let q = &mut self.lanes[i].q;
@@ -433,6 +451,19 @@ impl<E> EventQueue<E> {
     /// pops first; `soon` is always empty when time advances.
     #[inline]
     fn pop_until(&mut self, last: Nanos) -> Option<(Nanos, E)> {
+        if !self.soon.is_empty() {
+            if !self.now_clear {
+                self.now_clear = self.scheduled_min_time() != Some(self.now);
+            }
+            if self.now_clear {
+                if self.now > last {
+                    return None;
+                }
+                let ev = self.soon.pop_front()?;
+                self.popped += 1;
+                return Some((self.now, ev));
+            }
+        }
         let lane = self.best_lane();
         let ht = self.heap.min_time();
         let t = match (ht, lane) {
@@ -440,16 +471,7 @@ impl<E> EventQueue<E> {
             (Some(h), None) => Some(h),
             (None, Some((l, _, _))) => Some(l),
             (None, None) => None,
-        };
-        if !self.soon.is_empty() && t != Some(self.now) {
-            if self.now > last {
-                return None;
-            }
-            let ev = self.soon.pop_front()?;
-            self.popped += 1;
-            return Some((self.now, ev));
-        }
-        let t = t?;
+        }?;
         if t > last {
             return None;
         }
@@ -476,8 +498,19 @@ impl<E> EventQueue<E> {
         }?;
         debug_assert!(e.time >= self.now);
         self.now = e.time;
+        self.now_clear = false;
         self.popped += 1;
         Some((e.time, e.ev))
+    }
+
+    /// The earliest time in the heap and the lanes (`soon` aside).
+    #[inline]
+    fn scheduled_min_time(&mut self) -> Option<Nanos> {
+        let lane = self.best_lane().map(|(t, _, _)| t);
+        match (self.heap.min_time(), lane) {
+            (Some(h), Some(l)) => Some(h.min(l)),
+            (h, l) => h.or(l),
+        }
     }
 
     /// The time of the earliest pending event.
@@ -807,6 +840,26 @@ mod tests {
         // Still usable at the end of time.
         q.schedule_after(1, 6);
         assert_eq!(q.pop(), Some((u64::MAX, 6)));
+    }
+
+    #[test]
+    fn a_ticket_redeemed_at_its_instant_pops_before_that_instants_later_steps() {
+        let mut q = EventQueue::new();
+        let lane = q.register_private_lane(10);
+        q.schedule_in_lane(lane, 'a');
+        let ticket = q.reserve_in_lane(lane).unwrap();
+        assert_eq!(q.pop(), Some((10, 'a')));
+        // Zero-delay steps of the instant; the first pops while nothing
+        // else is due now.
+        q.schedule_after(0, 'b');
+        q.schedule_after(0, 'c');
+        assert_eq!(q.pop(), Some((10, 'b')));
+        // The ticket's place is before every zero-delay step: redeemed now,
+        // its event comes next.
+        q.redeem(lane, ticket, 't');
+        assert_eq!(q.pop(), Some((10, 't')));
+        assert_eq!(q.pop(), Some((10, 'c')));
+        assert_eq!(q.pop(), None);
     }
 
     #[test]

@@ -400,7 +400,14 @@ impl<'a> Clients<'a> {
     /// An attempt of `client` ended at `now` (an answer, `throttled` when
     /// it was a throttling error, or a timeout): the limiter learns from
     /// it. Returns an earlier wake-up for its queue when the rate rose.
+    #[inline]
     pub fn limiter_response(&mut self, now: Nanos, client: u32, throttled: bool) -> Option<Wake> {
+        self.limiters.as_ref()?;
+        self.limiter_response_slow(now, client, throttled)
+    }
+
+    #[inline(never)]
+    fn limiter_response_slow(&mut self, now: Nanos, client: u32, throttled: bool) -> Option<Wake> {
         let ls = self.limiters.as_mut()?;
         let index = ls.index_of(client);
         let l = ls.get_mut(index);

@@ -204,7 +204,9 @@ impl<'a> Sim<'a> {
     /// stopped advancing there (see [`stall_limit`]).
     fn run(&mut self) -> Result<Option<(Nanos, u64)>, RunError> {
         let limit = stall_limit(self.spec.traffic.clients);
-        let (mut instant, mut at_instant) = (0, 0u64);
+        // No event is at `Nanos::MAX` (the run ends before), so the first
+        // event starts an instant.
+        let (mut instant, mut at_instant) = (Nanos::MAX, 0u64);
         while let Some((now, ev)) = self.q.pop_before(self.run_end) {
             if now == instant {
                 at_instant += 1;
@@ -213,19 +215,21 @@ impl<'a> Sim<'a> {
                 }
             } else {
                 (instant, at_instant) = (now, 1);
+                // The meters move only when time does: within an instant
+                // no bin closes and no level accrues.
+                if self.meter.col.closes_bin(now) {
+                    let oldest = self.reqs.oldest_start();
+                    self.meter.col.set_open(self.reqs.open_count(), oldest);
+                }
+                self.meter
+                    .col
+                    .advance(now, self.reqs.retrying(), self.reqs.waiting());
+                if !self.tiers.is_empty() {
+                    self.advance_tiers(now);
+                }
             }
             if self.q.popped().is_multiple_of(65_536) && stop::requested() {
                 return Err(RunError::Interrupted);
-            }
-            if self.meter.col.closes_bin(now) {
-                let oldest = self.reqs.oldest_start();
-                self.meter.col.set_open(self.reqs.open_count(), oldest);
-            }
-            self.meter
-                .col
-                .advance(now, self.reqs.retrying(), self.reqs.waiting());
-            if !self.tiers.is_empty() {
-                self.advance_tiers(now);
             }
             self.handle(now, ev);
             if self.pump {
