@@ -42,8 +42,6 @@ use rand::Rng;
 /// Something the backend wants to happen, in the order it was decided.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Effect {
-    /// Answer the client's attempt with this status (one network hop away).
-    Reply(Job, Status),
     /// Worker `worker` is busy for `after`; its completion carries `wgen`.
     Busy {
         /// The worker.
@@ -69,10 +67,19 @@ pub enum Effect {
         /// The attempt it serves.
         job: Job,
     },
-    /// The backend is done with this attempt; `completed`: it served it
-    /// successfully (the work was done), whether or not its client still
-    /// waited. Every attempt that reaches the backend is settled once.
-    Settle(Job, bool),
+    /// The backend is done with this attempt: answers it with `reply` (one
+    /// network hop away) when there is one for a client still waiting,
+    /// then settles it. `completed`: it served the attempt successfully
+    /// (the work was done), whether or not its client still waited. Every
+    /// attempt that reaches the backend is settled once.
+    Settle {
+        /// The attempt.
+        job: Job,
+        /// Served successfully.
+        completed: bool,
+        /// The answer to send back, if any.
+        reply: Option<Status>,
+    },
 }
 
 /// Which kind of backend, with its state.
@@ -262,21 +269,19 @@ impl Backend {
             m.summary.offered += 1;
         }
         if self.fault.blackhole {
-            self.out.push(Effect::Settle(job, false));
+            self.settle(job, false, None);
             return;
         }
         if self.shed > 0.0 && self.rng_faults.random::<f64>() < self.shed {
             m.col.now.rejected += 1;
             m.summary.rejected += counted as u64;
-            self.out.push(Effect::Reply(job, self.reject_status));
-            self.out.push(Effect::Settle(job, false));
+            self.settle(job, false, Some(self.reject_status));
             return;
         }
         let pool = match &mut self.kind {
             Kind::Contention(record) => {
                 if let Some(status) = self.fault.outage {
-                    self.out.push(Effect::Reply(job, status));
-                    self.out.push(Effect::Settle(job, false));
+                    self.settle(job, false, Some(status));
                     return;
                 }
                 let txn = record.read(job);
@@ -296,8 +301,7 @@ impl Backend {
             m.col.now.rejected += 1;
             m.summary.rejected += counted as u64;
             if self.reject_cost == 0 {
-                self.out.push(Effect::Reply(job, self.reject_status));
-                self.out.push(Effect::Settle(job, false));
+                self.settle(job, false, Some(self.reject_status));
             } else {
                 pool.push_reject(job);
             }
@@ -307,7 +311,7 @@ impl Backend {
     /// Concurrency backend: an attempt arrives (not blackholed or shed).
     fn arrive_concurrent(&mut self, job: Job, reqs: &Requests, m: &mut Meter, counted: bool) {
         if self.drop_expired && !reqs.is_current(job) {
-            self.out.push(Effect::Settle(job, false));
+            self.settle(job, false, None);
             return;
         }
         let Kind::Concurrency(server) = &mut self.kind else {
@@ -316,8 +320,7 @@ impl Backend {
         if server.in_service() >= u64::from(self.fault.workers) {
             m.col.now.rejected += 1;
             m.summary.rejected += counted as u64;
-            self.out.push(Effect::Reply(job, self.reject_status));
-            self.out.push(Effect::Settle(job, false));
+            self.settle(job, false, Some(self.reject_status));
             return;
         }
         let (work, cost) = if let Some(status) = self.fault.outage {
@@ -352,6 +355,16 @@ impl Backend {
             n.min(1)
         } else {
             n
+        });
+    }
+
+    /// Done with `job`: answered with `reply` if given, then settled.
+    #[inline]
+    fn settle(&mut self, job: Job, completed: bool, reply: Option<Status>) {
+        self.out.push(Effect::Settle {
+            job,
+            completed,
+            reply,
         });
     }
 
@@ -479,15 +492,13 @@ impl Backend {
                 Some(status) => status,
                 None => Status::DeadlineExceeded,
             };
-            self.out.push(Effect::Reply(job, status));
-            self.out.push(Effect::Settle(job, status == Status::Ok));
+            self.settle(job, status == Status::Ok, Some(status));
         } else {
             m.col.now.wasted += 1;
             if m.counted(now) {
                 m.summary.wasted += 1;
             }
-            self.out
-                .push(Effect::Settle(job, result == Some(Status::Ok)));
+            self.settle(job, result == Some(Status::Ok), None);
         }
         match self.kind {
             Kind::Concurrency(_) => self.concurrency_levels(m),
@@ -505,30 +516,25 @@ impl Backend {
                 }
                 if reqs.is_current(job) {
                     let status = self.served_error().unwrap_or(Status::Ok);
-                    self.out.push(Effect::Reply(job, status));
-                    self.out.push(Effect::Settle(job, status == Status::Ok));
+                    self.settle(job, status == Status::Ok, Some(status));
                 } else {
                     m.col.now.wasted += 1;
                     if m.counted(now) {
                         m.summary.wasted += 1;
                     }
                     // Nobody waits for the answer, but the work was done.
-                    self.out.push(Effect::Settle(job, true));
+                    self.settle(job, true, None);
                 }
             }
             Work::Fail(job, status) => {
-                if reqs.is_current(job) {
-                    self.out.push(Effect::Reply(job, status));
-                }
-                self.out.push(Effect::Settle(job, false));
+                let reply = reqs.is_current(job).then_some(status);
+                self.settle(job, false, reply);
             }
             Work::Reject(job) => {
-                if reqs.is_current(job) {
-                    self.out.push(Effect::Reply(job, self.reject_status));
-                }
-                self.out.push(Effect::Settle(job, false));
+                let reply = reqs.is_current(job).then_some(self.reject_status);
+                self.settle(job, false, reply);
             }
-            Work::Discard(job) => self.out.push(Effect::Settle(job, false)),
+            Work::Discard(job) => self.settle(job, false, None),
         }
     }
 
@@ -586,20 +592,15 @@ impl Backend {
         };
         let outcome = record.write(txn, blocked.is_none() && error.is_none());
         m.col.set_queue_len(record.open());
-        self.out.push(Effect::Settle(
-            job,
-            blocked.is_none() && outcome == Some(true),
-        ));
         let status = match (blocked, outcome) {
-            (Some(None), _) => return,
-            (Some(Some(status)), _) => status,
-            (None, Some(false)) => Status::Aborted,
-            (None, Some(true)) => Status::Ok,
-            (None, None) => error.unwrap_or(Status::Internal),
+            (Some(None), _) => None,
+            (Some(Some(status)), _) => Some(status),
+            (None, Some(false)) => Some(Status::Aborted),
+            (None, Some(true)) => Some(Status::Ok),
+            (None, None) => Some(error.unwrap_or(Status::Internal)),
         };
-        if current {
-            self.out.push(Effect::Reply(job, status));
-        }
+        let completed = blocked.is_none() && outcome == Some(true);
+        self.settle(job, completed, status.filter(|_| current));
     }
 
     /// The faults change to `fault` at an edge: workers a capacity fault
@@ -624,10 +625,8 @@ impl Backend {
         if let Kind::Concurrency(server) = &mut self.kind {
             for work in server.drain() {
                 if let Work::Serve(job) = work {
-                    if reqs.is_current(job) {
-                        self.out.push(Effect::Reply(job, status));
-                    }
-                    self.out.push(Effect::Settle(job, false));
+                    let reply = reqs.is_current(job).then_some(status);
+                    self.settle(job, false, reply);
                 }
             }
             self.concurrency_levels(m);
@@ -639,10 +638,8 @@ impl Backend {
         let queued = pool.drain_waiting();
         m.col.set_queue_len(0);
         for job in queued {
-            if reqs.is_current(job) {
-                self.out.push(Effect::Reply(job, status));
-            }
-            self.out.push(Effect::Settle(job, false));
+            let reply = reqs.is_current(job).then_some(status);
+            self.settle(job, false, reply);
         }
         for w in 0..self.pool().len() {
             let worker = self.pool().worker(w);
@@ -650,10 +647,8 @@ impl Backend {
                 continue;
             }
             if let Work::Serve(job) = worker.work {
-                if reqs.is_current(job) {
-                    self.out.push(Effect::Reply(job, status));
-                }
-                self.out.push(Effect::Settle(job, false));
+                let reply = reqs.is_current(job).then_some(status);
+                self.settle(job, false, reply);
                 self.worker_free(w, reqs, m);
             }
         }

@@ -345,12 +345,23 @@ impl<'a> Sim<'a> {
         let mut out = std::mem::take(&mut self.backend.out);
         for &effect in &out {
             match effect {
-                Effect::Reply(job, status) => {
-                    if status != Status::Ok && !self.tiers.is_empty() && self.meter.counted(now) {
-                        self.top_failed_answers += 1;
+                Effect::Settle {
+                    job,
+                    completed,
+                    reply,
+                } => {
+                    if let Some(status) = reply {
+                        if status != Status::Ok && !self.tiers.is_empty() && self.meter.counted(now)
+                        {
+                            self.top_failed_answers += 1;
+                        }
+                        let hop = self.network.hop();
+                        self.q.schedule_after(hop, Ev::Response(job, status));
                     }
-                    let hop = self.network.hop();
-                    self.q.schedule_after(hop, Ev::Response(job, status));
+                    let s = self.reqs.settle(job, completed);
+                    if s.duplicate && s.counted {
+                        self.meter.summary.duplicates += 1;
+                    }
                 }
                 Effect::Busy {
                     worker,
@@ -362,12 +373,6 @@ impl<'a> Sim<'a> {
                 Effect::RoundTrip { txn } => {
                     let round_trip = self.network.hop().saturating_add(self.network.hop());
                     self.q.schedule_after(round_trip, Ev::Write { txn });
-                }
-                Effect::Settle(job, completed) => {
-                    let s = self.reqs.settle(job, completed);
-                    if s.duplicate && s.counted {
-                        self.meter.summary.duplicates += 1;
-                    }
                 }
                 Effect::Hold { worker, wgen, job } => self.start_hold(now, 0, worker, wgen, job),
             }

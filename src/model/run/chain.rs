@@ -284,19 +284,29 @@ impl<'a> Sim<'a> {
         let mut out = std::mem::take(&mut self.tiers[t - 1].backend.out);
         for &effect in &out {
             match effect {
-                Effect::Reply(job, status) => {
+                Effect::Settle {
+                    job,
+                    completed,
+                    reply,
+                } => {
                     let tier = &mut self.tiers[t - 1];
-                    if status != Status::Ok && tier.meter.counted(now) {
-                        tier.failed_answers += 1;
+                    if let Some(status) = reply {
+                        if status != Status::Ok && tier.meter.counted(now) {
+                            tier.failed_answers += 1;
+                        }
+                        self.q.schedule_at(
+                            now,
+                            Ev::TierAnswer {
+                                tier: t as u8,
+                                status,
+                                job,
+                            },
+                        );
                     }
-                    self.q.schedule_at(
-                        now,
-                        Ev::TierAnswer {
-                            tier: t as u8,
-                            status,
-                            job,
-                        },
-                    );
+                    let s = tier.calls.settle(job, completed);
+                    if s.duplicate && s.counted {
+                        tier.meter.summary.duplicates += 1;
+                    }
                 }
                 Effect::Busy {
                     worker,
@@ -310,13 +320,6 @@ impl<'a> Sim<'a> {
                         wgen,
                     },
                 ),
-                Effect::Settle(job, completed) => {
-                    let tier = &mut self.tiers[t - 1];
-                    let s = tier.calls.settle(job, completed);
-                    if s.duplicate && s.counted {
-                        tier.meter.summary.duplicates += 1;
-                    }
-                }
                 Effect::Hold { worker, wgen, job } => self.start_hold(now, t, worker, wgen, job),
                 Effect::RoundTrip { .. } => unreachable!("no contention backend below the top"),
             }
