@@ -169,6 +169,7 @@ impl<'a> Clients<'a> {
     /// Whether `client`'s breaker lets an attempt out now. A retries-only
     /// breaker never sees first attempts (so they do not use up half-open
     /// probes either).
+    #[inline]
     pub fn may_send(&mut self, now: Nanos, client: u32, first: bool) -> bool {
         let gated = !first || !self.policy.breaker.as_ref().is_some_and(|b| b.retries_only);
         match self.breaker(client) {

@@ -451,6 +451,7 @@ impl<'a> Sim<'a> {
 
     /// A rate limiter woke up: the requests at the head of its queue go
     /// while it has tokens.
+    #[inline(never)]
     fn release_limited(&mut self, now: Nanos, index: u32) {
         loop {
             match self.clients.limiter_next(now, index, &self.reqs) {
@@ -476,6 +477,7 @@ impl<'a> Sim<'a> {
     /// A hedged request's hedge timer fired: the next hedge goes if the
     /// budget allows; else hedging stops, and the request ends if nothing
     /// is left out.
+    #[inline(never)]
     fn hedge(&mut self, now: Nanos, slot: u32) {
         let Some(h) = self.policy.hedging else {
             return;
@@ -492,6 +494,7 @@ impl<'a> Sim<'a> {
 
     /// No more hedges for the request in `slot` (its budget refused one);
     /// it is over (dropped) when none of its attempts is still out.
+    #[inline(never)]
     fn stop_hedging(&mut self, now: Nanos, slot: u32) {
         self.reqs.freeze_hedging(slot);
         if self.reqs.open_attempts(slot) == 0 {
@@ -501,6 +504,7 @@ impl<'a> Sim<'a> {
 
     /// Dispatches due tasks while tokens and concurrent slots allow, and
     /// wakes up again when the next token comes.
+    #[inline(never)]
     fn pump_dispatcher(&mut self, now: Nanos) {
         self.pump = false;
         loop {
@@ -523,6 +527,7 @@ impl<'a> Sim<'a> {
     /// Cloud Tasks' RunTask for the waiting tasks `which` selects, in
     /// creation order: dispatched at once, ignoring rate and concurrency
     /// limits.
+    #[inline(never)]
     fn force_run(&mut self, now: Nanos, which: &ForceRun) {
         if self.dispatcher.is_none() {
             return;
@@ -636,6 +641,7 @@ impl<'a> Sim<'a> {
 
     /// One attempt of a hedged request failed: the next hedge now, later,
     /// never, or the request fails.
+    #[inline(never)]
     fn on_hedge_failure(&mut self, now: Nanos, slot: u32, status: Status, pushback: Option<Nanos>) {
         let frozen = self.reqs.hedging_frozen(slot);
         let r = &mut self.reqs[slot as usize];
@@ -678,6 +684,7 @@ impl<'a> Sim<'a> {
     }
 
     /// The client gives up the whole request.
+    #[inline(never)]
     fn on_deadline(&mut self, now: Nanos, slot: u32, gen: u32) {
         if !self.reqs.is_open(slot, gen) {
             return;
@@ -740,6 +747,7 @@ impl<'a> Sim<'a> {
         }
     }
 
+    #[inline(never)]
     fn on_edge(&mut self, now: Nanos) {
         let (next, change) = self.timeline.reach(now);
         if let Some(t) = next {
