@@ -503,6 +503,26 @@ impl<E> EventQueue<E> {
         Some((e.time, e.ev))
     }
 
+    /// The next event of the current instant's chain of zero-delay steps,
+    /// when it is the next event at all: `None` when the chain is over, or
+    /// when an event scheduled earlier for this instant comes first (pop
+    /// that with [`EventQueue::pop_before`]).
+    #[inline]
+    pub fn pop_step(&mut self) -> Option<E> {
+        if self.soon.is_empty() {
+            return None;
+        }
+        if !self.now_clear {
+            self.now_clear = self.scheduled_min_time() != Some(self.now);
+            if !self.now_clear {
+                return None;
+            }
+        }
+        let ev = self.soon.pop_front()?;
+        self.popped += 1;
+        Some(ev)
+    }
+
     /// The earliest time in the heap and the lanes (`soon` aside).
     #[inline]
     fn scheduled_min_time(&mut self) -> Option<Nanos> {
