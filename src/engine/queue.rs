@@ -42,6 +42,14 @@
 //! The heap only fixes its `last` to a time that is being popped at that
 //! very moment, so `last <= now` always holds and anything scheduled at or
 //! after `now` is a valid radix-heap key.
+//!
+//! Events scheduled at `now` itself go to a same-instant FIFO (`soon`),
+//! behind any heap or lane event due at `now` (scheduled earlier, so
+//! smaller `seq`). Once the heap and lanes are known to hold nothing at
+//! `now`, that stays true for the rest of the instant (only a ticket
+//! redeemed at `now` brings one back), so the FIFO then pops without
+//! looking at them; [`EventQueue::pop_step`] pops only from it, for a loop
+//! that follows an instant's chain of zero-delay steps.
 
 use crate::time::Nanos;
 use std::collections::VecDeque;

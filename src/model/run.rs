@@ -725,7 +725,7 @@ impl<'a> Sim<'a> {
         self.clients.request_ended(r, open);
         let r = *r;
         if r.phase == Phase::Waiting && r.counted {
-            self.meter.summary.client_wait_ns += now.saturating_sub(r.since);
+            self.meter.summary.client_wait_ns += self.reqs.waited(slot, now);
         }
         self.release_dispatch(slot);
         let outcome = why.map_or(Outcome::Succeeded, GiveUp::outcome);
@@ -823,12 +823,7 @@ impl<'a> Sim<'a> {
         let mut s = self.meter.summary;
         if self.policy.rate_limiter.is_some() {
             // Requests still waiting at the end count what they waited.
-            let end = self.run_end;
-            for r in self.reqs.open_requests() {
-                if r.counted && r.phase == Phase::Waiting {
-                    s.client_wait_ns += end.saturating_sub(r.since);
-                }
-            }
+            s.client_wait_ns += self.reqs.counted_wait_at(self.run_end);
             s.client_wait_ms = Some(if s.requests > 0 {
                 s.client_wait_ns as f64 / s.requests as f64 / 1e6
             } else {
