@@ -20,8 +20,9 @@
 //! request are still outstanding, so a late completion of an abandoned
 //! attempt is still attributed to its request (the duplicate count).
 //!
-//! Requests are numbered in creation order from 0 ([`Request::id`]): that
-//! is how an operator's `force_run` names "task 0".
+//! Requests are numbered in creation order from 0 (kept beside the slots,
+//! see [`Requests::waiting_in_creation_order`]): that is how an operator's
+//! `force_run` names "task 0".
 //!
 //! **Several attempts in flight.** A hedged request (gRPC hedging) may have
 //! up to five attempts out at once. Each request keeps a small bit set of
@@ -192,7 +193,7 @@ pub struct Requests {
     /// When each hedged request's next hedge is due ([`NO_HEDGE`]: none);
     /// indexed by slot, allocated by hedged runs only.
     hedge_at: Vec<Nanos>,
-    /// Requests created so far (the next one's [`Request::id`]).
+    /// Requests created so far (the next one's creation number).
     created: u64,
     /// Open requests as (slot, generation) in creation order; entries of
     /// requests that ended are removed lazily (at the front when the oldest
