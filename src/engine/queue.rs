@@ -460,15 +460,11 @@ impl<E> EventQueue<E> {
     #[inline]
     fn pop_until(&mut self, last: Nanos) -> Option<(Nanos, E)> {
         if !self.soon.is_empty() {
-            if !self.now_clear {
-                self.now_clear = self.scheduled_min_time() != Some(self.now);
+            // The earliest event is at `now`, in `soon` or before it.
+            if self.now > last {
+                return None;
             }
-            if self.now_clear {
-                if self.now > last {
-                    return None;
-                }
-                let ev = self.soon.pop_front()?;
-                self.popped += 1;
+            if let Some(ev) = self.pop_step() {
                 return Some((self.now, ev));
             }
         }
@@ -515,7 +511,7 @@ impl<E> EventQueue<E> {
     /// when it is the next event at all: `None` when the chain is over, or
     /// when an event scheduled earlier for this instant comes first (pop
     /// that with [`EventQueue::pop_before`]).
-    #[inline]
+    #[inline(always)]
     pub fn pop_step(&mut self) -> Option<E> {
         if self.soon.is_empty() {
             return None;
