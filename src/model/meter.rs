@@ -4,6 +4,7 @@
 //! ends still load the system and show in the time series, but are left
 //! out of the summary.
 
+use super::requests::Requests;
 use crate::metrics::collector::Collector;
 use crate::metrics::quantile::LogHistogram;
 use crate::metrics::RunSummary;
@@ -37,6 +38,17 @@ impl Meter {
     #[inline]
     pub fn counted(&self, now: Nanos) -> bool {
         now >= self.warmup
+    }
+
+    /// Brings the time series to `now`, the time of the next event, for
+    /// the requests (or a tier's calls) in `reqs`: a bin that closes reads
+    /// how many are open and since when (see [`Collector::advance`]).
+    #[inline(always)]
+    pub fn advance(&mut self, now: Nanos, reqs: &mut Requests) {
+        if self.col.closes_bin(now) {
+            self.col.set_open(reqs.open_count(), reqs.oldest_start());
+        }
+        self.col.advance(now, reqs.retrying(), reqs.waiting());
     }
 
     /// The warm-up's end.

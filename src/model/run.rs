@@ -217,48 +217,44 @@ impl<'a> Sim<'a> {
                 (instant, at_instant) = (now, 1);
                 // The meters move only when time does: within an instant
                 // no bin closes and no level accrues.
-                if self.meter.col.closes_bin(now) {
-                    let oldest = self.reqs.oldest_start();
-                    self.meter.col.set_open(self.reqs.open_count(), oldest);
-                }
-                self.meter
-                    .col
-                    .advance(now, self.reqs.retrying(), self.reqs.waiting());
+                self.meter.advance(now, &mut self.reqs);
                 if !self.tiers.is_empty() {
                     self.advance_tiers(now);
                 }
             }
-            if self.q.popped().is_multiple_of(65_536) && stop::requested() {
-                return Err(RunError::Interrupted);
-            }
-            self.handle(now, ev);
-            if self.pump {
-                self.pump_dispatcher(now);
-            }
+            self.step(now, ev)?;
             // The chain of zero-delay steps this event started (an attempt
             // reaching a backend without a network, an answer given at
-            // once), popped and handled here rather than through the loop
-            // above: the same events in the same order, but their dispatch
-            // is a branch of its own, which mostly sees those few kinds
-            // and so is better predicted.
+            // once), popped here rather than by the loop above: the same
+            // events in the same order, but `step` is inlined here too, so
+            // their dispatch is a branch of its own, which mostly sees
+            // those few kinds and so is better predicted.
             while let Some(ev) = self.q.pop_step() {
                 at_instant += 1;
                 if at_instant > limit {
                     return Ok(Some((now, at_instant)));
                 }
-                if self.q.popped().is_multiple_of(65_536) && stop::requested() {
-                    return Err(RunError::Interrupted);
-                }
-                self.handle(now, ev);
-                if self.pump {
-                    self.pump_dispatcher(now);
-                }
+                self.step(now, ev)?;
             }
             if !self.q.instant_busy() {
                 self.settle_timers();
             }
         }
         Ok(None)
+    }
+
+    /// Handles one event at `now`, then lets the dispatcher send what it
+    /// can; stops when the user asked to (checked every 65,536 events).
+    #[inline(always)]
+    fn step(&mut self, now: Nanos, ev: Ev) -> Result<(), RunError> {
+        if self.q.popped().is_multiple_of(65_536) && stop::requested() {
+            return Err(RunError::Interrupted);
+        }
+        self.handle(now, ev);
+        if self.pump {
+            self.pump_dispatcher(now);
+        }
+        Ok(())
     }
 
     /// The chain of steps at this instant is over: settles the timers

@@ -117,13 +117,7 @@ impl<'a> Sim<'a> {
     /// Integrates every tier's levels up to `now` (see `Collector::advance`).
     pub(super) fn advance_tiers(&mut self, now: Nanos) {
         for tier in &mut self.tiers {
-            if tier.meter.col.closes_bin(now) {
-                let oldest = tier.calls.oldest_start();
-                tier.meter.col.set_open(tier.calls.open_count(), oldest);
-            }
-            tier.meter
-                .col
-                .advance(now, tier.calls.retrying(), tier.calls.waiting());
+            tier.meter.advance(now, &mut tier.calls);
         }
     }
 
