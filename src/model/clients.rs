@@ -403,13 +403,19 @@ impl<'a> Clients<'a> {
     /// it. Returns an earlier wake-up for its queue when the rate rose.
     #[inline]
     pub fn limiter_response(&mut self, now: Nanos, client: u32, throttled: bool) -> Option<Wake> {
-        self.limiters.as_ref()?;
-        self.limiter_response_slow(now, client, throttled)
+        let ls = self.limiters.as_mut()?;
+        Self::limiter_learns(ls, now, client, throttled)
     }
 
+    /// [`Clients::limiter_response`] once there are limiters: out of line,
+    /// so that a policy without one pays a test.
     #[inline(never)]
-    fn limiter_response_slow(&mut self, now: Nanos, client: u32, throttled: bool) -> Option<Wake> {
-        let ls = self.limiters.as_mut()?;
+    fn limiter_learns(
+        ls: &mut Scoped<Limiter>,
+        now: Nanos,
+        client: u32,
+        throttled: bool,
+    ) -> Option<Wake> {
         let index = ls.index_of(client);
         let l = ls.get_mut(index);
         l.state.on_response(now, throttled);
