@@ -258,10 +258,8 @@ impl Requests {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.aside[slot as usize] = Aside {
-            id: self.created,
-            since: 0,
-        };
+        // `since` is written when the request starts waiting for a token.
+        self.aside[slot as usize].id = self.created;
         self.created += 1;
         self.open += 1;
         if self.order.len() as u64 >= 2 * self.open + 64 {
@@ -512,11 +510,10 @@ impl Requests {
     /// The request got its token at `now`: it is due; returns how long it
     /// waited.
     pub fn token_granted(&mut self, slot: u32, now: Nanos) -> Nanos {
-        let r = &mut self.slots[slot as usize];
-        debug_assert_eq!(r.phase, Phase::Waiting);
-        r.phase = Phase::Due;
+        let waited = self.waited(slot, now);
+        self.slots[slot as usize].phase = Phase::Due;
         self.waiting -= 1;
-        now.saturating_sub(self.aside[slot as usize].since)
+        waited
     }
 
     /// Requests open now (arrived, not ended): the backlog.
