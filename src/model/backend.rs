@@ -358,6 +358,14 @@ impl Backend {
         });
     }
 
+    /// `job` failed with `status`: answered if its client still waits,
+    /// and settled.
+    #[inline]
+    fn fail(&mut self, job: Job, status: Status, reqs: &Requests) {
+        let reply = reqs.is_current(job).then_some(status);
+        self.settle(job, false, reply);
+    }
+
     /// Done with `job`: answered with `reply` if given, then settled.
     #[inline]
     fn settle(&mut self, job: Job, completed: bool, reply: Option<Status>) {
@@ -527,12 +535,10 @@ impl Backend {
                 }
             }
             Work::Fail(job, status) => {
-                let reply = reqs.is_current(job).then_some(status);
-                self.settle(job, false, reply);
+                self.fail(job, status, reqs);
             }
             Work::Reject(job) => {
-                let reply = reqs.is_current(job).then_some(self.reject_status);
-                self.settle(job, false, reply);
+                self.fail(job, self.reject_status, reqs);
             }
             Work::Discard(job) => self.settle(job, false, None),
         }
@@ -625,8 +631,7 @@ impl Backend {
         if let Kind::Concurrency(server) = &mut self.kind {
             for work in server.drain() {
                 if let Work::Serve(job) = work {
-                    let reply = reqs.is_current(job).then_some(status);
-                    self.settle(job, false, reply);
+                    self.fail(job, status, reqs);
                 }
             }
             self.concurrency_levels(m);
@@ -638,8 +643,7 @@ impl Backend {
         let queued = pool.drain_waiting();
         m.col.set_queue_len(0);
         for job in queued {
-            let reply = reqs.is_current(job).then_some(status);
-            self.settle(job, false, reply);
+            self.fail(job, status, reqs);
         }
         for w in 0..self.pool().len() {
             let worker = self.pool().worker(w);
@@ -647,8 +651,7 @@ impl Backend {
                 continue;
             }
             if let Work::Serve(job) = worker.work {
-                let reply = reqs.is_current(job).then_some(status);
-                self.settle(job, false, reply);
+                self.fail(job, status, reqs);
                 self.worker_free(w, reqs, m);
             }
         }
