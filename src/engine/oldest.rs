@@ -118,7 +118,8 @@ impl<K: Copy + PartialEq> OldestFirst<K> {
     }
 
     /// Timers waiting (not events).
-    pub fn waiting(&self) -> usize {
+    #[cfg(test)]
+    fn waiting(&self) -> usize {
         self.waiting.len()
     }
 }

@@ -622,6 +622,9 @@ mod tests {
         /// before the next pop, as the model does by the instant's end.
         Reserve(usize),
         Pop,
+        /// `pop_step`: pops only a same-instant step, and only one that is
+        /// the next event.
+        Step,
     }
 
     fn op(max_delay: Nanos) -> impl Strategy<Value = Op> {
@@ -633,6 +636,7 @@ mod tests {
             2 => (0usize..4).prop_map(Op::InLane),
             2 => (0usize..4).prop_map(Op::Reserve),
             3 => Just(Op::Pop),
+            1 => Just(Op::Step),
         ]
     }
 
@@ -652,7 +656,7 @@ mod tests {
         let mut tickets: Vec<(LaneId, Ticket, (Nanos, u64), u32)> = Vec::new();
         for o in ops {
             id += 1;
-            if matches!(o, Op::Pop) {
+            if matches!(o, Op::Pop | Op::Step) {
                 // Redeem odd ids, drop even ones, newest first (any order
                 // must do).
                 for (lane, t, (time, seq), tid) in tickets.drain(..).rev() {
@@ -699,6 +703,12 @@ mod tests {
                     let got = q.pop();
                     prop_assert_eq!(got, r.pop());
                     prop_assert!(q.now() >= before);
+                }
+                Op::Step => {
+                    let now = q.now();
+                    if let Some(ev) = q.pop_step() {
+                        prop_assert_eq!(Some((now, ev)), r.pop());
+                    }
                 }
             }
             prop_assert_eq!(q.len(), r.heap.len());
