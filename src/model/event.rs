@@ -19,7 +19,8 @@ pub enum Ev {
     /// request and its attempt count when the timer was set, so a timer
     /// left behind when an operator forced an attempt is stale.
     Send(Job),
-    /// An attempt reaches the backend.
+    /// An attempt reaches the backend over a network with a delay
+    /// (without one, it does so within its send).
     AtBackend(Job),
     /// A worker finishes what it was doing.
     WorkerDone {
@@ -28,7 +29,8 @@ pub enum Ev {
         /// Its generation when the work started.
         wgen: u32,
     },
-    /// An answer reaches the client.
+    /// An answer reaches the client over a network with a delay (without
+    /// one, it does so within the backend's step).
     Response(Job, Status),
     /// The client gives up waiting for an attempt.
     AttemptTimeout(Job),

@@ -29,6 +29,16 @@ impl Network {
         }
     }
 
+    /// Whether every hop takes no time (no `network_delay`, or a constant
+    /// zero): an attempt then reaches the backend within its send, and an
+    /// answer reaches the client within the backend's step.
+    pub fn instant(&self) -> bool {
+        match self.delay {
+            None => true,
+            Some(d) => d.constant_value() == Some(0),
+        }
+    }
+
     /// The hop delay when every hop takes the same time.
     pub fn constant(&self) -> Option<Nanos> {
         self.delay.and_then(|d| d.constant_value())

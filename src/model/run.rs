@@ -80,6 +80,10 @@ struct Sim<'a> {
     reqs: Requests,
     clients: Clients<'a>,
     network: Network,
+    /// Whether hops take no time: attempts then reach the backend within
+    /// their send and answers reach the client within the backend's step,
+    /// rather than as events of their own.
+    instant: bool,
     backend: Backend,
     dispatcher: Option<Dispatcher>,
     timeline: Timeline,
@@ -152,6 +156,7 @@ impl<'a> Sim<'a> {
             traffic: Traffic::new(t, rng(Stream::Arrivals), rng(Stream::Clients)),
             reqs: Requests::default(),
             clients: Clients::new(policy, t.clients, rng(Stream::Backoff)),
+            instant: network.instant(),
             network,
             backend,
             dispatcher: spec.dispatcher.as_ref().map(Dispatcher::new),
@@ -223,12 +228,12 @@ impl<'a> Sim<'a> {
                 }
             }
             self.step(now, ev)?;
-            // The chain of zero-delay steps this event started (an attempt
-            // reaching a backend without a network, an answer given at
-            // once), popped here rather than by the loop above: the same
-            // events in the same order, but `step` is inlined here too, so
-            // their dispatch is a branch of its own, which mostly sees
-            // those few kinds and so is better predicted.
+            // The chain of zero-delay steps this event started (a tier's
+            // calls and answers, retries without backoff), popped here
+            // rather than by the loop above: the same events in the same
+            // order, but `step` is inlined here too, so their dispatch is
+            // a branch of its own, which mostly sees those few kinds and
+            // so is better predicted.
             while let Some(ev) = self.q.pop_step() {
                 at_instant += 1;
                 if at_instant > limit {
@@ -251,7 +256,10 @@ impl<'a> Sim<'a> {
             return Err(RunError::Interrupted);
         }
         self.handle(now, ev);
-        if self.pump {
+        // An answer given within the pump (no network) frees its slot
+        // and sets the flag again; the pump's loop has already used that
+        // slot, and the flag must not outlive the step.
+        while self.pump {
             self.pump_dispatcher(now);
         }
         Ok(())
@@ -293,10 +301,7 @@ impl<'a> Sim<'a> {
                     self.make_due(now, key.slot);
                 }
             }
-            Ev::AtBackend(job) => {
-                self.backend.arrive(now, job, &self.reqs, &mut self.meter);
-                self.apply_backend_effects(now);
-            }
+            Ev::AtBackend(job) => self.reach_backend(now, job),
             Ev::WorkerDone { worker, wgen } => {
                 self.backend
                     .worker_done(now, worker, wgen, &self.reqs, &mut self.meter);
@@ -356,7 +361,15 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// An attempt reaches the backend.
+    fn reach_backend(&mut self, now: Nanos, job: Job) {
+        self.backend.arrive(now, job, &self.reqs, &mut self.meter);
+        self.apply_backend_effects(now);
+    }
+
     /// Turns what the backend decided into events, in the order decided.
+    /// Without network delays its answers are not events: they reach
+    /// their clients once every effect is in place, in the order given.
     fn apply_backend_effects(&mut self, now: Nanos) {
         let mut out = std::mem::take(&mut self.backend.out);
         for &effect in &out {
@@ -371,8 +384,10 @@ impl<'a> Sim<'a> {
                         {
                             self.top_failed_answers += 1;
                         }
-                        let hop = self.network.hop();
-                        self.q.schedule_after(hop, Ev::Response(job, status));
+                        if !self.instant {
+                            let hop = self.network.hop();
+                            self.q.schedule_after(hop, Ev::Response(job, status));
+                        }
                     }
                     let s = self.reqs.settle(job, completed);
                     if s.duplicate && s.counted {
@@ -391,6 +406,20 @@ impl<'a> Sim<'a> {
                     self.q.schedule_after(round_trip, Ev::Write { txn });
                 }
                 Effect::Hold { worker, wgen, job } => self.start_hold(now, 0, worker, wgen, job),
+            }
+        }
+        if self.instant {
+            // Delivering an answer may send an attempt (a hedge) whose
+            // effects are applied within, from a list of their own.
+            for &effect in &out {
+                if let Effect::Settle {
+                    job,
+                    reply: Some(status),
+                    ..
+                } = effect
+                {
+                    self.on_answer(now, job, status, false);
+                }
             }
         }
         out.clear();
@@ -581,8 +610,10 @@ impl<'a> Sim<'a> {
             self.meter.col.record_retry_gap(now - previous);
         }
         self.clients.on_send(client);
-        let hop = self.network.hop();
-        self.q.schedule_after(hop, Ev::AtBackend(job));
+        if !self.instant {
+            let hop = self.network.hop();
+            self.q.schedule_after(hop, Ev::AtBackend(job));
+        }
         if let Some(t) = self.timeouts.as_mut() {
             t.set(&mut self.q, job);
         }
@@ -590,6 +621,10 @@ impl<'a> Sim<'a> {
             if h.more_after(job.attempt) {
                 self.arm_hedge(now, slot, h.delay);
             }
+        }
+        if self.instant {
+            // The attempt's timers are set: it reaches the backend now.
+            self.reach_backend(now, job);
         }
     }
 
@@ -912,9 +947,9 @@ mod tests {
     }
 
     #[test]
-    fn a_timeout_answered_within_its_instant_is_never_an_event() {
+    fn without_a_network_attempts_and_answers_are_not_events() {
         // Two requests at t = 0, one worker, no waiting room, no network:
-        // the second attempt is rejected within the instant it was sent.
+        // the second attempt is rejected within its send.
         let text = r#"{"name": "t", "duration": "10s", "bin": "1s",
             "traffic": {"mode": "burst", "clients": 2, "burst_spread": "0s",
                         "attempt_timeout": "1s"},
@@ -924,10 +959,43 @@ mod tests {
         let r = simulate(&Scenario::from_json(text).unwrap(), 0, 0).unwrap();
         let s = &r.summary;
         assert_eq!((s.succeeded, s.rejected, s.attempts), (1, 1, 2));
-        // Two arrivals, two at the backend, one worker done, two
-        // responses and the served attempt's timeout, popped stale at 1 s;
-        // the rejected attempt's timeout never became an event.
-        assert_eq!(r.events, 8);
+        // Two arrivals, one worker done (the answer reaches the client
+        // within it) and the served attempt's timeout, popped stale at
+        // 1 s. Neither attempt's trip to the backend nor either answer is
+        // an event, and the rejected attempt's timeout never became one.
+        assert_eq!(r.events, 4);
+    }
+
+    #[test]
+    fn an_answer_within_a_dispatch_frees_its_slot_at_that_instant() {
+        // Three tasks at t = 0, one concurrent dispatch, no network, one
+        // worker and no waiting room. Task 1 is served for 1 s; the
+        // others wait for the slot. With two slots, task 2 is rejected
+        // within its dispatch, and its freed slot must go to task 3 at
+        // once, not at the next event (the worker's, 1 s later).
+        let run = |slots: u32| {
+            let text = format!(
+                r#"{{"name": "t", "duration": "10s", "bin": "1s",
+                "traffic": {{"mode": "burst", "clients": 3, "burst_spread": "0s"}},
+                "dispatcher": {{"max_dispatches_per_second": 500, "max_burst_size": 100,
+                               "max_concurrent_dispatches": {slots},
+                               "dispatch_deadline": "10m"}},
+                "backend": {{"workers": 1, "queue_limit": 0,
+                            "service_time": {{"constant": {{"value": "1s"}}}}}},
+                "policies": [{{"name": "once"}}]}}"#
+            );
+            simulate(&Scenario::from_json(&text).unwrap(), 0, 0).unwrap()
+        };
+        let firsts = |r: &RunResult| -> Vec<f64> {
+            r.bins[..3].iter().map(|b| b.first_attempt_rps).collect()
+        };
+        let two = run(2);
+        assert_eq!(firsts(&two), [3.0, 0.0, 0.0], "all three dispatched at 0 s");
+        assert_eq!((two.summary.succeeded, two.summary.rejected), (1, 2));
+        // One slot: each task goes when the one before is answered.
+        let one = run(1);
+        assert_eq!(firsts(&one), [1.0, 1.0, 1.0]);
+        assert_eq!((one.summary.succeeded, one.summary.rejected), (3, 0));
     }
 
     #[test]
