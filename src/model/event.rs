@@ -66,14 +66,6 @@ pub enum Ev {
         /// Its wake generation when this wake-up was planned.
         wgen: u32,
     },
-    /// A call's attempt reaches downstream tier `tier` (1 = the first
-    /// below the top backend).
-    TierArrive {
-        /// The tier.
-        tier: u8,
-        /// The attempt.
-        job: Job,
-    },
     /// A worker of downstream tier `tier` finishes what it was doing.
     TierDone {
         /// The tier.
@@ -82,15 +74,6 @@ pub enum Ev {
         worker: u32,
         /// Its generation when the work started.
         wgen: u32,
-    },
-    /// Tier `tier`'s answer to a call's attempt reaches the calling worker.
-    TierAnswer {
-        /// The tier that answers.
-        tier: u8,
-        /// The answer.
-        status: Status,
-        /// The attempt.
-        job: Job,
     },
     /// The calling worker gives up waiting for an attempt at tier `tier`.
     TierTimeout {

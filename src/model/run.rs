@@ -228,8 +228,8 @@ impl<'a> Sim<'a> {
                 }
             }
             self.step(now, ev)?;
-            // The chain of zero-delay steps this event started (a tier's
-            // calls and answers, retries without backoff), popped here
+            // The chain of zero-delay steps this event started (retries
+            // without backoff, work that takes no time), popped here
             // rather than by the loop above: the same events in the same
             // order, but `step` is inlined here too, so their dispatch is
             // a branch of its own, which mostly sees those few kinds and
@@ -344,12 +344,8 @@ impl<'a> Sim<'a> {
                     self.release_limited(now, index);
                 }
             }
-            Ev::TierArrive { tier, job } => self.tier_arrive(now, tier as usize, job),
             Ev::TierDone { tier, worker, wgen } => {
                 self.tier_worker_done(now, tier as usize, worker, wgen)
-            }
-            Ev::TierAnswer { tier, status, job } => {
-                self.call_answer(now, tier as usize, job, status, false)
             }
             Ev::TierTimeout { tier, job } => {
                 self.tier_timeout_popped(now, tier as usize, job);
@@ -964,6 +960,28 @@ mod tests {
         // 1 s. Neither attempt's trip to the backend nor either answer is
         // an event, and the rejected attempt's timeout never became one.
         assert_eq!(r.events, 4);
+    }
+
+    #[test]
+    fn a_call_to_the_tier_below_and_its_answer_are_not_events() {
+        // The top backend's worker serves 100 ms, then calls the tier
+        // below, whose worker serves 50 ms: the call reaches it within the
+        // top worker's step and its answer comes back within its own.
+        let r = one_request(
+            "",
+            r#", "downstream": [{"name": "db", "policy": {"max_attempts": 1},
+                "backend": {"workers": 1,
+                            "service_time": {"constant": {"value": "50ms"}}}}]"#,
+            ONCE,
+        );
+        let s = &r.summary;
+        assert_eq!((s.succeeded, s.attempts), (1, 1));
+        // 10 ms out, 100 ms + 50 ms of service, 10 ms back.
+        assert_eq!(s.latency_mean_ms.map(|v| v.round()), Some(170.0));
+        // Arrival, at the backend, the top worker done, the tier's worker
+        // done (the call's answer releases the top worker, whose answer
+        // leaves), response.
+        assert_eq!(r.events, 5);
     }
 
     #[test]

@@ -230,8 +230,8 @@ impl<'a> Sim<'a> {
         if let Some(l) = tier.timeouts.as_mut() {
             l.set(&mut self.q, job);
         }
-        let tier = t as u8;
-        self.q.schedule_at(now, Ev::TierArrive { tier, job });
+        // Calls take no network time: the attempt reaches the tier now.
+        self.tier_arrive(now, t, job);
     }
 
     /// A call attempt's timeout at tier `t` popped (see
@@ -260,7 +260,7 @@ impl<'a> Sim<'a> {
         }
     }
 
-    pub(super) fn tier_arrive(&mut self, now: Nanos, t: usize, job: Job) {
+    fn tier_arrive(&mut self, now: Nanos, t: usize, job: Job) {
         let tier = &mut self.tiers[t - 1];
         tier.backend.arrive(now, job, &tier.calls, &mut tier.meter);
         self.apply_tier_effects(now, t);
@@ -273,7 +273,9 @@ impl<'a> Sim<'a> {
         self.apply_tier_effects(now, t);
     }
 
-    /// Turns what tier `t`'s backend decided into events, in order.
+    /// Turns what tier `t`'s backend decided into events, in order; its
+    /// answers reach their callers once every effect is in place (calls
+    /// take no network time).
     fn apply_tier_effects(&mut self, now: Nanos, t: usize) {
         let mut out = std::mem::take(&mut self.tiers[t - 1].backend.out);
         for &effect in &out {
@@ -288,14 +290,6 @@ impl<'a> Sim<'a> {
                         if status != Status::Ok && tier.meter.counted(now) {
                             tier.failed_answers += 1;
                         }
-                        self.q.schedule_at(
-                            now,
-                            Ev::TierAnswer {
-                                tier: t as u8,
-                                status,
-                                job,
-                            },
-                        );
                     }
                     let s = tier.calls.settle(job, completed);
                     if s.duplicate && s.counted {
@@ -316,6 +310,19 @@ impl<'a> Sim<'a> {
                 ),
                 Effect::Hold { worker, wgen, job } => self.start_hold(now, t, worker, wgen, job),
                 Effect::RoundTrip { .. } => unreachable!("no contention backend below the top"),
+            }
+        }
+        // Delivering an answer may end a call, release the calling
+        // worker and send more: their effects are applied within, from
+        // lists of their own.
+        for &effect in &out {
+            if let Effect::Settle {
+                job,
+                reply: Some(status),
+                ..
+            } = effect
+            {
+                self.call_answer(now, t, job, status, false);
             }
         }
         out.clear();
