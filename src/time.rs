@@ -34,6 +34,23 @@ pub fn from_secs(s: f64) -> Nanos {
     }
 }
 
+/// `x.round() as Nanos` for `0 ≤ x < 2⁶⁴` (halves away from zero), without
+/// the library call `f64::round` becomes on baseline x86-64; random
+/// durations are rounded by it on every draw. Exact: the truncation is
+/// an integer the float holds exactly (below 2⁵³ any integer is
+/// representable, above it `x` is itself an integer), so the fraction
+/// `x − trunc(x)` is computed without rounding.
+#[inline]
+pub fn round_ns(x: f64) -> Nanos {
+    debug_assert!((0.0..18_446_744_073_709_551_616.0).contains(&x));
+    let whole = x as Nanos;
+    if x - whole as f64 >= 0.5 {
+        whole + 1
+    } else {
+        whole
+    }
+}
+
 /// A non-negative duration read from a scenario file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Dur(pub Nanos);
@@ -201,6 +218,45 @@ impl<'de> Deserialize<'de> for Dur {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn round_ns_rounds_like_f64_round_at_the_edges() {
+        let below_half = 0.5 - f64::EPSILON / 4.0; // 0.49999999999999994
+        let cases = [
+            0.0,
+            below_half,
+            0.5,
+            1.5,
+            2.5,
+            1.0 - f64::EPSILON / 2.0,
+            4_503_599_627_370_495.5, // 2^52 - 0.5: the last half
+            4_503_599_627_370_497.0,
+            9_007_199_254_740_993.0, // above 2^53
+            1.8e19,
+        ];
+        for x in cases {
+            assert_eq!(round_ns(x), x.round() as Nanos, "{x:e}");
+        }
+        assert_eq!(round_ns(below_half), 0);
+        assert_eq!(round_ns(2.5), 3);
+    }
+
+    proptest! {
+        #[test]
+        fn round_ns_is_f64_round(bits in 0u64..0x43F0_0000_0000_0000) {
+            // Every non-negative float below 2^64, uniform over its bits
+            // so every magnitude is tried.
+            let x = f64::from_bits(bits);
+            prop_assert_eq!(round_ns(x), x.round() as Nanos);
+        }
+
+        #[test]
+        fn round_ns_is_f64_round_near_halves(n in 0u64..1 << 52, ulps in -2i64..=2) {
+            let x = f64::from_bits(((n as f64) + 0.5).to_bits().wrapping_add_signed(ulps));
+            prop_assert_eq!(round_ns(x), x.round() as Nanos);
+        }
+    }
 
     #[test]
     fn parses_every_unit() {

@@ -3,7 +3,7 @@
 
 use crate::math::normal_cdf;
 use crate::scenario::spec::DistSpec;
-use crate::time::Nanos;
+use crate::time::{round_ns, Nanos};
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 
@@ -137,7 +137,7 @@ fn to_ns(x: f64) -> Nanos {
     } else if x >= 1.8e19 {
         u64::MAX / 4
     } else {
-        x.round() as Nanos
+        round_ns(x)
     }
 }
 

@@ -10,7 +10,7 @@
 
 use crate::check::Problems;
 use crate::decimal::num;
-use crate::time::{format_duration, Dur, Nanos};
+use crate::time::{format_duration, round_ns, Dur, Nanos};
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
@@ -268,7 +268,7 @@ fn clamp_ns(x: f64) -> Nanos {
     } else if x >= u64::MAX as f64 {
         u64::MAX
     } else {
-        x.round() as Nanos
+        round_ns(x)
     }
 }
 
