@@ -26,11 +26,11 @@ pub fn from_secs(s: f64) -> Nanos {
     if s.is_nan() || s <= 0.0 {
         return 0;
     }
-    let ns = (s * NS_PER_SEC as f64).round();
+    let ns = s * NS_PER_SEC as f64;
     if ns >= u64::MAX as f64 {
         u64::MAX
     } else {
-        ns as u64
+        round_ns(ns)
     }
 }
 
