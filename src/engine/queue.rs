@@ -29,6 +29,10 @@
 //!   buckets, and pushes append larger sequence numbers, so every bucket
 //!   stays sorted by `seq`; bucket 0 is a FIFO that pops in `seq` order.
 //!
+//! A *stream* lane ([`EventQueue::register_stream`]) holds events of any
+//! times that never decrease from one push to the next (a traffic
+//! source's next arrival), so it stays sorted the same way.
+//!
 //! A lane can also hand out a [`Ticket`]: the `(time, seq)` place an
 //! event scheduled in it now would take, reserved without scheduling
 //! anything. Redeemed before time reaches it, the event is inserted at that
@@ -286,6 +290,14 @@ impl<E> EventQueue<E> {
         self.add_lane(delay, true)
     }
 
+    /// A lane of its own for a stream of events whose times never
+    /// decrease (a traffic source's next arrival): what
+    /// [`EventQueue::schedule_in_stream`] puts there pops in order without
+    /// a pass through the radix heap.
+    pub fn register_stream(&mut self) -> LaneId {
+        self.add_lane(0, true)
+    }
+
     fn add_lane(&mut self, delay: Nanos, private: bool) -> LaneId {
         assert!(self.lanes.len() < 256, "at most 256 lanes");
         self.lanes.push(Lane {
@@ -350,6 +362,20 @@ impl<E> EventQueue<E> {
     #[inline]
     fn push_lane(&mut self, i: usize, ev: E) {
         let time = self.now.saturating_add(self.lanes[i].delay);
+        self.push_lane_at(i, time, ev);
+    }
+
+    /// Schedules `ev` at absolute `time` (never before `now`, nor before
+    /// the last event scheduled in this stream) in stream `lane` (see
+    /// [`EventQueue::register_stream`]).
+    #[inline]
+    pub fn schedule_in_stream(&mut self, lane: LaneId, time: Nanos, ev: E) {
+        debug_assert!(time >= self.now, "event scheduled in the past");
+        self.push_lane_at(lane.0 as usize, time.max(self.now), ev);
+    }
+
+    #[inline]
+    fn push_lane_at(&mut self, i: usize, time: Nanos, ev: E) {
         if time == self.now {
             self.soon.push_back(ev);
             return;
@@ -625,6 +651,9 @@ mod tests {
         /// `pop_step`: pops only a same-instant step, and only one that is
         /// the next event.
         Step,
+        /// Schedules in the stream lane, this much after the later of
+        /// `now` and the stream's last time.
+        InStream(Nanos),
     }
 
     fn op(max_delay: Nanos) -> impl Strategy<Value = Op> {
@@ -637,6 +666,7 @@ mod tests {
             2 => (0usize..4).prop_map(Op::Reserve),
             3 => Just(Op::Pop),
             1 => Just(Op::Step),
+            2 => prop_oneof![Just(0), 0..=max_delay].prop_map(Op::InStream),
         ]
     }
 
@@ -646,6 +676,8 @@ mod tests {
         let mut r = Reference::new();
         let lanes: Vec<LaneId> = lane_delays.iter().map(|&d| q.register_lane(d)).collect();
         r.lanes = lane_delays.to_vec();
+        let stream = q.register_stream();
+        let mut stream_last = 0;
         if start > 0 {
             // Move `now` to `start` through a pop.
             q.schedule_at(start, u32::MAX);
@@ -709,6 +741,12 @@ mod tests {
                     if let Some(ev) = q.pop_step() {
                         prop_assert_eq!(Some((now, ev)), r.pop());
                     }
+                }
+                Op::InStream(off) => {
+                    let t = stream_last.max(q.now()).saturating_add(off);
+                    stream_last = t;
+                    q.schedule_in_stream(stream, t, id);
+                    r.at(t, id);
                 }
             }
             prop_assert_eq!(q.len(), r.heap.len());

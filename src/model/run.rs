@@ -26,7 +26,7 @@ use super::network::Network;
 use super::requests::{GiveUp, Job, Outcome, Phase, Requests};
 use super::tier::{Holds, Tier};
 use super::traffic::{Start, Traffic};
-use crate::engine::{stop, stream, EventQueue, OldestFirst, Stream};
+use crate::engine::{stop, stream, EventQueue, LaneId, OldestFirst, Stream};
 pub use crate::error::RunError;
 use crate::metrics::{recovery, RunResult};
 use crate::policy::{Backoff, Policy};
@@ -76,6 +76,8 @@ struct Sim<'a> {
     policy: &'a Policy,
     q: EventQueue<Ev>,
     run_end: Nanos,
+    /// The stream lane of the next open-mode or burst arrival.
+    arrivals: LaneId,
     traffic: Traffic,
     reqs: Requests,
     clients: Clients<'a>,
@@ -132,6 +134,7 @@ impl<'a> Sim<'a> {
         );
         // Fixed delays get FIFO lanes (see `engine::queue`).
         let mut q = EventQueue::new();
+        let arrivals = q.register_stream();
         let timeouts = attempt_timeout.map(|d| OldestFirst::new(&mut q, d.ns()));
         let deadlines = t.deadline.map(|d| OldestFirst::new(&mut q, d.ns()));
         if let Some(c) = network.constant() {
@@ -153,6 +156,7 @@ impl<'a> Sim<'a> {
             policy,
             q,
             run_end,
+            arrivals,
             traffic: Traffic::new(t, rng(Stream::Arrivals), rng(Stream::Clients)),
             reqs: Requests::default(),
             clients: Clients::new(policy, t.clients, rng(Stream::Backoff)),
@@ -190,7 +194,7 @@ impl<'a> Sim<'a> {
         }
         self.start_tiers();
         match self.traffic.start() {
-            Start::Arrival(Some(at)) => self.q.schedule_at(at, Ev::Arrival),
+            Start::Arrival(Some(at)) => self.q.schedule_in_stream(self.arrivals, at, Ev::Arrival),
             Start::Arrival(None) => {}
             Start::Clients(times) => {
                 for (client, at) in times.into_iter().enumerate() {
@@ -429,7 +433,7 @@ impl<'a> Sim<'a> {
         self.new_request(now, client);
         if let Some(at) = self.traffic.next_arrival(now) {
             if at < self.run_end {
-                self.q.schedule_at(at, Ev::Arrival);
+                self.q.schedule_in_stream(self.arrivals, at, Ev::Arrival);
             }
         }
     }
