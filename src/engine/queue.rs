@@ -353,6 +353,14 @@ impl<E> EventQueue<E> {
         }
     }
 
+    /// The events of `lane` from its `skip`-th on, in pop order: what
+    /// will happen soon, for a model that wants to fetch their data ahead.
+    #[inline]
+    pub fn lane_ahead(&self, lane: LaneId, skip: usize) -> impl Iterator<Item = &E> {
+        let q = &self.lanes[lane.0 as usize].q;
+        q.range(skip.min(q.len())..).map(|e| &e.ev)
+    }
+
     /// Schedules `ev` one lane delay from now (saturating).
     #[inline]
     pub fn schedule_in_lane(&mut self, lane: LaneId, ev: E) {

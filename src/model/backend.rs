@@ -558,7 +558,9 @@ impl Backend {
     /// next waiting attempt, or rests (see `pool.rs`).
     fn worker_free(&mut self, w: u32, reqs: &Requests, m: &mut Meter) {
         let pool = self.pool();
-        match pool.free(w) {
+        let next = pool.free(w);
+        pool.read_ahead(next, reqs);
+        match next {
             Next::Reject(job) => self.occupy(w, Work::Reject(job), self.reject_cost, m),
             Next::Take(job) => {
                 m.col.set_queue_len(pool.queue_len());

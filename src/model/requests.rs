@@ -199,6 +199,20 @@ pub struct Requests {
     /// requests that ended are removed lazily (at the front when the oldest
     /// is asked for, everywhere when they outnumber the open ones).
     order: VecDeque<(u32, u32)>,
+    /// Slots beyond which they no longer fit a core's cache (see
+    /// [`Requests::outgrow_cache`]).
+    cache_slots: CacheSlots,
+}
+
+/// How many request slots fit a core's second-level cache: 512 KiB, 8 Ki
+/// slots of 64 bytes.
+#[derive(Clone, Copy, Debug)]
+struct CacheSlots(usize);
+
+impl Default for CacheSlots {
+    fn default() -> Self {
+        CacheSlots(8 << 10)
+    }
 }
 
 /// The fields of a request that only a few steps read, beside its slot
@@ -433,6 +447,37 @@ impl Requests {
             attempt: r.attempts,
         };
         (key, delay)
+    }
+
+    /// Whether the slots outgrow a core's second-level cache (512 KiB, 8 Ki
+    /// slots of 64 bytes): below that, a slot is rarely cold and reading
+    /// ahead ([`Requests::read_ahead`]) would only add work.
+    #[inline]
+    pub fn outgrow_cache(&self) -> bool {
+        self.slots.len() >= self.cache_slots.0
+    }
+
+    /// Pretends the cache holds `slots` slots (0: read ahead always), so a
+    /// test can check that reading ahead changes nothing.
+    #[cfg(test)]
+    pub fn set_cache_slots(&mut self, slots: usize) {
+        self.cache_slots = CacheSlots(slots);
+    }
+
+    /// Reads the slots of `slots` ahead of the steps that will need them,
+    /// all at once: in a storm the open requests outgrow the caches, and a
+    /// request's slot is cold when its backoff timer fires. Loads that do
+    /// not depend on each other overlap, so the batch costs about one
+    /// memory latency instead of one per step. Changes nothing.
+    #[inline]
+    pub fn read_ahead(&self, slots: impl Iterator<Item = u32>) {
+        let mut acc = 0u32;
+        for s in slots {
+            if let Some(r) = self.slots.get(s as usize) {
+                acc ^= r.gen;
+            }
+        }
+        std::hint::black_box(acc);
     }
 
     /// A backoff timer fired: true (and the request is now due) when it is
