@@ -63,6 +63,15 @@ use std::collections::VecDeque;
 /// through `schedule_in_lane`.
 pub const AUTO_LANES: usize = 8;
 
+/// The earlier of two optional times.
+#[inline]
+fn earliest(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// A handle to a fixed-delay FIFO lane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaneId(pub u8);
@@ -504,12 +513,7 @@ impl<E> EventQueue<E> {
         }
         let lane = self.best_lane();
         let ht = self.heap.min_time();
-        let t = match (ht, lane) {
-            (Some(h), Some((l, _, _))) => Some(h.min(l)),
-            (Some(h), None) => Some(h),
-            (None, Some((l, _, _))) => Some(l),
-            (None, None) => None,
-        }?;
+        let t = earliest(ht, lane.map(|(t, _, _)| t))?;
         if t > last {
             return None;
         }
@@ -565,10 +569,7 @@ impl<E> EventQueue<E> {
     #[inline]
     fn scheduled_min_time(&mut self) -> Option<Nanos> {
         let lane = self.best_lane().map(|(t, _, _)| t);
-        match (self.heap.min_time(), lane) {
-            (Some(h), Some(l)) => Some(h.min(l)),
-            (h, l) => h.or(l),
-        }
+        earliest(self.heap.min_time(), lane)
     }
 
     /// The time of the earliest pending event.

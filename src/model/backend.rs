@@ -82,6 +82,20 @@ pub enum Effect {
     },
 }
 
+impl Effect {
+    /// The answer this effect gives a waiting client, if any.
+    pub fn answer(&self) -> Option<(Job, Status)> {
+        match *self {
+            Effect::Settle {
+                job,
+                reply: Some(status),
+                ..
+            } => Some((job, status)),
+            _ => None,
+        }
+    }
+}
+
 /// Which kind of backend, with its state.
 #[derive(Debug)]
 enum Kind {

@@ -33,10 +33,7 @@ impl Network {
     /// zero): an attempt then reaches the backend within its send, and an
     /// answer reaches the client within the backend's step.
     pub fn instant(&self) -> bool {
-        match self.delay {
-            None => true,
-            Some(d) => d.constant_value() == Some(0),
-        }
+        self.delay.is_none_or(|d| d.constant_value() == Some(0))
     }
 
     /// The hop delay when every hop takes the same time.

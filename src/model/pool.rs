@@ -8,7 +8,7 @@
 //! they finish what they are doing and take nothing new until capacity
 //! returns.
 
-use super::requests::{Job, Requests};
+use super::requests::{Job, ReadAhead, Requests};
 use crate::status::Status;
 use std::collections::VecDeque;
 
@@ -74,13 +74,11 @@ pub struct Pool {
     /// frontend is slow even to say no, so its clients time out instead of
     /// retrying at once.
     rejects: VecDeque<Job>,
-    /// How many jobs at the head of `rejects` and of the waiting room have
-    /// had their request's slot read ahead (see [`Pool::read_ahead`]).
-    ahead: [usize; 2],
+    /// How far `rejects` has had its requests' slots read ahead.
+    rejects_read: ReadAhead,
+    /// How far the waiting room has had its requests' slots read ahead.
+    waiting_read: ReadAhead,
 }
-
-/// Jobs whose slots [`Pool::read_ahead`] reads in one batch.
-const READ_AHEAD: usize = 64;
 
 impl Pool {
     /// `workers` idle workers in front of a waiting room of `queue_limit`.
@@ -105,7 +103,8 @@ impl Pool {
             queue_limit,
             lifo,
             rejects: VecDeque::new(),
-            ahead: [0; 2],
+            rejects_read: ReadAhead::default(),
+            waiting_read: ReadAhead::default(),
         }
     }
 
@@ -216,23 +215,20 @@ impl Pool {
 
     #[inline(never)]
     fn read_queue_ahead(&mut self, next: Next, reqs: &Requests) {
-        let (i, queue) = match next {
-            Next::Reject(_) => (0, &self.rejects),
-            Next::Take(_) => (1, &self.waiting),
+        let (read, queue) = match next {
+            Next::Reject(_) => (&mut self.rejects_read, &self.rejects),
+            Next::Take(_) => (&mut self.waiting_read, &self.waiting),
             Next::Rest => return,
         };
-        let done = self.ahead[i].saturating_sub(1);
-        if done > READ_AHEAD / 4 {
-            self.ahead[i] = done;
+        let Some((skip, n)) = read.took_one() else {
             return;
-        }
-        let n = READ_AHEAD - done;
-        if i == 1 && self.lifo {
-            reqs.read_ahead(queue.iter().rev().skip(done).take(n).map(|j| j.slot));
+        };
+        let slot = |j: &Job| j.slot;
+        if matches!(next, Next::Take(_)) && self.lifo {
+            reqs.read_ahead(queue.iter().rev().skip(skip).take(n).map(slot));
         } else {
-            reqs.read_ahead(queue.iter().skip(done).take(n).map(|j| j.slot));
+            reqs.read_ahead(queue.iter().skip(skip).take(n).map(slot));
         }
-        self.ahead[i] = READ_AHEAD;
     }
 
     /// Changes the number of available workers; returns the parked workers

@@ -23,7 +23,7 @@ use super::event::Ev;
 use super::faults::{ForceRun, Timeline};
 use super::meter::Meter;
 use super::network::Network;
-use super::requests::{GiveUp, Job, Outcome, Phase, Requests};
+use super::requests::{GiveUp, Job, Outcome, Phase, ReadAhead, Requests};
 use super::tier::{Holds, Tier};
 use super::traffic::{Start, Traffic};
 use crate::engine::{stop, stream, EventQueue, LaneId, OldestFirst, Stream};
@@ -80,9 +80,8 @@ struct Sim<'a> {
     arrivals: LaneId,
     /// The lane of a fixed backoff's timers, if the policy has one.
     backoff_lane: Option<LaneId>,
-    /// How many events at the front of `backoff_lane` have had their
-    /// request's slot read ahead (see [`Sim::read_ahead`]).
-    read_ahead_done: usize,
+    /// How far `backoff_lane` has had its requests' slots read ahead.
+    backoff_read: ReadAhead,
     traffic: Traffic,
     reqs: Requests,
     clients: Clients<'a>,
@@ -164,7 +163,7 @@ impl<'a> Sim<'a> {
             run_end,
             arrivals,
             backoff_lane,
-            read_ahead_done: 0,
+            backoff_read: ReadAhead::default(),
             traffic: Traffic::new(t, rng(Stream::Arrivals), rng(Stream::Clients)),
             reqs: Requests::default(),
             clients: Clients::new(policy, t.clients, rng(Stream::Backoff)),
@@ -268,10 +267,7 @@ impl<'a> Sim<'a> {
             return Err(RunError::Interrupted);
         }
         self.handle(now, ev);
-        // An answer given within the pump (no network) frees its slot
-        // and sets the flag again; the pump's loop has already used that
-        // slot, and the flag must not outlive the step.
-        while self.pump {
+        if self.pump {
             self.pump_dispatcher(now);
         }
         Ok(())
@@ -309,25 +305,21 @@ impl<'a> Sim<'a> {
     /// and a timer popped from elsewhere merely shifts the count.
     #[inline(never)]
     fn read_ahead(&mut self) {
-        const BATCH: usize = 64;
         let Some(lane) = self.backoff_lane else {
             return;
         };
-        let done = self.read_ahead_done.saturating_sub(1);
-        self.read_ahead_done = done;
-        if done > BATCH / 4 {
+        let Some((skip, n)) = self.backoff_read.took_one() else {
             return;
-        }
+        };
         let slots = self
             .q
-            .lane_ahead(lane, done)
-            .take(BATCH - done)
+            .lane_ahead(lane, skip)
+            .take(n)
             .filter_map(|ev| match ev {
                 Ev::Send(key) => Some(key.slot),
                 _ => None,
             });
         self.reqs.read_ahead(slots);
-        self.read_ahead_done = BATCH;
     }
 
     /// Routes one event to the components it concerns.
@@ -450,15 +442,8 @@ impl<'a> Sim<'a> {
         if self.instant {
             // Delivering an answer may send an attempt (a hedge) whose
             // effects are applied within, from a list of their own.
-            for &effect in &out {
-                if let Effect::Settle {
-                    job,
-                    reply: Some(status),
-                    ..
-                } = effect
-                {
-                    self.on_answer(now, job, status, false);
-                }
+            for (job, status) in out.iter().filter_map(Effect::answer) {
+                self.on_answer(now, job, status, false);
             }
         }
         out.clear();
@@ -590,22 +575,21 @@ impl<'a> Sim<'a> {
     /// wakes up again when the next token comes.
     #[inline(never)]
     fn pump_dispatcher(&mut self, now: Nanos) {
-        self.pump = false;
-        loop {
-            let Some(d) = self.dispatcher.as_mut() else {
-                return;
-            };
+        while let Some(d) = self.dispatcher.as_mut() {
             match d.next(now, &mut self.reqs) {
                 Pump::Send(slot) => self.send_attempt(now, slot),
                 Pump::WakeAt(at) => {
                     if at < self.run_end {
                         self.q.schedule_at(at, Ev::DispatchTick);
                     }
-                    return;
+                    break;
                 }
-                Pump::Idle => return,
+                Pump::Idle => break,
             }
         }
+        // Cleared last: an answer given within a send (no network) frees
+        // its slot and sets the flag, but the loop has seen that slot.
+        self.pump = false;
     }
 
     /// Cloud Tasks' RunTask for the waiting tasks `which` selects, in
@@ -1093,6 +1077,9 @@ mod tests {
         let two = run(2);
         assert_eq!(firsts(&two), [3.0, 0.0, 0.0], "all three dispatched at 0 s");
         assert_eq!((two.summary.succeeded, two.summary.rejected), (1, 2));
+        // Three arrivals and the worker's completion: no dispatch, trip
+        // to the backend or answer is an event of its own.
+        assert_eq!(two.events, 4);
         // One slot: each task goes when the one before is answered.
         let one = run(1);
         assert_eq!(firsts(&one), [1.0, 1.0, 1.0]);

@@ -315,15 +315,8 @@ impl<'a> Sim<'a> {
         // Delivering an answer may end a call, release the calling
         // worker and send more: their effects are applied within, from
         // lists of their own.
-        for &effect in &out {
-            if let Effect::Settle {
-                job,
-                reply: Some(status),
-                ..
-            } = effect
-            {
-                self.call_answer(now, t, job, status, false);
-            }
+        for (job, status) in out.iter().filter_map(Effect::answer) {
+            self.call_answer(now, t, job, status, false);
         }
         out.clear();
         let tier = &mut self.tiers[t - 1];
