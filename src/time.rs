@@ -16,8 +16,34 @@ pub type Nanos = u64;
 pub const NS_PER_SEC: u64 = 1_000_000_000;
 
 /// Converts nanoseconds to (floating) seconds, for reports.
+#[inline]
 pub fn secs(ns: Nanos) -> f64 {
-    ns as f64 / NS_PER_SEC as f64
+    ns_f64(ns) / NS_PER_SEC as f64
+}
+
+/// `ns as f64`, exactly, in one instruction on x86-64 below 2⁶³: baseline
+/// x86-64 converts between floats and *signed* 64-bit integers only, so a
+/// `u64` conversion is a sequence of them, and a slow one on the path from
+/// a random draw to its event.
+#[inline]
+pub fn ns_f64(ns: Nanos) -> f64 {
+    if ns <= i64::MAX as Nanos {
+        ns as i64 as f64
+    } else {
+        ns as f64
+    }
+}
+
+/// `x as Nanos` (truncating toward zero; negatives and NaN give 0, too
+/// large gives `Nanos::MAX`), exactly, through `i64` below 2⁶³ as
+/// [`ns_f64`].
+#[inline]
+pub fn trunc_ns(x: f64) -> Nanos {
+    if (0.0..9_223_372_036_854_775_808.0).contains(&x) {
+        x as i64 as Nanos
+    } else {
+        x as Nanos
+    }
 }
 
 /// Converts (floating) seconds to nanoseconds, rounding to the nearest and
@@ -251,7 +277,43 @@ mod tests {
         assert_eq!(round_ns(2.5), 3);
     }
 
+    #[test]
+    fn conversions_match_as_at_the_edges() {
+        let two63 = 9_223_372_036_854_775_808.0;
+        for x in [
+            -1.0,
+            -0.5,
+            f64::NAN,
+            0.0,
+            0.99,
+            1.0,
+            two63 - 1024.0,
+            two63,
+            1.8e19,
+            1e30,
+        ] {
+            assert_eq!(trunc_ns(x), x as Nanos, "{x:e}");
+        }
+        let max_i = i64::MAX as Nanos;
+        for ns in [0, 1, (1 << 53) + 1, max_i, max_i + 1, Nanos::MAX] {
+            assert_eq!(ns_f64(ns).to_bits(), (ns as f64).to_bits(), "{ns}");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn ns_f64_is_as_f64(ns in any::<u64>(), shift in 0u32..64) {
+            let ns = ns >> shift; // every magnitude
+            prop_assert_eq!(ns_f64(ns).to_bits(), (ns as f64).to_bits());
+        }
+
+        #[test]
+        fn trunc_ns_is_as_nanos(bits in any::<u64>()) {
+            // Every float, negatives, infinities and NaNs included.
+            let x = f64::from_bits(bits);
+            prop_assert_eq!(trunc_ns(x), x as Nanos);
+        }
+
         #[test]
         fn round_ns_is_f64_round(bits in 0u64..0x43F0_0000_0000_0000) {
             // Every non-negative float below 2^64, uniform over its bits

@@ -15,7 +15,7 @@
 
 use super::quantile::LogHistogram;
 use super::BinRow;
-use crate::time::{secs, Nanos};
+use crate::time::{ns_f64, secs, Nanos};
 
 /// Event counts of the current bin.
 #[derive(Clone, Copy, Debug, Default)]
@@ -161,11 +161,13 @@ impl Collector {
     #[inline]
     fn integrate(&mut self, t: Nanos) {
         if t > self.last {
-            let dt = (t - self.last) as u128;
+            let dt_ns = t - self.last;
+            let dt = dt_ns as u128;
             self.queue_area += self.queue_len as u128 * dt;
             self.busy_area += self.busy as u128 * dt;
             self.active_area += self.active.max(self.busy) as u128 * dt;
-            self.capacity_area += self.capacity_rps * dt as f64;
+            // The same value as `dt as f64`, through `i64` (`ns_f64`).
+            self.capacity_area += self.capacity_rps * ns_f64(dt_ns);
             self.last = t;
         }
     }

@@ -58,7 +58,7 @@ impl LogHistogram {
     pub fn record(&mut self, v: u64) {
         self.counts[index(v)] += 1;
         self.total += 1;
-        self.sum += v as f64;
+        self.sum += crate::time::ns_f64(v);
     }
 
     /// Values recorded.

@@ -36,7 +36,7 @@ use super::requests::{Job, Requests};
 use crate::engine::SimRng;
 use crate::scenario::spec::{BackendKind, BackendSpec, Discipline, DistSpec, UslSpec};
 use crate::status::Status;
-use crate::time::{Nanos, NS_PER_SEC};
+use crate::time::{ns_f64, trunc_ns, Nanos, NS_PER_SEC};
 use rand::Rng;
 
 /// Something the backend wants to happen, in the order it was decided.
@@ -342,7 +342,7 @@ impl Backend {
         } else {
             let mut service = server.service_time();
             if self.fault.slowdown != 1.0 {
-                service = (service as f64 * self.fault.slowdown) as Nanos;
+                service = trunc_ns(ns_f64(service) * self.fault.slowdown);
             }
             (Work::Serve(job), self.admission.saturating_add(service))
         };
@@ -407,14 +407,14 @@ impl Backend {
         } else {
             let mut service = self.service.sample(&mut self.rng_service);
             if self.fault.slowdown != 1.0 {
-                service = (service as f64 * self.fault.slowdown) as Nanos;
+                service = trunc_ns(ns_f64(service) * self.fault.slowdown);
             }
             if let Some(usl) = self.usl {
                 // The workers busy once this one starts, itself included.
                 let n = self.pool().busy() + 1;
                 let factor = usl.factor(n as f64);
                 if factor != 1.0 {
-                    service = (service as f64 * factor) as Nanos;
+                    service = trunc_ns(ns_f64(service) * factor);
                 }
             }
             (Work::Serve(job), self.admission.saturating_add(service))

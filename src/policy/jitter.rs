@@ -10,7 +10,7 @@
 
 use crate::check::Problems;
 use crate::decimal::num;
-use crate::time::Nanos;
+use crate::time::{ns_f64, trunc_ns, Nanos};
 use serde::{Deserialize, Serialize};
 
 /// Randomisation applied to a backoff delay.
@@ -77,26 +77,20 @@ impl Jitter {
     /// Applies the jitter to `d`, the nominal delay of this retry, when the
     /// next retry's nominal delay is `next`; only `next_step` uses it.
     pub fn apply_next(self, d: Nanos, next: Nanos, u: f64) -> Nanos {
-        let df = d as f64;
+        let df = ns_f64(d);
         let out = match self {
             Jitter::None => return d,
             Jitter::NextStep => {
                 if next <= d {
                     return d;
                 }
-                df + u * (next - d) as f64
+                df + u * ns_f64(next - d)
             }
             Jitter::Full => u * df,
             Jitter::Equal => df / 2.0 + u * df / 2.0,
             Jitter::Proportional(f) => df * (1.0 - f + 2.0 * f * u),
         };
-        if out <= 0.0 {
-            0
-        } else if out >= u64::MAX as f64 {
-            u64::MAX
-        } else {
-            out as Nanos
-        }
+        trunc_ns(out)
     }
 
     /// The smallest and largest delay the jitter can turn `d` into.
