@@ -15,7 +15,9 @@
 //! times anything.
 //!
 //! ```sh
-//! cargo bench --bench floor
+//! cargo bench --bench floor             # both, timed by criterion
+//! cargo bench --bench floor -- --once   # the floor once, figures as JSON
+//! python3 benches/peer/compare.py --floor   # retrysim, SimPy and the floor
 //! ```
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -26,7 +28,7 @@ use retrysim::scenario::Scenario;
 use retrysim::time::{parse_duration, round_ns, Nanos};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const PEER_STORM: &str = include_str!("peer/storm.json");
 
@@ -294,4 +296,38 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+/// `cargo bench --bench floor` times both with criterion. With `--once`
+/// (`cargo bench --bench floor -- --once [--seed N]`, or the built bench
+/// binary run directly) it runs the floor once, on the scenario's seed or
+/// `N`, and prints its figures as JSON, so that `benches/peer/compare.py
+/// --floor` can time it as a whole process beside the SimPy twin.
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--once") {
+        let mut p = Params::from_scenario(PEER_STORM);
+        if let Some(i) = args.iter().position(|a| a == "--seed") {
+            p.seed = args
+                .get(i + 1)
+                .and_then(|v| v.parse().ok())
+                .expect("--seed takes a whole number");
+        }
+        let t0 = Instant::now();
+        let f = floor(&p);
+        let wall = t0.elapsed().as_secs_f64();
+        println!(
+            "{{\"seed\": {}, \"requests\": {}, \"success_share\": {:.6}, \
+             \"attempts_per_request\": {:.6}, \"wasted_fraction\": {:.6}, \
+             \"events\": {}, \"wall_s\": {wall:.6}}}",
+            p.seed,
+            f.requests,
+            f.success_share(),
+            f.attempts_per_request(),
+            f.wasted_fraction(),
+            f.events
+        );
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

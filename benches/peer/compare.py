@@ -5,6 +5,7 @@ their speed and their results.
     python3 benches/peer/compare.py                 # 5 retrysim seeds, 1 SimPy seed
     python3 benches/peer/compare.py --seeds 10 --simpy-seeds 3
     python3 benches/peer/compare.py --duration 10 --warmup 2   # quick look
+    python3 benches/peer/compare.py --floor         # also the single-purpose floor
 
 Installs nothing: it needs SimPy 4 (`pip install simpy==4.1.1`) and cargo.
 It builds retrysim in release mode, runs it once per seed (the scenario's
@@ -21,6 +22,13 @@ prints:
 
 The two engines use different random streams, so they agree only up to
 seed noise: judge a difference by retrysim's spread across seeds.
+
+With --floor it also builds `benches/floor.rs` (the same storm as one
+single-purpose Rust loop, see benches/peer/README.md) and runs it once per
+retrysim seed, after retrysim, and prints its times and figures in the
+same tables: how far any simulator of this storm could get from SimPy.
+--duration and --warmup do not apply to it (it always runs storm.json as
+written).
 """
 
 import argparse
@@ -56,6 +64,29 @@ def build():
     meta = subprocess.run(["cargo", "metadata", "--format-version", "1", "--no-deps"],
                           cwd=ROOT, check=True, capture_output=True, text=True)
     return os.path.join(json.loads(meta.stdout)["target_directory"], "release", "retrysim")
+
+
+def build_floor():
+    """Builds the floor bench (release profile) and returns its executable."""
+    r = subprocess.run(["cargo", "bench", "--bench", "floor", "--no-run", "--quiet",
+                        "--message-format=json"],
+                       cwd=ROOT, check=True, capture_output=True, text=True)
+    for line in r.stdout.splitlines():
+        msg = json.loads(line)
+        if (msg.get("reason") == "compiler-artifact" and msg.get("executable")
+                and msg["target"]["name"] == "floor"):
+            return msg["executable"]
+    sys.exit("cargo built no floor bench executable")
+
+
+def run_floor(binary, seed):
+    t0 = time.perf_counter()
+    r = subprocess.run([binary, "--once", "--seed", str(seed)],
+                       check=True, capture_output=True, text=True)
+    d = json.loads(r.stdout)
+    d["process_s"] = time.perf_counter() - t0
+    d["latency_mean_ms"] = None
+    return d
 
 
 def run_retrysim(binary, seed, args, out):
@@ -111,10 +142,15 @@ def main():
     ap.add_argument("--duration", type=float, help="override the simulated seconds (both)")
     ap.add_argument("--warmup", type=float, help="override the warm-up seconds (both)")
     ap.add_argument("--json", help="also write every run's figures to this file")
+    ap.add_argument("--floor", action="store_true",
+                    help="also time benches/floor.rs, the storm as one single-purpose loop")
     args = ap.parse_args()
+    if args.floor and (args.duration is not None or args.warmup is not None):
+        sys.exit("--floor runs storm.json as written: drop --duration and --warmup")
 
     check_simpy()
     binary = build()
+    floor_bin = build_floor() if args.floor else None
     with open(SCENARIO) as f:
         seed0 = json.load(f).get("seed", 1)
 
@@ -128,6 +164,13 @@ def main():
                   f"{r['process_s']:.3f} s process, {r['events']} events", file=sys.stderr)
     finally:
         shutil.rmtree(out, ignore_errors=True)
+    fs = []
+    if floor_bin:
+        for i in range(args.seeds):
+            fs.append(run_floor(floor_bin, seed0 + i))
+            f = fs[-1]
+            print(f"floor seed {f['seed']}: {f['wall_s']:.3f} s simulation, "
+                  f"{f['process_s']:.3f} s process, {f['events']} events", file=sys.stderr)
     ps = []
     for i in range(args.simpy_seeds):
         ps.append(run_simpy(seed0 + i, args))
@@ -164,9 +207,24 @@ def main():
         print(f"  {key:<21} retrysim {fmt.format(med)} [{fmt.format(lo)}, {fmt.format(hi)}]"
               f" sd {fmt.format(sd)}   SimPy {', '.join(fmt.format(v) for v in sp)}"
               f"   dev {dev:+.1f} sd")
+    if fs:
+        print(f"\nfloor (benches/floor.rs, {len(fs)} runs; medians):")
+        for key, what in [("wall_s", "simulation"), ("process_s", "whole process")]:
+            a = statistics.median(r[key] for r in rs)
+            b = statistics.median(p[key] for p in ps)
+            c = statistics.median(f[key] for f in fs)
+            print(f"  {what:<14} floor {c:8.3f} s   SimPy/floor {b / c:7.1f}x"
+                  f"   retrysim/floor {a / c:5.2f}x")
+        for key, fmt in [("success_share", "{:.4f}"), ("attempts_per_request", "{:.4f}"),
+                         ("wasted_fraction", "{:.4f}")]:
+            med, _, _, sd = spread([r[key] for r in rs])
+            fmed, flo, fhi, _ = spread([f[key] for f in fs])
+            dev = (fmed - med) / sd if sd > 0 else float("nan")
+            print(f"  {key:<21} floor {fmt.format(fmed)} [{fmt.format(flo)}, {fmt.format(fhi)}]"
+                  f"   retrysim {fmt.format(med)}   dev {dev:+.1f} sd")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"retrysim": rs, "simpy": ps}, f, indent=1)
+            json.dump({"retrysim": rs, "simpy": ps, "floor": fs}, f, indent=1)
 
 
 if __name__ == "__main__":
