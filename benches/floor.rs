@@ -20,7 +20,7 @@
 //! python3 benches/peer/compare.py --floor   # retrysim, SimPy and the floor
 //! ```
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, Criterion, Throughput};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use retrysim::model::run::simulate;
