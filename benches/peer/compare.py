@@ -85,7 +85,6 @@ def run_floor(binary, seed):
                        check=True, capture_output=True, text=True)
     d = json.loads(r.stdout)
     d["process_s"] = time.perf_counter() - t0
-    d["latency_mean_ms"] = None
     return d
 
 

@@ -1,6 +1,8 @@
 //! Bounded-memory latency quantiles: a log-bucketed histogram with about
 //! 1 % relative error, fixed size whatever the number of samples.
 
+use crate::time::ns_f64;
+
 /// Sub-buckets per power of two: 2^6 = 64 gives ≤ 1.1 % relative error.
 const SUB_BITS: u32 = 6;
 const SUB: usize = 1 << SUB_BITS;
@@ -58,7 +60,7 @@ impl LogHistogram {
     pub fn record(&mut self, v: u64) {
         self.counts[index(v)] += 1;
         self.total += 1;
-        self.sum += crate::time::ns_f64(v);
+        self.sum += ns_f64(v);
     }
 
     /// Values recorded.

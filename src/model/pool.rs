@@ -215,16 +215,17 @@ impl Pool {
 
     #[inline(never)]
     fn read_queue_ahead(&mut self, next: Next, reqs: &Requests) {
-        let (read, queue) = match next {
-            Next::Reject(_) => (&mut self.rejects_read, &self.rejects),
-            Next::Take(_) => (&mut self.waiting_read, &self.waiting),
+        // The queue the worker took from, and whether it takes from the back.
+        let (read, queue, from_back) = match next {
+            Next::Reject(_) => (&mut self.rejects_read, &self.rejects, false),
+            Next::Take(_) => (&mut self.waiting_read, &self.waiting, self.lifo),
             Next::Rest => return,
         };
         let Some((skip, n)) = read.took_one() else {
             return;
         };
         let slot = |j: &Job| j.slot;
-        if matches!(next, Next::Take(_)) && self.lifo {
+        if from_back {
             reqs.read_ahead(queue.iter().rev().skip(skip).take(n).map(slot));
         } else {
             reqs.read_ahead(queue.iter().skip(skip).take(n).map(slot));

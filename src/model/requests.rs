@@ -202,6 +202,9 @@ pub struct Requests {
     /// Slots beyond which they no longer fit a core's cache (see
     /// [`Requests::outgrow_cache`]).
     cache_slots: CacheSlots,
+    /// Slots read ahead so far, so that a test can tell that it ran.
+    #[cfg(test)]
+    slots_read_ahead: std::cell::Cell<u64>,
 }
 
 /// How many request slots the caches are assumed to keep warm: 8 Ki slots
@@ -503,9 +506,17 @@ impl Requests {
         for s in slots {
             if let Some(r) = self.slots.get(s as usize) {
                 acc ^= r.gen;
+                #[cfg(test)]
+                self.slots_read_ahead.set(self.slots_read_ahead.get() + 1);
             }
         }
         std::hint::black_box(acc);
+    }
+
+    /// Slots read ahead so far.
+    #[cfg(test)]
+    pub fn slots_read_ahead(&self) -> u64 {
+        self.slots_read_ahead.get()
     }
 
     /// A backoff timer fired: true (and the request is now due) when it is
