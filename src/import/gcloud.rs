@@ -80,6 +80,17 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             bad_key(origin, &path, msg)
         }
     })?;
+    let queue_name = q.name.as_deref().is_some_and(|n| n.contains("/queues/"));
+    if !queue_name && q.rate_limits.is_none() && q.retry_config.is_none() {
+        // An empty file, or some other YAML (a scenario, a manifest):
+        // every key would take its default and the import would describe
+        // a queue nobody configured.
+        return Err(InvalidInput::At(Located::whole(
+            origin,
+            "no Cloud Tasks queue here: expected the output of `gcloud tasks queues describe` \
+             (rateLimits, retryConfig, or a name projects/.../queues/...)",
+        )));
+    }
     let mut warnings = vec![];
     let rc = q.retry_config.unwrap_or_default();
     let max_attempts = match rc.max_attempts {
@@ -290,6 +301,12 @@ state: RUNNING
             (
                 "rateLimits:\n  maxBurstSize: 0\n",
                 "rateLimits.maxBurstSize",
+            ),
+            ("", "no Cloud Tasks queue"),
+            ("\n# nothing\n", "no Cloud Tasks queue"),
+            (
+                "{\"name\": \"s\", \"policies\": []}",
+                "no Cloud Tasks queue",
             ),
         ] {
             let msg = import_str(text, "q.yaml").unwrap_err().to_string();

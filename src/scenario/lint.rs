@@ -215,7 +215,9 @@ fn noisy_bins(spec: &ScenarioSpec, policies: &[Policy]) -> Option<String> {
         + mean(spec.backend.service_time.as_ref())
         + 2.0 * mean(t.network_delay.as_ref());
     let per_bin = rate * bin;
-    let straddling = 2.0 * rate * latency.clamp(1.0 / rate.max(1e-9), bin);
+    // At least one request's spacing, at most a bin (a rate below one
+    // request per bin takes the bin: `clamp` would panic there).
+    let straddling = 2.0 * rate * latency.max(1.0 / rate).min(bin);
     let sd = straddling.sqrt() / per_bin;
     let threshold = spec.report.recovery_threshold;
     let z = (1.0 - threshold) / sd;
@@ -333,5 +335,20 @@ mod tests {
         };
         assert!(noisy(&text(5)), "5 requests a second in 1 s bins");
         assert!(!noisy(&text(2000)));
+    }
+
+    #[test]
+    fn under_one_request_per_bin_is_flagged_without_a_panic() {
+        // 1/rate is longer than the bin: the spacing's floor exceeds its cap.
+        for rate in ["0.5", "1e-300"] {
+            let s = scenario(
+                &format!(r#""rate": {rate}"#),
+                r#""workers": 20, "service_time": {"constant": {"value": "50ms"}}"#,
+                r#", "faults": [{"outage": {"start": "5s", "duration": "5s"}}]"#,
+                r#"{"name": "once"}"#,
+            );
+            let w = warnings(s.spec(), s.policies());
+            assert!(w.iter().any(|p| p.path == "bin"), "rate {rate}: {w:?}");
+        }
     }
 }
