@@ -8,7 +8,7 @@
 //! absent `maxRetryDuration` means unlimited. Unknown keys (`state`,
 //! `stackdriverLoggingConfig`, `httpTarget`, ...) are ignored.
 
-use super::{bad_key, Imported};
+use super::{bad_key, policy_name, Imported};
 use crate::error::{InvalidInput, Located};
 use crate::policy::{BackoffSpec, PolicySpec};
 use crate::scenario::spec::DispatcherSpec;
@@ -120,13 +120,13 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
         ));
     }
     let max_doublings = rc.max_doublings.unwrap_or(16);
-    let name = q
-        .name
-        .as_deref()
-        .and_then(|n| n.rsplit('/').next())
-        .filter(|n| !n.is_empty())
-        .unwrap_or("queue")
-        .to_string();
+    let name = policy_name(
+        q.name
+            .as_deref()
+            .and_then(|n| n.rsplit('/').next())
+            .unwrap_or(""),
+        "queue",
+    );
     let policy = PolicySpec {
         name,
         max_attempts: Some(max_attempts),
@@ -178,7 +178,7 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     warnings.push(
         "dispatch_deadline is set per task, not per queue: the HTTP default 10m is assumed".into(),
     );
-    Ok(Imported {
+    Imported {
         policies: vec![policy],
         dispatcher: Some(DispatcherSpec {
             max_dispatches_per_second: rate,
@@ -188,7 +188,8 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             throttling: None,
         }),
         warnings,
-    })
+    }
+    .validated(origin)
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 //!
 //! Keys are the camelCase names of the proto3-JSON form.
 
-use super::{bad_key, Imported};
+use super::{bad_key, policy_name, Imported};
 use crate::error::InvalidInput;
 use crate::policy::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec};
 use crate::scenario::load::{from_text, Format};
@@ -166,9 +166,17 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
                     format!("{ratio} must be > 0"),
                 ));
             }
+            // A success refills at most to `maxTokens`: a larger ratio
+            // behaves exactly as `maxTokens` does.
+            if ratio > max {
+                warnings.push(format!(
+                    "retryThrottling.tokenRatio: {ratio} is above maxTokens ({max}); a success \
+                     refills the bucket either way: imported as {max}"
+                ));
+            }
             Some(BudgetSpec::TokenBucket {
                 max_tokens: max,
-                token_ratio: ratio,
+                token_ratio: ratio.min(max),
                 scope: BudgetScope::Client,
             })
         }
@@ -208,7 +216,7 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             }
             Ok(d)
         };
-        let initial = positive(rp.initial_backoff, "initialBackoff")?;
+        let mut initial = positive(rp.initial_backoff, "initialBackoff")?;
         let max = positive(rp.max_backoff, "maxBackoff")?;
         let multiplier = rp
             .backoff_multiplier
@@ -219,6 +227,27 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
                 &at("backoffMultiplier"),
                 format!("{multiplier} must be > 0"),
             ));
+        }
+        if multiplier < 1.0 {
+            // gRPC takes it: delays that shrink from one retry to the next.
+            return Err(bad_key(
+                origin,
+                &at("backoffMultiplier"),
+                format!(
+                    "{multiplier} is below 1 (a backoff that shrinks); the simulator's \
+                     exponential backoff grows or stays: use 1 or more"
+                ),
+            ));
+        }
+        if max < initial {
+            // With a multiplier of 1 or more, `min(initial · m^(k−1), max)`
+            // is `max` at every retry.
+            warnings.push(format!(
+                "{}: {max} is below initialBackoff ({initial}), so gRPC waits {max} before \
+                 every retry: imported with initialBackoff {max}",
+                at("maxBackoff")
+            ));
+            initial = max;
         }
         let codes = rp
             .retryable_status_codes
@@ -236,15 +265,17 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
                 )),
             }
         }
+        let fallback = format!("grpc-{i}");
         let base_name = mc
             .name
             .first()
             .and_then(|n| match (&n.service, &n.method) {
-                (Some(s), Some(m)) if !s.is_empty() && !m.is_empty() => Some(format!("{s}/{m}")),
+                // `service.method`: a policy name must not hold a `/`.
+                (Some(s), Some(m)) if !s.is_empty() && !m.is_empty() => Some(format!("{s}.{m}")),
                 (Some(s), _) if !s.is_empty() => Some(s.clone()),
                 _ => None,
             })
-            .unwrap_or_else(|| format!("grpc-{i}"));
+            .map_or_else(|| fallback.clone(), |n| policy_name(&n, &fallback));
         let name = if policies.iter().any(|p| p.name == base_name) {
             format!("{base_name}-{i}")
         } else {
@@ -275,16 +306,18 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             "no entry has a retryPolicy: nothing to import",
         ));
     }
-    Ok(Imported {
+    Imported {
         policies,
         dispatcher: None,
         warnings,
-    })
+    }
+    .validated(origin)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::schedule::schedule;
     use crate::policy::{resolve, Backoff, Jitter};
     use crate::status::StatusSet;
 
@@ -314,7 +347,7 @@ mod tests {
         let imp = import_str(CONFIG, "sc.json").unwrap();
         assert_eq!(imp.policies.len(), 2);
         let p = resolve(&imp.policies[0]).unwrap();
-        assert_eq!(p.name, "helloworld.Greeter/SayHello");
+        assert_eq!(p.name, "helloworld.Greeter.SayHello");
         assert_eq!(p.max_attempts, Some(5), "capped");
         assert_eq!(
             p.backoff,
@@ -393,6 +426,12 @@ mod tests {
                 ),
                 "retryThrottling.maxTokens",
             ),
+            (
+                rp(
+                    r#"{"maxAttempts": 2, "initialBackoff": "1s", "maxBackoff": "9s", "backoffMultiplier": 0.5, "retryableStatusCodes": [14]}"#,
+                ),
+                "backoffMultiplier: 0.5 is below 1",
+            ),
         ] {
             let msg = import_str(&text, "sc.json").unwrap_err().to_string();
             assert!(
@@ -400,5 +439,67 @@ mod tests {
                 "{text}: {msg}"
             );
         }
+    }
+
+    /// What gRPC accepts and runs the same way under other values is
+    /// imported as those values, with a warning; the block always passes
+    /// a scenario's checks.
+    #[test]
+    fn settings_grpc_takes_are_imported_as_their_equivalents() {
+        let text = r#"{"methodConfig": [{"name": [{"service": "a.B", "method": "C"}],
+            "retryPolicy": {"maxAttempts": 4, "initialBackoff": "5s", "maxBackoff": "1s",
+            "backoffMultiplier": 2, "retryableStatusCodes": [14]}}],
+            "retryThrottling": {"maxTokens": 10, "tokenRatio": 4096}}"#;
+        let imp = import_str(text, "sc.json").unwrap();
+        let p = resolve(&imp.policies[0]).unwrap();
+        // min(5 s · 2^(k−1), 1 s) is 1 s at every retry.
+        let one_s = 1_000_000_000;
+        assert_eq!(
+            p.backoff,
+            Backoff::Exponential {
+                initial: one_s,
+                multiplier: 2.0,
+                max: one_s,
+                max_doublings: u32::MAX
+            }
+        );
+        let s = schedule(&p, Some(4));
+        assert_eq!(s.rows.len(), 3);
+        assert!(s.rows.iter().all(|r| r.delay == one_s), "{:?}", s.rows);
+        // A success adds at most up to maxTokens either way.
+        assert_eq!(
+            p.budget,
+            Some(BudgetSpec::TokenBucket {
+                max_tokens: 10.0,
+                token_ratio: 10.0,
+                scope: BudgetScope::Client
+            })
+        );
+        assert_eq!(imp.warnings.len(), 2, "{:?}", imp.warnings);
+        assert_eq!(p.name, "a.B.C");
+    }
+
+    #[test]
+    fn a_block_a_scenario_would_refuse_is_not_printed() {
+        let bad = Imported {
+            policies: vec![PolicySpec {
+                name: "x".into(),
+                backoff: Some(BackoffSpec::Exponential {
+                    initial: Dur::from_secs(1),
+                    multiplier: 0.5,
+                    max: None,
+                    max_doublings: None,
+                }),
+                ..Default::default()
+            }],
+            dispatcher: None,
+            warnings: vec![],
+        };
+        let msg = bad.validated("sc.json").unwrap_err().to_string();
+        assert!(
+            msg.starts_with("sc.json: ")
+                && msg.contains("policies[0].backoff.exponential.multiplier"),
+            "{msg}"
+        );
     }
 }

@@ -12,9 +12,10 @@
 pub mod gcloud;
 pub mod grpc;
 
+use crate::check::Problem;
 use crate::error::{InvalidInput, Located};
 use crate::policy::PolicySpec;
-use crate::scenario::spec::DispatcherSpec;
+use crate::scenario::spec::{DispatcherSpec, ScenarioSpec};
 use serde::Serialize;
 
 /// What an importer produced: scenario blocks plus the warnings about what
@@ -36,9 +37,99 @@ impl Imported {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("scenario blocks always serialize")
     }
+
+    /// `self` when a scenario would accept the block as it stands, else an
+    /// error about `origin` with what the scenario would refuse. The
+    /// importers convert what they can and refuse what they cannot; this
+    /// is the check that nothing slipped between the two, so a user never
+    /// pastes a block only to have `check` refuse it.
+    pub(crate) fn validated(self, origin: &str) -> Result<Self, InvalidInput> {
+        let mut doc = serde_json::json!({
+            "name": "imported",
+            "duration": "1h",
+            "traffic": {"rate": 1.0},
+            "backend": {"workers": 1, "service_time": {"constant": {"value": "1ms"}}},
+        });
+        if let (Some(d), Ok(serde_json::Value::Object(block))) =
+            (doc.as_object_mut(), serde_json::to_value(&self))
+        {
+            d.extend(block);
+        }
+        let problems = match serde_json::from_value::<ScenarioSpec>(doc) {
+            Ok(spec) => crate::scenario::validate(&spec).err().unwrap_or_default(),
+            Err(e) => vec![Problem {
+                path: "block".into(),
+                message: e.to_string(),
+            }],
+        };
+        if problems.is_empty() {
+            return Ok(self);
+        }
+        let list: Vec<String> = problems.iter().map(Problem::to_string).collect();
+        Err(InvalidInput::At(Located::whole(
+            origin,
+            format!(
+                "cannot be imported as a valid scenario block: {}",
+                list.join("; ")
+            ),
+        )))
+    }
+}
+
+/// A policy name a scenario accepts, made from a name in the source (a
+/// gRPC `service/method`, a queue ID): `/` and `\` become `.`, control
+/// characters and a leading `.`, `=`, `+`, `-` or `@` are dropped, and it
+/// is cut to 200 bytes; `fallback` when nothing is left.
+pub(crate) fn policy_name(raw: &str, fallback: &str) -> String {
+    let mapped: String = raw
+        .trim()
+        .chars()
+        .filter(|c| !c.is_control())
+        .map(|c| if matches!(c, '/' | '\\') { '.' } else { c })
+        .collect();
+    let mut name = mapped
+        .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '.' | '=' | '+' | '-' | '@'))
+        .trim_end()
+        .to_string();
+    let mut cut = name.len().min(200);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    name.truncate(cut);
+    if name.trim().is_empty() {
+        fallback.to_string()
+    } else {
+        name
+    }
 }
 
 /// An [`InvalidInput`] error about `key` of the file `origin`.
 pub(crate) fn bad_key(origin: &str, key: &str, msg: impl std::fmt::Display) -> InvalidInput {
     InvalidInput::At(Located::at_path(origin, key, msg.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::unsafe_name;
+    use proptest::prelude::*;
+
+    #[test]
+    fn source_names_become_names_a_scenario_accepts() {
+        assert_eq!(
+            policy_name("helloworld.Greeter/SayHello", "x"),
+            "helloworld.Greeter.SayHello"
+        );
+        assert_eq!(policy_name("-queue", "x"), "queue");
+        assert_eq!(policy_name(" /// ", "grpc-0"), "grpc-0");
+        assert_eq!(policy_name("orders", "x"), "orders");
+    }
+
+    proptest! {
+        #[test]
+        fn every_source_name_becomes_a_safe_name(raw in "\\PC{0,300}|[./\\\\=+@ -]{0,5}[a-zé/]{0,250}") {
+            let name = policy_name(&raw, "fallback");
+            prop_assert_eq!(unsafe_name(&name), None, "{:?} -> {:?}", raw, name);
+        }
+    }
 }
