@@ -645,6 +645,27 @@ pub enum MergeError {
         /// The shard directory.
         origin: String,
     },
+    /// A row for a point or policy the sweep does not have, or a row
+    /// given twice.
+    #[error("{origin}: the sweep.csv row for point {point}, policy {policy:?} {why}: was the shard edited?")]
+    StrayRow {
+        /// The shard directory.
+        origin: String,
+        /// The row's point index.
+        point: usize,
+        /// The row's policy.
+        policy: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// No shard holds this row.
+    #[error("merge: no shard has the row for point {point}, policy {policy:?}: a sweep.csv was cut short")]
+    MissingRow {
+        /// The point index.
+        point: usize,
+        /// The policy.
+        policy: String,
+    },
 }
 
 /// Why `A..B:N` is not a range (`sweep::range`); the message quotes the
@@ -789,6 +810,18 @@ pub enum MapError {
     /// Shards missing.
     #[error("merge: missing map shard{} {}", if .0.len() == 1 { "" } else { "s" }, .0.join(", "))]
     Missing(Vec<String>),
+    /// A (policy, cell) with no row, or with two, among the shards.
+    #[error("merge: the map has {} row for policy {policy:?} at x = {x}, y = {y}: a map.csv was {}", if *.twice { "more than one" } else { "no" }, if *.twice { "given twice or edited" } else { "cut short" })]
+    RowCount {
+        /// The policy.
+        policy: String,
+        /// The cell's x value.
+        x: String,
+        /// The cell's y value.
+        y: String,
+        /// Two rows rather than none.
+        twice: bool,
+    },
     /// A row the manifest does not explain.
     #[error("{origin}: map.csv row {row} names a policy or value not in map.json")]
     StrayRow {

@@ -270,6 +270,27 @@ fn shards_from_job_completion_index_merge_byte_for_byte() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing map shards 2/3, 3/3"));
+    // A shard's map.csv with a row given twice, or cut short, is refused.
+    let csv = Path::new(&parts).join("shard-2-of-3").join("map.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let first_row = text.lines().nth(1).unwrap();
+    let cut = text
+        .lines()
+        .take(text.lines().count() - 1)
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    for (edited, needle) in [
+        (format!("{text}{first_row}\n"), "more than one row"),
+        (cut, "cut short"),
+    ] {
+        std::fs::write(&csv, edited).unwrap();
+        let o = retrysim(&["merge", &parts, "-o", &p(t.path(), "bad")], &[]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle), "{err}");
+    }
+    std::fs::write(&csv, text).unwrap();
     let o = retrysim(
         &[
             "map",

@@ -95,6 +95,31 @@ fn shards_merge_into_the_unsharded_output_byte_for_byte() {
     assert_eq!(o.status.code(), Some(2));
     let o = retrysim(&["merge", &all, &parts[0], "-o", &bad]);
     assert_eq!(o.status.code(), Some(2));
+    // A shard's sweep.csv with a row given twice, a row of no point of
+    // the sweep, or cut short, is refused.
+    let csv = Path::new(&parts[1]).join("sweep.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let first_row = text.lines().nth(1).unwrap().to_string();
+    let cut = text
+        .lines()
+        .take(text.lines().count() - 1)
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    let stray = format!("{text}999{}\n", &first_row[first_row.find(',').unwrap()..]);
+    for (edited, needle) in [
+        (format!("{text}{first_row}\n"), "comes twice"),
+        (stray, "not part of the sweep"),
+        (cut, "cut short"),
+    ] {
+        std::fs::write(&csv, edited).unwrap();
+        let o = retrysim(&[
+            "merge", &parts[0], &parts[1], &parts[2], &parts[3], "-o", &bad,
+        ]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle), "{err}");
+    }
 }
 
 #[test]

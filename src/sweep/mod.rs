@@ -263,6 +263,12 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
     if !missing.is_empty() {
         return Err(MergeError::Missing(missing));
     }
+    // Every point of the grid has one row per policy: a shard cut short,
+    // edited or holding a row twice is refused rather than merged into a
+    // table that looks whole.
+    let policy_col = first_table.header.iter().position(|h| h == "policy");
+    let n = first.policies.len();
+    let mut seen = vec![false; first.points.saturating_mul(n)];
     let mut rows: Vec<(usize, Vec<String>)> = Vec::new();
     for (origin, _, t) in &parts {
         for r in &t.rows {
@@ -272,11 +278,33 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
                 .ok_or_else(|| MergeError::NoPointIndex {
                     origin: origin.clone(),
                 })?;
-            rows.push((point, r.clone()));
+            let policy = policy_col
+                .and_then(|c| r.get(c))
+                .cloned()
+                .unwrap_or_default();
+            let stray = |why| MergeError::StrayRow {
+                origin: origin.clone(),
+                point,
+                policy: policy.clone(),
+                why,
+            };
+            let p = first.policies.iter().position(|x| *x == policy);
+            let Some(at) = p.filter(|_| point < first.points).map(|p| point * n + p) else {
+                return Err(stray("is not part of the sweep in sweep.json"));
+            };
+            if std::mem::replace(&mut seen[at], true) {
+                return Err(stray("comes twice"));
+            }
+            rows.push((at, r.clone()));
         }
     }
-    // Stable: a point's rows come from one shard, already in policy order.
-    rows.sort_by_key(|(p, _)| *p);
+    if let Some(at) = seen.iter().position(|s| !s) {
+        return Err(MergeError::MissingRow {
+            point: at / n,
+            policy: first.policies[at % n].clone(),
+        });
+    }
+    rows.sort_by_key(|(at, _)| *at);
     let manifest = Manifest {
         shard: Shard::ALL,
         ..first
