@@ -30,15 +30,19 @@ pub struct RunArgs {
     /// The flags every simulating command shares.
     #[command(flatten)]
     pub sim: SimArgs,
-    /// Size of the plots in pixels, WIDTHxHEIGHT (default 1400x820; at
-    /// least 600x400).
+    /// Size of the plots in pixels, WIDTHxHEIGHT (default 1400x820; from
+    /// 600x400 to 10000x10000).
     #[arg(long, value_name = "WxH", value_parser = plot_size_arg)]
     pub plot_size: Option<(u32, u32)>,
 }
 
 /// Parses `--plot-size`: `1200x700`.
 fn plot_size_arg(text: &str) -> Result<(u32, u32), String> {
-    let bad = || format!("plot size {text:?}: write WIDTHxHEIGHT, e.g. 1200x700, at least 600x400");
+    let bad = || {
+        format!(
+            "plot size {text:?}: write WIDTHxHEIGHT, e.g. 1200x700, from 600x400 to 10000x10000"
+        )
+    };
     let (w, h) = text.split_once(['x', 'X']).ok_or_else(bad)?;
     let (w, h): (u32, u32) = (
         w.trim().parse().map_err(|_| bad())?,
