@@ -242,6 +242,30 @@ fn unreadable_files() {
     assert!(err.contains("does-not-exist.json") && !err.contains("panicked"));
 }
 
+/// A byte-order mark (as Windows editors save) is not an error, in JSON
+/// or TOML; errors after it keep their line and column.
+#[test]
+fn a_byte_order_mark_is_read_past() {
+    let t = tempfile::tempdir().unwrap();
+    let toy = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/hotos21-toy.json"),
+    )
+    .unwrap();
+    let json = t.path().join("bom.json");
+    std::fs::write(&json, format!("\u{feff}{toy}")).unwrap();
+    let toml = t.path().join("bom.toml");
+    std::fs::write(&toml, "\u{feff}name = \"t\"\nduration = \"10s\"\n[traffic]\nrate = 10\n[backend]\nworkers = 1\nservice_time = { constant = { value = \"1ms\" } }\n[[policies]]\nname = \"p\"\n").unwrap();
+    for f in [&json, &toml] {
+        let (code, err) = retrysim(&["check", &f.display().to_string()]);
+        assert_eq!(code, Some(0), "{}: {err}", f.display());
+    }
+    let bad = t.path().join("bad.json");
+    std::fs::write(&bad, "\u{feff}{\"name\": 5}").unwrap();
+    let (code, err) = retrysim(&["check", &bad.display().to_string()]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains(":1:10:"), "{err}");
+}
+
 #[test]
 fn bad_set_path() {
     run_bad_set(

@@ -172,7 +172,7 @@ pub fn read_text(path: &Path) -> Result<String, InvalidInput> {
         origin: origin.clone(),
         source,
     })?;
-    String::from_utf8(bytes).map_err(|e| {
+    let mut text = String::from_utf8(bytes).map_err(|e| {
         let (line, column) = load::line_col(
             &String::from_utf8_lossy(e.as_bytes()),
             e.utf8_error().valid_up_to(),
@@ -182,7 +182,13 @@ pub fn read_text(path: &Path) -> Result<String, InvalidInput> {
             line,
             column,
         }
-    })
+    })?;
+    // A byte-order mark (Windows editors write one) is not part of the
+    // text: neither JSON nor TOML parsers take it.
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
 }
 
 /// Like [`load`], for text already in memory; `origin` names it in errors
