@@ -242,6 +242,19 @@ fn unreadable_files() {
     assert!(err.contains("does-not-exist.json") && !err.contains("panicked"));
 }
 
+/// Two scenarios of one name would write one report folder: refused
+/// before anything runs.
+#[test]
+fn two_scenarios_of_one_name_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out").display().to_string();
+    let toy = "scenarios/hotos21-toy.json";
+    let (code, err) = retrysim(&["run", toy, toy, "-o", &out, "--no-plots", "-q"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("\"hotos21-toy\" is also the name of"), "{err}");
+    assert!(!t.path().join("out").exists(), "nothing ran");
+}
+
 /// A byte-order mark (as Windows editors save) is not an error, in JSON
 /// or TOML; errors after it keep their line and column.
 #[test]

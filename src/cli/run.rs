@@ -2,7 +2,7 @@
 
 use super::common::{self, SimArgs, Stdout};
 use super::progress;
-use crate::error::Error;
+use crate::error::{Error, InvalidInput, Located};
 use crate::report::staging::Staging;
 use crate::report::{self, Perf, ReportOptions};
 use crate::runner;
@@ -65,10 +65,27 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
             &sim.sets,
         )?);
     }
-    for path in &args.scenarios {
-        scenarios.push(scenario::load(path, &sim.sets)?);
-    }
     let output = sim.output.as_deref().unwrap_or(Path::new("output"));
+    let mut named: Vec<(String, &Path)> = Vec::new();
+    for path in &args.scenarios {
+        let s = scenario::load(path, &sim.sets)?;
+        let name = s.spec().name.clone();
+        if let Some((_, first)) = named.iter().find(|(n, _)| *n == name) {
+            // Each report is the folder named after its scenario.
+            return Err(InvalidInput::At(Located::whole(
+                path.display().to_string(),
+                format!(
+                    "scenario name {name:?} is also the name of {}: both reports would be \
+                     written to {}; give each scenario its own name",
+                    first.display(),
+                    output.join(&name).display()
+                ),
+            ))
+            .into());
+        }
+        named.push((name, path));
+        scenarios.push(s);
+    }
     let mut out = Stdout::lock();
     for mut s in scenarios {
         if !sim.quiet {
