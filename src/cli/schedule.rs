@@ -36,6 +36,7 @@ pub const EXAMPLES: &str = "Examples:
   retrysim schedule --backoff cloud_tasks --min-backoff 10s --max-backoff 300s --max-doublings 3
   retrysim schedule --backoff exponential --initial 100ms --multiplier 2 --max 32s --jitter full
   retrysim schedule --policy my-policy.json --attempts 50
+  retrysim schedule --policy scenarios/spanner-90s.json --name platform
   retrysim schedule --preset cloud-tasks-critical --png schedule.png";
 
 /// Flags of `retrysim schedule`.
@@ -45,9 +46,18 @@ pub struct ScheduleArgs {
     #[arg(long, conflicts_with = "policy")]
     pub preset: Option<String>,
     /// A JSON or TOML file holding one policy object (as in a scenario's
-    /// `policies` list).
+    /// `policies` list), or a scenario or `import` block with a
+    /// `policies` list (pick one with --name when it has several).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// With --policy FILE holding a `policies` list: the policy to show.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "policy",
+        conflicts_with = "preset"
+    )]
+    pub name: Option<String>,
     /// Backoff kind (default: the preset's or file's).
     #[arg(long, value_parser = PossibleValuesParser::new(BackoffSpec::kinds().iter().copied()))]
     pub backoff: Option<String>,
@@ -158,6 +168,9 @@ struct Draft {
     by_flag: Vec<(String, String)>,
     /// The `--policy` file: its name, text and format.
     file: Option<(String, String, Format)>,
+    /// Where the policy sits in the file: `""` for a file that is one
+    /// policy object, `policies[i].` for an entry of a list.
+    prefix: String,
 }
 
 impl Draft {
@@ -195,6 +208,12 @@ impl Draft {
         }
         match &self.file {
             Some((origin, text, format)) => {
+                // Within a list, a problem of the whole policy is the entry's.
+                let field = match field {
+                    Some(f) => Some(format!("{}{f}", self.prefix)),
+                    None => Some(self.prefix.trim_end_matches('.').to_string())
+                        .filter(|p| !p.is_empty()),
+                };
                 let at = field.as_deref().and_then(|f| locate(text, *format, f));
                 Located {
                     origin: origin.clone(),
@@ -222,23 +241,88 @@ fn read_policy_file(path: &Path) -> Result<(String, String, Format), InvalidInpu
     Ok((path.display().to_string(), text, format))
 }
 
+/// The entry of a `policies` list that `name` names (or the only one),
+/// with its index.
+fn pick_policy(
+    list: &Value,
+    name: Option<&str>,
+    origin: &str,
+) -> Result<(usize, Value), InvalidInput> {
+    let err = |msg: String| InvalidInput::At(Located::at_path(origin, "policies", msg));
+    let Value::Array(items) = list else {
+        return Err(err("must be a list of policy objects".into()));
+    };
+    let names: Vec<&str> = items
+        .iter()
+        .map(|p| p.get("name").and_then(Value::as_str).unwrap_or(""))
+        .collect();
+    let listed = || {
+        names
+            .iter()
+            .map(|n| format!("{n:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let i = match (name, items.len()) {
+        (_, 0) => return Err(err("is empty: no policy to show".into())),
+        (Some(want), _) => names.iter().position(|n| *n == want).ok_or_else(|| {
+            err(format!(
+                "has no policy named {want:?} (it has {})",
+                listed()
+            ))
+        })?,
+        (None, 1) => 0,
+        (None, n) => {
+            return Err(err(format!(
+                "holds {n} policies ({}): pick one with --name",
+                listed()
+            )))
+        }
+    };
+    Ok((i, items[i].clone()))
+}
+
 /// The policy object the file, preset or defaults start from.
 fn start(args: &ScheduleArgs) -> Result<Draft, InvalidInput> {
     let mut draft = Draft {
         doc: Map::new(),
         by_flag: Vec::new(),
         file: None,
+        prefix: String::new(),
     };
     if let Some(path) = &args.policy {
         let (origin, text, format) = read_policy_file(path)?;
-        // Read typed first: problems in the file itself get exact positions.
-        from_text::<PolicySpec>(&text, &origin, format).map_err(InvalidInput::At)?;
         let value = to_value(&text, &origin, format).map_err(InvalidInput::At)?;
-        let Value::Object(doc) = value else {
+        let doc = if let Some(list) = value.get("policies") {
+            let (i, entry) = pick_policy(list, args.name.as_deref(), &origin)?;
+            draft.prefix = format!("policies[{i}].");
+            draft.file = Some((origin, text, format));
+            // Read typed first: problems in the entry get exact positions.
+            if let Err(e) = serde_path_to_error::deserialize::<_, PolicySpec>(entry.clone()) {
+                let path = e.path().to_string();
+                let path = if path == "." { String::new() } else { path };
+                return Err(InvalidInput::At(
+                    draft.problem(&path, e.into_inner().to_string()),
+                ));
+            }
+            entry
+        } else {
+            if args.name.is_some() {
+                return Err(InvalidInput::At(Located::whole(
+                    origin,
+                    "--name picks from a `policies` list; this file is one policy object",
+                )));
+            }
+            // Read typed first: problems in the file itself get exact
+            // positions.
+            from_text::<PolicySpec>(&text, &origin, format).map_err(InvalidInput::At)?;
+            draft.file = Some((origin, text, format));
+            value
+        };
+        let Value::Object(doc) = doc else {
             unreachable!("a policy object was read from the same text")
         };
         draft.doc = doc;
-        draft.file = Some((origin, text, format));
     } else if let Some(name) = &args.preset {
         draft.doc.insert("name".into(), Value::String(name.clone()));
         draft.set("preset", "--preset", Value::String(name.clone()));
@@ -815,6 +899,50 @@ mod tests {
         let msg = e.to_string();
         assert!(
             msg.contains("bad.json") && msg.contains("backoff.constant"),
+            "{msg}"
+        );
+    }
+
+    /// A scenario, or the block `import` prints, holds a `policies` list:
+    /// `--name` picks one (the only one needs no name), and problems point
+    /// into the list.
+    #[test]
+    fn a_policy_picked_from_a_policies_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.json");
+        std::fs::write(
+            &file,
+            r#"{"name": "s", "policies": [
+                {"name": "a", "max_attempts": 2, "backoff": {"constant": {"delay": "1s"}}},
+                {"name": "b", "max_attempts": 3, "backoff": {"constant": {"delay": "2s"}}},
+                {"name": "c", "backoff": {"constant": {"dealy": "2s"}}}]}"#,
+        )
+        .unwrap();
+        let f = file.to_str().unwrap();
+        let p = policy_from_args(&args(&["--policy", f, "--name", "b"])).unwrap();
+        assert_eq!(schedule(&p, None).window, Some(4 * NS_PER_SEC));
+        let err = |a: &[&str]| policy_from_args(&args(a)).unwrap_err().to_string();
+        let msg = err(&["--policy", f]);
+        assert!(
+            msg.contains("3 policies") && msg.contains("--name"),
+            "{msg}"
+        );
+        let msg = err(&["--policy", f, "--name", "z"]);
+        assert!(msg.contains("no policy named \"z\""), "{msg}");
+        let msg = err(&["--policy", f, "--name", "c"]);
+        assert!(
+            msg.contains(":4:") && msg.contains("policies[2].backoff.constant"),
+            "{msg}"
+        );
+        let one = dir.path().join("one.json");
+        std::fs::write(&one, r#"{"policies": [{"name": "x", "max_attempts": 1}]}"#).unwrap();
+        let p = policy_from_args(&args(&["--policy", one.to_str().unwrap()])).unwrap();
+        assert_eq!(p.name, "x");
+        // A problem of the whole entry names the entry.
+        std::fs::write(&one, r#"{"policies": [{"name": "x", "max_attempts": 2}]}"#).unwrap();
+        let msg = err(&["--policy", one.to_str().unwrap()]);
+        assert!(
+            msg.contains("policies[0]: a policy that may retry"),
             "{msg}"
         );
     }
