@@ -502,4 +502,35 @@ mod tests {
             "{msg}"
         );
     }
+
+    proptest::proptest! {
+        /// Every service config gRPC accepts with a growing backoff
+        /// imports (no false refusal), and its delays stay within
+        /// `maxBackoff` and gRPC's ±20 % jitter.
+        #[test]
+        fn configs_grpc_accepts_import(
+            attempts in 2i64..10,
+            initial_ms in 1u64..3_600_000,
+            max_ms in 1u64..3_600_000,
+            multiplier in 1.0f64..10.0,
+            max_tokens in 1u32..=1000,
+            token_ratio in 0.001f64..5000.0,
+        ) {
+            let text = format!(
+                r#"{{"methodConfig": [{{"name": [{{"service": "s.S", "method": "M"}}],
+                    "retryPolicy": {{"maxAttempts": {attempts},
+                    "initialBackoff": "{}.{:03}s", "maxBackoff": "{}.{:03}s",
+                    "backoffMultiplier": {multiplier}, "retryableStatusCodes": ["UNAVAILABLE"]}}}}],
+                    "retryThrottling": {{"maxTokens": {max_tokens}, "tokenRatio": {token_ratio}}}}}"#,
+                initial_ms / 1000, initial_ms % 1000, max_ms / 1000, max_ms % 1000
+            );
+            let imp = import_str(&text, "sc.json");
+            proptest::prop_assert!(imp.is_ok(), "{text}: {imp:?}");
+            let p = resolve(&imp.unwrap().policies[0]).unwrap();
+            for row in schedule(&p, None).rows {
+                proptest::prop_assert!(row.delay <= max_ms * 1_000_000, "{row:?}");
+                proptest::prop_assert!(row.max <= max_ms * 1_200_000 + 1, "{row:?}");
+            }
+        }
+    }
 }
