@@ -1,5 +1,7 @@
 //! The CSV and JSON report files, built in memory as bytes so tests can
-//! compare them and `write_all` only has to save them.
+//! compare them and `write_all` only has to save them; `timeseries.csv`,
+//! which grows with every bin of every run, is written straight to its
+//! file instead.
 //!
 //! Layout of `summary.csv` / `summary.json` rows: `policy`, then the
 //! summary columns in a fixed order, in blocks (see
@@ -15,6 +17,7 @@ use crate::metrics::columns::{
 };
 use crate::metrics::{BinColumn, BinRow, Extras, RunResult};
 use crate::scenario::Scenario;
+use std::io::Write;
 
 /// The JSON text of a summary cell.
 fn cell_json(c: &Cell) -> String {
@@ -25,13 +28,15 @@ fn cell_json(c: &Cell) -> String {
     }
 }
 
-fn csv_bytes(
+/// Writes `header` and `rows` as CSV into `out` and returns it.
+fn write_csv<W: Write>(
+    out: W,
     header: &[String],
     rows: impl Iterator<Item = Vec<String>>,
-) -> Result<Vec<u8>, csv::Error> {
+) -> Result<W, csv::Error> {
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(Vec::new());
+        .from_writer(out);
     w.write_record(header)?;
     for row in rows {
         w.write_record(&row)?;
@@ -39,10 +44,19 @@ fn csv_bytes(
     w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
 }
 
-/// `timeseries.csv`: one row per (policy, replication, bin), in the order
-/// of `results`; the columns after `policy` and `replication` are
-/// [`BinRow::COLUMNS`], the optional ones only when a run has them.
-pub fn timeseries_csv(results: &[RunResult]) -> Result<Vec<u8>, csv::Error> {
+fn csv_bytes(
+    header: &[String],
+    rows: impl Iterator<Item = Vec<String>>,
+) -> Result<Vec<u8>, csv::Error> {
+    write_csv(Vec::new(), header, rows)
+}
+
+/// Writes `timeseries.csv` into `out`: one row per (policy, replication,
+/// bin), in the order of `results`; the columns after `policy` and
+/// `replication` are [`BinRow::COLUMNS`], the optional ones only when a
+/// run has them. Streamed: a run with millions of bins would otherwise
+/// hold the whole text in memory beside its bins.
+pub fn write_timeseries_csv<W: Write>(out: W, results: &[RunResult]) -> Result<W, csv::Error> {
     let extras = Extras::of(results);
     let cols: Vec<&BinColumn> = BinRow::COLUMNS
         .iter()
@@ -60,7 +74,7 @@ pub fn timeseries_csv(results: &[RunResult]) -> Result<Vec<u8>, csv::Error> {
             row
         })
     });
-    csv_bytes(&header, rows)
+    write_csv(out, &header, rows)
 }
 
 /// The columns of `tiers.csv`.

@@ -23,6 +23,8 @@ use crate::metrics::aggregate::{aggregate_figures, run_figures};
 use crate::metrics::{Extras, RunResult};
 use crate::scenario::Scenario;
 use serde::Serialize;
+use std::fs::File;
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 /// How the runs went, for `perf.json` (the only output that may differ
@@ -68,6 +70,33 @@ fn save(
     Ok(())
 }
 
+/// Like [`save`], for a file written piece by piece through a buffer
+/// (`write` returns the writer it was given); an I/O error names the file.
+fn save_streamed(
+    dir: &Path,
+    name: &str,
+    written: &mut Vec<PathBuf>,
+    write: impl FnOnce(BufWriter<File>) -> Result<BufWriter<File>, csv::Error>,
+) -> Result<(), OutputError> {
+    let path = dir.join(name);
+    staging::fail_point(name)?;
+    let failed = |source| OutputError::Write {
+        path: path.clone(),
+        source,
+    };
+    let file = File::create(&path).map_err(failed)?;
+    let w = write(BufWriter::new(file)).map_err(|e| match e.into_kind() {
+        csv::ErrorKind::Io(source) => failed(source),
+        other => OutputError::Write {
+            path: path.clone(),
+            source: std::io::Error::other(format!("{other:?}")),
+        },
+    })?;
+    w.into_inner().map_err(|e| failed(e.into_error()))?;
+    written.push(path);
+    Ok(())
+}
+
 /// Every file [`write_all`] may write: the ones a run does not write
 /// (`load.png` with `--no-plots`) are stale leftovers of an earlier run,
 /// removed when the new report is committed (see [`staging::Staging`]).
@@ -102,12 +131,9 @@ pub fn write_all(
     let reps = summaries.iter().map(|s| s.replications).max().unwrap_or(0);
     let extras = Extras::of(results);
     let mut written = Vec::new();
-    save(
-        dir,
-        "timeseries.csv",
-        &files::timeseries_csv(results)?,
-        &mut written,
-    )?;
+    save_streamed(dir, "timeseries.csv", &mut written, |w| {
+        files::write_timeseries_csv(w, results)
+    })?;
     save(
         dir,
         "summary.csv",
@@ -201,4 +227,31 @@ pub fn summary_table(scenario: &Scenario, results: &[RunResult]) -> String {
 /// `std::io::stdout().is_terminal()`), plain otherwise.
 pub fn summary_table_colored(scenario: &Scenario, results: &[RunResult], color: bool) -> String {
     table::render(scenario, results, color)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the streamed writer gets lands in the file, and any failure
+    /// (here, no directory to create it in) names the file.
+    #[test]
+    fn a_streamed_file_is_written_whole_or_reported_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut written = Vec::new();
+        save_streamed(dir.path(), "t.csv", &mut written, |mut w| {
+            std::io::Write::write_all(&mut w, b"a,b\n1,2\n")?;
+            Ok(w)
+        })
+        .unwrap();
+        assert_eq!(written, [dir.path().join("t.csv")]);
+        assert_eq!(std::fs::read(&written[0]).unwrap(), b"a,b\n1,2\n");
+        let gone = dir.path().join("missing");
+        let e = save_streamed(&gone, "t.csv", &mut written, Ok).unwrap_err();
+        assert!(
+            matches!(&e, OutputError::Write { path, .. } if *path == gone.join("t.csv")),
+            "{e:?}"
+        );
+        assert_eq!(written.len(), 1);
+    }
 }
