@@ -72,7 +72,7 @@ pub struct MapArgs {
     /// Split the map into N blocks and run the one the batch system names:
     /// JOB_COMPLETION_INDEX (Kubernetes Indexed Job, 0-based) or
     /// SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN (Slurm array). Writes
-    /// into DIR/shard-<I>-of-<N>/.
+    /// into `DIR/shard-<I>-of-<N>/`.
     #[arg(long, value_name = "N")]
     pub shards: Option<usize>,
 }

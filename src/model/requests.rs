@@ -481,7 +481,7 @@ impl Requests {
     }
 
     /// Whether there are more slots than the caches keep warm (see
-    /// [`CacheSlots`]): below that, a slot is rarely cold and reading ahead
+    /// `CacheSlots`): below that, a slot is rarely cold and reading ahead
     /// ([`Requests::read_ahead`]) would only add work.
     #[inline]
     pub fn outgrow_cache(&self) -> bool {
