@@ -66,24 +66,23 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
         )?);
     }
     let output = sim.output.as_deref().unwrap_or(Path::new("output"));
-    let mut named: Vec<(String, &Path)> = Vec::new();
     for path in &args.scenarios {
         let s = scenario::load(path, &sim.sets)?;
-        let name = s.spec().name.clone();
-        if let Some((_, first)) = named.iter().find(|(n, _)| *n == name) {
-            // Each report is the folder named after its scenario.
+        // Each report is the folder named after its scenario. With files
+        // given there is no built-in scenario: `scenarios[i]` is file `i`.
+        let name = &s.spec().name;
+        if let Some(i) = scenarios.iter().position(|o| o.spec().name == *name) {
             return Err(InvalidInput::At(Located::whole(
                 path.display().to_string(),
                 format!(
                     "scenario name {name:?} is also the name of {}: both reports would be \
                      written to {}; give each scenario its own name",
-                    first.display(),
-                    output.join(&name).display()
+                    args.scenarios[i].display(),
+                    output.join(name).display()
                 ),
             ))
             .into());
         }
-        named.push((name, path));
         scenarios.push(s);
     }
     let mut out = Stdout::lock();

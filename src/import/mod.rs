@@ -82,7 +82,6 @@ impl Imported {
 /// is cut to 200 bytes; `fallback` when nothing is left.
 pub(crate) fn policy_name(raw: &str, fallback: &str) -> String {
     let mapped: String = raw
-        .trim()
         .chars()
         .filter(|c| !c.is_control())
         .map(|c| if matches!(c, '/' | '\\') { '.' } else { c })
@@ -96,7 +95,7 @@ pub(crate) fn policy_name(raw: &str, fallback: &str) -> String {
         cut -= 1;
     }
     name.truncate(cut);
-    if name.trim().is_empty() {
+    if name.is_empty() {
         fallback.to_string()
     } else {
         name
@@ -112,6 +111,8 @@ pub(crate) fn bad_key(origin: &str, key: &str, msg: impl std::fmt::Display) -> I
 mod tests {
     use super::*;
     use crate::check::unsafe_name;
+    use crate::policy::BackoffSpec;
+    use crate::time::Dur;
     use proptest::prelude::*;
 
     #[test]
@@ -123,6 +124,30 @@ mod tests {
         assert_eq!(policy_name("-queue", "x"), "queue");
         assert_eq!(policy_name(" /// ", "grpc-0"), "grpc-0");
         assert_eq!(policy_name("orders", "x"), "orders");
+    }
+
+    #[test]
+    fn a_block_a_scenario_would_refuse_is_not_printed() {
+        let bad = Imported {
+            policies: vec![PolicySpec {
+                name: "x".into(),
+                backoff: Some(BackoffSpec::Exponential {
+                    initial: Dur::from_secs(1),
+                    multiplier: 0.5,
+                    max: None,
+                    max_doublings: None,
+                }),
+                ..Default::default()
+            }],
+            dispatcher: None,
+            warnings: vec![],
+        };
+        let msg = bad.validated("sc.json").unwrap_err().to_string();
+        assert!(
+            msg.starts_with("sc.json: ")
+                && msg.contains("policies[0].backoff.exponential.multiplier"),
+            "{msg}"
+        );
     }
 
     proptest! {

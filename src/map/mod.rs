@@ -494,6 +494,20 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
         x: first.x.clone(),
         y: first.y.clone(),
     };
+    // One row per (policy, cell) of the whole grid: a row given twice or
+    // a shard cut short is refused rather than merged into a map that
+    // looks whole.
+    let cells = grid.len();
+    let mut seen = vec![false; first.policies.len() * cells];
+    let row_count = |at: usize, twice: bool| {
+        let (xi, yi) = grid.coords(at % cells);
+        MapError::RowCount {
+            policy: first.policies[at / cells].clone(),
+            x: grid.x.values[xi].clone(),
+            y: grid.y.values[yi].clone(),
+            twice,
+        }
+    };
     let mut rows: Vec<((usize, usize), Vec<String>)> = Vec::new();
     for (origin, _, t) in &parts {
         for (i, r) in t.rows.iter().enumerate() {
@@ -506,45 +520,17 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
                 origin: origin.clone(),
                 row: i + 1,
             })?;
+            let at = key.0 * cells + key.1;
+            if std::mem::replace(&mut seen[at], true) {
+                return Err(row_count(at, true));
+            }
             rows.push((key, r.clone()));
         }
     }
+    if let Some(at) = seen.iter().position(|s| !s) {
+        return Err(row_count(at, false));
+    }
     rows.sort_by_key(|(k, _)| *k);
-    // One row per (policy, cell) of the whole grid: a row given twice or
-    // a shard cut short is refused rather than merged into a map that
-    // looks whole.
-    let cells = grid.len().max(1);
-    let expected = (0..first.policies.len()).flat_map(|p| (0..cells).map(move |c| (p, c)));
-    let mut got = rows.iter().map(|(k, _)| *k);
-    for want in expected {
-        match got.next() {
-            Some(k) if k == want => {}
-            found => {
-                // Sorted: a key below the one wanted came twice; above it
-                // (or none left), the wanted one never came.
-                let (p, c) = match found {
-                    Some(k) if k < want => k,
-                    _ => want,
-                };
-                let (xi, yi) = grid.coords(c);
-                return Err(MapError::RowCount {
-                    policy: first.policies[p].clone(),
-                    x: grid.x.values[xi].clone(),
-                    y: grid.y.values[yi].clone(),
-                    twice: found.is_some_and(|k| k < want),
-                });
-            }
-        }
-    }
-    if let Some((p, c)) = got.next() {
-        let (xi, yi) = grid.coords(c);
-        return Err(MapError::RowCount {
-            policy: first.policies[p].clone(),
-            x: grid.x.values[xi].clone(),
-            y: grid.y.values[yi].clone(),
-            twice: true,
-        });
-    }
     let table = Table {
         header: first_table.header,
         rows: rows.into_iter().map(|(_, r)| r).collect(),

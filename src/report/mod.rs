@@ -24,7 +24,7 @@ use crate::metrics::{Extras, RunResult};
 use crate::scenario::Scenario;
 use serde::Serialize;
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// How the runs went, for `perf.json` (the only output that may differ
@@ -61,38 +61,29 @@ fn save(
     bytes: &[u8],
     written: &mut Vec<PathBuf>,
 ) -> Result<(), OutputError> {
-    let path = dir.join(name);
-    staging::fail_point(name)?;
-    if let Err(source) = std::fs::write(&path, bytes) {
-        return Err(OutputError::Write { path, source });
-    }
-    written.push(path);
-    Ok(())
+    save_streamed(dir, name, written, |mut w| {
+        w.write_all(bytes)?;
+        Ok(w)
+    })
 }
 
-/// Like [`save`], for a file written piece by piece through a buffer
-/// (`write` returns the writer it was given); an I/O error names the file.
+/// Writes the file `name` piece by piece through a buffer (`write`
+/// returns the writer it was given), for a file too large to build in
+/// memory first; an I/O error names the file.
 fn save_streamed(
     dir: &Path,
     name: &str,
     written: &mut Vec<PathBuf>,
-    write: impl FnOnce(BufWriter<File>) -> Result<BufWriter<File>, csv::Error>,
+    write: impl FnOnce(BufWriter<File>) -> io::Result<BufWriter<File>>,
 ) -> Result<(), OutputError> {
     let path = dir.join(name);
     staging::fail_point(name)?;
-    let failed = |source| OutputError::Write {
-        path: path.clone(),
-        source,
-    };
-    let file = File::create(&path).map_err(failed)?;
-    let w = write(BufWriter::new(file)).map_err(|e| match e.into_kind() {
-        csv::ErrorKind::Io(source) => failed(source),
-        other => OutputError::Write {
-            path: path.clone(),
-            source: std::io::Error::other(format!("{other:?}")),
-        },
-    })?;
-    w.into_inner().map_err(|e| failed(e.into_error()))?;
+    let written_out = File::create(&path)
+        .and_then(|file| write(BufWriter::new(file)))
+        .and_then(|w| w.into_inner().map_err(|e| e.into_error()));
+    if let Err(source) = written_out {
+        return Err(OutputError::Write { path, source });
+    }
     written.push(path);
     Ok(())
 }
@@ -132,7 +123,7 @@ pub fn write_all(
     let extras = Extras::of(results);
     let mut written = Vec::new();
     save_streamed(dir, "timeseries.csv", &mut written, |w| {
-        files::write_timeseries_csv(w, results)
+        Ok(files::write_timeseries_csv(w, results)?)
     })?;
     save(
         dir,
@@ -239,11 +230,7 @@ mod tests {
     fn a_streamed_file_is_written_whole_or_reported_by_name() {
         let dir = tempfile::tempdir().unwrap();
         let mut written = Vec::new();
-        save_streamed(dir.path(), "t.csv", &mut written, |mut w| {
-            std::io::Write::write_all(&mut w, b"a,b\n1,2\n")?;
-            Ok(w)
-        })
-        .unwrap();
+        save(dir.path(), "t.csv", b"a,b\n1,2\n", &mut written).unwrap();
         assert_eq!(written, [dir.path().join("t.csv")]);
         assert_eq!(std::fs::read(&written[0]).unwrap(), b"a,b\n1,2\n");
         let gone = dir.path().join("missing");
