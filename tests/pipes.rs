@@ -54,6 +54,23 @@ fn quiet_on_broken_pipe(args: &[&str]) {
     assert_eq!(err, "", "{args:?}");
 }
 
+/// Like [`quiet_on_broken_pipe`] for a command that warns (`import` of a
+/// file with settings it drops): with stdout closed, stderr holds the
+/// same warnings as in a normal run, and nothing else.
+fn quiet_but_its_warnings_on_broken_pipe(args: &[&str]) {
+    let normal = retrysim().args(args).output().expect("the binary runs");
+    assert_eq!(normal.status.code(), Some(0), "{args:?}");
+    assert!(!normal.stdout.is_empty(), "{args:?} prints nothing");
+    let warnings = String::from_utf8_lossy(&normal.stderr).into_owned();
+    assert!(
+        warnings.lines().all(|l| l.starts_with("warning: ")),
+        "{args:?}: {warnings}"
+    );
+    let (code, err) = with_closed_stdout(args);
+    assert_eq!(code, Some(0), "{args:?}: stderr: {err}");
+    assert_eq!(err, warnings, "{args:?}");
+}
+
 #[test]
 fn check_and_import() {
     quiet_on_broken_pipe(&[
@@ -61,7 +78,8 @@ fn check_and_import() {
         "scenarios/example.json",
         "scenarios/spanner-90s.json",
     ]);
-    quiet_on_broken_pipe(&["import", "grpc", "examples/service_config.json"]);
+    // The example's methodConfig timeout is not imported, with a warning.
+    quiet_but_its_warnings_on_broken_pipe(&["import", "grpc", "examples/service_config.json"]);
 }
 
 #[test]

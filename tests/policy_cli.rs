@@ -132,6 +132,31 @@ fn import_errors_exit_2() {
     }
 }
 
+#[test]
+fn import_errors_are_one_line_and_warnings_name_what_was_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let y = write(dir.path(), "q.yaml", "retryConfig:\n  maxAttempts: 1e9\n");
+    let o = retrysim(&["import", "gcloud", &y]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!(
+            "error: {y}:2:16: retryConfig.maxAttempts: expected a whole number, found \"1e9\"\n"
+        )
+    );
+
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/service_config.json");
+    let o = retrysim(&["import", "grpc", example]);
+    assert_eq!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with(
+            "warning: methodConfig[0].timeout: 10s not imported: a policy has no deadline"
+        ),
+        "{err}"
+    );
+}
+
 /// `schedule` with `args`: exit status 2 and the first line of stderr.
 fn schedule_refused(args: &[&str]) -> String {
     let mut all = vec!["schedule"];

@@ -70,16 +70,7 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             e.into_inner()
         })
     });
-    let q = parsed.map_err(|e| {
-        // saphyr's message starts with its own "error: "; the CLI adds one.
-        let text = e.to_string();
-        let msg = text.strip_prefix("error: ").unwrap_or(&text);
-        if path.is_empty() || path == "." {
-            InvalidInput::At(Located::whole(origin, msg))
-        } else {
-            bad_key(origin, &path, msg)
-        }
-    })?;
+    let q = parsed.map_err(|e| InvalidInput::At(yaml_error(&e, text, origin, &path)))?;
     let queue_name = q.name.as_deref().is_some_and(|n| n.contains("/queues/"));
     if !queue_name && q.rate_limits.is_none() && q.retry_config.is_none() {
         // An empty file, or some other YAML (a scenario, a manifest):
@@ -190,6 +181,105 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
         warnings,
     }
     .validated(origin)
+}
+
+/// A YAML error as a [`Located`] problem of `origin`: the position taken
+/// from the error, the field path from `path` (as `serde_path_to_error`
+/// writes it), and the message in the user's terms rather than the
+/// parser's (no type names, no advice about the parser's options, no
+/// source snippet).
+fn yaml_error(e: &serde_saphyr::Error, text: &str, origin: &str, path: &str) -> Located {
+    use serde_saphyr::{Error as E, MessageFormatter, UserMessageFormatter};
+    let e = e.without_snippet();
+    let location = e.location().filter(|l| l.line() > 0);
+    // The scalar the error points at, as written, when it is on one line.
+    let found = location.and_then(|l| {
+        let start = usize::try_from(l.span().byte_offset()?).ok()?;
+        let len = usize::try_from(l.span().byte_len()?).ok()?;
+        let s = text.get(start..start.checked_add(len)?)?.trim();
+        (!s.is_empty() && !s.contains('\n')).then_some(s)
+    });
+    // The path up to the step the deserialiser could not name (`?`).
+    let mut field = path.split(".?").next().unwrap_or_default().to_string();
+    if field == "." || field == "?" {
+        field.clear();
+    }
+    let message = match e {
+        E::InvalidScalar { ty, .. } => scalar_message(ty, found),
+        E::DuplicateMappingKey { key, .. } => {
+            let key = key.as_deref().or(found).unwrap_or("a key");
+            if path.ends_with('?') {
+                field = if field.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("{field}.{key}")
+                };
+            }
+            format!("{key} appears twice; each key may be given once")
+        }
+        E::MultipleDocuments { .. } => {
+            field.clear();
+            "the file holds several YAML documents (separated by `---`); expected one queue \
+             description, as `gcloud tasks queues describe` prints it: import each queue from \
+             a file of its own"
+                .into()
+        }
+        E::Unexpected {
+            expected: "mapping start",
+            ..
+        } => "expected a mapping (`key: value` lines)".into(),
+        E::Unexpected {
+            expected: "sequence start",
+            ..
+        } => "expected a list".into(),
+        E::Unexpected {
+            expected: "string scalar" | "scalar" | "str expected",
+            ..
+        } => "expected a single value here, not a list or a mapping".into(),
+        other => UserMessageFormatter.format_message(other).into_owned(),
+    };
+    Located {
+        origin: origin.to_string(),
+        line: location.and_then(|l| usize::try_from(l.line()).ok()),
+        column: location.and_then(|l| usize::try_from(l.column()).ok()),
+        path: (!field.is_empty()).then_some(field),
+        message,
+    }
+}
+
+/// What is wrong with a scalar the parser could not read as `ty` (a Rust
+/// type name), `found` as written when known.
+fn scalar_message(ty: &str, found: Option<&str>) -> String {
+    let range: Option<(i128, i128)> = match ty {
+        "i64" => Some((i64::MIN.into(), i64::MAX.into())),
+        "i32" => Some((i32::MIN.into(), i32::MAX.into())),
+        "u64" => Some((0, u64::MAX.into())),
+        "u32" => Some((0, u32::MAX.into())),
+        "u16" => Some((0, u16::MAX.into())),
+        "u8" => Some((0, u8::MAX.into())),
+        _ => None,
+    };
+    let expected = match (ty, range) {
+        (_, Some((0, max))) => format!("expected a whole number from 0 to {max}"),
+        (_, Some(_)) => "expected a whole number".to_string(),
+        ("floating point" | "f64" | "f32", None) => "expected a number".to_string(),
+        ("boolean" | "bool", None) => "expected true or false".to_string(),
+        (_, None) => format!("cannot be read as {ty}"),
+    };
+    match (found, range) {
+        // Digits alone, yet not read: out of the type's range.
+        (Some(f), Some((min, max))) if is_integer(f) => {
+            format!("{f} is out of range: expected a whole number from {min} to {max}")
+        }
+        (Some(f), _) => format!("{expected}, found {f:?}"),
+        (None, _) => expected,
+    }
+}
+
+/// Digits, with a sign or not.
+fn is_integer(s: &str) -> bool {
+    let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
+    !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -315,6 +405,79 @@ state: RUNNING
                 msg.contains("q.yaml") && msg.contains(needle),
                 "{text}: {msg}"
             );
+        }
+    }
+
+    /// A YAML error is one line: the file, line and column, the field,
+    /// and what is wrong in words, with neither the parser's type names
+    /// and advice nor a source snippet.
+    #[test]
+    fn yaml_errors_are_one_line_in_plain_words() {
+        for (text, expected) in [
+            (
+                "retryConfig:\n  maxAttempts: 1e9\n",
+                "q.yaml:2:16: retryConfig.maxAttempts: expected a whole number, found \"1e9\"",
+            ),
+            (
+                "retryConfig:\n  maxAttempts: 3.5\n",
+                "q.yaml:2:16: retryConfig.maxAttempts: expected a whole number, found \"3.5\"",
+            ),
+            (
+                "retryConfig:\n  maxAttempts: 99999999999999999999\n",
+                "q.yaml:2:16: retryConfig.maxAttempts: 99999999999999999999 is out of range: \
+                 expected a whole number from -9223372036854775808 to 9223372036854775807",
+            ),
+            (
+                "rateLimits:\n  maxBurstSize: -1\n",
+                "q.yaml:2:17: rateLimits.maxBurstSize: -1 is out of range: expected a whole \
+                 number from 0 to 4294967295",
+            ),
+            (
+                "rateLimits:\n  maxDispatchesPerSecond: fast\n",
+                "q.yaml:2:27: rateLimits.maxDispatchesPerSecond: expected a number, found \"fast\"",
+            ),
+            (
+                "retryConfig:\n  maxAttempts: 3\n  maxAttempts: 4\n",
+                "q.yaml:3:3: retryConfig.maxAttempts: maxAttempts appears twice; each key may be \
+                 given once",
+            ),
+            (
+                "retryConfig:\n  maxAttempts: 3\nretryConfig:\n  maxAttempts: 4\n",
+                "q.yaml:3:1: retryConfig: retryConfig appears twice; each key may be given once",
+            ),
+            (
+                "retryConfig:\n  maxAttempts: 3\n---\nretryConfig:\n  maxAttempts: 4\n",
+                "q.yaml:4:1: the file holds several YAML documents (separated by `---`); \
+                 expected one queue description, as `gcloud tasks queues describe` prints it: \
+                 import each queue from a file of its own",
+            ),
+            (
+                "retryConfig: 7\n",
+                "q.yaml:1:14: retryConfig: expected a mapping (`key: value` lines)",
+            ),
+            (
+                "retryConfig:\n  maxAttempts: [3]\n",
+                "q.yaml:2:16: retryConfig.maxAttempts: expected a single value here, not a list \
+                 or a mapping",
+            ),
+        ] {
+            let msg = import_str(text, "q.yaml").unwrap_err().to_string();
+            assert_eq!(msg, expected, "{text:?}");
+        }
+        // Whatever the parser says, the line stays one line of words.
+        for text in [
+            "retryConfig: [1, 2\n",
+            "retryConfig: {maxAttempts: 3\n",
+            "a: \"unterminated\n",
+            "retryConfig:\n\tmaxAttempts: 3\n",
+            "retryConfig:\n  maxAttempts: *x\n",
+            "name: {a: 1}\n",
+        ] {
+            let msg = import_str(text, "q.yaml").unwrap_err().to_string();
+            assert!(msg.starts_with("q.yaml:"), "{text:?}: {msg}");
+            for bad in ["\n", "\\n", "-->", "<input>", "Options", "i64", "u32"] {
+                assert!(!msg.contains(bad), "{text:?}: {bad:?} in {msg}");
+            }
         }
     }
 }

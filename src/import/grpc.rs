@@ -13,6 +13,15 @@
 //!   `NOT_FOUND`, ...) are dropped with a warning; unknown codes are errors.
 //! - Entries without `retryPolicy` (no retries, or `hedgingPolicy`, which we
 //!   do not model) are skipped with a warning.
+//! - Durations are proto3-JSON strings ending in `s`, as gRPC reads them;
+//!   a number, `"100"` or `"100ms"` is an error naming the key.
+//! - A method (or service, or the empty default name) named twice is an
+//!   error, as in gRPC.
+//! - What a policy cannot hold is dropped with a warning per entry: the
+//!   call `timeout` and `perAttemptRecvTimeout` (scenario-wide
+//!   `traffic.deadline` / `traffic.attempt_timeout`), a `hedgingPolicy`
+//!   beside the `retryPolicy` (A6 allows one of them), `waitForReady`, the
+//!   message size limits, and keys gRPC does not read.
 //!
 //! Keys are the camelCase names of the proto3-JSON form.
 
@@ -41,6 +50,9 @@ struct ServiceConfig {
 struct MethodConfig {
     #[serde(default)]
     name: Vec<MethodName>,
+    /// The call's deadline; read to be reported, a policy has none.
+    #[serde(default)]
+    timeout: Option<ProtoDur>,
     #[serde(default)]
     retry_policy: Option<RetryPolicy>,
     #[serde(default)]
@@ -61,13 +73,73 @@ struct RetryPolicy {
     #[serde(default)]
     max_attempts: Option<i64>,
     #[serde(default)]
-    initial_backoff: Option<Dur>,
+    initial_backoff: Option<ProtoDur>,
     #[serde(default)]
-    max_backoff: Option<Dur>,
+    max_backoff: Option<ProtoDur>,
     #[serde(default)]
     backoff_multiplier: Option<f64>,
     #[serde(default)]
     retryable_status_codes: Option<Vec<Code>>,
+    /// Each attempt's timeout; read to be reported, a policy has none.
+    #[serde(default)]
+    per_attempt_recv_timeout: Option<ProtoDur>,
+}
+
+/// A duration as gRPC reads one: a proto3 JSON `Duration`, a string of
+/// seconds with at most 9 decimals and the suffix `s` (`"0.1s"`, `"3s"`,
+/// `".01s"`). A number, a bare `"100"` or another unit (`"100ms"`) is
+/// refused, as gRPC refuses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ProtoDur(Dur);
+
+impl<'de> Deserialize<'de> for ProtoDur {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ProtoDur, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = ProtoDur;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a proto3 JSON duration string such as \"0.1s\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ProtoDur, E> {
+                parse_proto_duration(v).map(ProtoDur).map_err(E::custom)
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// Parses a proto3 JSON duration (see [`ProtoDur`]); the error says what
+/// is wrong with `text` in words.
+fn parse_proto_duration(text: &str) -> Result<Dur, String> {
+    let form =
+        "a gRPC duration is a string of seconds ending in \"s\", such as \"0.1s\" or \"30s\"";
+    let Some(number) = text.strip_suffix('s') else {
+        return Err(if is_decimal(text) {
+            format!("{text:?} has no unit: {form} (\"{text}s\" for {text} seconds)")
+        } else {
+            format!("{text:?} is not a duration gRPC reads: {form}")
+        });
+    };
+    if !is_decimal(number) {
+        return Err(format!("{text:?} is not a duration gRPC reads: {form}"));
+    }
+    if number.split('.').nth(1).is_some_and(|f| f.len() > 9) {
+        return Err(format!(
+            "{text:?} has more than 9 decimals (a proto3 duration counts nanoseconds)"
+        ));
+    }
+    crate::time::parse_duration(text).map_err(|e| e.to_string())
+}
+
+/// `[-+]digits[.digits]` with a digit on at least one side of the point,
+/// as gRPC reads the number of seconds in a duration.
+fn is_decimal(text: &str) -> bool {
+    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let mut parts = unsigned.splitn(2, '.');
+    let whole = parts.next().unwrap_or_default();
+    let frac = parts.next().unwrap_or_default();
+    let digits = |s: &str| s.chars().all(|c| c.is_ascii_digit());
+    digits(whole) && digits(frac) && !(whole.is_empty() && frac.is_empty())
 }
 
 #[derive(Debug, Deserialize)]
@@ -181,7 +253,35 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             })
         }
     };
+    // gRPC refuses a service config that names a method (or a service's
+    // default, or the default) twice.
+    let mut named: Vec<((&str, &str), String)> = vec![];
+    for (i, mc) in cfg.method_config.iter().enumerate() {
+        for (j, n) in mc.name.iter().enumerate() {
+            let key = (
+                n.service.as_deref().unwrap_or_default(),
+                n.method.as_deref().unwrap_or_default(),
+            );
+            let here = format!("methodConfig[{i}].name[{j}]");
+            if let Some((_, first)) = named.iter().find(|(k, _)| *k == key) {
+                return Err(bad_key(
+                    origin,
+                    &here,
+                    format!(
+                        "{} is named again (first in {first}); gRPC refuses a service config \
+                         that names a method twice",
+                        describe_name(key)
+                    ),
+                ));
+            }
+            named.push((key, here));
+        }
+    }
+    // The keys of each entry as written, for what is not carried over.
+    let raw: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
     let mut policies: Vec<PolicySpec> = vec![];
+    // The methodConfig entry each policy comes from.
+    let mut entries: Vec<usize> = vec![];
     for (i, mc) in cfg.method_config.iter().enumerate() {
         let at = |key: &str| format!("methodConfig[{i}].retryPolicy.{key}");
         let Some(rp) = &mc.retry_policy else {
@@ -193,6 +293,27 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             warnings.push(format!("methodConfig[{i}] skipped: {why}"));
             continue;
         };
+        if mc.hedging_policy.is_some() {
+            warnings.push(format!(
+                "methodConfig[{i}].hedgingPolicy: not imported: gRPC allows retryPolicy or \
+                 hedgingPolicy in one methodConfig, not both (gRFC A6), and a client either \
+                 refuses the config or ignores the hedgingPolicy; the retryPolicy is imported"
+            ));
+        }
+        if let Some(ProtoDur(t)) = mc.timeout {
+            warnings.push(format!(
+                "methodConfig[{i}].timeout: {t} not imported: a policy has no deadline; set the \
+                 scenario's traffic.deadline to \"{t}\" to simulate it (for every policy)"
+            ));
+        }
+        if let Some(ProtoDur(t)) = rp.per_attempt_recv_timeout {
+            warnings.push(format!(
+                "{}: {t} not imported: a policy has no attempt timeout; set the scenario's \
+                 traffic.attempt_timeout to \"{t}\" to simulate it (for every policy)",
+                at("perAttemptRecvTimeout")
+            ));
+        }
+        warnings.extend(other_keys(&raw["methodConfig"][i], i));
         let attempts = rp
             .max_attempts
             .ok_or_else(|| bad_key(origin, &at("maxAttempts"), "required"))?;
@@ -216,8 +337,8 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             }
             Ok(d)
         };
-        let mut initial = positive(rp.initial_backoff, "initialBackoff")?;
-        let max = positive(rp.max_backoff, "maxBackoff")?;
+        let mut initial = positive(rp.initial_backoff.map(|d| d.0), "initialBackoff")?;
+        let max = positive(rp.max_backoff.map(|d| d.0), "maxBackoff")?;
         let multiplier = rp
             .backoff_multiplier
             .ok_or_else(|| bad_key(origin, &at("backoffMultiplier"), "required"))?;
@@ -272,11 +393,22 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             _ => String::new(),
         };
         let base_name = policy_name(&source_name, &format!("grpc-{i}"));
-        let name = if policies.iter().any(|p| p.name == base_name) {
-            format!("{base_name}-{i}")
-        } else {
-            base_name
-        };
+        // Names gRPC tells apart can make one policy name (`a.B` + `C`
+        // and `a.B.C`, `a/B` and `a.B`).
+        let mut name = base_name.clone();
+        let mut suffix = i;
+        while policies.iter().any(|p| p.name == name) {
+            name = format!("{base_name}-{suffix}");
+            suffix += 1;
+        }
+        if let Some(k) = policies.iter().position(|p| p.name == base_name) {
+            warnings.push(format!(
+                "methodConfig[{i}]: its policy name {base_name} is already methodConfig[{}]'s: \
+                 imported as {name}",
+                entries[k]
+            ));
+        }
+        entries.push(i);
         policies.push(PolicySpec {
             name,
             max_attempts: Some(attempts.min(MAX_ATTEMPTS_CAP)),
@@ -308,6 +440,72 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
         warnings,
     }
     .validated(origin)
+}
+
+/// A method name as a person reads it: `service/method`, a service's
+/// default, or the default of every service.
+fn describe_name((service, method): (&str, &str)) -> String {
+    match (service, method) {
+        ("", "") => "the empty name {} (the default for every method)".to_string(),
+        (s, "") => format!("service {s} (all its methods)"),
+        (s, m) => format!("{s}/{m}"),
+    }
+}
+
+/// The keys gRPC reads in a `methodConfig` entry.
+const METHOD_CONFIG_KEYS: [&str; 7] = [
+    "name",
+    "waitForReady",
+    "timeout",
+    "maxRequestMessageBytes",
+    "maxResponseMessageBytes",
+    "retryPolicy",
+    "hedgingPolicy",
+];
+
+/// The keys gRPC reads in a `retryPolicy`.
+const RETRY_POLICY_KEYS: [&str; 6] = [
+    "maxAttempts",
+    "initialBackoff",
+    "maxBackoff",
+    "backoffMultiplier",
+    "retryableStatusCodes",
+    "perAttemptRecvTimeout",
+];
+
+/// Warnings for the keys of the entry `mc` (the `i`-th, as written)
+/// that the import neither converts nor reports elsewhere: the message
+/// size limits and `waitForReady`, which the simulator has no use for,
+/// and keys gRPC does not read (a misspelling, most likely).
+fn other_keys(mc: &serde_json::Value, i: usize) -> Vec<String> {
+    let mut out = vec![];
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        v.as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    for key in keys(mc) {
+        let path = format!("methodConfig[{i}].{}", key.escape_debug());
+        match key.as_str() {
+            "waitForReady" | "maxRequestMessageBytes" | "maxResponseMessageBytes" => {
+                out.push(format!("{path}: not simulated; dropped"));
+            }
+            k if METHOD_CONFIG_KEYS.contains(&k) => {}
+            _ => out.push(format!(
+                "{path}: not a methodConfig key gRPC reads; ignored"
+            )),
+        }
+    }
+    for key in keys(&mc["retryPolicy"]) {
+        if !RETRY_POLICY_KEYS.contains(&key.as_str()) {
+            out.push(format!(
+                "methodConfig[{i}].retryPolicy.{}: not a retryPolicy key gRPC reads (gRFC A6); \
+                 ignored",
+                key.escape_debug()
+            ));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -368,7 +566,8 @@ mod tests {
             })
         );
         assert_eq!(imp.policies[1].name, "grpc-2");
-        assert_eq!(imp.warnings.len(), 3, "{:?}", imp.warnings);
+        // 2 status codes never produced, the hedging entry, the timeout.
+        assert_eq!(imp.warnings.len(), 4, "{:?}", imp.warnings);
         // The printed block reads back as the same policies.
         let v: serde_json::Value = serde_json::from_str(&imp.to_json()).unwrap();
         for (i, spec) in imp.policies.iter().enumerate() {
@@ -473,6 +672,143 @@ mod tests {
         );
         assert_eq!(imp.warnings.len(), 2, "{:?}", imp.warnings);
         assert_eq!(p.name, "a.B.C");
+    }
+
+    /// `{"methodConfig": [<entry>, ...]}` where each `{RP}` in `entries`
+    /// is a valid retryPolicy.
+    fn config(entries: &str) -> String {
+        let rp = r#""retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.1s",
+            "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": [14]}"#;
+        format!(r#"{{"methodConfig": [{}]}}"#, entries.replace("{RP}", rp))
+    }
+
+    #[test]
+    fn durations_are_read_as_grpc_reads_them() {
+        let with_initial = |d: &str| {
+            format!(
+                r#"{{"methodConfig": [{{"retryPolicy": {{"maxAttempts": 3, "initialBackoff": {d},
+                "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": [14]}}}}]}}"#
+            )
+        };
+        for (d, needle) in [
+            (r#""100""#, r#"initialBackoff: "100" has no unit: a gRPC duration is a string of seconds ending in "s""#),
+            (r#""0.5""#, r#"initialBackoff: "0.5" has no unit"#),
+            ("0.1", "initialBackoff: invalid type: floating point `0.1`, expected a proto3 JSON duration"),
+            (r#""100ms""#, r#"initialBackoff: "100ms" is not a duration gRPC reads"#),
+            (r#""1e3s""#, r#"initialBackoff: "1e3s" is not a duration gRPC reads"#),
+            (r#""1.5 s""#, r#"initialBackoff: "1.5 s" is not a duration gRPC reads"#),
+            (r#""0.0000000001s""#, "has more than 9 decimals"),
+        ] {
+            let msg = import_str(&with_initial(d), "sc.json").unwrap_err().to_string();
+            assert!(msg.starts_with("sc.json:1:") && msg.contains(needle), "{d}: {msg}");
+        }
+        for (d, ns) in [
+            (r#""0.1s""#, 100_000_000),
+            (r#"".01s""#, 10_000_000),
+            (r#""1s""#, 1_000_000_000),
+            (r#""0.000000001s""#, 1),
+        ] {
+            let imp = import_str(&with_initial(d), "sc.json").unwrap();
+            let Some(BackoffSpec::Exponential { initial, .. }) = &imp.policies[0].backoff else {
+                panic!("{d}: {:?}", imp.policies[0].backoff);
+            };
+            assert_eq!(initial.ns(), ns, "{d}");
+        }
+        // A timeout gRPC would refuse is refused too.
+        let msg = import_str(&config(r#"{"timeout": "2", {RP}}"#), "sc.json")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains(r#"methodConfig[0].timeout: "2" has no unit"#),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn every_setting_not_carried_over_is_warned_about() {
+        let text = config(
+            r#"{"name": [{"service": "a", "method": "B"}], "timeout": "2s", "waitForReady": true,
+            "maxRequestMessageBytes": 1024, "retrypolicy": {},
+            "hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "0.5s"},
+            "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s",
+            "backoffMultiplier": 2, "retryableStatusCodes": [14],
+            "perAttemptRecvTimeout": "0.25s", "jitter": 0.2}}"#,
+        );
+        let imp = import_str(&text, "sc.json").unwrap();
+        let warnings = imp.warnings.join("\n");
+        for needle in [
+            "methodConfig[0].hedgingPolicy: not imported: gRPC allows retryPolicy or hedgingPolicy \
+             in one methodConfig, not both (gRFC A6)",
+            "methodConfig[0].timeout: 2s not imported: a policy has no deadline; set the \
+             scenario's traffic.deadline to \"2s\"",
+            "methodConfig[0].retryPolicy.perAttemptRecvTimeout: 250ms not imported: a policy has \
+             no attempt timeout; set the scenario's traffic.attempt_timeout to \"250ms\"",
+            "methodConfig[0].waitForReady: not simulated; dropped",
+            "methodConfig[0].maxRequestMessageBytes: not simulated; dropped",
+            "methodConfig[0].retrypolicy: not a methodConfig key gRPC reads; ignored",
+            "methodConfig[0].retryPolicy.jitter: not a retryPolicy key gRPC reads",
+        ] {
+            assert!(warnings.contains(needle), "{needle}\n in\n{warnings}");
+        }
+        assert_eq!(imp.warnings.len(), 7, "{warnings}");
+        // The retry policy itself is imported as it stands.
+        assert_eq!(imp.policies.len(), 1);
+        assert!(imp.policies[0].hedging.is_none());
+        // Nothing to report, nothing reported.
+        let plain = config(r#"{"name": [{"service": "a"}], {RP}}"#);
+        assert_eq!(
+            import_str(&plain, "sc.json").unwrap().warnings,
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_method_named_twice_is_refused() {
+        for (entries, needle) in [
+            (
+                r#"{"name": [{"service": "a", "method": "B"}], {RP}},
+                   {"name": [{"service": "a", "method": "B"}], {RP}}"#,
+                "sc.json: methodConfig[1].name[0]: a/B is named again (first in \
+                 methodConfig[0].name[0]); gRPC refuses a service config that names a method twice",
+            ),
+            (
+                r#"{"name": [{"service": "a"}, {"service": "a", "method": ""}], {RP}}"#,
+                "sc.json: methodConfig[0].name[1]: service a (all its methods) is named again \
+                 (first in methodConfig[0].name[0])",
+            ),
+            (
+                // An entry without a retryPolicy names its methods too.
+                r#"{"name": [{}], "timeout": "1s"}, {"name": [{"service": ""}], {RP}}"#,
+                "sc.json: methodConfig[1].name[0]: the empty name {} (the default for every \
+                 method) is named again (first in methodConfig[0].name[0])",
+            ),
+        ] {
+            let msg = import_str(&config(entries), "sc.json")
+                .unwrap_err()
+                .to_string();
+            assert!(msg.starts_with(needle), "{needle}\n{msg}");
+        }
+    }
+
+    #[test]
+    fn names_that_make_the_same_policy_name_are_told_apart_with_a_warning() {
+        let text = config(
+            r#"{"name": [{"service": "a", "method": "B"}], {RP}},
+               {"name": [{"service": "a.B"}], {RP}},
+               {"name": [{"service": "a/B"}], {RP}},
+               {"name": [{"service": "a.B-1"}], {RP}}"#,
+        );
+        let imp = import_str(&text, "sc.json").unwrap();
+        let names: Vec<&str> = imp.policies.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["a.B", "a.B-1", "a.B-2", "a.B-1-3"]);
+        assert_eq!(
+            imp.warnings,
+            [
+                "methodConfig[1]: its policy name a.B is already methodConfig[0]'s: imported as a.B-1",
+                "methodConfig[2]: its policy name a.B is already methodConfig[0]'s: imported as a.B-2",
+                "methodConfig[3]: its policy name a.B-1 is already methodConfig[1]'s: imported as a.B-1-3",
+            ]
+        );
     }
 
     proptest::proptest! {
