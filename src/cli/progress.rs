@@ -1,30 +1,107 @@
-//! The progress bar of the commands that simulate many runs (`sweep`,
-//! `map`, `assess`): on stderr, only on a terminal, never with `--quiet`,
+//! Progress bars: on stderr, only on a terminal, never with `--quiet`,
 //! and only once the runs have taken more than a second, so short commands
-//! and scripts never see it. Its length can grow as a command plans more
-//! runs (a map's refinement pass, an assessment's next probes).
+//! and scripts never see them. The commands that simulate many runs
+//! (`sweep`, `map`, `assess`) count runs, and their bar can grow as a
+//! command plans more (a map's refinement pass, an assessment's next
+//! probes); `run`, whose few runs may each be long, follows the simulated
+//! time they have covered.
 
+use crate::engine::watch;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// A bar for `runs` runs (more may be added with `inc_length`), labelled
 /// `what`; hidden when `quiet` or when stderr is not a terminal.
 pub fn bar(runs: u64, quiet: bool, what: &str) -> indicatif::ProgressBar {
+    styled(
+        runs,
+        quiet,
+        "{msg} [{bar:30}] {pos}/{len} runs, {elapsed} (eta {eta})",
+    )
+    .inspect(|bar| bar.set_message(what.to_string()))
+    .unwrap_or_else(indicatif::ProgressBar::hidden)
+}
+
+/// The bar of `run`: `runs` runs of `duration_ns` simulated each, labelled
+/// `what`. It moves with the simulated time the runs report ([`watch`]),
+/// so one long run shows how far it has got; [`TimeBar::run_done`] counts
+/// the runs that ended.
+pub fn time_bar(runs: u64, duration_ns: u64, quiet: bool, what: &str) -> TimeBar {
+    let total = runs.saturating_mul(duration_ns).max(1);
+    let bar = styled(
+        total,
+        quiet,
+        "{msg} [{bar:30}] {percent}% of simulated time, {elapsed} (eta {eta})",
+    );
+    let Some(bar) = bar else {
+        return TimeBar {
+            bar: indicatif::ProgressBar::hidden(),
+            runs,
+            done: AtomicU64::new(0),
+            what: String::new(),
+        };
+    };
+    let start = watch::simulated_ns();
+    let follow = bar.clone();
+    std::thread::spawn(move || {
+        while !follow.is_finished() {
+            follow.set_position(watch::simulated_ns().saturating_sub(start).min(total));
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    });
+    let t = TimeBar {
+        bar,
+        runs,
+        done: AtomicU64::new(0),
+        what: what.to_string(),
+    };
+    t.show_runs(0);
+    t
+}
+
+/// The bar [`time_bar`] makes.
+pub struct TimeBar {
+    bar: indicatif::ProgressBar,
+    runs: u64,
+    done: AtomicU64,
+    what: String,
+}
+
+impl TimeBar {
+    /// One more run ended.
+    pub fn run_done(&self) {
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        self.show_runs(done);
+    }
+
+    /// Removes the bar.
+    pub fn finish_and_clear(&self) {
+        self.bar.finish_and_clear();
+    }
+
+    fn show_runs(&self, done: u64) {
+        let runs = self.runs;
+        self.bar
+            .set_message(format!("{} ({done}/{runs} runs)", self.what));
+    }
+}
+
+/// A bar of `len` steps drawn with `template`, shown after a second; `None`
+/// when it would be hidden (`quiet`, or stderr is not a terminal).
+fn styled(len: u64, quiet: bool, template: &str) -> Option<indicatif::ProgressBar> {
     if quiet || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
+        return None;
     }
     let bar = indicatif::ProgressBar::with_draw_target(
-        Some(runs),
+        Some(len),
         indicatif::ProgressDrawTarget::hidden(),
     );
     bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{msg} [{bar:30}] {pos}/{len} runs, {elapsed} (eta {eta})",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
+        indicatif::ProgressStyle::with_template(template)
+            .expect("valid template")
+            .progress_chars("=> "),
     );
-    bar.set_message(what.to_string());
     bar.enable_steady_tick(Duration::from_millis(250));
     let visible = bar.clone();
     std::thread::spawn(move || {
@@ -33,5 +110,5 @@ pub fn bar(runs: u64, quiet: bool, what: &str) -> indicatif::ProgressBar {
             visible.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
         }
     });
-    bar
+    Some(bar)
 }

@@ -85,15 +85,19 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
         }
         scenarios.push(s);
     }
+    // Every scenario is ready (its --policy found, its cost within the
+    // limits) before the first report is written.
+    for s in &mut scenarios {
+        sim.apply(s)?;
+        sim.guard([&*s], true)?;
+    }
     let mut out = Stdout::lock();
-    for mut s in scenarios {
+    for s in scenarios {
         if !sim.quiet {
             for w in s.warnings() {
                 common::note(format_args!("{}: warning: {w}", s.spec().name));
             }
         }
-        sim.apply(&mut s)?;
-        sim.guard([&s], true)?;
         run_one(&s, &output.join(&s.spec().name), &args, &mut out)?;
     }
     Ok(ExitCode::SUCCESS)
@@ -106,9 +110,11 @@ fn run_one(s: &Scenario, dir: &Path, args: &RunArgs, out: &mut Stdout) -> Result
     let stage = Staging::begin(dir)?;
     let started = Instant::now();
     let runs = (s.policies().len() as u64) * sim.replications as u64;
-    let bar = progress::bar(runs, sim.quiet, &format!("simulating {}", s.spec().name));
-    let results = runner::run_all(s, sim.replications, &|| bar.inc(1))?;
+    let what = format!("simulating {}", s.spec().name);
+    let bar = progress::time_bar(runs, s.spec().duration.ns(), sim.quiet, &what);
+    let results = runner::run_all(s, sim.replications, &|| bar.run_done());
     bar.finish_and_clear();
+    let results = results?;
     let wall_s = started.elapsed().as_secs_f64();
     let events: u64 = results.iter().map(|r| r.events).sum();
     let perf = Perf {

@@ -5,6 +5,7 @@ pub mod oldest;
 pub mod queue;
 pub mod rng;
 pub mod stop;
+pub mod watch;
 
 pub use oldest::OldestFirst;
 pub use queue::{EventQueue, LaneId, Ticket};

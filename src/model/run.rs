@@ -26,7 +26,7 @@ use super::network::Network;
 use super::requests::{GiveUp, Job, Outcome, Phase, ReadAhead, Requests};
 use super::tier::{Holds, Tier};
 use super::traffic::{Start, Traffic};
-use crate::engine::{stop, stream, EventQueue, LaneId, OldestFirst, Stream};
+use crate::engine::{stop, stream, watch, EventQueue, LaneId, OldestFirst, Stream};
 pub use crate::error::RunError;
 use crate::metrics::{recovery, RunResult};
 use crate::policy::{Backoff, Policy};
@@ -115,6 +115,9 @@ struct Sim<'a> {
     /// For each tier that calls one below (the backend first), its
     /// workers waiting on their calls.
     holds: Vec<Holds>,
+    /// Simulated time already added to the process's progress
+    /// ([`watch`]).
+    watched: Nanos,
 }
 
 impl<'a> Sim<'a> {
@@ -187,6 +190,7 @@ impl<'a> Sim<'a> {
             tail_attempt: spec.report.alerts.tail_attempt,
             holds: tiers.iter().map(|_| Holds::default()).collect(),
             tiers,
+            watched: 0,
         }
     }
 
@@ -257,20 +261,35 @@ impl<'a> Sim<'a> {
                 self.settle_timers();
             }
         }
+        watch::add(self.run_end.saturating_sub(self.watched));
         Ok(None)
     }
 
     /// Handles one event at `now`, then lets the dispatcher send what it
-    /// can; stops when the user asked to (checked every 65,536 events).
+    /// can; every 65,536 events, reports progress and stops when the user
+    /// asked to.
     #[inline(always)]
     fn step(&mut self, now: Nanos, ev: Ev) -> Result<(), RunError> {
-        if self.q.popped().is_multiple_of(65_536) && stop::requested() {
-            return Err(RunError::Interrupted);
+        if self.q.popped().is_multiple_of(65_536) {
+            self.checkpoint(now)?;
         }
         self.handle(now, ev);
         if self.pump {
             self.pump_dispatcher(now);
         }
+        Ok(())
+    }
+
+    /// Adds the simulated time covered since the last checkpoint to the
+    /// process's progress; an error when the user asked to stop.
+    #[cold]
+    #[inline(never)]
+    fn checkpoint(&mut self, now: Nanos) -> Result<(), RunError> {
+        if stop::requested() {
+            return Err(RunError::Interrupted);
+        }
+        watch::add(now - self.watched);
+        self.watched = now;
         Ok(())
     }
 
