@@ -12,6 +12,11 @@ pub fn num(x: f64) -> String {
     if !x.is_finite() {
         return String::new();
     }
+    if x.abs() >= 1e15 {
+        // Beyond any count or rate a run produces: the shortest exact
+        // form in scientific notation, not hundreds of digits.
+        return format!("{x:e}");
+    }
     let mut s = format!("{x:.6}");
     if s.contains('.') {
         while s.ends_with('0') {
@@ -30,4 +35,27 @@ pub fn num(x: f64) -> String {
 /// [`num`] for an optional value: empty when `None`.
 pub fn opt(x: Option<f64>) -> String {
     x.map(num).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn six_decimals_without_trailing_zeros() {
+        assert_eq!(num(1.5), "1.5");
+        assert_eq!(num(2.0), "2");
+        assert_eq!(num(1.0 / 3.0), "0.333333");
+        assert_eq!(num(-0.0000001), "0");
+        assert_eq!(num(f64::NAN), "");
+        assert_eq!(opt(None), "");
+    }
+
+    #[test]
+    fn huge_values_are_written_in_scientific_notation() {
+        assert_eq!(num(999_999_999_999_999.0), "999999999999999");
+        assert_eq!(num(1e15), "1e15");
+        assert_eq!(num(-6.5e302), "-6.5e302");
+        assert_eq!(num(6.5e302).parse::<f64>(), Ok(6.5e302));
+    }
 }

@@ -784,6 +784,9 @@ pub enum MapError {
         /// Its policies.
         policies: Vec<String>,
     },
+    /// No cell has an incident, so no run can recover or stay degraded.
+    #[error("no cell of the map has a fault or a load spike to recover from, so every cell would be undetermined; give the scenario a fault (or map one of its fields)")]
+    NoIncident,
     /// No shard directories given to merge.
     #[error("merge: no map directories given")]
     NothingToMerge,

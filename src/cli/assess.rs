@@ -5,7 +5,7 @@
 use super::common::{self, SimArgs, Stdout};
 use super::progress;
 use crate::assess::{assess, Options};
-use crate::error::{Error, OutputError};
+use crate::error::{Error, InvalidInput, OutputError};
 use crate::report::assess::{json, page, terminal};
 use crate::report::staging::Staging;
 use crate::scenario::{self, Scenario};
@@ -24,7 +24,7 @@ closed form, checked with a whole-run outage) and the retry window.
 Examples:
   retrysim assess scenarios/hotos21-toy.json
   retrysim assess scenarios/spanner-90s.json --set 'traffic.profile=[]' --replications 3
-  retrysim assess scenarios/aws-jitter.json --load traffic.clients";
+  retrysim assess scenarios/hotos21-toy.json --load traffic.rate --replications 5";
 
 /// Flags of `retrysim assess`.
 #[derive(Debug, Args)]
@@ -55,11 +55,41 @@ pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
     let sim = &args.sim;
     let origin = args.scenario.display().to_string();
     let text = scenario::read_text(&args.scenario)?;
+    if args.load == "seed" {
+        return Err(InvalidInput::Flag {
+            flag: format!("--load {}", args.load),
+            message: "the seed picks the random streams; it is not a load (e.g. traffic.rate)"
+                .to_string(),
+        }
+        .into());
+    }
     let load = |extra: &[String]| -> Result<Scenario, Error> {
         let mut sets = sim.sets.clone();
         sets.extend(extra.iter().cloned());
-        let mut s = scenario::load_str(&text, &origin, &sets)?;
-        sim.apply(&mut s)?;
+        // A refusal of what the assessment set itself (a probe's load, the
+        // worst case's outage) is not in the user's file or flags: say so.
+        let refused = |e: InvalidInput| -> Error {
+            if extra.is_empty() {
+                return e.into();
+            }
+            let probe = extra
+                .iter()
+                .any(|s| s.starts_with(&format!("{}=", args.load)));
+            InvalidInput::Flag {
+                flag: if probe {
+                    format!("--load {}", args.load)
+                } else {
+                    "assess".to_string()
+                },
+                message: format!(
+                    "the assessment set {} and the scenario refused it: {e}",
+                    extra.join(" ")
+                ),
+            }
+            .into()
+        };
+        let mut s = scenario::load_str(&text, &origin, &sets).map_err(refused)?;
+        sim.apply(&mut s).map_err(refused)?;
         Ok(s)
     };
     let base = load(&[])?;

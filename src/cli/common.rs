@@ -3,7 +3,7 @@
 //! ([`Stdout`]). Output directories are created and written through
 //! `crate::report::staging`.
 
-use crate::error::OutputError;
+use crate::error::{InvalidInput, OutputError};
 use crate::runner::{self, estimate::estimate};
 use crate::scenario::Scenario;
 use clap::Args;
@@ -13,6 +13,10 @@ use std::path::PathBuf;
 
 /// Most replications any command accepts.
 pub const MAX_REPLICATIONS: u32 = 10_000;
+
+/// Points of a sweep (cells of a map) one process loads at most, unless
+/// `--force`: about 4 KB of memory each before any runs.
+pub const MAX_POINTS: usize = 100_000;
 
 /// The flags of every command that simulates (`run`, `sweep`, `tune`), so
 /// each means the same everywhere. A command may sharpen a flag's help
@@ -59,6 +63,33 @@ impl SimArgs {
             s.set_seed(seed);
         }
         s.select_policies(&self.policies)
+    }
+
+    /// Refuses to load more than [`MAX_POINTS`] points of a sweep or cells
+    /// of a map in one process, unless `--force`: each is a scenario held
+    /// in memory until the runs end, so a grid of millions would exhaust
+    /// memory before its cost could be estimated.
+    pub fn guard_points(
+        &self,
+        origin: &str,
+        points: usize,
+        what: &str,
+    ) -> Result<(), InvalidInput> {
+        if points > MAX_POINTS && !self.force {
+            let n = if points == usize::MAX {
+                "more than 10^19".to_string()
+            } else {
+                points.to_string()
+            };
+            return Err(InvalidInput::TooBig {
+                origin: origin.to_string(),
+                what: format!(
+                    "{n} {what} to run in one process (the limit is {MAX_POINTS}); use fewer \
+                     values per axis, split them with --shards, or --force to run them anyway"
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Refuses `--replications` runs of every policy of each scenario

@@ -63,8 +63,10 @@ pub struct MapArgs {
     /// Run every replication in every cell (no coarse pass).
     #[arg(long)]
     pub no_refine: bool,
-    /// Replications of the coarse pass (default max(2, ⌈R/4⌉)).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    /// Replications of the coarse pass (default max(2, ⌈R/4⌉)); fewer
+    /// than --replications.
+    #[arg(long, value_name = "N", conflicts_with = "no_refine",
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub coarse: Option<u32>,
     /// Run only the I-th of N blocks of cells (1-based).
     #[arg(long, value_name = "I/N", conflicts_with = "shards")]
@@ -122,6 +124,31 @@ pub fn shard_and_dir(
 pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     let sim = &args.sim;
     let grid = MapGrid::new(axis("--x", &args.x)?, axis("--y", &args.y)?)?;
+    for set in &sim.sets {
+        let path = set.split_once('=').map_or(set.as_str(), |(p, _)| p.trim());
+        for (flag, a) in [("--x", &grid.x), ("--y", &grid.y)] {
+            if a.path == path {
+                return Err(InvalidInput::Flag {
+                    flag: format!("--set {set}"),
+                    message: format!("{flag} varies {path} over the map: set it in one place"),
+                }
+                .into());
+            }
+        }
+    }
+    if let Some(c) = args.coarse {
+        if c >= sim.replications {
+            return Err(InvalidInput::Flag {
+                flag: format!("--coarse {c}"),
+                message: format!(
+                    "the coarse pass must run fewer replications than --replications {} \
+                     (or use --no-refine)",
+                    sim.replications
+                ),
+            }
+            .into());
+        }
+    }
     let origin = args.scenario.display().to_string();
     let text = scenario::read_text(&args.scenario)?;
     let load = |sets: &[String]| -> Result<Scenario, InvalidInput> {
@@ -141,6 +168,7 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
         args.shards,
         sim.output.clone().unwrap_or(default_dir),
     )?;
+    sim.guard_points(&origin, map::shard_cells(shard, grid.len()).len(), "cells")?;
     let passes = Passes::new(sim.replications, !args.no_refine, args.coarse);
     let names: Vec<String> = base.policies().iter().map(|p| p.name.clone()).collect();
     let mut scenarios = BTreeMap::new();
@@ -162,6 +190,9 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
             .into());
         }
         scenarios.insert(c, s);
+    }
+    if !scenarios.is_empty() && !scenarios.values().any(|s| s.spec().has_incident()) {
+        return Err(MapError::NoIncident.into());
     }
     sim.guard(scenarios.values(), false)?;
     let stage = Staging::begin(&dir)?;

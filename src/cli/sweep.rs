@@ -78,6 +78,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     // the scenario's name is known.
     let (shard, _) = super::map::shard_and_dir(args.shard.as_deref(), args.shards, PathBuf::new())?;
     let origin = args.scenario.display().to_string();
+    sim.guard_points(&origin, shard.count_of(grid.len()), "points")?;
     let text = crate::scenario::read_text(&args.scenario)?;
     let mut points = sweep::load_points(&text, &origin, &[], &grid, shard)?;
     for (_, s) in &mut points {

@@ -72,7 +72,7 @@ impl MapGrid {
 
     /// Number of cells.
     pub fn len(&self) -> usize {
-        self.x.values.len() * self.y.values.len()
+        self.x.values.len().saturating_mul(self.y.values.len())
     }
 
     /// Whether the map has no cells.
@@ -127,8 +127,9 @@ impl MapGrid {
 
 /// The cells of `shard` out of `len`: a contiguous block.
 pub fn shard_cells(shard: Shard, len: usize) -> Range<usize> {
-    let (i, n) = (shard.index - 1, shard.count.max(1));
-    len * i / n..len * (i + 1) / n
+    let (i, n) = (shard.index as u128 - 1, shard.count.max(1) as u128);
+    let at = |k: u128| (len as u128 * k / n) as usize;
+    at(i)..at(i + 1)
 }
 
 /// How many replications each (cell, policy) gets, and in which passes.

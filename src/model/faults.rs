@@ -264,8 +264,8 @@ pub fn edges(faults: &[FaultSpec], actions: &[ActionSpec]) -> Vec<Nanos> {
 pub fn incident(faults: &[FaultSpec], run_end: Nanos) -> Option<(Nanos, Nanos)> {
     faults
         .iter()
+        .filter(|f| f.is_incident(run_end))
         .map(|f| f.window())
-        .filter(|&(s, e)| !(s == 0 && e >= run_end) && s < run_end)
         .fold(None, |acc, (s, e)| match acc {
             None => Some((s, e.min(run_end))),
             Some((a, b)) => Some((a.min(s), b.max(e.min(run_end)))),

@@ -185,6 +185,24 @@ impl Profile {
         self.knots.get(i).map_or(f64::INFINITY, |k| k.0)
     }
 
+    /// Expected arrivals in `[0, until)` seconds: the integral of the rate
+    /// (what a run's cost estimate needs; the trapezoids are exact for a
+    /// piecewise-linear rate).
+    pub fn expected(&self, until: f64) -> f64 {
+        let k = &self.knots;
+        // Before the first knot the rate is that knot's, constant.
+        let mut total = k[0].1 * k[0].0.min(until).max(0.0);
+        for w in k.windows(2) {
+            let ((t0, _), (t1, _)) = (w[0], w[1]);
+            let (a, b) = (t0.max(0.0), t1.min(until));
+            if b > a {
+                total += (self.rate_at(a) + self.rate_at(b)) / 2.0 * (b - a);
+            }
+        }
+        let (last, r) = k[k.len() - 1];
+        total + r * (until - last.max(0.0)).max(0.0)
+    }
+
     /// The time at which the intensity accumulated from `t` reaches `amount`
     /// (in expected arrivals), or `None` when the rate stays at zero.
     pub fn advance(&self, mut t: f64, mut amount: f64) -> Option<f64> {
@@ -313,6 +331,20 @@ mod tests {
         // Profile ending at zero: traffic stops.
         let stop = Profile::new(10.0, &[pt(0, 1.0), pt(1, 0.0)]);
         assert_eq!(stop.advance(0.0, 100.0), None);
+    }
+
+    #[test]
+    fn expected_arrivals_are_the_integral_advance_inverts() {
+        let p = Profile::new(100.0, &[pt(5, 1.0), pt(10, 0.0), pt(20, 2.0)]);
+        // 5 s at 100/s before the first knot, a ramp down, a ramp up, then
+        // 200/s for 10 s.
+        assert_eq!(p.expected(30.0), 500.0 + 250.0 + 1000.0 + 2000.0);
+        assert_eq!(p.expected(0.0), 0.0);
+        for amount in [1.0, 499.0, 600.0, 1749.0, 2500.0] {
+            let t = p.advance(0.0, amount).unwrap();
+            assert!((p.expected(t) - amount).abs() < 1e-6, "{amount} at {t}");
+        }
+        assert_eq!(Profile::new(7.0, &[]).expected(3.0), 21.0);
     }
 
     #[test]

@@ -172,6 +172,37 @@ impl Policy {
         }
     }
 
+    /// Attempts a request makes in `life` ns when every attempt fails at
+    /// once: its retry delays (jitter at its middle) summed until they pass
+    /// `life` or the attempt limit is reached. What a storm can cost, for
+    /// the run's estimate and the warnings.
+    pub fn attempts_within(&self, life: Nanos) -> f64 {
+        let limit = self.max_attempts.map_or(f64::INFINITY, f64::from);
+        let (mut attempts, mut waited, mut previous) = (1.0, 0u64, 0);
+        for n in 1..=64u32 {
+            if attempts >= limit {
+                return limit;
+            }
+            let delay = self.retry_delay(n, &mut previous, 0.5);
+            if delay == 0 {
+                // Retries that take no time stop the clock: the run
+                // reports that itself, better than any count.
+                return attempts;
+            }
+            waited = waited.saturating_add(delay);
+            if waited > life {
+                return attempts;
+            }
+            attempts += 1.0;
+            if n == 64 {
+                // The schedule has reached its cap: the rest at that delay.
+                let more = (life - waited) as f64 / delay as f64;
+                return (attempts + more).min(limit);
+            }
+        }
+        attempts
+    }
+
     /// Whether `retry_delay` consumes its random draw.
     pub fn delay_is_random(&self) -> bool {
         self.backoff.is_decorrelated() || self.jitter.is_random()

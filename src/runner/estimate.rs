@@ -8,14 +8,17 @@
 //! report is written, the per-client budget and breaker state of the runs
 //! in progress at once, and the requests and waiting attempts a run may
 //! hold; events count about five per attempt, with every request making
-//! up to three attempts (fewer when its policy allows fewer): storms make
-//! more, but a batch that is refused must be hopeless, not merely long.
+//! up to three attempts (fewer when its policy allows fewer), except that a
+//! request arriving during a fault may retry for as long as the fault
+//! lasts (see [`attempts_per_request`]): storms make more, but a batch that
+//! is refused must be hopeless, not merely long.
 
 use super::Job;
 use crate::metrics::BinRow;
 use crate::model::dist::Dist;
-use crate::policy::BudgetScope;
-use crate::scenario::spec::Mode;
+use crate::model::traffic::Profile;
+use crate::policy::{BudgetScope, Policy};
+use crate::scenario::spec::{Mode, ScenarioSpec};
 
 /// Above this much memory a batch is refused (without `--force`).
 pub const MAX_BYTES: u64 = 8 << 30;
@@ -38,6 +41,8 @@ pub struct Estimate {
     pub events: u64,
     /// Time-series bins kept until the report is written.
     pub bins: u64,
+    /// Scenarios estimated (the points of a sweep, the cells of a map).
+    pub scenarios: u64,
 }
 
 impl Estimate {
@@ -50,10 +55,14 @@ impl Estimate {
     pub fn describe(&self) -> String {
         let mut over = Vec::new();
         if self.bytes > MAX_BYTES {
+            let bins = if self.bins > 0 {
+                format!("{} time-series bins kept; ", self.bins)
+            } else {
+                String::new()
+            };
             over.push(format!(
-                "about {:.1} GiB of memory ({} time-series bins kept; the limit is {} GiB)",
+                "about {:.1} GiB of memory ({bins}the limit is {} GiB)",
                 self.bytes as f64 / (1u64 << 30) as f64,
-                self.bins,
                 MAX_BYTES >> 30
             ));
         }
@@ -63,12 +72,54 @@ impl Estimate {
                 self.events as f64, MAX_EVENTS as f64
             ));
         }
+        let row = std::mem::size_of::<BinRow>() as u64;
+        let mut ways = Vec::new();
+        if self.bytes > MAX_BYTES && self.bins.saturating_mul(row) > self.bytes / 2 {
+            ways.push("a coarser bin (--set bin=10s)");
+        }
+        if self.scenarios > 1 {
+            ways.push("fewer points (or split them with --shards)");
+        }
+        ways.extend(["fewer --replications", "a shorter duration"]);
         format!(
-            "this would need {}; use a coarser bin (--set bin=10s), fewer --replications, \
-             a shorter duration, or --force to run it anyway",
-            over.join(" and ")
+            "this would need {}; use {}, or --force to run it anyway",
+            over.join(" and "),
+            ways.join(", ")
         )
     }
+}
+
+/// Attempts per request, on average over a run: up to three (fewer when
+/// the policy allows fewer) for a request that arrives while the backend is
+/// healthy. One that arrives during a fault may fail every attempt until
+/// the fault ends, and then makes as many attempts as the policy's
+/// schedule fits into the longest fault (or the request's deadline, or its
+/// retry-duration limit, if shorter): few with a backoff of seconds, but
+/// millions with microseconds and no attempt limit.
+pub fn attempts_per_request(spec: &ScenarioSpec, policy: &Policy) -> f64 {
+    let calm = policy.max_attempts.map_or(3, |m| m.min(3)) as f64;
+    let end = spec.duration.ns();
+    let mut faulted = 0u64;
+    let mut longest = 0u64;
+    for f in &spec.faults {
+        let (start, stop) = f.window();
+        let span = stop.min(end).saturating_sub(start);
+        faulted = faulted.saturating_add(span);
+        longest = longest.max(span);
+    }
+    if faulted == 0 || end == 0 {
+        return calm;
+    }
+    let mut life = longest;
+    if let Some(d) = spec.traffic.deadline {
+        life = life.min(d.ns());
+    }
+    if let Some(d) = policy.max_retry_duration {
+        life = life.min(d);
+    }
+    let share = (faulted as f64 / end as f64).min(1.0);
+    let storm = policy.attempts_within(life).max(calm);
+    calm * (1.0 - share) + storm * share
 }
 
 /// Estimates `jobs`; `keep_bins` when every run's time series is kept
@@ -76,27 +127,40 @@ impl Estimate {
 pub fn estimate(jobs: &[Job<'_>], keep_bins: bool, threads: usize) -> Estimate {
     let mut total = Estimate::default();
     let mut per_run_peak = Vec::with_capacity(jobs.len());
+    let mut last: Option<&crate::scenario::Scenario> = None;
     for job in jobs {
+        if !last.is_some_and(|l| std::ptr::eq(l, job.scenario)) {
+            total.scenarios += 1;
+            last = Some(job.scenario);
+        }
         let spec = job.scenario.spec();
         let policy = &job.scenario.policies()[job.policy];
         let t = &spec.traffic;
         let duration = spec.duration.secs();
         let bins = spec.duration.ns().div_ceil(spec.bin.ns().max(1));
         let requests = match t.mode {
-            Mode::Open => t.rate.unwrap_or(0.0) * duration,
+            Mode::Open => Profile::new(t.rate.unwrap_or(0.0), &t.profile).expected(duration),
             Mode::Burst => t.clients as f64,
             // A client starts its next request once the previous one ends
-            // and it has thought: one request per (think + service) time,
-            // and no more than one a millisecond.
+            // and it has thought: one request per (think + service + round
+            // trip) time. A cycle of no time at all stops the clock, which
+            // the run reports as such.
             Mode::Closed => {
                 let mean = |d: &Option<crate::scenario::spec::DistSpec>| {
                     d.as_ref().map_or(0.0, |d| Dist::new(d).mean())
                 };
-                let cycle = (mean(&t.think_time) + mean(&spec.backend.service_time)) / 1e9;
-                t.clients as f64 * duration / cycle.max(1e-3)
+                let cycle = (mean(&t.think_time)
+                    + mean(&spec.backend.service_time)
+                    + 2.0 * mean(&t.network_delay))
+                    / 1e9;
+                if cycle > 0.0 {
+                    t.clients as f64 * duration / cycle
+                } else {
+                    t.clients as f64
+                }
             }
         };
-        let attempts = policy.max_attempts.map_or(3, |m| m.min(3)) as f64;
+        let attempts = attempts_per_request(spec, policy);
         total.events = total
             .events
             .saturating_add((requests * attempts * 5.0) as u64);
@@ -107,9 +171,15 @@ pub fn estimate(jobs: &[Job<'_>], keep_bins: bool, threads: usize) -> Estimate {
         let per_client = policy.budget.as_ref().is_some_and(|b| gated(b.scope()))
             || policy.breaker.as_ref().is_some_and(|b| gated(b.scope));
         let clients = if per_client { t.clients as u64 } else { 1 };
-        let open = match t.deadline {
-            Some(d) if t.mode == Mode::Open => t.rate.unwrap_or(0.0) * d.secs(),
-            _ => requests,
+        // Requests open at once: each client of a closed loop or a burst
+        // has one; open traffic, those of a deadline's span (or all).
+        let open = match (t.mode, t.deadline) {
+            (Mode::Closed | Mode::Burst, _) => t.clients as f64,
+            (Mode::Open, Some(d)) => {
+                let peak = t.profile.iter().map(|p| p.scale).fold(1.0, f64::max);
+                t.rate.unwrap_or(0.0) * peak * d.secs()
+            }
+            (Mode::Open, None) => requests,
         }
         .min(requests);
         let waiting = spec
@@ -152,6 +222,75 @@ mod tests {
         assert_eq!(e.events, 2 * 3_600_000 * 3 * 5);
         assert_eq!(e.bins, 2 * 3600);
         assert!(!e.too_big());
+    }
+
+    fn with(extra: &str) -> Scenario {
+        Scenario::from_json(&format!(
+            r#"{{"name": "e", "duration": "60s", "bin": "1s",
+                "traffic": {{"rate": 1000, "clients": 100 {extra}}},
+                "backend": {{"workers": 10, "service_time": {{"constant": {{"value": "1ms"}}}}}},
+                "faults": [{{"outage": {{"start": "10s", "duration": "6s"}}}}],
+                "policies": [{{"name": "p", "max_attempts": 0,
+                  "backoff": {{"constant": {{"delay": "1ms"}}}}}}]}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_profile_scales_the_requests() {
+        let flat = estimate(&jobs_of(&with(""), 1), false, 1);
+        // Ten times the rate for the whole run.
+        let scaled = with(r#", "profile": [{"at": "0s", "scale": 10}]"#);
+        let e = estimate(&jobs_of(&scaled, 1), false, 1);
+        assert_eq!(e.events, 10 * flat.events);
+    }
+
+    #[test]
+    fn requests_in_a_fault_retry_as_the_schedule_allows() {
+        // 1 ms apart without limit: 6 s of outage holds 6 000 attempts per
+        // request; a tenth of the run is in the fault.
+        let a = attempts_per_request(with("").spec(), &with("").policies()[0]);
+        assert!((a - (0.9 * 3.0 + 0.1 * 6_000.0)).abs() < 2.0, "{a}");
+        // A deadline of 100 ms cuts a request's retries to a hundred.
+        let s = with(r#", "deadline": "100ms""#);
+        let a = attempts_per_request(s.spec(), &s.policies()[0]);
+        assert!((a - (0.9 * 3.0 + 0.1 * 100.0)).abs() < 2.0, "{a}");
+    }
+
+    #[test]
+    fn a_closed_loop_holds_one_request_per_client() {
+        // 100 clients cycling every microsecond for a minute, one attempt
+        // each: six billion requests, but
+        // never more than 100 open.
+        let s = Scenario::from_json(
+            r#"{"name": "c", "duration": "60s",
+                "traffic": {"mode": "closed", "clients": 100,
+                            "think_time": {"constant": {"value": "1us"}}},
+                "backend": {"workers": 10, "service_time": {"constant": {"value": "0s"}}},
+                "policies": [{"name": "once"}]}"#,
+        )
+        .unwrap();
+        let e = estimate(&jobs_of(&s, 1), false, 1);
+        assert_eq!(e.events, 100 * 60_000_000 * 5, "{e:?}");
+        assert!(e.bytes < 1 << 20, "{e:?}");
+    }
+
+    #[test]
+    fn the_way_out_fits_the_batch() {
+        let s = scenario("1ms");
+        let run = estimate(&jobs_of(&s, 1000), true, 2).describe();
+        assert!(
+            run.contains("coarser bin") && !run.contains("points"),
+            "{run}"
+        );
+        let big = with(r#", "profile": [{"at": "0s", "scale": 1e6}]"#);
+        let points = [&big, &big.clone()];
+        let jobs: Vec<_> = points.iter().flat_map(|s| jobs_of(s, 1)).collect();
+        let sweep = estimate(&jobs, false, 2).describe();
+        assert!(
+            sweep.contains("fewer points") && !sweep.contains("bin"),
+            "{sweep}"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use super::spec::{ActionSpec, BackendKind, DistSpec, FaultSpec, Mode, ScenarioSpec};
 use crate::check::Problem;
 use crate::math::normal_cdf;
-use crate::policy::{Backoff, Policy};
+use crate::policy::{Backoff, Policy, Pushback};
 use crate::time::Dur;
 
 /// Whether every draw of `d` is exactly zero (absent means no delay).
@@ -88,8 +88,14 @@ pub(crate) fn zero_time_loop(spec: &ScenarioSpec, policy: &Policy) -> Option<Str
         return None;
     }
     let endless_retries = policy.max_attempts.is_none() && policy.budget.is_none();
+    // gRPC's rule: retry after exactly the server's pushback, which may be 0.
+    let zero_pushback = policy.honor_retry_after
+        && policy.pushback == Pushback::Exact
+        && spec.backend.retry_after.is_some_and(|d| d.ns() == 0);
     let how = if endless_retries && zero_backoff(policy) {
         "its retries go out with no backoff, without limit"
+    } else if endless_retries && zero_pushback {
+        "its retries go out after exactly the backend's `retry_after`, which is 0, without limit"
     } else if closed {
         "closed-loop clients send their next request as soon as one ends (no `think_time`)"
     } else {
@@ -97,10 +103,15 @@ pub(crate) fn zero_time_loop(spec: &ScenarioSpec, policy: &Policy) -> Option<Str
     };
     Some(format!(
         "policy {:?}: {how}, attempts reach the backend at once (no `network_delay`), and {}; \
-         give time a chance to pass: add a backoff delay, a `network_delay`, a `reject_cost` \
+         give time a chance to pass: add {}a `network_delay`, a `reject_cost` \
          or an `admission_cost`{}",
         policy.name,
         failures.join(", and "),
+        if zero_pushback && !zero_backoff(policy) {
+            "a `backend.retry_after` above 0, "
+        } else {
+            "a backoff delay, "
+        },
         if closed { ", or a `think_time`" } else { "" }
     ))
 }
@@ -120,6 +131,8 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
                 &format!("policies[{i}]"),
                 format!("simulated time may stop advancing: {why}"),
             );
+        } else if let Some(why) = retry_flood(spec, p) {
+            warn(&format!("policies[{i}]"), why);
         }
     }
     if let Some(end) = incident_end(spec) {
@@ -170,15 +183,58 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
     out
 }
 
+/// Attempts per request beyond which a fault's retries are a flood worth
+/// a warning: the run will spend its time on them.
+const FLOOD_ATTEMPTS: f64 = 100_000.0;
+
+/// A warning when a request that fails every attempt through the longest
+/// fault would make more than [`FLOOD_ATTEMPTS`] attempts: retries that
+/// follow each other within microseconds and no attempt limit make a run
+/// take minutes or hours, and most likely are not what was meant.
+fn retry_flood(spec: &ScenarioSpec, policy: &Policy) -> Option<String> {
+    let run_end = spec.duration.ns();
+    let (fault, span) = spec
+        .faults
+        .iter()
+        .map(|f| {
+            let (s, e) = f.window();
+            (f, e.min(run_end).saturating_sub(s))
+        })
+        .max_by_key(|&(_, span)| span)?;
+    let mut life = span;
+    if let Some(d) = spec.traffic.deadline {
+        life = life.min(d.ns());
+    }
+    if let Some(d) = policy.max_retry_duration {
+        life = life.min(d);
+    }
+    let attempts = policy.attempts_within(life);
+    (attempts > FLOOD_ATTEMPTS).then(|| {
+        format!(
+            "policy {:?}: a request that fails through {} ({}) would make about {attempts:.1e} \
+             attempts, since its retries follow each other within {}{}; the run may take very \
+             long: lengthen the backoff or limit `max_attempts`",
+            policy.name,
+            fault.incident_name(),
+            Dur(span),
+            Dur(policy.retry_delay(1, &mut 0, 0.5)),
+            if policy.max_attempts.is_none() {
+                " and nothing limits the attempts"
+            } else {
+                ""
+            }
+        )
+    })
+}
+
 /// The end of the last incident fault, in nanoseconds (faults covering the
 /// whole run are background, not incidents).
 fn incident_end(spec: &ScenarioSpec) -> Option<u64> {
     let run_end = spec.duration.ns();
     spec.faults
         .iter()
-        .map(|f| f.window())
-        .filter(|&(s, e)| !(s == 0 && e >= run_end) && s < run_end)
-        .map(|(_, e)| e.min(run_end))
+        .filter(|f| f.is_incident(run_end))
+        .map(|f| f.window().1.min(run_end))
         .max()
 }
 
@@ -286,6 +342,48 @@ mod tests {
             FOREVER,
         );
         assert_eq!(zero_time_loop(s.spec(), &s.policies()[0]), None);
+    }
+
+    #[test]
+    fn an_exact_pushback_of_zero_is_a_loop_and_the_message_says_so() {
+        let policy = r#"{"name": "grpc", "max_attempts": 0, "honor_retry_after": true,
+            "pushback": "exact", "backoff": {"constant": {"delay": "100ms"}}}"#;
+        let backend = |after: &str| {
+            format!(
+                r#""workers": 1, "queue_limit": 1, "retry_after": "{after}",
+                   "service_time": {{"constant": {{"value": "1s"}}}}"#
+            )
+        };
+        let s = scenario(r#""rate": 100"#, &backend("0s"), "", policy);
+        let why = zero_time_loop(s.spec(), &s.policies()[0]).expect("a loop");
+        assert!(why.contains("retry_after"), "{why}");
+        // A pushback of any length lets time pass.
+        let s = scenario(r#""rate": 100"#, &backend("1ms"), "", policy);
+        assert_eq!(zero_time_loop(s.spec(), &s.policies()[0]), None);
+    }
+
+    #[test]
+    fn retries_microseconds_apart_through_a_fault_are_a_flood() {
+        let flood = |backoff: &str, attempts: u32| {
+            let s = scenario(
+                r#""rate": 200"#,
+                r#""workers": 5, "service_time": {"constant": {"value": "10ms"}}"#,
+                r#", "faults": [{"outage": {"start": "10s", "duration": "5s"}}]"#,
+                &format!(r#"{{"name": "p", "max_attempts": {attempts}, "backoff": {backoff}}}"#),
+            );
+            warnings(s.spec(), s.policies())
+                .into_iter()
+                .find(|p| p.path == "policies[0]")
+                .map(|p| p.message)
+        };
+        // 5 s of retries 1 µs apart: five million attempts.
+        let w = flood(r#"{"constant": {"delay": "1us"}}"#, 0).expect("a flood");
+        assert!(w.contains("5.0e6") && w.contains("the outage"), "{w}");
+        // An attempt limit, or a backoff of milliseconds, bounds it.
+        assert_eq!(flood(r#"{"constant": {"delay": "1us"}}"#, 10), None);
+        assert_eq!(flood(r#"{"constant": {"delay": "1ms"}}"#, 0), None);
+        let w = flood(r#"{"decorrelated": {"base": "1ns", "max": "1ns"}}"#, 0);
+        assert!(w.is_some_and(|w| w.contains("5.0e9")));
     }
 
     #[test]

@@ -121,7 +121,15 @@ impl Checker {
             self.positive_dur(&format!("{p}.dispatch_deadline"), d.dispatch_deadline);
             if let Some(t) = &d.throttling {
                 let p = "dispatcher.throttling";
-                self.positive_dur(&format!("{p}.window"), t.window);
+                // Each window closes in turn, also while the queue is idle:
+                // a window shorter than a millisecond measures nothing a
+                // real queue could react to and only costs time.
+                if t.window.ns() < 1_000_000 {
+                    self.err(
+                        format!("{p}.window"),
+                        format!("{} is below the smallest window, 1ms", t.window),
+                    );
+                }
                 self.p
                     .fraction(&format!("{p}.error_share"), t.error_share, ", e.g. 0.05");
                 self.p
@@ -346,10 +354,13 @@ impl Checker {
                 );
                 if let Some(u) = b.usl {
                     for (field, v) in [("sigma", u.sigma), ("kappa", u.kappa)] {
-                        if !(v.is_finite() && v >= 0.0) {
+                        // Gunther's coefficients are shares: above 1 a
+                        // second busy worker already more than doubles
+                        // every service time.
+                        if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
                             self.err(
                                 format!("{path}.usl.{field}"),
-                                format!("{v} must be a number >= 0"),
+                                format!("{} must be a number in [0, 1]", crate::decimal::num(v)),
                             );
                         }
                     }

@@ -114,9 +114,11 @@ impl Grid {
         Ok(Grid { axes })
     }
 
-    /// Number of points (1 for no axes).
+    /// Number of points (1 for no axes; `usize::MAX` when larger).
     pub fn len(&self) -> usize {
-        self.axes.iter().map(|a| a.values.len()).product()
+        self.axes
+            .iter()
+            .fold(1usize, |n, a| n.saturating_mul(a.values.len()))
     }
 
     /// Whether the grid has no points (an axis without values).
@@ -182,6 +184,11 @@ impl Shard {
     pub fn includes(&self, i: usize) -> bool {
         i % self.count == self.index - 1
     }
+
+    /// How many of points `0..len` belong to this shard.
+    pub fn count_of(&self, len: usize) -> usize {
+        len.saturating_sub(self.index - 1).div_ceil(self.count)
+    }
 }
 
 #[cfg(test)]
@@ -223,6 +230,33 @@ mod tests {
             Axis::parse("a=2").unwrap()
         ])
         .is_err());
+    }
+
+    #[test]
+    fn a_shard_counts_the_points_it_includes() {
+        for count in 1..5 {
+            for index in 1..=count {
+                let shard = Shard { index, count };
+                for len in 0..12 {
+                    let n = (0..len).filter(|&i| shard.includes(i)).count();
+                    assert_eq!(shard.count_of(len), n, "{index}/{count} of {len}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_grid_too_large_to_count_saturates() {
+        // 100 000 values on each of four axes: 10^20 points.
+        let values: Vec<String> = (0..100_000).map(|i| i.to_string()).collect();
+        let axes: Vec<Axis> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|p| Axis {
+                path: p.to_string(),
+                values: values.clone(),
+            })
+            .collect();
+        assert_eq!(Grid::new(axes).unwrap().len(), usize::MAX);
     }
 
     #[test]

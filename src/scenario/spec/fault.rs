@@ -115,6 +115,14 @@ impl FaultSpec {
         }
     }
 
+    /// Whether this fault is an incident of a run ending at `run_end`: it
+    /// starts within the run and does not cover all of it (a fault over
+    /// the whole run is a background condition, nothing to recover from).
+    pub fn is_incident(&self, run_end: u64) -> bool {
+        let (s, e) = self.window();
+        !(s == 0 && e >= run_end) && s < run_end
+    }
+
     /// The fault's window as (start, end) in nanoseconds.
     pub fn window(&self) -> (u64, u64) {
         let (s, d) = match self {

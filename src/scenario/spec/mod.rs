@@ -80,6 +80,14 @@ fn default_bin() -> Dur {
 pub const TOP_TIER: &str = "backend";
 
 impl ScenarioSpec {
+    /// Whether a run has something to recover from: an incident fault
+    /// ([`FaultSpec::is_incident`]) or a load spike.
+    pub fn has_incident(&self) -> bool {
+        let run_end = self.duration.ns();
+        self.faults.iter().any(|f| f.is_incident(run_end))
+            || self.traffic.load_spike(run_end).is_some()
+    }
+
     /// The names of the tiers, the top backend first.
     pub fn tier_names(&self) -> Vec<&str> {
         std::iter::once(self.backend.name.as_deref().unwrap_or(TOP_TIER))
