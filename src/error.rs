@@ -603,10 +603,58 @@ pub enum MergeError {
     #[error("merge: no shard directories given")]
     NoShards,
     /// A manifest whose shard is not `I/N` with 1 <= I <= N.
-    #[error("{origin}/sweep.json: bad shard")]
+    #[error("{origin}/sweep.json: shard.{field} {value} {why}: was the shard edited?")]
     BadShard {
         /// The shard directory.
         origin: String,
+        /// `index` or `count`.
+        field: &'static str,
+        /// Its value.
+        value: usize,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A manifest whose point count is not the size of its grid.
+    #[error("{origin}/sweep.json: points {points}, but its axes make {grid} points: was the shard edited?")]
+    Points {
+        /// The shard directory.
+        origin: String,
+        /// `points` as written.
+        points: usize,
+        /// The product of the axes' lengths.
+        grid: usize,
+    },
+    /// A swept value in `sweep.csv` that is not the axis value
+    /// `sweep.json` gives for the row's point.
+    #[error("{origin}/sweep.csv line {line}, column {column} ({name}): expected {expected:?} as sweep.json gives for point {point}, found {found:?}: was the shard edited?")]
+    SweptValue {
+        /// The shard directory.
+        origin: String,
+        /// 1-based line (the header is line 1).
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The axis (its path).
+        name: Box<str>,
+        /// The row's point index.
+        point: usize,
+        /// The value sweep.json gives.
+        expected: Box<str>,
+        /// The value found.
+        found: Box<str>,
+    },
+    /// A `sweep.csv` header whose swept-value columns are not sweep.json's
+    /// axes.
+    #[error("{origin}/sweep.csv line 1, column {column}: expected the axis {expected:?} as sweep.json gives, found {found:?}: was the shard edited?")]
+    AxisColumn {
+        /// The shard directory.
+        origin: String,
+        /// 1-based column.
+        column: usize,
+        /// The axis' path.
+        expected: String,
+        /// The column's name found.
+        found: String,
     },
     /// A shard of another sweep.
     #[error("{origin}: not a shard of the same sweep as {first} (scenario, --set values, replications and N of --shard I/N must all match)")]
@@ -745,7 +793,18 @@ pub enum ShardEnvError {
         /// The variable it came from.
         var: &'static str,
         /// The 0-based index.
-        index: i64,
+        index: i128,
+        /// N.
+        count: usize,
+    },
+    /// The index is below the first shard.
+    #[error("{from}: shard index {index} (0-based) is negative; with --shards {count} it must be 0 to {last}", last = .count - 1)]
+    Negative {
+        /// The variables it came from, with their values
+        /// (`SLURM_ARRAY_TASK_ID=3 minus SLURM_ARRAY_TASK_MIN=5`).
+        from: String,
+        /// The 0-based index.
+        index: i128,
         /// N.
         count: usize,
     },
@@ -798,6 +857,18 @@ pub enum MapError {
         /// The first shard directory.
         first: String,
     },
+    /// A manifest whose shard is not `I/N` with 1 <= I <= N.
+    #[error("{origin}/map.json: shard.{field} {value} {why}: was the shard edited?")]
+    BadShard {
+        /// The shard directory.
+        origin: String,
+        /// `index` or `count`.
+        field: &'static str,
+        /// Its value.
+        value: usize,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A shard given twice.
     #[error("{origin}: shard {index}/{count} is also in {other}")]
     Twice {
@@ -846,6 +917,14 @@ pub enum MapError {
     /// A directory given to merge that holds no output.
     #[error("{0}: holds no sweep.json or map.json, nor directories that do")]
     NoOutput(String),
+    /// A merge output directory that would overwrite or hide an input.
+    #[error("-o {output}: {why}; choose another output directory")]
+    OutputIsInput {
+        /// The output directory, as given.
+        output: String,
+        /// Which input it is, and what writing there would do.
+        why: String,
+    },
 }
 
 /// A scenario `assess` cannot search (`assess`).

@@ -287,6 +287,36 @@ fn shards_from_job_completion_index_merge_byte_for_byte() {
         assert!(err.contains(needle), "{err}");
     }
     std::fs::write(&csv, text).unwrap();
+    // An output directory that is an input, or would become one of its
+    // shards, is refused before anything is written.
+    let shard1 = Path::new(&parts).join("shard-1-of-3");
+    let before = std::fs::read(shard1.join("map.json")).unwrap();
+    for (out, needle) in [
+        (parts.clone(), "which holds the shards being merged"),
+        (p(Path::new(&parts), "merged"), "is inside"),
+        (shard1.display().to_string(), "is the shard"),
+    ] {
+        let o = retrysim(&["merge", &parts, "-o", &out], &[]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle), "{err}");
+        assert!(err.contains("choose another output directory"), "{err}");
+    }
+    assert!(!Path::new(&parts).join("map.csv").exists());
+    assert!(!Path::new(&parts).join("merged").exists());
+    // A shard index past the count in map.json is named as such.
+    let json = String::from_utf8(before.clone()).unwrap();
+    let edited = json.replacen("\"index\": 1", "\"index\": 99", 1);
+    assert_ne!(edited, json);
+    std::fs::write(shard1.join("map.json"), edited).unwrap();
+    let o = retrysim(&["merge", &parts, "-o", &p(t.path(), "bad")], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("map.json: shard.index 99 is above shard.count 3"),
+        "{err}"
+    );
+    std::fs::write(shard1.join("map.json"), before).unwrap();
     let o = retrysim(
         &[
             "map",

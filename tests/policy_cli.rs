@@ -169,6 +169,104 @@ fn schedule_refused(args: &[&str]) -> String {
 }
 
 #[test]
+fn schedule_cloud_tasks_takes_the_api_defaults() {
+    // minBackoff 0.1 s, maxBackoff 3600 s, maxDoublings 16: the same as
+    // the cloud-tasks-default preset and `import gcloud`.
+    let o = retrysim(&[
+        "schedule",
+        "--backoff",
+        "cloud_tasks",
+        "--max-attempts",
+        "100",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let preset = retrysim(&["schedule", "--preset", "cloud-tasks-default"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("backoff: Cloud Tasks 100ms–1h, 16 doublings;"),
+        "{text}"
+    );
+    // Everything after the policy's name is the preset's.
+    let tail = |t: &str| t.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(tail(&text), tail(&stdout(&preset)));
+    // A flag given replaces its default only.
+    let o = retrysim(&[
+        "schedule",
+        "--backoff",
+        "cloud_tasks",
+        "--max-doublings",
+        "2",
+        "--csv",
+    ]);
+    let csv = stdout(&o);
+    let delays: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .take(5)
+        .map(|l| l.split(',').nth(2).unwrap())
+        .collect();
+    assert_eq!(delays, ["0.1", "0.2", "0.4", "0.8", "1.2"]);
+}
+
+#[test]
+fn schedule_png_is_replaced_whole_or_not_at_all() {
+    let t = tempfile::tempdir().unwrap();
+    let png = t.path().join("s.png");
+    let png_arg = png.to_str().unwrap();
+    let o = retrysim(&["schedule", "--preset", "grpc", "--png", png_arg]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let good = std::fs::read(&png).unwrap();
+    assert!(good.len() > 4096);
+    // A full disk while writing (debug-build fault injection, as in
+    // tests/atomic_reports.rs): exit 1, the earlier file as it was, no
+    // partial or temporary file left.
+    let o = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args(["schedule", "--preset", "grpc-legacy", "--png", png_arg])
+        .env("RETRYSIM_FAIL_AT", "s.png")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no space left on device"), "{err}");
+    assert_eq!(std::fs::read(&png).unwrap(), good);
+    let names: Vec<String> = std::fs::read_dir(t.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["s.png"]);
+    // A new file is not created half-way either.
+    let fresh = t.path().join("new.png");
+    let o = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args([
+            "schedule",
+            "--preset",
+            "grpc",
+            "--png",
+            fresh.to_str().unwrap(),
+        ])
+        .env("RETRYSIM_FAIL_AT", "new.png")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!fresh.exists());
+    assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 1);
+    // And a good write replaces the file.
+    let o = retrysim(&["schedule", "--preset", "grpc-legacy", "--png", png_arg]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_ne!(std::fs::read(&png).unwrap(), good);
+}
+
+#[test]
 fn schedule_flag_problems_name_the_flag() {
     let err = schedule_refused(&["--backoff", "linear", "--initial", "1s", "--delay", "1s"]);
     assert!(
@@ -183,6 +281,23 @@ fn schedule_flag_problems_name_the_flag() {
     let err = schedule_refused(&["--backoff", "cloud_tasks", "--max-doublings", "lots"]);
     assert!(
         err.starts_with("error: --max-doublings: backoff.cloud_tasks.max_doublings: invalid type"),
+        "{err}"
+    );
+    // --attempts counts rows: 0 is refused, not shown as a policy without
+    // retries.
+    let err = schedule_refused(&["--preset", "grpc", "--attempts", "0"]);
+    assert!(
+        err.starts_with("error: --attempts: 0 rows would show nothing"),
+        "{err}"
+    );
+    assert!(!err.contains("no retries"), "{err}");
+    let o = retrysim(&["schedule", "--preset", "grpc", "--attempts", "0", "--csv"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    // A default the user did not give is named as one.
+    let err = schedule_refused(&["--backoff", "cloud_tasks", "--max-backoff", "10ms"]);
+    assert!(
+        err.starts_with("error: --min-backoff (default 100ms): "),
         "{err}"
     );
     // Kinds are checked by clap against the policy module's list.

@@ -118,6 +118,176 @@ fn shards_merge_into_the_unsharded_output_byte_for_byte() {
     }
 }
 
+/// A one-policy scenario that runs in milliseconds.
+const QUICK: &str = r#"{"name":"quick","duration":"20s","traffic":{"rate":100,"clients":50,"attempt_timeout":"1s"},"backend":{"workers":5,"service_time":{"exponential":{"mean":"10ms"}},"queue_limit":100},"faults":[{"outage":{"start":"5s","duration":"3s"}}],"policies":[{"name":"p","max_attempts":3,"backoff":{"exponential":{"initial":"100ms","multiplier":2,"max":"1s"}},"jitter":"full"}]}"#;
+
+/// Shards 1/2 and 2/2 of a three-point sweep of [`QUICK`], in `dir`.
+fn quick_shards(dir: &Path) -> (String, String) {
+    let scenario = dir.join("quick.json");
+    std::fs::write(&scenario, QUICK).unwrap();
+    let parts = (p(dir, "p1"), p(dir, "p2"));
+    for (i, out) in [(1, &parts.0), (2, &parts.1)] {
+        ok(&retrysim(&[
+            "sweep",
+            scenario.to_str().unwrap(),
+            "--set",
+            "traffic.rate=100,200,300",
+            "--shard",
+            &format!("{i}/2"),
+            "-o",
+            out,
+            "-q",
+        ]));
+    }
+    parts
+}
+
+/// Merges `parts` into `out`; the exit status must be 2 and stderr hold
+/// `needle`.
+fn refused(parts: &[&str], out: &str, needle: &str) {
+    let mut args = vec!["merge"];
+    args.extend_from_slice(parts);
+    args.extend_from_slice(&["-o", out]);
+    let o = retrysim(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(needle), "{err}");
+}
+
+#[test]
+fn merge_says_what_is_wrong_with_a_shards_manifest() {
+    let t = tempfile::tempdir().unwrap();
+    let (p1, p2) = quick_shards(t.path());
+    let json = Path::new(&p1).join("sweep.json");
+    let text = std::fs::read_to_string(&json).unwrap();
+    let out = p(t.path(), "out");
+    for (from, to, needle) in [
+        (
+            "\"index\": 1",
+            "\"index\": 99",
+            "p1/sweep.json: shard.index 99 is above shard.count 2",
+        ),
+        (
+            "\"index\": 1",
+            "\"index\": 0",
+            "p1/sweep.json: shard.index 0 is below 1",
+        ),
+        (
+            "\"count\": 2",
+            "\"count\": 0",
+            "p1/sweep.json: shard.count 0 must be at least 1",
+        ),
+    ] {
+        let edited = text.replacen(from, to, 1);
+        assert_ne!(edited, text);
+        std::fs::write(&json, edited).unwrap();
+        refused(&[&p1, &p2], &out, needle);
+    }
+    // A point count that is not the grid's size.
+    std::fs::write(&json, text.replacen("\"points\": 3", "\"points\": 4", 1)).unwrap();
+    let json2 = Path::new(&p2).join("sweep.json");
+    let text2 = std::fs::read_to_string(&json2).unwrap();
+    std::fs::write(&json2, text2.replacen("\"points\": 3", "\"points\": 4", 1)).unwrap();
+    refused(&[&p1, &p2], &out, "points 4, but its axes make 3 points");
+    std::fs::write(&json, text).unwrap();
+    std::fs::write(&json2, text2).unwrap();
+    ok(&retrysim(&["merge", &p1, &p2, "-o", &out, "-q"]));
+}
+
+#[test]
+fn merge_checks_each_rows_swept_values_against_the_manifest() {
+    let t = tempfile::tempdir().unwrap();
+    let (p1, p2) = quick_shards(t.path());
+    let out = p(t.path(), "out");
+    let csv = Path::new(&p1).join("sweep.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    // Shard 1/2 holds points 0 and 2: rates 100 and 300.
+    assert!(text.lines().nth(1).unwrap().starts_with("0,100,p,"));
+    assert!(text.lines().nth(2).unwrap().starts_with("2,300,p,"));
+    for (from, to, needle) in [
+        (
+            "\n0,100,",
+            "\n0,NaN,",
+            "line 2, column 2 (traffic.rate): expected \"100\" as sweep.json gives for point 0, found \"NaN\"",
+        ),
+        (
+            "\n2,300,",
+            "\n2,200,",
+            "line 3, column 2 (traffic.rate): expected \"300\" as sweep.json gives for point 2, found \"200\"",
+        ),
+    ] {
+        let edited = text.replacen(from, to, 1);
+        assert_ne!(edited, text);
+        std::fs::write(&csv, edited).unwrap();
+        refused(&[&p1, &p2], &out, needle);
+    }
+    assert!(!Path::new(&out).exists(), "nothing written");
+    // A renamed swept column, in every shard alike.
+    let csv2 = Path::new(&p2).join("sweep.csv");
+    let text2 = std::fs::read_to_string(&csv2).unwrap();
+    for (f, t) in [(&csv, &text), (&csv2, &text2)] {
+        std::fs::write(
+            f,
+            t.replacen("point,traffic.rate,", "point,traffic.rat,", 1),
+        )
+        .unwrap();
+    }
+    refused(
+        &[&p1, &p2],
+        &out,
+        "p1/sweep.csv line 1, column 2: expected the axis \"traffic.rate\" as sweep.json gives, found \"traffic.rat\"",
+    );
+    std::fs::write(&csv, text).unwrap();
+    std::fs::write(&csv2, text2).unwrap();
+    ok(&retrysim(&["merge", &p1, &p2, "-o", &out, "-q"]));
+    let merged = std::fs::read_to_string(Path::new(&out).join("sweep.csv")).unwrap();
+    assert!(!merged.contains("NaN"));
+}
+
+#[test]
+fn merge_refuses_an_output_directory_that_is_an_input() {
+    let t = tempfile::tempdir().unwrap();
+    let (p1, p2) = quick_shards(t.path());
+    let before = std::fs::read(Path::new(&p1).join("sweep.json")).unwrap();
+    // The same directory, however it is written.
+    let dotted = format!("{p2}/../p1/");
+    let link = p(t.path(), "link");
+    std::os::unix::fs::symlink(&p1, &link).unwrap();
+    for out in [&p1, &dotted, &link] {
+        refused(
+            &[&p1, &p2],
+            out,
+            "merging into it would overwrite that shard; choose another output directory",
+        );
+    }
+    assert_eq!(
+        std::fs::read(Path::new(&p1).join("sweep.json")).unwrap(),
+        before
+    );
+    // A directory given for the shards inside it: neither it nor a new
+    // directory directly inside it (the next merge of it would take the
+    // merged output for a shard).
+    let parent = p(t.path(), "parent");
+    std::fs::create_dir(&parent).unwrap();
+    for d in [&p1, &p2] {
+        let name = Path::new(d).file_name().unwrap();
+        std::fs::rename(d, Path::new(&parent).join(name)).unwrap();
+    }
+    refused(&[&parent], &parent, "which holds the shards being merged");
+    refused(&[&parent], &p(Path::new(&parent), "all"), "is inside");
+    refused(&[&parent], &p(Path::new(&parent), "p2"), "is the shard");
+    // Twice in a row, the merge still works.
+    for _ in 0..2 {
+        ok(&retrysim(&[
+            "merge",
+            &parent,
+            "-o",
+            &p(t.path(), "all"),
+            "-q",
+        ]));
+    }
+}
+
 #[test]
 fn bad_sweep_input_exits_2() {
     let t = tempfile::tempdir().unwrap();

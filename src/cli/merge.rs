@@ -110,9 +110,88 @@ fn manifest<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Result<T,
     })
 }
 
+/// `path` made absolute with symbolic links, `.` and `..` resolved, also
+/// when it does not exist yet: its deepest existing ancestor is
+/// canonicalized and the rest appended.
+fn resolve(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                match part {
+                    std::path::Component::ParentDir => {
+                        out.pop();
+                    }
+                    std::path::Component::CurDir => {}
+                    c => out.push(c),
+                }
+            }
+            return out;
+        }
+        match (at.parent(), at.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                rest.push(last);
+                at = if parent.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    parent
+                };
+            }
+            // Nothing of it resolves (no current directory): compare as
+            // written.
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// Refuses an output directory that is one of the inputs (merging would
+/// overwrite that shard's files), or a directory given for the shards
+/// inside it or directly inside one (the merged output would become one
+/// of its shards, or hide them, for the next merge of that directory).
+fn check_output(output: &Path, given: &[PathBuf], shards: &[(PathBuf, Kind)]) -> Result<(), Error> {
+    let out = resolve(output);
+    let refuse = |why: String| -> Result<(), Error> {
+        Err(MapError::OutputIsInput {
+            output: output.display().to_string(),
+            why,
+        }
+        .into())
+    };
+    for (dir, _) in shards {
+        if resolve(dir) == out {
+            return refuse(format!(
+                "is the shard {}; merging into it would overwrite that shard",
+                dir.display()
+            ));
+        }
+    }
+    for dir in given.iter().filter(|d| Kind::of(d).is_none()) {
+        let parent = resolve(dir);
+        if parent == out {
+            return refuse(format!(
+                "is {}, which holds the shards being merged; the merged files \
+                 would make it look like one shard to the next merge",
+                dir.display()
+            ));
+        }
+        if out.parent() == Some(parent.as_path()) {
+            return refuse(format!(
+                "is inside {}, which holds the shards being merged; the next \
+                 merge of {} would take the merged output for a shard",
+                dir.display(),
+                dir.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Runs the command.
 pub fn run(args: MergeArgs) -> Result<ExitCode, Error> {
     let dirs = shard_dirs(&args.dirs)?;
+    check_output(&args.output, &args.dirs, &dirs)?;
     let kind = dirs[0].1;
     if let Some((d, k)) = dirs.iter().find(|(_, k)| *k != kind) {
         return Err(MapError::MixedKinds {

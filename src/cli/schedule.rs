@@ -77,7 +77,7 @@ pub struct ScheduleArgs {
     #[arg(long)]
     pub max: Option<String>,
     /// Exponential / Cloud Tasks backoff: doublings before growth stops
-    /// (Cloud Tasks: turns linear).
+    /// (Cloud Tasks: turns linear; default 16).
     #[arg(long)]
     pub max_doublings: Option<String>,
     /// Cloud Tasks backoff: the first interval (default 0.1s).
@@ -99,7 +99,8 @@ pub struct ScheduleArgs {
     /// Retry time limit measured from the first attempt.
     #[arg(long)]
     pub max_retry_duration: Option<String>,
-    /// Rows to show (default 20, never more than the policy allows).
+    /// Rows to show, at least 1 (default 20, never more than the policy
+    /// allows; the policy's own limit is --max-attempts).
     #[arg(long, value_name = "N")]
     pub attempts: Option<u32>,
     /// Print CSV (one row per retry, seconds) instead of a table.
@@ -151,6 +152,14 @@ pub fn jitter_arg(text: &str) -> Result<JitterSpec, String> {
                 "unknown jitter {text:?}: use none, full, equal, next_step or a factor such as 0.1"
             )),
         },
+    }
+}
+
+/// A JSON value as a flag would take it: `"100ms"` → `100ms`.
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -400,6 +409,27 @@ fn apply_backoff_flags(args: &ScheduleArgs, draft: &mut Draft) -> Result<(), Inv
             .by_flag
             .push((format!("backoff.{kind}.{field}"), flag_of(field)));
     }
+    if kind == "cloud_tasks" {
+        // The Cloud Tasks API's defaults (minBackoff 0.1 s, maxBackoff
+        // 3600 s, maxDoublings 16), as `import gcloud` and the
+        // `cloud-tasks-default` preset take them, for what no flag gives.
+        let defaults = presets::preset("cloud-tasks-default")
+            .and_then(|p| p.backoff)
+            .and_then(|b| serde_json::to_value(b).ok());
+        let defaults = defaults
+            .as_ref()
+            .and_then(|d| d.get("cloud_tasks"))
+            .and_then(Value::as_object);
+        for (field, value) in defaults.into_iter().flatten() {
+            if !body.contains_key(field) {
+                body.insert(field.clone(), value.clone());
+                draft.by_flag.push((
+                    format!("backoff.{kind}.{field}"),
+                    format!("{} (default {})", flag_of(field), plain(value)),
+                ));
+            }
+        }
+    }
     let mut backoff = Map::new();
     backoff.insert(kind, Value::Object(body));
     draft.doc.insert("backoff".into(), Value::Object(backoff));
@@ -532,7 +562,7 @@ fn write_csv(out: &mut dyn Write, s: &Schedule) -> Result<(), csv::Error> {
 fn write_table(out: &mut dyn Write, p: &Policy, s: &Schedule) -> std::io::Result<()> {
     writeln!(out, "policy: {}", p.name)?;
     writeln!(out, "{}", describe(p))?;
-    if s.rows.is_empty() {
+    if s.retries == Some(0) {
         writeln!(out, "no retries: this policy makes one attempt only")?;
         return Ok(());
     }
@@ -625,6 +655,7 @@ fn write_table(out: &mut dyn Write, p: &Policy, s: &Schedule) -> std::io::Result
 
 /// Prints the schedule.
 pub fn run(args: ScheduleArgs) -> Result<ExitCode, Error> {
+    check_rows(args.attempts)?;
     let policy = policy_from_args(&args)?;
     let s = schedule(&policy, args.attempts);
     let mut out = Stdout::lock();
@@ -639,6 +670,21 @@ pub fn run(args: ScheduleArgs) -> Result<ExitCode, Error> {
         note(format_args!("wrote {}", path.display()));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses `--attempts 0`: it counts rows to show, so 0 would show none
+/// (and read as a policy without retries); the policy's own limit is
+/// `--max-attempts`, where 0 means unlimited as in a scenario.
+fn check_rows(rows: Option<u32>) -> Result<(), InvalidInput> {
+    if rows == Some(0) {
+        return Err(InvalidInput::Flag {
+            flag: "--attempts".into(),
+            message: "0 rows would show nothing; give N >= 1 rows to show (the policy's \
+                      own limit is --max-attempts, where 0 means unlimited)"
+                .into(),
+        });
+    }
+    Ok(())
 }
 
 /// The one-line total retry window under the figure.

@@ -459,10 +459,28 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
     let Some((first_origin, first, first_table)) = parts.first().cloned() else {
         return Err(MapError::NothingToMerge);
     };
+    for (origin, m, _) in &parts {
+        let bad = |field, value, why: String| MapError::BadShard {
+            origin: origin.clone(),
+            field,
+            value,
+            why,
+        };
+        let Shard { index, count } = m.shard;
+        if count == 0 {
+            return Err(bad("count", 0, "must be at least 1".into()));
+        }
+        if index == 0 {
+            return Err(bad("index", 0, "is below 1 (the first shard is 1)".into()));
+        }
+        if index > count {
+            return Err(bad("index", index, format!("is above shard.count {count}")));
+        }
+    }
     let count = first.shard.count;
     let mut seen: Vec<Option<String>> = vec![None; count];
     for (origin, m, t) in &parts {
-        if !first.same_map(m) || t.header != first_table.header || m.shard.index == 0 {
+        if !first.same_map(m) || t.header != first_table.header {
             return Err(MapError::Different {
                 origin: origin.clone(),
                 first: first_origin.clone(),

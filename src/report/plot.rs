@@ -1521,7 +1521,21 @@ pub fn schedule_png(
             .map_err(pe)?;
         root.present().map_err(pe)?;
     }
-    write_png(path, &buf, (WIDTH, HEIGHT))
+    // A lone file in the user's directory: replaced whole or not at all.
+    super::staging::replace_file(path, |tmp| {
+        write_png(tmp, &buf, (WIDTH, HEIGHT)).map_err(|e| match e {
+            // Name the file the user asked for, not the temporary one.
+            OutputError::Write { source, .. } => OutputError::Write {
+                path: path.to_path_buf(),
+                source,
+            },
+            OutputError::Encode { source, .. } => OutputError::Encode {
+                path: path.to_path_buf(),
+                source,
+            },
+            other => other,
+        })
+    })
 }
 
 #[cfg(test)]

@@ -179,6 +179,36 @@ impl Drop for Staging {
     }
 }
 
+/// Writes the single file `path` the way [`Staging`] writes a directory:
+/// `write` fills a hidden temporary file beside it (`.<name>.tmp-<pid>`),
+/// which one rename then puts in place. A write that fails (a full disk)
+/// or is interrupted leaves an earlier file at `path` as it was and no
+/// partial file; the temporary file is removed. For a lone output file
+/// such as `schedule --png FILE`, whose directory is the user's and not
+/// ours to lock or stage.
+pub fn replace_file(
+    path: &Path,
+    write: impl FnOnce(&Path) -> Result<(), OutputError>,
+) -> Result<(), OutputError> {
+    let (parent, name) = split(path);
+    let temp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = write(&temp)
+        .and_then(|()| fail_point(&name))
+        .and_then(|()| {
+            if crate::engine::stop::requested() {
+                return Err(OutputError::Interrupted);
+            }
+            std::fs::rename(&temp, path).map_err(|source| OutputError::Publish {
+                path: path.to_path_buf(),
+                source,
+            })
+        });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
+}
+
 /// Takes the lock at `path` for `target`, or says who holds it.
 fn lock(path: &Path, target: &Path) -> Result<File, OutputError> {
     loop {
@@ -313,6 +343,34 @@ mod tests {
         assert!(matches!(e, OutputError::Locked { .. }), "{e}");
         drop(first);
         Staging::begin(&target).expect("free again");
+    }
+
+    #[test]
+    fn a_replaced_file_is_whole_or_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("f.png");
+        std::fs::write(&target, "old").unwrap();
+        // A writer that fails half-way: the old file stays, nothing is left.
+        let e = replace_file(&target, |tmp| {
+            std::fs::write(tmp, "ha").unwrap();
+            Err(OutputError::Write {
+                path: tmp.to_path_buf(),
+                source: std::io::Error::new(std::io::ErrorKind::StorageFull, "full"),
+            })
+        })
+        .unwrap_err();
+        assert!(matches!(e, OutputError::Write { .. }));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        replace_file(&target, |tmp| {
+            std::fs::write(tmp, "new").map_err(|source| OutputError::Write {
+                path: tmp.to_path_buf(),
+                source,
+            })
+        })
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]

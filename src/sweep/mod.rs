@@ -212,6 +212,33 @@ pub fn point_rows(
         .collect()
 }
 
+/// Refuses a manifest's shard that is not `I/N` with 1 <= I <= N, naming
+/// the field.
+fn check_shard(origin: &str, shard: Shard) -> Result<(), MergeError> {
+    let bad = |field, value, why: String| {
+        Err(MergeError::BadShard {
+            origin: origin.to_string(),
+            field,
+            value,
+            why,
+        })
+    };
+    if shard.count == 0 {
+        return bad("count", 0, "must be at least 1".into());
+    }
+    if shard.index == 0 {
+        return bad("index", 0, "is below 1 (the first shard is 1)".into());
+    }
+    if shard.index > shard.count {
+        return bad(
+            "index",
+            shard.index,
+            format!("is above shard.count {}", shard.count),
+        );
+    }
+    Ok(())
+}
+
 /// Joins shard outputs (their manifests and tables) into the table and
 /// manifest of the whole sweep. Every shard of the same sweep must be
 /// present exactly once.
@@ -219,6 +246,9 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
     let Some((first_origin, first, first_table)) = parts.first().cloned() else {
         return Err(MergeError::NoShards);
     };
+    for (origin, m, _) in &parts {
+        check_shard(origin, m.shard)?;
+    }
     let count = first.shard.count;
     let mut seen = vec![None::<String>; count];
     for (origin, m, t) in &parts {
@@ -240,11 +270,6 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
                 first: first_origin,
             });
         }
-        if m.shard.index == 0 || m.shard.index > count {
-            return Err(MergeError::BadShard {
-                origin: origin.clone(),
-            });
-        }
         let slot = &mut seen[m.shard.index - 1];
         if let Some(other) = slot {
             return Err(MergeError::Duplicate {
@@ -263,6 +288,35 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
     if !missing.is_empty() {
         return Err(MergeError::Missing(missing));
     }
+    // The manifests agree (checked above): the first one's grid is the
+    // sweep's, and its size must be the point count the rows are checked
+    // against.
+    let grid = Grid {
+        axes: first.axes.clone(),
+    };
+    let size = grid
+        .axes
+        .iter()
+        .try_fold(1usize, |n, a| n.checked_mul(a.values.len()));
+    if size != Some(first.points) {
+        return Err(MergeError::Points {
+            origin: first_origin,
+            points: first.points,
+            grid: size.unwrap_or(usize::MAX),
+        });
+    }
+    // The swept-value columns follow `point`, one per axis, in axis order.
+    for (k, a) in grid.axes.iter().enumerate() {
+        let found = first_table.header.get(k + 1).map_or("", String::as_str);
+        if found != a.path {
+            return Err(MergeError::AxisColumn {
+                origin: first_origin,
+                column: k + 2,
+                expected: a.path.clone(),
+                found: found.to_string(),
+            });
+        }
+    }
     // Every point of the grid has one row per policy: a shard cut short,
     // edited or holding a row twice is refused rather than merged into a
     // table that looks whole.
@@ -271,7 +325,7 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
     let mut seen = vec![false; first.points.saturating_mul(n)];
     let mut rows: Vec<(usize, Vec<String>)> = Vec::new();
     for (origin, _, t) in &parts {
-        for r in &t.rows {
+        for (i, r) in t.rows.iter().enumerate() {
             let point = r
                 .first()
                 .and_then(|p| p.parse::<usize>().ok())
@@ -292,6 +346,25 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
             let Some(at) = p.filter(|_| point < first.points).map(|p| point * n + p) else {
                 return Err(stray("is not part of the sweep in sweep.json"));
             };
+            // The swept values are the point's: an unsharded sweep writes
+            // them from sweep.json's axes, so a merge must too.
+            for (k, (&v, a)) in grid.coords(point).iter().zip(&grid.axes).enumerate() {
+                let expected = &a.values[v];
+                let found = r.get(k + 1).map_or("", String::as_str);
+                if found != expected {
+                    return Err(MergeError::SweptValue {
+                        origin: origin.clone(),
+                        // The header is line 1 (a quoted value never holds a
+                        // line break in a sweep.csv).
+                        line: i + 2,
+                        column: k + 2,
+                        name: a.path.as_str().into(),
+                        point,
+                        expected: expected.as_str().into(),
+                        found: found.into(),
+                    });
+                }
+            }
             if std::mem::replace(&mut seen[at], true) {
                 return Err(stray("comes twice"));
             }

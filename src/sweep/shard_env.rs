@@ -50,8 +50,8 @@ pub fn shard_from_env(
                 }),
         }
     };
-    let (index, source) = if let Some(i) = number(K8S_INDEX)? {
-        (i, K8S_INDEX)
+    let (index, source, from) = if let Some(i) = number(K8S_INDEX)? {
+        (i128::from(i), K8S_INDEX, format!("{K8S_INDEX}={i}"))
     } else if let Some(id) = number(SLURM_TASK_ID)? {
         if let Some(tasks) = number(SLURM_TASK_COUNT)? {
             if tasks != count as i64 {
@@ -61,11 +61,21 @@ pub fn shard_from_env(
                 });
             }
         }
-        (id - number(SLURM_TASK_MIN)?.unwrap_or(0), SLURM_TASK_ID)
+        let from = match number(SLURM_TASK_MIN)? {
+            Some(min) => (
+                i128::from(id) - i128::from(min),
+                format!("{SLURM_TASK_ID}={id} minus {SLURM_TASK_MIN}={min}"),
+            ),
+            None => (i128::from(id), format!("{SLURM_TASK_ID}={id}")),
+        };
+        (from.0, SLURM_TASK_ID, from.1)
     } else {
         return Err(ShardEnvError::Missing { count });
     };
-    if index < 0 || index >= count as i64 {
+    if index < 0 {
+        return Err(ShardEnvError::Negative { from, index, count });
+    }
+    if index >= count as i128 {
         return Err(ShardEnvError::OutOfRange {
             var: source,
             index,
@@ -108,6 +118,11 @@ mod tests {
             with(&[(K8S_INDEX, "3")], 3),
             Err(ShardEnvError::OutOfRange { .. })
         ));
+        assert_eq!(
+            with(&[(K8S_INDEX, "-1")], 3).unwrap_err().to_string(),
+            "JOB_COMPLETION_INDEX=-1: shard index -1 (0-based) is negative; \
+             with --shards 3 it must be 0 to 2"
+        );
         assert!(matches!(
             with(&[(K8S_INDEX, "x")], 3),
             Err(ShardEnvError::NotANumber { .. })
@@ -124,6 +139,26 @@ mod tests {
         assert_eq!(with(&zero_based, 4).unwrap().0.index, 1);
         // No TASK_MIN: the id is 0-based.
         assert_eq!(with(&[(SLURM_TASK_ID, "1")], 4).unwrap().0.index, 2);
+        // An id below the array's first: negative, naming both variables.
+        let below = [(SLURM_TASK_ID, "3"), (SLURM_TASK_MIN, "5")];
+        assert_eq!(
+            with(&below, 2).unwrap_err().to_string(),
+            "SLURM_ARRAY_TASK_ID=3 minus SLURM_ARRAY_TASK_MIN=5: shard index -2 (0-based) \
+             is negative; with --shards 2 it must be 0 to 1"
+        );
+        assert!(matches!(
+            with(&[(SLURM_TASK_ID, "-1")], 2),
+            Err(ShardEnvError::Negative { index: -1, .. })
+        ));
+        // Extreme values do not overflow.
+        let far = [
+            (SLURM_TASK_ID, "9223372036854775807"),
+            (SLURM_TASK_MIN, "-9223372036854775808"),
+        ];
+        assert!(matches!(
+            with(&far, 2),
+            Err(ShardEnvError::OutOfRange { .. })
+        ));
         let wrong_size = [(SLURM_TASK_ID, "0"), (SLURM_TASK_COUNT, "5")];
         assert!(with(&wrong_size, 4)
             .unwrap_err()
