@@ -14,7 +14,7 @@ use std::process::ExitCode;
 /// Examples shown after `--help`.
 pub const EXAMPLES: &str = "Examples:
   retrysim tune scenarios/spanner-90s.json --policy platform
-  retrysim tune scenarios/spanner-90s.json --policy queue --objective success --max-drop-rate 0.01
+  retrysim tune scenarios/spanner-90s.json --policy jitter-10 --objective success --max-drop-rate 0.12
   retrysim tune scenarios/hotos21-toy.json --objective recovery --replications 3
   retrysim tune scenarios/cloud-tasks-outage.json --policy default --objective drain \
       --max-dead-letter-rate 0 --max-peak-load 2 --max-task-age 1h --replications 3";

@@ -196,6 +196,7 @@ fn retry_flood(spec: &ScenarioSpec, policy: &Policy) -> Option<String> {
     let (fault, span) = spec
         .faults
         .iter()
+        .filter(|f| f.is_incident(run_end))
         .map(|f| {
             let (s, e) = f.window();
             (f, e.min(run_end).saturating_sub(s))
