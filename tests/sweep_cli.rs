@@ -154,6 +154,19 @@ fn refused(parts: &[&str], out: &str, needle: &str) {
     assert!(err.contains(needle), "{err}");
 }
 
+/// Applies each `(from, to, needle)` edit to `file` in turn, requires the
+/// merge of `parts` to be refused with `needle`, and puts the file back.
+fn each_edit_is_refused(file: &Path, edits: &[(&str, &str, &str)], parts: &[&str], out: &str) {
+    let text = std::fs::read_to_string(file).unwrap();
+    for (from, to, needle) in edits {
+        let edited = text.replacen(from, to, 1);
+        assert_ne!(edited, text);
+        std::fs::write(file, edited).unwrap();
+        refused(parts, out, needle);
+    }
+    std::fs::write(file, text).unwrap();
+}
+
 #[test]
 fn merge_says_what_is_wrong_with_a_shards_manifest() {
     let t = tempfile::tempdir().unwrap();
@@ -161,7 +174,7 @@ fn merge_says_what_is_wrong_with_a_shards_manifest() {
     let json = Path::new(&p1).join("sweep.json");
     let text = std::fs::read_to_string(&json).unwrap();
     let out = p(t.path(), "out");
-    for (from, to, needle) in [
+    let edits = [
         (
             "\"index\": 1",
             "\"index\": 99",
@@ -177,12 +190,8 @@ fn merge_says_what_is_wrong_with_a_shards_manifest() {
             "\"count\": 0",
             "p1/sweep.json: shard.count 0 must be at least 1",
         ),
-    ] {
-        let edited = text.replacen(from, to, 1);
-        assert_ne!(edited, text);
-        std::fs::write(&json, edited).unwrap();
-        refused(&[&p1, &p2], &out, needle);
-    }
+    ];
+    each_edit_is_refused(&json, &edits, &[&p1, &p2], &out);
     // A point count that is not the grid's size.
     std::fs::write(&json, text.replacen("\"points\": 3", "\"points\": 4", 1)).unwrap();
     let json2 = Path::new(&p2).join("sweep.json");
@@ -204,7 +213,7 @@ fn merge_checks_each_rows_swept_values_against_the_manifest() {
     // Shard 1/2 holds points 0 and 2: rates 100 and 300.
     assert!(text.lines().nth(1).unwrap().starts_with("0,100,p,"));
     assert!(text.lines().nth(2).unwrap().starts_with("2,300,p,"));
-    for (from, to, needle) in [
+    let edits = [
         (
             "\n0,100,",
             "\n0,NaN,",
@@ -215,12 +224,8 @@ fn merge_checks_each_rows_swept_values_against_the_manifest() {
             "\n2,200,",
             "line 3, column 2 (traffic.rate): expected \"300\" as sweep.json gives for point 2, found \"200\"",
         ),
-    ] {
-        let edited = text.replacen(from, to, 1);
-        assert_ne!(edited, text);
-        std::fs::write(&csv, edited).unwrap();
-        refused(&[&p1, &p2], &out, needle);
-    }
+    ];
+    each_edit_is_refused(&csv, &edits, &[&p1, &p2], &out);
     assert!(!Path::new(&out).exists(), "nothing written");
     // A renamed swept column, in every shard alike.
     let csv2 = Path::new(&p2).join("sweep.csv");

@@ -29,27 +29,18 @@ pub fn bar(runs: u64, quiet: bool, what: &str) -> indicatif::ProgressBar {
 /// the runs that ended.
 pub fn time_bar(runs: u64, duration_ns: u64, quiet: bool, what: &str) -> TimeBar {
     let total = runs.saturating_mul(duration_ns).max(1);
-    let bar = styled(
-        total,
-        quiet,
-        "{msg} [{bar:30}] {percent}% of simulated time, {elapsed} (eta {eta})",
-    );
-    let Some(bar) = bar else {
-        return TimeBar {
-            bar: indicatif::ProgressBar::hidden(),
-            runs,
-            done: AtomicU64::new(0),
-            what: String::new(),
-        };
-    };
-    let start = watch::simulated_ns();
-    let follow = bar.clone();
-    std::thread::spawn(move || {
-        while !follow.is_finished() {
-            follow.set_position(watch::simulated_ns().saturating_sub(start).min(total));
-            std::thread::sleep(Duration::from_millis(250));
-        }
-    });
+    let template = "{msg} [{bar:30}] {percent}% of simulated time, {elapsed} (eta {eta})";
+    let bar = styled(total, quiet, template).unwrap_or_else(indicatif::ProgressBar::hidden);
+    if !bar.is_hidden() {
+        let start = watch::simulated_ns();
+        let follow = bar.clone();
+        std::thread::spawn(move || {
+            while !follow.is_finished() {
+                follow.set_position(watch::simulated_ns().saturating_sub(start).min(total));
+                std::thread::sleep(Duration::from_millis(250));
+            }
+        });
+    }
     let t = TimeBar {
         bar,
         runs,

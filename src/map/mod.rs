@@ -460,21 +460,13 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
         return Err(MapError::NothingToMerge);
     };
     for (origin, m, _) in &parts {
-        let bad = |field, value, why: String| MapError::BadShard {
-            origin: origin.clone(),
-            field,
-            value,
-            why,
-        };
-        let Shard { index, count } = m.shard;
-        if count == 0 {
-            return Err(bad("count", 0, "must be at least 1".into()));
-        }
-        if index == 0 {
-            return Err(bad("index", 0, "is below 1 (the first shard is 1)".into()));
-        }
-        if index > count {
-            return Err(bad("index", index, format!("is above shard.count {count}")));
+        if let Some((field, value, why)) = m.shard.problem() {
+            return Err(MapError::BadShard {
+                origin: origin.clone(),
+                field,
+                value,
+                why,
+            });
         }
     }
     let count = first.shard.count;

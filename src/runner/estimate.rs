@@ -99,24 +99,15 @@ impl Estimate {
 pub fn attempts_per_request(spec: &ScenarioSpec, policy: &Policy) -> f64 {
     let calm = policy.max_attempts.map_or(3, |m| m.min(3)) as f64;
     let end = spec.duration.ns();
-    let mut faulted = 0u64;
-    let mut longest = 0u64;
-    for f in spec.faults.iter().filter(|f| f.is_incident(end)) {
-        let (start, stop) = f.window();
-        let span = stop.min(end).saturating_sub(start);
+    let (mut faulted, mut longest) = (0u64, 0u64);
+    for (_, span) in spec.incident_spans() {
         faulted = faulted.saturating_add(span);
         longest = longest.max(span);
     }
     if faulted == 0 || end == 0 {
         return calm;
     }
-    let mut limit = u64::MAX;
-    if let Some(d) = spec.traffic.deadline {
-        limit = limit.min(d.ns());
-    }
-    if let Some(d) = policy.max_retry_duration {
-        limit = limit.min(d);
-    }
+    let limit = spec.retry_window(policy);
     // A request arriving at a uniform time in the fault has what is left
     // of it to retry through: the mean over eight arrival times.
     const ARRIVALS: u64 = 8;
@@ -270,8 +261,7 @@ mod tests {
     #[test]
     fn a_closed_loop_holds_one_request_per_client() {
         // 100 clients cycling every microsecond for a minute, one attempt
-        // each: six billion requests, but
-        // never more than 100 open.
+        // each: six billion requests, but never more than 100 open.
         let s = Scenario::from_json(
             r#"{"name": "c", "duration": "60s",
                 "traffic": {"mode": "closed", "clients": 100,

@@ -192,24 +192,8 @@ const FLOOD_ATTEMPTS: f64 = 100_000.0;
 /// follow each other within microseconds and no attempt limit make a run
 /// take minutes or hours, and most likely are not what was meant.
 fn retry_flood(spec: &ScenarioSpec, policy: &Policy) -> Option<String> {
-    let run_end = spec.duration.ns();
-    let (fault, span) = spec
-        .faults
-        .iter()
-        .filter(|f| f.is_incident(run_end))
-        .map(|f| {
-            let (s, e) = f.window();
-            (f, e.min(run_end).saturating_sub(s))
-        })
-        .max_by_key(|&(_, span)| span)?;
-    let mut life = span;
-    if let Some(d) = spec.traffic.deadline {
-        life = life.min(d.ns());
-    }
-    if let Some(d) = policy.max_retry_duration {
-        life = life.min(d);
-    }
-    let attempts = policy.attempts_within(life);
+    let (fault, span) = spec.incident_spans().max_by_key(|&(_, span)| span)?;
+    let attempts = policy.attempts_within(span.min(spec.retry_window(policy)));
     (attempts > FLOOD_ATTEMPTS).then(|| {
         format!(
             "policy {:?}: a request that fails through {} ({}) would make about {attempts:.1e} \

@@ -180,6 +180,22 @@ impl Shard {
         Ok(Shard { index, count })
     }
 
+    /// What is wrong with a shard read back from a manifest, which
+    /// [`Shard::parse`] did not check: the field (`index` or `count`), its
+    /// value and why; `None` when it is `I/N` with 1 <= I <= N.
+    pub fn problem(&self) -> Option<(&'static str, usize, String)> {
+        let Shard { index, count } = *self;
+        if count == 0 {
+            Some(("count", 0, "must be at least 1".into()))
+        } else if index == 0 {
+            Some(("index", 0, "is below 1 (the first shard is 1)".into()))
+        } else if index > count {
+            Some(("index", index, format!("is above shard.count {count}")))
+        } else {
+            None
+        }
+    }
+
     /// Whether point `i` belongs to this shard.
     pub fn includes(&self, i: usize) -> bool {
         i % self.count == self.index - 1

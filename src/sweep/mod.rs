@@ -212,33 +212,6 @@ pub fn point_rows(
         .collect()
 }
 
-/// Refuses a manifest's shard that is not `I/N` with 1 <= I <= N, naming
-/// the field.
-fn check_shard(origin: &str, shard: Shard) -> Result<(), MergeError> {
-    let bad = |field, value, why: String| {
-        Err(MergeError::BadShard {
-            origin: origin.to_string(),
-            field,
-            value,
-            why,
-        })
-    };
-    if shard.count == 0 {
-        return bad("count", 0, "must be at least 1".into());
-    }
-    if shard.index == 0 {
-        return bad("index", 0, "is below 1 (the first shard is 1)".into());
-    }
-    if shard.index > shard.count {
-        return bad(
-            "index",
-            shard.index,
-            format!("is above shard.count {}", shard.count),
-        );
-    }
-    Ok(())
-}
-
 /// Joins shard outputs (their manifests and tables) into the table and
 /// manifest of the whole sweep. Every shard of the same sweep must be
 /// present exactly once.
@@ -247,7 +220,14 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
         return Err(MergeError::NoShards);
     };
     for (origin, m, _) in &parts {
-        check_shard(origin, m.shard)?;
+        if let Some((field, value, why)) = m.shard.problem() {
+            return Err(MergeError::BadShard {
+                origin: origin.clone(),
+                field,
+                value,
+                why,
+            });
+        }
     }
     let count = first.shard.count;
     let mut seen = vec![None::<String>; count];
@@ -294,15 +274,11 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
     let grid = Grid {
         axes: first.axes.clone(),
     };
-    let size = grid
-        .axes
-        .iter()
-        .try_fold(1usize, |n, a| n.checked_mul(a.values.len()));
-    if size != Some(first.points) {
+    if grid.len() != first.points {
         return Err(MergeError::Points {
             origin: first_origin,
             points: first.points,
-            grid: size.unwrap_or(usize::MAX),
+            grid: grid.len(),
         });
     }
     // The swept-value columns follow `point`, one per axis, in axis order.

@@ -19,7 +19,7 @@ pub use dist::DistSpec;
 pub use downstream::{DownstreamSpec, PolicyRef, COMPARED};
 pub use fault::FaultSpec;
 
-use crate::policy::PolicySpec;
+use crate::policy::{Policy, PolicySpec};
 use crate::status::Status;
 use crate::time::{Dur, Nanos};
 use serde::{Deserialize, Serialize};
@@ -86,6 +86,26 @@ impl ScenarioSpec {
         let run_end = self.duration.ns();
         self.faults.iter().any(|f| f.is_incident(run_end))
             || self.traffic.load_spike(run_end).is_some()
+    }
+
+    /// The incident faults with their spans within the run, ns.
+    pub fn incident_spans(&self) -> impl Iterator<Item = (&FaultSpec, Nanos)> {
+        let run_end = self.duration.ns();
+        self.faults
+            .iter()
+            .filter(move |f| f.is_incident(run_end))
+            .map(move |f| {
+                let (start, end) = f.window();
+                (f, end.min(run_end).saturating_sub(start))
+            })
+    }
+
+    /// How long a request may keep retrying under `policy`: until its
+    /// `traffic.deadline` or the policy's `max_retry_duration`, whichever
+    /// comes first (`Nanos::MAX` with neither).
+    pub fn retry_window(&self, policy: &Policy) -> Nanos {
+        let deadline = self.traffic.deadline.map_or(Nanos::MAX, |d| d.ns());
+        deadline.min(policy.max_retry_duration.unwrap_or(Nanos::MAX))
     }
 
     /// The names of the tiers, the top backend first.
