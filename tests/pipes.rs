@@ -129,3 +129,30 @@ fn other_errors_still_fail() {
     assert_eq!(code, Some(2));
     assert!(err.starts_with("error: tests/bad/empty.json"), "{err}");
 }
+
+#[test]
+fn help_and_version() {
+    quiet_on_broken_pipe(&["--help"]);
+    quiet_on_broken_pipe(&["run", "--help"]);
+    quiet_on_broken_pipe(&["--version"]);
+}
+
+/// Help that cannot be written (a full disk) is a failure, not a success
+/// with nothing printed; a usage error keeps its own status, 2.
+#[cfg(target_os = "linux")]
+#[test]
+fn help_into_a_full_device_fails() {
+    for args in [&["--help"][..], &["sweep", "--help"], &["--version"]] {
+        let full = std::fs::File::create("/dev/full").expect("/dev/full");
+        let out = retrysim()
+            .args(args)
+            .stdout(full)
+            .output()
+            .expect("the binary runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.starts_with("error: cannot write"), "{args:?}: {err}");
+    }
+    let out = retrysim().arg("--no-such-flag").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

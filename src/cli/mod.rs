@@ -107,7 +107,10 @@ pub enum Command {
 
 /// Runs the command line and returns the process exit status.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return parse_failure(&e),
+    };
     // Ctrl-C asks every run to stop (they check every few thousand events)
     // and the output is abandoned; a second Ctrl-C leaves at once.
     let _ = ctrlc::set_handler(|| {
@@ -130,6 +133,28 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => exit_for(&e),
+    }
+}
+
+/// Prints what clap stopped on (help, version or a usage error) and picks
+/// the exit status: clap's own (0 for help and version, 2 for a usage
+/// error), 0 for a closed stdout, and 1 when the text could not be
+/// written (e.g. `retrysim --help > /dev/full`), which clap's own
+/// `exit` would report as success.
+fn parse_failure(e: &clap::Error) -> ExitCode {
+    use std::io::Write;
+    let status = ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+    let written = e.print().and_then(|()| std::io::stdout().flush());
+    match written {
+        // A usage error goes to stderr: if that fails there is nowhere to
+        // say so, and its status already says it failed.
+        _ if e.use_stderr() => status,
+        Ok(()) => status,
+        Err(io) if io.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(io) => {
+            common::note(format_args!("error: cannot write to standard output: {io}"));
+            ExitCode::from(1)
+        }
     }
 }
 
