@@ -8,6 +8,7 @@
 //! serde or a range check found it. All problems are collected, then
 //! reported at once.
 
+use crate::decimal::Given;
 use crate::time::Dur;
 use std::fmt;
 
@@ -53,7 +54,10 @@ impl Problems {
         if !(x.is_finite() && (0.0..=1.0).contains(&x)) {
             self.err(
                 path,
-                format!("{x} is out of range: a fraction in [0, 1]{example}"),
+                format!(
+                    "{} is out of range: a fraction in [0, 1]{example}",
+                    Given(x)
+                ),
             );
         }
     }

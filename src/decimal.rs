@@ -32,6 +32,23 @@ pub fn num(x: f64) -> String {
     s
 }
 
+/// A number the user gave, for an error message: as written when of a
+/// sensible size, in scientific notation when huge or tiny (`1e300`, not
+/// three hundred digits).
+#[derive(Clone, Copy, Debug)]
+pub struct Given(pub f64);
+
+impl std::fmt::Display for Given {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let x = self.0;
+        if x.is_finite() && x != 0.0 && !(1e-6..1e15).contains(&x.abs()) {
+            write!(f, "{x:e}")
+        } else {
+            write!(f, "{x}")
+        }
+    }
+}
+
 /// [`num`] for an optional value: empty when `None`.
 pub fn opt(x: Option<f64>) -> String {
     x.map(num).unwrap_or_default()
@@ -40,6 +57,20 @@ pub fn opt(x: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn given_values_short_when_huge_or_tiny() {
+        let shown = |x: f64| Given(x).to_string();
+        assert_eq!(shown(1e300), "1e300");
+        assert_eq!(shown(-2.5e-200), "-2.5e-200");
+        assert_eq!(shown(1e15), "1e15");
+        assert_eq!(shown(999_999_999_999_999.0), "999999999999999");
+        assert_eq!(shown(0.1), "0.1");
+        assert_eq!(shown(1e-6), "0.000001");
+        assert_eq!(shown(0.0), "0");
+        assert_eq!(shown(f64::NAN), "NaN");
+        assert_eq!(shown(f64::NEG_INFINITY), "-inf");
+    }
 
     #[test]
     fn six_decimals_without_trailing_zeros() {

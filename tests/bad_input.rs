@@ -191,6 +191,24 @@ fn out_of_range_values() {
     check_bad("bin_longer_than_duration.json", &["bin: ", "longer than"]);
     check_bad("errors_rate_above_one.json", &["faults[0].errors.rate"]);
     check_bad("outage_status_ok.json", &["faults[0].outage.status"]);
+    // A variant needs its settings as an object; the message says so in
+    // the file's terms, not in the Rust type's.
+    check_bad(
+        "backoff_bare_name.json",
+        &[
+            ":6:",
+            "policies[0].backoff.constant",
+            "a bare name, expected an object of its settings",
+        ],
+    );
+    check_bad(
+        "service_time_bare_duration.json",
+        &[
+            ":5:",
+            "backend.service_time.constant",
+            "string \"10ms\", expected an object of its settings",
+        ],
+    );
     check_bad(
         "lognormal_half_pair.json",
         &["backend.service_time.lognormal"],
@@ -450,10 +468,33 @@ fn numbers_that_do_not_fit() {
         &[":4:", "traffic.rate", "out of range"],
     );
     check_bad("rate_nan.toml", &[":5:", "traffic.rate", "NaN"]);
-    check_bad("seed_overflow.json", &[":3:", "seed", "expected u64"]);
+    // A huge or tiny value is quoted in scientific notation, not in
+    // hundreds of digits.
+    check_bad(
+        "rate_huge.json",
+        &[
+            "traffic.rate: 1e300 requests per second is too many",
+            "faults[0].errors.rate: -2.5e-200 is out of range",
+        ],
+    );
+    let (_, err) = retrysim(&["check", "tests/bad/rate_huge.json"]);
+    assert!(err.lines().all(|l| l.len() < 200), "{err}");
+    check_bad(
+        "seed_overflow.json",
+        &[
+            ":3:",
+            "seed",
+            "expected a whole number from 0 to 18446744073709551615",
+        ],
+    );
     check_bad(
         "seed_negative.toml",
-        &[":3:", "seed", "`-7`", "expected u64"],
+        &[
+            ":3:",
+            "seed",
+            "`-7`",
+            "expected a whole number from 0 to 18446744073709551615",
+        ],
     );
 }
 
@@ -473,7 +514,10 @@ fn set_values_are_checked_like_the_file() {
     );
     run_bad_set(
         "traffic.clients=99999999999",
-        &["traffic.clients", "expected u32"],
+        &[
+            "traffic.clients",
+            "expected a whole number from 0 to 4294967295",
+        ],
     );
     // A section the file does not have cannot be reached into.
     run_bad_set(

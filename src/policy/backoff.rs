@@ -10,6 +10,7 @@
 
 use crate::check::Problems;
 use crate::decimal::num;
+use crate::decimal::Given;
 use crate::time::{format_duration, round_ns, Dur, Nanos};
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Serialize};
@@ -146,7 +147,7 @@ impl BackoffSpec {
                 if !(multiplier.is_finite() && *multiplier >= 1.0) {
                     c.err(
                         format!("{p}.multiplier"),
-                        format!("{multiplier} must be a number >= 1"),
+                        format!("{} must be a number >= 1", Given(*multiplier)),
                     );
                 }
                 if let Some(max) = max {

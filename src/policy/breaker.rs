@@ -19,6 +19,7 @@
 use super::scope::BudgetScope;
 use crate::check::Problems;
 use crate::decimal::num;
+use crate::decimal::Given;
 use crate::time::{Dur, Nanos};
 use serde::{Deserialize, Serialize};
 
@@ -71,7 +72,7 @@ impl BreakerSpec {
                 format!("{p}.failure_rate"),
                 format!(
                     "{} is out of range: a share of failures in (0, 1], e.g. 0.5",
-                    self.failure_rate
+                    Given(self.failure_rate)
                 ),
             );
         }

@@ -38,6 +38,7 @@
 use super::scope::BudgetScope;
 use crate::check::{finite_nonneg, finite_pos, Problems};
 use crate::decimal::num;
+use crate::decimal::Given;
 use crate::status::Status;
 use crate::time::{Dur, Nanos, NS_PER_SEC};
 use serde::{Deserialize, Serialize};
@@ -181,13 +182,16 @@ impl BudgetSpec {
                 if !(finite_pos(*max_tokens) && *max_tokens <= 1000.0) {
                     c.err(
                         format!("{p}.max_tokens"),
-                        format!("{max_tokens} is out of range (0, 1000] (gRFC A6)"),
+                        format!("{} is out of range (0, 1000] (gRFC A6)", Given(*max_tokens)),
                     );
                 }
                 if !(finite_pos(*token_ratio) && *token_ratio <= 1000.0) {
                     c.err(
                         format!("{p}.token_ratio"),
-                        format!("{token_ratio} is out of range (0, 1000] (a success adds it, up to max_tokens)"),
+                        format!(
+                            "{} is out of range (0, 1000] (a success adds it, up to max_tokens)",
+                            Given(*token_ratio)
+                        ),
                     );
                 }
             }
@@ -201,13 +205,19 @@ impl BudgetSpec {
                 if !(finite_nonneg(*percent) && *percent <= 1000.0) {
                     c.err(
                         format!("{p}.percent"),
-                        format!("{percent} is out of range [0, 1000] (a percent: 20 = 20%)"),
+                        format!(
+                            "{} is out of range [0, 1000] (a percent: 20 = 20%)",
+                            Given(*percent)
+                        ),
                     );
                 }
                 if !(finite_nonneg(*min_per_second) && *min_per_second <= 1e9) {
                     c.err(
                         format!("{p}.min_per_second"),
-                        format!("{min_per_second} is out of range [0, 1e9] (retries per second)"),
+                        format!(
+                            "{} is out of range [0, 1e9] (retries per second)",
+                            Given(*min_per_second)
+                        ),
                     );
                 }
                 if ttl.ns() < NS_PER_SEC || ttl.ns() > 60 * NS_PER_SEC {
@@ -229,7 +239,7 @@ impl BudgetSpec {
                 if !finite_pos(*capacity) {
                     c.err(
                         format!("{p}.capacity"),
-                        format!("{capacity} must be a number greater than 0"),
+                        format!("{} must be a number greater than 0", Given(*capacity)),
                     );
                 }
                 let throttling = throttling_cost.unwrap_or(0.0);
@@ -248,7 +258,10 @@ impl BudgetSpec {
                 if !finite_nonneg(*percent) {
                     c.err(
                         format!("{path}.concurrency.percent"),
-                        format!("{percent} must be a number >= 0 (a percent: 20 = 20%)"),
+                        format!(
+                            "{} must be a number >= 0 (a percent: 20 = 20%)",
+                            Given(*percent)
+                        ),
                     );
                 }
             }
@@ -259,13 +272,16 @@ impl BudgetSpec {
                 if !finite_pos(*per_second) {
                     c.err(
                         format!("{p}.per_second"),
-                        format!("{per_second} must be a number greater than 0"),
+                        format!("{} must be a number greater than 0", Given(*per_second)),
                     );
                 }
                 if !(burst.is_finite() && *burst >= 1.0) {
                     c.err(
                         format!("{p}.burst"),
-                        format!("{burst} must be a number >= 1 (tokens the bucket holds)"),
+                        format!(
+                            "{} must be a number >= 1 (tokens the bucket holds)",
+                            Given(*burst)
+                        ),
                     );
                 }
             }

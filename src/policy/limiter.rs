@@ -26,6 +26,7 @@
 use super::scope::BudgetScope;
 use crate::check::{finite_pos, Problems};
 use crate::decimal::num;
+use crate::decimal::Given;
 use crate::time::{Dur, Nanos, NS_PER_SEC};
 use serde::{Deserialize, Serialize};
 
@@ -119,7 +120,7 @@ impl LimiterSpec {
             if !finite_pos(v) {
                 c.err(
                     format!("{p}.{name}"),
-                    format!("{v} must be a number greater than 0"),
+                    format!("{} must be a number greater than 0", Given(v)),
                 );
             }
         }

@@ -90,8 +90,14 @@ pub(crate) fn from_text<T: DeserializeOwned>(
     match format {
         Format::Json => {
             let mut de = serde_json::Deserializer::from_str(text);
-            let value = serde_path_to_error::deserialize::<_, T>(&mut de)
-                .map_err(|e| json_error(e.inner(), origin, Some(e.path())))?;
+            let value = serde_path_to_error::deserialize::<_, T>(&mut de).map_err(|e| {
+                let mut loc = json_error(e.inner(), origin, Some(e.path()));
+                if let Some(found) = value_where_choice_expected(text, &loc) {
+                    loc.message =
+                        format!("invalid type: {found}, expected a name or a one-key object");
+                }
+                loc
+            })?;
             de.end().map_err(|e| json_error(&e, origin, None))?;
             Ok(value)
         }
@@ -101,6 +107,26 @@ pub(crate) fn from_text<T: DeserializeOwned>(
             serde_path_to_error::deserialize::<_, T>(de)
                 .map_err(|e| toml_error(text, e.inner(), origin, Some(e.path())))
         }
+    }
+}
+
+/// serde_json says only "expected value" when a setting that is one of
+/// several kinds (`"jitter": "full"` or `{"proportional": 0.1}`) holds a
+/// number, an array, `true` or `null`: the value is there, of the wrong
+/// type. Names what was found instead, or `None` for a real syntax error
+/// (nothing where a value should be).
+fn value_where_choice_expected(text: &str, loc: &Located) -> Option<&'static str> {
+    if loc.message != "expected value" {
+        return None;
+    }
+    let (line, column) = (loc.line?, loc.column?);
+    let at = text.lines().nth(line - 1)?.chars().nth(column - 1)?;
+    match at {
+        '-' | '0'..='9' => Some("a number"),
+        '[' => Some("a list"),
+        't' | 'f' => Some("a boolean"),
+        'n' => Some("null"),
+        _ => None,
     }
 }
 
@@ -127,7 +153,7 @@ pub(crate) fn json_error(
         (None, None)
     };
     let suffix = format!(" at line {} column {}", e.line(), e.column());
-    let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
+    let message = plain_words(full.strip_suffix(&suffix).unwrap_or(&full));
     Located {
         origin: origin.to_string(),
         line,
@@ -155,8 +181,53 @@ fn toml_error(
         line,
         column,
         path: path_text(path),
-        message: e.message().trim_end().to_string(),
+        message: plain_words(e.message().trim_end()),
     }
+}
+
+/// serde's wording of a type mismatch in the scenario's terms: Rust type
+/// and variant names (`u32`, `struct variant DistSpec::Constant`) mean
+/// nothing to someone writing a scenario file.
+fn plain_words(message: &str) -> String {
+    const WHOLE: &str = "a whole number";
+    let mut out = message.replace(
+        "invalid type: unit variant, expected struct variant",
+        "a bare name, expected an object of its settings",
+    );
+    if let Some(at) = out.find("expected struct variant ") {
+        out.truncate(at);
+        out.push_str("expected an object of its settings");
+    }
+    for (rust, plain) in [
+        ("expected f64", "expected a number".to_string()),
+        ("expected f32", "expected a number".to_string()),
+        (
+            "expected u8",
+            format!("expected {WHOLE} from 0 to {}", u8::MAX),
+        ),
+        (
+            "expected u16",
+            format!("expected {WHOLE} from 0 to {}", u16::MAX),
+        ),
+        (
+            "expected u32",
+            format!("expected {WHOLE} from 0 to {}", u32::MAX),
+        ),
+        (
+            "expected u64",
+            format!("expected {WHOLE} from 0 to {}", u64::MAX),
+        ),
+        (
+            "expected usize",
+            format!("expected {WHOLE} from 0 to {}", u64::MAX),
+        ),
+        ("expected i64", format!("expected {WHOLE}")),
+    ] {
+        if let Some(head) = out.strip_suffix(rust) {
+            out = format!("{head}{plain}");
+        }
+    }
+    out
 }
 
 /// 1-based line and column (in characters) of byte offset `at` in `text`.
@@ -186,6 +257,59 @@ mod tests {
         );
         assert_eq!(Format::detect("<stdin>", "  {\"a\": 1}"), Format::Json);
         assert_eq!(Format::detect("<stdin>", "name = \"x\""), Format::Toml);
+    }
+
+    #[test]
+    fn type_errors_in_plain_words() {
+        for (serde, plain) in [
+            (
+                "invalid type: string \"x\", expected f64",
+                "invalid type: string \"x\", expected a number",
+            ),
+            (
+                "invalid value: integer `-4`, expected u32",
+                "invalid value: integer `-4`, expected a whole number from 0 to 4294967295",
+            ),
+            (
+                "invalid type: string \"5ms\", expected struct variant DistSpec::Constant",
+                "invalid type: string \"5ms\", expected an object of its settings",
+            ),
+            (
+                "invalid type: unit variant, expected struct variant",
+                "a bare name, expected an object of its settings",
+            ),
+            // Other messages pass unchanged.
+            ("missing field `name`", "missing field `name`"),
+            ("expected u32x", "expected u32x"),
+        ] {
+            assert_eq!(plain_words(serde), plain);
+        }
+    }
+
+    #[test]
+    fn a_number_where_a_kind_is_expected_is_named() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        enum Kind {
+            Full,
+            Share(f64),
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct S {
+            kind: Kind,
+        }
+        let message = |text: &str| from_text::<S>(text, "f", Format::Json).unwrap_err().message;
+        assert_eq!(
+            message("{\"kind\": 0.5}"),
+            "invalid type: a number, expected a name or a one-key object"
+        );
+        assert_eq!(
+            message("{\"kind\":\n [1]}"),
+            "invalid type: a list, expected a name or a one-key object"
+        );
+        // A value missing altogether is still a syntax error.
+        assert_eq!(message("{\"kind\": }"), "expected value");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use super::spec::{Arrival, BackendKind, Discipline, Mode, ScenarioSpec};
 use crate::check::{finite_nonneg, finite_pos, unsafe_name, Problem, Problems};
+use crate::decimal::Given;
 use crate::policy::{self, PolicySpec};
 use crate::scenario::spec::{BackendSpec, PolicyRef, COMPARED};
 use crate::status::Status;
@@ -142,7 +143,10 @@ impl Checker {
                     if !(v.is_finite() && v > 0.0 && v <= 1.0) {
                         self.err(
                             format!("{p}.{field}"),
-                            format!("{v} is out of range: a rate multiplier in (0, 1], e.g. 0.5"),
+                            format!(
+                                "{} is out of range: a rate multiplier in (0, 1], e.g. 0.5",
+                                Given(v)
+                            ),
                         );
                     }
                 }
@@ -161,7 +165,7 @@ impl Checker {
                 "report.recovery_threshold",
                 format!(
                     "{} is out of range: it is a share of demand in (0, 1], e.g. 0.9",
-                    r.recovery_threshold
+                    Given(r.recovery_threshold)
                 ),
             );
         }
@@ -197,11 +201,11 @@ impl Checker {
             ),
             (Mode::Open, Some(r)) if !finite_pos(r) => self.err(
                 "traffic.rate",
-                format!("{r} is not a number of requests per second greater than 0"),
+                format!("{} is not a number of requests per second greater than 0", Given(r)),
             ),
             (Mode::Open, Some(r)) if r > MAX_RATE => self.err(
                 "traffic.rate",
-                format!("{r} requests per second is too many (at most {MAX_RATE:e})"),
+                format!("{} requests per second is too many (at most {MAX_RATE:e})", Given(r)),
             ),
             (Mode::Closed, Some(r)) if r != 0.0 => self.err(
                 "traffic.rate",
@@ -302,7 +306,7 @@ impl Checker {
             if !finite_nonneg(p.scale) {
                 self.err(
                     format!("traffic.profile[{i}].scale"),
-                    format!("{} must be a number >= 0", p.scale),
+                    format!("{} must be a number >= 0", Given(p.scale)),
                 );
             }
         }

@@ -7,6 +7,7 @@
 
 use crate::check::{finite_pos, Problems};
 use crate::decimal::num;
+use crate::decimal::Given;
 use crate::status::Status;
 use crate::time::{secs, Dur};
 use serde::{Deserialize, Serialize};
@@ -187,7 +188,7 @@ impl FaultSpec {
             }
             FaultSpec::Slowdown { factor, .. } if !finite_pos(*factor) => c.err(
                 format!("{p}.factor"),
-                format!("{factor} must be a number greater than 0"),
+                format!("{} must be a number greater than 0", Given(*factor)),
             ),
             FaultSpec::Errors { rate, status, .. } => {
                 c.fraction(&format!("{p}.rate"), *rate, ", e.g. 0.01");
