@@ -185,3 +185,30 @@ fn shipped_scenarios_pass_the_resource_guard() {
     }
     assert!(seen >= 5);
 }
+
+/// Asking for a huge thread pool does not stall a small run: the pool is
+/// cut to the cap (or the core count, if larger) with a warning.
+#[test]
+fn a_huge_thread_count_is_cut_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("RAYON_NUM_THREADS", "100000")
+        .args(["run", "tests/good/minimal.json", "--no-plots", "-o"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let most = retrysim::cli::MAX_THREADS.max(cores);
+    assert!(
+        err.contains(&format!(
+            "warning: RAYON_NUM_THREADS=100000: using {most} threads"
+        )),
+        "{err}"
+    );
+    let perf = std::fs::read_to_string(dir.path().join("minimal/perf.json")).unwrap();
+    let perf: serde_json::Value = serde_json::from_str(&perf).unwrap();
+    assert_eq!(perf["threads"], most);
+}

@@ -111,6 +111,7 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return parse_failure(&e),
     };
+    limit_threads();
     // Ctrl-C asks every run to stop (they check every few thousand events)
     // and the output is abandoned; a second Ctrl-C leaves at once.
     let _ = ctrlc::set_handler(|| {
@@ -133,6 +134,34 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => exit_for(&e),
+    }
+}
+
+/// The most worker threads a process starts, unless the machine has more
+/// cores: every run is CPU-bound, so threads beyond the cores only wait,
+/// and thousands of them take longer to start than a small run takes.
+pub const MAX_THREADS: usize = 256;
+
+/// Sizes the thread pool: `RAYON_NUM_THREADS` as given (rayon reads it),
+/// but no more than [`MAX_THREADS`] or the number of cores, whichever is
+/// larger; a warning says when a request was cut.
+fn limit_threads() {
+    let Some(asked) = std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+    else {
+        return;
+    };
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let most = MAX_THREADS.max(cores);
+    if asked > most {
+        common::note(format_args!(
+            "warning: RAYON_NUM_THREADS={asked}: using {most} threads (this machine has {cores} cores)"
+        ));
+        // Only fails if the pool already exists, which it cannot yet.
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(most)
+            .build_global();
     }
 }
 
