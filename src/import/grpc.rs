@@ -1,6 +1,6 @@
 //! gRPC service config JSON → one policy per `methodConfig` entry that has
-//! a `retryPolicy`, with `retryThrottling` as a `token_bucket` budget
-//! (gRFC A6).
+//! a `retryPolicy` or a `hedgingPolicy`, with `retryThrottling` as a
+//! `token_bucket` budget (gRFC A6).
 //!
 //! - `maxAttempts` must be an integer >= 2; values above 5 are capped at 5
 //!   (the client-side limit of every gRPC implementation), with a warning.
@@ -11,8 +11,11 @@
 //! - `retryableStatusCodes` (names, any case, or integers) map onto our
 //!   statuses; codes the simulator never produces (`CANCELLED`, `UNKNOWN`,
 //!   `NOT_FOUND`, ...) are dropped with a warning; unknown codes are errors.
-//! - Entries without `retryPolicy` (no retries, or `hedgingPolicy`, which we
-//!   do not model) are skipped with a warning.
+//! - An entry with a `hedgingPolicy` and no `retryPolicy` becomes a policy
+//!   with a `hedging` block (`maxAttempts` capped at 5 as for retries,
+//!   `hedgingDelay` default 0, `nonFatalStatusCodes` default none), the
+//!   server's pushback honoured; `retryThrottling` applies to its hedges.
+//!   An entry with neither is skipped with a warning.
 //! - Durations are proto3-JSON strings ending in `s`, as gRPC reads them;
 //!   a number, `"100"` or `"100ms"` is an error naming the key.
 //! - A method (or service, or the empty default name) named twice is an
@@ -27,6 +30,7 @@
 
 use super::{bad_key, policy_name, Imported};
 use crate::error::InvalidInput;
+use crate::policy::hedging::HedgingSpec;
 use crate::policy::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec};
 use crate::scenario::load::{from_text, Format};
 use crate::status::Status;
@@ -56,7 +60,7 @@ struct MethodConfig {
     #[serde(default)]
     retry_policy: Option<RetryPolicy>,
     #[serde(default)]
-    hedging_policy: Option<serde_json::Value>,
+    hedging_policy: Option<HedgingPolicy>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -83,6 +87,18 @@ struct RetryPolicy {
     /// Each attempt's timeout; read to be reported, a policy has none.
     #[serde(default)]
     per_attempt_recv_timeout: Option<ProtoDur>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HedgingPolicy {
+    #[serde(default)]
+    max_attempts: Option<i64>,
+    /// Between hedges; A6's default is 0 (all at once).
+    #[serde(default)]
+    hedging_delay: Option<ProtoDur>,
+    #[serde(default)]
+    non_fatal_status_codes: Option<Vec<Code>>,
 }
 
 /// A duration as gRPC reads one: a proto3 JSON `Duration`, a string of
@@ -147,6 +163,16 @@ fn is_decimal(text: &str) -> bool {
 enum Code {
     Number(i64),
     Name(String),
+}
+
+/// As written in the config: `13` or `"NOT_FOUND"`.
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Code::Number(n) => write!(f, "{n}"),
+            Code::Name(s) => write!(f, "{s:?}"),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -283,155 +309,40 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     // The methodConfig entry each policy comes from.
     let mut entries: Vec<usize> = vec![];
     for (i, mc) in cfg.method_config.iter().enumerate() {
-        let at = |key: &str| format!("methodConfig[{i}].retryPolicy.{key}");
-        let Some(rp) = &mc.retry_policy else {
-            let why = if mc.hedging_policy.is_some() {
-                "hedgingPolicy is not modelled"
-            } else {
-                "no retryPolicy"
-            };
-            warnings.push(format!("methodConfig[{i}] skipped: {why}"));
-            continue;
+        let spec = match (&mc.retry_policy, &mc.hedging_policy) {
+            (Some(rp), hedging) => {
+                if hedging.is_some() {
+                    warnings.push(format!(
+                        "methodConfig[{i}].hedgingPolicy: not imported: gRPC allows retryPolicy \
+                         or hedgingPolicy in one methodConfig, not both (gRFC A6), and a client \
+                         either refuses the config or ignores the hedgingPolicy; the retryPolicy \
+                         is imported"
+                    ));
+                }
+                retried(rp, mc.timeout, i, origin, &mut warnings)?
+            }
+            (None, Some(hp)) => hedged(hp, mc.timeout, i, origin, &mut warnings)?,
+            (None, None) => {
+                warnings.push(format!(
+                    "methodConfig[{i}] skipped: no retryPolicy or hedgingPolicy"
+                ));
+                continue;
+            }
         };
-        if mc.hedging_policy.is_some() {
-            warnings.push(format!(
-                "methodConfig[{i}].hedgingPolicy: not imported: gRPC allows retryPolicy or \
-                 hedgingPolicy in one methodConfig, not both (gRFC A6), and a client either \
-                 refuses the config or ignores the hedgingPolicy; the retryPolicy is imported"
-            ));
-        }
-        if let Some(ProtoDur(t)) = mc.timeout {
-            warnings.push(format!(
-                "methodConfig[{i}].timeout: {t} not imported: a policy has no deadline; set the \
-                 scenario's traffic.deadline to \"{t}\" to simulate it (for every policy)"
-            ));
-        }
-        if let Some(ProtoDur(t)) = rp.per_attempt_recv_timeout {
-            warnings.push(format!(
-                "{}: {t} not imported: a policy has no attempt timeout; set the scenario's \
-                 traffic.attempt_timeout to \"{t}\" to simulate it (for every policy)",
-                at("perAttemptRecvTimeout")
-            ));
-        }
         warnings.extend(other_keys(&raw["methodConfig"][i], i));
-        let attempts = rp
-            .max_attempts
-            .ok_or_else(|| bad_key(origin, &at("maxAttempts"), "required"))?;
-        if attempts < 2 {
-            return Err(bad_key(
-                origin,
-                &at("maxAttempts"),
-                format!("{attempts} must be 2 or more"),
-            ));
-        }
-        if attempts > MAX_ATTEMPTS_CAP {
-            warnings.push(format!(
-                "{}: {attempts} capped at {MAX_ATTEMPTS_CAP}, as gRPC clients do",
-                at("maxAttempts")
-            ));
-        }
-        let positive = |v: Option<Dur>, key: &str| -> Result<Dur, InvalidInput> {
-            let d = v.ok_or_else(|| bad_key(origin, &at(key), "required"))?;
-            if d.ns() == 0 {
-                return Err(bad_key(origin, &at(key), "must be > 0"));
-            }
-            Ok(d)
-        };
-        let mut initial = positive(rp.initial_backoff.map(|d| d.0), "initialBackoff")?;
-        let max = positive(rp.max_backoff.map(|d| d.0), "maxBackoff")?;
-        let multiplier = rp
-            .backoff_multiplier
-            .ok_or_else(|| bad_key(origin, &at("backoffMultiplier"), "required"))?;
-        if !(multiplier > 0.0 && multiplier.is_finite()) {
-            return Err(bad_key(
-                origin,
-                &at("backoffMultiplier"),
-                format!("{multiplier} must be > 0"),
-            ));
-        }
-        if multiplier < 1.0 {
-            // gRPC takes it: delays that shrink from one retry to the next.
-            return Err(bad_key(
-                origin,
-                &at("backoffMultiplier"),
-                format!(
-                    "{multiplier} is below 1 (a backoff that shrinks); the simulator's \
-                     exponential backoff grows or stays: use 1 or more"
-                ),
-            ));
-        }
-        if max < initial {
-            // With a multiplier of 1 or more, `min(initial · m^(k−1), max)`
-            // is `max` at every retry.
-            warnings.push(format!(
-                "{}: {max} is below initialBackoff ({initial}), so gRPC waits {max} before \
-                 every retry: imported with initialBackoff {max}",
-                at("maxBackoff")
-            ));
-            initial = max;
-        }
-        let codes = rp
-            .retryable_status_codes
-            .as_ref()
-            .filter(|c| !c.is_empty())
-            .ok_or_else(|| bad_key(origin, &at("retryableStatusCodes"), "required, non-empty"))?;
-        let mut retry_on = vec![];
-        for (j, code) in codes.iter().enumerate() {
-            let key = format!("{}[{j}]", at("retryableStatusCodes"));
-            match map_code(code, origin, &key)? {
-                Some(s) if !retry_on.contains(&s) => retry_on.push(s),
-                Some(_) => {}
-                None => warnings.push(format!(
-                    "{key}: {code:?} is never produced by the simulator; dropped"
-                )),
-            }
-        }
-        let source_name = match mc.name.first().map(|n| (&n.service, &n.method)) {
-            // `service.method`: a policy name must not hold a `/`.
-            Some((Some(s), Some(m))) if !s.is_empty() && !m.is_empty() => format!("{s}.{m}"),
-            Some((Some(s), _)) => s.clone(),
-            _ => String::new(),
-        };
-        let base_name = policy_name(&source_name, &format!("grpc-{i}"));
-        // Names gRPC tells apart can make one policy name (`a.B` + `C`
-        // and `a.B.C`, `a/B` and `a.B`).
-        let mut name = base_name.clone();
-        let mut suffix = i;
-        while policies.iter().any(|p| p.name == name) {
-            name = format!("{base_name}-{suffix}");
-            suffix += 1;
-        }
-        if let Some(k) = policies.iter().position(|p| p.name == base_name) {
-            warnings.push(format!(
-                "methodConfig[{i}]: its policy name {base_name} is already methodConfig[{}]'s: \
-                 imported as {name}",
-                entries[k]
-            ));
-        }
+        let name = unique_name(mc, i, &policies, &entries, &mut warnings);
         entries.push(i);
         policies.push(PolicySpec {
             name,
-            max_attempts: Some(attempts.min(MAX_ATTEMPTS_CAP)),
-            backoff: Some(BackoffSpec::Exponential {
-                initial,
-                multiplier,
-                max: Some(max),
-                max_doublings: None,
-            }),
-            jitter: Some(JitterSpec::Proportional(0.2)),
-            retry_on: Some(retry_on),
             budget: budget.clone(),
-            honor_retry_after: Some(true),
-            // gRPC retries after exactly the server's pushback (gRFC A6).
-            pushback: Some(crate::policy::Pushback::Exact),
-            ..Default::default()
+            ..spec
         });
     }
     if policies.is_empty() {
         return Err(bad_key(
             origin,
             "methodConfig",
-            "no entry has a retryPolicy: nothing to import",
+            "no entry has a retryPolicy or a hedgingPolicy: nothing to import",
         ));
     }
     Imported {
@@ -440,6 +351,206 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
         warnings,
     }
     .validated(origin)
+}
+
+/// The warning for an entry's call `timeout`, which a policy cannot hold.
+fn timeout_warning(timeout: Option<ProtoDur>, i: usize) -> Option<String> {
+    timeout.map(|ProtoDur(t)| {
+        format!(
+            "methodConfig[{i}].timeout: {t} not imported: a policy has no deadline; set the \
+             scenario's traffic.deadline to \"{t}\" to simulate it (for every policy)"
+        )
+    })
+}
+
+/// A `retryPolicy` (entry `i`) as a policy without its name and budget.
+fn retried(
+    rp: &RetryPolicy,
+    timeout: Option<ProtoDur>,
+    i: usize,
+    origin: &str,
+    warnings: &mut Vec<String>,
+) -> Result<PolicySpec, InvalidInput> {
+    let at = |key: &str| format!("methodConfig[{i}].retryPolicy.{key}");
+    warnings.extend(timeout_warning(timeout, i));
+    if let Some(ProtoDur(t)) = rp.per_attempt_recv_timeout {
+        warnings.push(format!(
+            "{}: {t} not imported: a policy has no attempt timeout; set the scenario's \
+             traffic.attempt_timeout to \"{t}\" to simulate it (for every policy)",
+            at("perAttemptRecvTimeout")
+        ));
+    }
+    let attempts = attempts(rp.max_attempts, &at("maxAttempts"), origin, warnings)?;
+    let positive = |v: Option<Dur>, key: &str| -> Result<Dur, InvalidInput> {
+        let d = v.ok_or_else(|| bad_key(origin, &at(key), "required"))?;
+        if d.ns() == 0 {
+            return Err(bad_key(origin, &at(key), "must be > 0"));
+        }
+        Ok(d)
+    };
+    let mut initial = positive(rp.initial_backoff.map(|d| d.0), "initialBackoff")?;
+    let max = positive(rp.max_backoff.map(|d| d.0), "maxBackoff")?;
+    let multiplier = rp
+        .backoff_multiplier
+        .ok_or_else(|| bad_key(origin, &at("backoffMultiplier"), "required"))?;
+    if !(multiplier > 0.0 && multiplier.is_finite()) {
+        return Err(bad_key(
+            origin,
+            &at("backoffMultiplier"),
+            format!("{multiplier} must be > 0"),
+        ));
+    }
+    if multiplier < 1.0 {
+        // gRPC takes it: delays that shrink from one retry to the next.
+        return Err(bad_key(
+            origin,
+            &at("backoffMultiplier"),
+            format!(
+                "{multiplier} is below 1 (a backoff that shrinks); the simulator's \
+                 exponential backoff grows or stays: use 1 or more"
+            ),
+        ));
+    }
+    if max < initial {
+        // With a multiplier of 1 or more, `min(initial · m^(k−1), max)`
+        // is `max` at every retry.
+        warnings.push(format!(
+            "{}: {max} is below initialBackoff ({initial}), so gRPC waits {max} before \
+             every retry: imported with initialBackoff {max}",
+            at("maxBackoff")
+        ));
+        initial = max;
+    }
+    let codes = rp
+        .retryable_status_codes
+        .as_ref()
+        .filter(|c| !c.is_empty())
+        .ok_or_else(|| bad_key(origin, &at("retryableStatusCodes"), "required, non-empty"))?;
+    let retry_on = statuses(codes, &at("retryableStatusCodes"), origin, warnings)?;
+    Ok(PolicySpec {
+        max_attempts: Some(attempts),
+        backoff: Some(BackoffSpec::Exponential {
+            initial,
+            multiplier,
+            max: Some(max),
+            max_doublings: None,
+        }),
+        jitter: Some(JitterSpec::Proportional(0.2)),
+        retry_on: Some(retry_on),
+        honor_retry_after: Some(true),
+        // gRPC retries after exactly the server's pushback (gRFC A6).
+        pushback: Some(crate::policy::Pushback::Exact),
+        ..Default::default()
+    })
+}
+
+/// A `hedgingPolicy` (entry `i`) as a policy without its name and budget:
+/// a `hedging` block, with the server's pushback honoured (A6: it delays
+/// the next hedge) and retry throttling applying to hedges.
+fn hedged(
+    hp: &HedgingPolicy,
+    timeout: Option<ProtoDur>,
+    i: usize,
+    origin: &str,
+    warnings: &mut Vec<String>,
+) -> Result<PolicySpec, InvalidInput> {
+    let at = |key: &str| format!("methodConfig[{i}].hedgingPolicy.{key}");
+    warnings.extend(timeout_warning(timeout, i));
+    let attempts = attempts(hp.max_attempts, &at("maxAttempts"), origin, warnings)?;
+    let non_fatal = match &hp.non_fatal_status_codes {
+        Some(codes) => statuses(codes, &at("nonFatalStatusCodes"), origin, warnings)?,
+        None => vec![],
+    };
+    Ok(PolicySpec {
+        hedging: Some(HedgingSpec {
+            delay: hp.hedging_delay.map_or(Dur(0), |d| d.0),
+            max_attempts: u32::try_from(attempts).expect("capped at 5"),
+            non_fatal,
+        }),
+        honor_retry_after: Some(true),
+        ..Default::default()
+    })
+}
+
+/// `maxAttempts` of a retry or hedging policy (at `key`): required, 2 or
+/// more, capped at [`MAX_ATTEMPTS_CAP`] with a warning as gRPC clients cap it.
+fn attempts(
+    given: Option<i64>,
+    key: &str,
+    origin: &str,
+    warnings: &mut Vec<String>,
+) -> Result<i64, InvalidInput> {
+    let attempts = given.ok_or_else(|| bad_key(origin, key, "required"))?;
+    if attempts < 2 {
+        return Err(bad_key(
+            origin,
+            key,
+            format!("{attempts} must be 2 or more"),
+        ));
+    }
+    if attempts > MAX_ATTEMPTS_CAP {
+        warnings.push(format!(
+            "{key}: {attempts} capped at {MAX_ATTEMPTS_CAP}, as gRPC clients do"
+        ));
+    }
+    Ok(attempts.min(MAX_ATTEMPTS_CAP))
+}
+
+/// A list of gRPC status codes (at `key`) as our statuses, each once; a
+/// code the simulator never produces is dropped with a warning.
+fn statuses(
+    codes: &[Code],
+    key: &str,
+    origin: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Status>, InvalidInput> {
+    let mut out = vec![];
+    for (j, code) in codes.iter().enumerate() {
+        let key = format!("{key}[{j}]");
+        match map_code(code, origin, &key)? {
+            Some(s) if !out.contains(&s) => out.push(s),
+            Some(_) => {}
+            None => warnings.push(format!(
+                "{key}: {code} is never produced by the simulator; dropped"
+            )),
+        }
+    }
+    Ok(out)
+}
+
+/// The policy name of entry `i`: `service.method` from its first name,
+/// told apart by a suffix (with a warning) from the names already taken
+/// by `policies`, which came from the entries `entries`.
+fn unique_name(
+    mc: &MethodConfig,
+    i: usize,
+    policies: &[PolicySpec],
+    entries: &[usize],
+    warnings: &mut Vec<String>,
+) -> String {
+    let source_name = match mc.name.first().map(|n| (&n.service, &n.method)) {
+        // `service.method`: a policy name must not hold a `/`.
+        Some((Some(s), Some(m))) if !s.is_empty() && !m.is_empty() => format!("{s}.{m}"),
+        Some((Some(s), _)) => s.clone(),
+        _ => String::new(),
+    };
+    let base_name = policy_name(&source_name, &format!("grpc-{i}"));
+    // Names gRPC tells apart can make one policy name (`a.B` + `C`
+    // and `a.B.C`, `a/B` and `a.B`).
+    let mut name = base_name.clone();
+    let mut suffix = i;
+    while policies.iter().any(|p| p.name == name) {
+        name = format!("{base_name}-{suffix}");
+        suffix += 1;
+    }
+    if let Some(k) = policies.iter().position(|p| p.name == base_name) {
+        warnings.push(format!(
+            "methodConfig[{i}]: its policy name {base_name} is already methodConfig[{}]'s: \
+             imported as {name}",
+            entries[k]
+        ));
+    }
+    name
 }
 
 /// A method name as a person reads it: `service/method`, a service's
@@ -473,6 +584,9 @@ const RETRY_POLICY_KEYS: [&str; 6] = [
     "perAttemptRecvTimeout",
 ];
 
+/// The keys gRPC reads in a `hedgingPolicy`.
+const HEDGING_POLICY_KEYS: [&str; 3] = ["maxAttempts", "hedgingDelay", "nonFatalStatusCodes"];
+
 /// Warnings for the keys of the entry `mc` (the `i`-th, as written)
 /// that the import neither converts nor reports elsewhere: the message
 /// size limits and `waitForReady`, which the simulator has no use for,
@@ -496,13 +610,23 @@ fn other_keys(mc: &serde_json::Value, i: usize) -> Vec<String> {
             )),
         }
     }
-    for key in keys(&mc["retryPolicy"]) {
-        if !RETRY_POLICY_KEYS.contains(&key.as_str()) {
-            out.push(format!(
-                "methodConfig[{i}].retryPolicy.{}: not a retryPolicy key gRPC reads (gRFC A6); \
-                 ignored",
-                key.escape_debug()
-            ));
+    // A hedgingPolicy beside a retryPolicy is not imported at all.
+    let hedging_read = mc.get("retryPolicy").is_none();
+    for (block, known) in [
+        ("retryPolicy", &RETRY_POLICY_KEYS[..]),
+        ("hedgingPolicy", &HEDGING_POLICY_KEYS[..]),
+    ] {
+        if block == "hedgingPolicy" && !hedging_read {
+            continue;
+        }
+        for key in keys(&mc[block]) {
+            if !known.contains(&key.as_str()) {
+                out.push(format!(
+                    "methodConfig[{i}].{block}.{}: not a {block} key gRPC reads (gRFC A6); \
+                     ignored",
+                    key.escape_debug()
+                ));
+            }
         }
     }
     out
@@ -539,7 +663,7 @@ mod tests {
     #[test]
     fn service_config_round_trips() {
         let imp = import_str(CONFIG, "sc.json").unwrap();
-        assert_eq!(imp.policies.len(), 2);
+        assert_eq!(imp.policies.len(), 3);
         let p = resolve(&imp.policies[0]).unwrap();
         assert_eq!(p.name, "helloworld.Greeter.SayHello");
         assert_eq!(p.max_attempts, Some(5), "capped");
@@ -565,9 +689,16 @@ mod tests {
                 scope: BudgetScope::Client
             })
         );
-        assert_eq!(imp.policies[1].name, "grpc-2");
-        // 2 status codes never produced, the hedging entry, the timeout.
-        assert_eq!(imp.warnings.len(), 4, "{:?}", imp.warnings);
+        // The hedging entry: A6's default delay (0) and no non-fatal codes.
+        let h = resolve(&imp.policies[1]).unwrap();
+        assert_eq!(h.name, "echo.Echo");
+        let hedging = imp.policies[1].hedging.as_ref().unwrap();
+        assert_eq!((hedging.delay.ns(), hedging.max_attempts), (0, 3));
+        assert!(hedging.non_fatal.is_empty());
+        assert_eq!(h.budget, p.budget, "throttling applies to hedges");
+        assert_eq!(imp.policies[2].name, "grpc-2");
+        // 2 status codes never produced, the timeout.
+        assert_eq!(imp.warnings.len(), 3, "{:?}", imp.warnings);
         // The printed block reads back as the same policies.
         let v: serde_json::Value = serde_json::from_str(&imp.to_json()).unwrap();
         for (i, spec) in imp.policies.iter().enumerate() {
@@ -760,6 +891,65 @@ mod tests {
             import_str(&plain, "sc.json").unwrap().warnings,
             Vec::<String>::new()
         );
+    }
+
+    #[test]
+    fn a_hedging_policy_alone_is_imported_as_a_hedging_block() {
+        let text = config(
+            r#"{"name": [{"service": "kv.Store", "method": "Get"}], "timeout": "1s",
+            "hedgingPolicy": {"maxAttempts": 9, "hedgingDelay": "0.05s",
+            "nonFatalStatusCodes": ["UNAVAILABLE", 13, "NOT_FOUND", "unavailable"],
+            "hedgeDelay": "1s"}}"#,
+        );
+        let imp = import_str(&text, "sc.json").unwrap();
+        assert_eq!(imp.policies.len(), 1);
+        let p = &imp.policies[0];
+        assert_eq!(p.name, "kv.Store.Get");
+        assert_eq!(
+            p.hedging,
+            Some(HedgingSpec {
+                delay: Dur(50_000_000),
+                max_attempts: 5,
+                non_fatal: vec![Status::Unavailable, Status::Internal],
+            })
+        );
+        assert_eq!(p.honor_retry_after, Some(true));
+        assert!(p.backoff.is_none() && p.max_attempts.is_none());
+        let warnings = imp.warnings.join("\n");
+        for needle in [
+            "methodConfig[0].hedgingPolicy.maxAttempts: 9 capped at 5",
+            "methodConfig[0].hedgingPolicy.nonFatalStatusCodes[2]: \"NOT_FOUND\" is never produced",
+            "methodConfig[0].timeout: 1s not imported",
+            "methodConfig[0].hedgingPolicy.hedgeDelay: not a hedgingPolicy key gRPC reads",
+        ] {
+            assert!(warnings.contains(needle), "{needle}\n in\n{warnings}");
+        }
+        assert_eq!(imp.warnings.len(), 4, "{warnings}");
+        // The printed block is a policy a scenario accepts, and reads back
+        // as the same hedging.
+        let v: serde_json::Value = serde_json::from_str(&imp.to_json()).unwrap();
+        let back: PolicySpec = serde_json::from_value(v["policies"][0].clone()).unwrap();
+        assert_eq!(back.hedging, p.hedging);
+        // A6's checks: maxAttempts is required and at least 2.
+        for (body, needle) in [
+            (r#"{}"#, "hedgingPolicy.maxAttempts: required"),
+            (
+                r#"{"maxAttempts": 1}"#,
+                "hedgingPolicy.maxAttempts: 1 must be 2 or more",
+            ),
+            (
+                r#"{"maxAttempts": 2, "hedgingDelay": "5ms"}"#,
+                "hedgingPolicy.hedgingDelay",
+            ),
+            (
+                r#"{"maxAttempts": 2, "nonFatalStatusCodes": [99]}"#,
+                "99 is not a gRPC status code",
+            ),
+        ] {
+            let text = config(&format!(r#"{{"name": [{{}}], "hedgingPolicy": {body}}}"#));
+            let e = import_str(&text, "sc.json").unwrap_err().to_string();
+            assert!(e.contains(needle), "{needle}\n in\n{e}");
+        }
     }
 
     #[test]
