@@ -245,3 +245,74 @@ fn output_errors_name_the_directory_and_exit_1() {
         );
     }
 }
+
+/// Runs with `input` on standard input.
+fn with_stdin(args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().expect("the binary ends")
+}
+
+/// `-` reads the file from standard input, wherever a command reads one
+/// (JSON or TOML told apart by content), and errors name it `<stdin>`.
+#[test]
+fn a_dash_reads_standard_input() {
+    let minimal = std::fs::read_to_string(MINIMAL).unwrap();
+    let toml = std::fs::read_to_string("tests/good/example.toml").unwrap();
+    for (text, want) in [
+        (&minimal, "<stdin>: ok (1 policy, 0 faults)\n"),
+        (&toml, "<stdin>: ok (4 policies, 2 faults)\n"),
+    ] {
+        let o = with_stdin(&["check", "-"], text);
+        assert_eq!(o.status.code(), Some(0));
+        assert_eq!(String::from_utf8_lossy(&o.stdout), want);
+    }
+    let o = with_stdin(&["check", "-"], "{\"name\": \"x\",\n  \"duration\": }");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("error: <stdin>:2:"), "{err}");
+
+    // run: the report is the same as from the file.
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (path(dir.path(), "file"), path(dir.path(), "stdin"));
+    ok(&["run", MINIMAL, "--no-plots", "-o", &a]);
+    let o = with_stdin(&["run", "-", "--no-plots", "-o", &b], &minimal);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for file in ["summary.csv", "timeseries.csv"] {
+        let read = |d: &str| std::fs::read(Path::new(d).join("minimal").join(file)).unwrap();
+        assert_eq!(read(&a), read(&b), "{file}");
+    }
+
+    // import and schedule --policy read it too.
+    let config = std::fs::read_to_string("examples/service_config.json").unwrap();
+    let o = with_stdin(&["import", "grpc", "-"], &config);
+    assert_eq!(o.status.code(), Some(0));
+    let block = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(block.contains("\"policies\""), "{block}");
+    let o = with_stdin(&["schedule", "--policy", "-"], &block);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("attempt"));
+}

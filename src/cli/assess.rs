@@ -29,7 +29,7 @@ Examples:
 /// Flags of `retrysim assess`.
 #[derive(Debug, Args)]
 pub struct AssessArgs {
-    /// Scenario file (.json or .toml).
+    /// Scenario file (.json or .toml; `-` reads standard input).
     pub scenario: PathBuf,
     /// The flags every simulating command shares.
     #[command(flatten)]
@@ -53,7 +53,7 @@ fn tolerance(text: &str) -> Result<f64, String> {
 /// Runs the command.
 pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
     let sim = &args.sim;
-    let origin = args.scenario.display().to_string();
+    let origin = scenario::origin(&args.scenario);
     let text = scenario::read_text(&args.scenario)?;
     if args.load == "seed" {
         return Err(InvalidInput::Flag {

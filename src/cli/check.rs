@@ -18,7 +18,7 @@ Examples:
 /// Flags of `retrysim check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Scenario files (.json or .toml).
+    /// Scenario files (.json or .toml; `-` reads standard input).
     #[arg(required = true)]
     pub scenarios: Vec<PathBuf>,
     /// Overrides one scenario value before checking, as `run --set` does.
@@ -31,20 +31,20 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, Error> {
     let mut out = Stdout::lock();
     for path in &args.scenarios {
         let s = crate::scenario::load(path, &args.sets)?;
+        let origin = crate::scenario::origin(path);
         let tiers = match s.spec().downstream.len() {
             0 => String::new(),
             _ => format!(", tiers {}", s.spec().tier_names().join(" → ")),
         };
         out.line(format_args!(
-            "{}: ok ({} polic{}, {} fault{}{tiers})",
-            path.display(),
+            "{origin}: ok ({} polic{}, {} fault{}{tiers})",
             s.policies().len(),
             if s.policies().len() == 1 { "y" } else { "ies" },
             s.spec().faults.len(),
             if s.spec().faults.len() == 1 { "" } else { "s" }
         ))?;
         for w in s.warnings() {
-            common::note(format_args!("{}: warning: {w}", path.display()));
+            common::note(format_args!("{origin}: warning: {w}"));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -35,13 +35,13 @@ pub enum ImportCommand {
     /// `gcloud tasks queues describe` YAML output.
     #[command(after_help = GCLOUD_EXAMPLES)]
     Gcloud {
-        /// The YAML file.
+        /// The YAML file (`-` reads standard input).
         file: PathBuf,
     },
     /// A gRPC service config JSON.
     #[command(after_help = GRPC_EXAMPLES)]
     Grpc {
-        /// The JSON file.
+        /// The JSON file (`-` reads standard input).
         file: PathBuf,
     },
 }
@@ -56,7 +56,7 @@ pub fn import(cmd: &ImportCommand) -> Result<Imported, InvalidInput> {
         ImportCommand::Grpc { file } => (file, grpc::import_str),
     };
     let text = crate::scenario::read_text(file)?;
-    f(&text, &file.display().to_string())
+    f(&text, &crate::scenario::origin(file))
 }
 
 /// Prints the imported block.

@@ -48,7 +48,7 @@ Examples:
 /// Flags of `retrysim map`.
 #[derive(Debug, Args)]
 pub struct MapArgs {
-    /// Scenario file (.json or .toml).
+    /// Scenario file (.json or .toml; `-` reads standard input).
     pub scenario: PathBuf,
     /// The parameter across, `PATH=V1,V2,...` or `PATH=A..B:N`.
     #[arg(long = "x", value_name = "PATH=RANGE")]
@@ -149,7 +149,7 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
             .into());
         }
     }
-    let origin = args.scenario.display().to_string();
+    let origin = scenario::origin(&args.scenario);
     let text = scenario::read_text(&args.scenario)?;
     let load = |sets: &[String]| -> Result<Scenario, InvalidInput> {
         let mut s = scenario::load_str(&text, &origin, sets)?;

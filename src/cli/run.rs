@@ -25,7 +25,7 @@ pub const BUILTIN: &str = include_str!("../../scenarios/spanner-90s.json");
 /// Flags of `retrysim run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Scenario files (.json or .toml); none = the built-in flagship scenario.
+    /// Scenario files (.json or .toml; `-` reads standard input); none = the built-in flagship scenario.
     pub scenarios: Vec<PathBuf>,
     /// The flags every simulating command shares.
     #[command(flatten)]
@@ -73,11 +73,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
         let name = &s.spec().name;
         if let Some(i) = scenarios.iter().position(|o| o.spec().name == *name) {
             return Err(InvalidInput::At(Located::whole(
-                path.display().to_string(),
+                scenario::origin(path),
                 format!(
                     "scenario name {name:?} is also the name of {}: both reports would be \
                      written to {}; give each scenario its own name",
-                    args.scenarios[i].display(),
+                    scenario::origin(&args.scenarios[i]),
                     output.join(name).display()
                 ),
             ))

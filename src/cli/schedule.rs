@@ -47,7 +47,8 @@ pub struct ScheduleArgs {
     pub preset: Option<String>,
     /// A JSON or TOML file holding one policy object (as in a scenario's
     /// `policies` list), or a scenario or `import` block with a
-    /// `policies` list (pick one with --name when it has several).
+    /// `policies` list (pick one with --name when it has several); `-`
+    /// reads standard input.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// With --policy FILE holding a `policies` list: the policy to show.
@@ -243,11 +244,9 @@ impl Draft {
 /// The text of a policy file, its name for errors and its format.
 fn read_policy_file(path: &Path) -> Result<(String, String, Format), InvalidInput> {
     let text = crate::scenario::read_text(path)?;
-    let is_toml = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
-    let format = if is_toml { Format::Toml } else { Format::Json };
-    Ok((path.display().to_string(), text, format))
+    let origin = crate::scenario::origin(path);
+    let format = Format::detect(&origin, &text);
+    Ok((origin, text, format))
 }
 
 /// The entry of a `policies` list that `name` names (or the only one),

@@ -44,7 +44,7 @@ Examples:
 /// Flags of `retrysim sweep`.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
-    /// Scenario file (.json or .toml).
+    /// Scenario file (.json or .toml; `-` reads standard input).
     pub scenario: PathBuf,
     /// The flags every simulating command shares; here each `--set` is an
     /// axis of the grid.
@@ -77,7 +77,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     // The shard is settled before any point is loaded; its directory once
     // the scenario's name is known.
     let (shard, _) = super::map::shard_and_dir(args.shard.as_deref(), args.shards, PathBuf::new())?;
-    let origin = args.scenario.display().to_string();
+    let origin = crate::scenario::origin(&args.scenario);
     sim.guard_points(&origin, shard.count_of(grid.len()), "points")?;
     let text = crate::scenario::read_text(&args.scenario)?;
     let mut points = sweep::load_points(&text, &origin, &[], &grid, shard)?;

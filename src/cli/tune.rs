@@ -22,7 +22,7 @@ pub const EXAMPLES: &str = "Examples:
 /// Flags of `retrysim tune`.
 #[derive(Debug, Args)]
 pub struct TuneArgs {
-    /// Scenario file (.json or .toml).
+    /// Scenario file (.json or .toml; `-` reads standard input).
     pub scenario: PathBuf,
     /// The flags every simulating command shares; `--policy` names the
     /// policy to tune.

@@ -159,16 +159,36 @@ impl Scenario {
 /// Reads, overrides (`--set PATH=VALUE`), validates and resolves a scenario
 /// file. Errors name the file and the field.
 pub fn load(path: &Path, sets: &[String]) -> Result<Scenario, InvalidInput> {
-    let origin = path.display().to_string();
+    let origin = origin(path);
     let text = read_text(path)?;
     load_str(&text, &origin, sets)
 }
 
-/// Reads a file of the user's as text: unreadable and non-UTF-8 files are
-/// [`InvalidInput`] naming the file (and the first bad byte's position).
+/// The path `-`, which stands for standard input wherever a command reads
+/// a file of the user's (`cat s.json | retrysim run -`).
+pub const STDIN_PATH: &str = "-";
+
+/// How errors name the file at `path`: `<stdin>` for [`STDIN_PATH`].
+pub fn origin(path: &Path) -> String {
+    if path.as_os_str() == STDIN_PATH {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Reads a file of the user's (standard input for `-`) as text:
+/// unreadable and non-UTF-8 files are [`InvalidInput`] naming the file
+/// (and the first bad byte's position).
 pub fn read_text(path: &Path) -> Result<String, InvalidInput> {
-    let origin = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| InvalidInput::Unreadable {
+    let origin = origin(path);
+    let bytes = if path.as_os_str() == STDIN_PATH {
+        let mut bytes = vec![];
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes).map(|_| bytes)
+    } else {
+        std::fs::read(path)
+    };
+    let bytes = bytes.map_err(|source| InvalidInput::Unreadable {
         origin: origin.clone(),
         source,
     })?;
