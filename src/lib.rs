@@ -33,7 +33,7 @@
 //! | `decimal` | — |
 //! | `error` | `policy`, `time` |
 //! | `math` | — |
-//! | `check` | `time` |
+//! | `check` | `decimal`, `time` |
 //! | `engine` | `time` |
 //! | `metrics` | `decimal`, `time` |
 //! | `policy` | `check`, `decimal`, `status`, `time` |

@@ -301,6 +301,15 @@ fn a_dash_reads_standard_input() {
         assert_eq!(read(&a), read(&b), "{file}");
     }
 
+    // Standard input is read once.
+    let o = with_stdin(&["check", "-", "-"], &minimal);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("<stdin>: cannot read: standard input can be given once"),
+        "{err}"
+    );
+
     // import and schedule --policy read it too.
     let config = std::fs::read_to_string("examples/service_config.json").unwrap();
     let o = with_stdin(&["import", "grpc", "-"], &config);

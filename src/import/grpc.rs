@@ -1030,5 +1030,30 @@ mod tests {
                 proptest::prop_assert!(row.max <= max_ms * 1_200_000 + 1, "{row:?}");
             }
         }
+
+        /// Every hedging policy gRPC accepts imports as a hedging block a
+        /// scenario accepts, with its attempts capped at 5 and its delay
+        /// to the nanosecond.
+        #[test]
+        fn hedging_policies_grpc_accepts_import(
+            attempts in 2i64..10,
+            delay_ns in 0u64..10_000_000_000,
+            codes in proptest::collection::vec(0i64..=16, 0..6),
+        ) {
+            let text = format!(
+                r#"{{"methodConfig": [{{"name": [{{"service": "s.S"}}],
+                    "hedgingPolicy": {{"maxAttempts": {attempts},
+                    "hedgingDelay": "{}.{:09}s", "nonFatalStatusCodes": {codes:?}}}}}]}}"#,
+                delay_ns / 1_000_000_000, delay_ns % 1_000_000_000
+            );
+            let imp = import_str(&text, "sc.json");
+            proptest::prop_assert!(imp.is_ok(), "{text}: {imp:?}");
+            let imp = imp.unwrap();
+            let h = imp.policies[0].hedging.clone().unwrap();
+            proptest::prop_assert_eq!(i64::from(h.max_attempts), attempts.min(5));
+            proptest::prop_assert_eq!(h.delay.ns(), delay_ns);
+            proptest::prop_assert!(h.non_fatal.len() <= codes.len());
+            proptest::prop_assert!(resolve(&imp.policies[0]).is_ok());
+        }
     }
 }

@@ -183,8 +183,16 @@ pub fn origin(path: &Path) -> String {
 pub fn read_text(path: &Path) -> Result<String, InvalidInput> {
     let origin = origin(path);
     let bytes = if path.as_os_str() == STDIN_PATH {
-        let mut bytes = vec![];
-        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes).map(|_| bytes)
+        // A second `-` would read nothing and be reported as empty.
+        static READ: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if READ.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            Err(std::io::Error::other(
+                "standard input can be given once; it was read for an earlier file",
+            ))
+        } else {
+            let mut bytes = vec![];
+            std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes).map(|_| bytes)
+        }
     } else {
         std::fs::read(path)
     };
