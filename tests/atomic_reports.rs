@@ -192,9 +192,12 @@ fn scenario_names_never_write_outside_the_output_directory() {
     assert!(!d.path().parent().unwrap().join("escaped").exists());
 }
 
+/// Interrupting a run with `signal` (INT from Ctrl-C, TERM from `kill`,
+/// `timeout` or a CI runner, HUP from a closed terminal) exits 130 and
+/// leaves the output directory as it was: no report, no temporary or lock
+/// file.
 #[cfg(unix)]
-#[test]
-fn ctrl_c_mid_run_exits_130_and_writes_nothing() {
+fn interrupted_run_writes_nothing(signal: &str) {
     let (_d, _, out) = setup();
     // The built-in scenario takes seconds even on a fast machine.
     let child = bin()
@@ -206,17 +209,30 @@ fn ctrl_c_mid_run_exits_130_and_writes_nothing() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(700));
     let sent = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([&format!("-{signal}"), &child.id().to_string()])
         .status()
         .unwrap();
     assert!(sent.success());
     let r = child.wait_with_output().unwrap();
-    assert_eq!(
-        r.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&r.stderr)
-    );
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(130), "{signal}: {err}");
+    assert_eq!(err, "interrupted; nothing was written\n", "{signal}");
     assert!(!out.join("spanner-90s").exists(), "{:?}", entries(&out));
-    assert!(entries(&out).is_empty(), "no temporary or lock file left");
+    assert!(
+        entries(&out).is_empty(),
+        "{signal}: no temporary or lock file left"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_mid_run_exits_130_and_writes_nothing() {
+    interrupted_run_writes_nothing("INT");
+}
+
+#[cfg(unix)]
+#[test]
+fn terminate_and_hang_up_are_handled_as_ctrl_c() {
+    interrupted_run_writes_nothing("TERM");
+    interrupted_run_writes_nothing("HUP");
 }

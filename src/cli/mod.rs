@@ -112,8 +112,10 @@ pub fn main() -> ExitCode {
         Err(e) => return parse_failure(&e),
     };
     limit_threads();
-    // Ctrl-C asks every run to stop (they check every few thousand events)
-    // and the output is abandoned; a second Ctrl-C leaves at once.
+    // Ctrl-C (and SIGTERM, SIGHUP: `kill`, `timeout`, a closed terminal)
+    // asks every run to stop (they check every few thousand events) and
+    // the output is abandoned, staging files included; a second signal
+    // leaves at once.
     let _ = ctrlc::set_handler(|| {
         if crate::engine::stop::requested() {
             std::process::exit(130);
