@@ -211,4 +211,18 @@ fn a_huge_thread_count_is_cut_with_a_warning() {
     let perf = std::fs::read_to_string(dir.path().join("minimal/perf.json")).unwrap();
     let perf: serde_json::Value = serde_json::from_str(&perf).unwrap();
     assert_eq!(perf["threads"], most);
+
+    // A value that is no number is not silently ignored.
+    let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("RAYON_NUM_THREADS", "four")
+        .args(["check", "tests/good/minimal.json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning: RAYON_NUM_THREADS=\"four\" is not a number of threads"),
+        "{err}"
+    );
 }

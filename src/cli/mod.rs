@@ -144,17 +144,26 @@ pub fn main() -> ExitCode {
 /// and thousands of them take longer to start than a small run takes.
 pub const MAX_THREADS: usize = 256;
 
-/// Sizes the thread pool: `RAYON_NUM_THREADS` as given (rayon reads it),
-/// but no more than [`MAX_THREADS`] or the number of cores, whichever is
-/// larger; a warning says when a request was cut.
+/// Sizes the thread pool: `RAYON_NUM_THREADS` as given (rayon reads it;
+/// 0 means one per core), but no more than [`MAX_THREADS`] or the number
+/// of cores, whichever is larger; a warning says when a request was cut
+/// or could not be read.
 fn limit_threads() {
-    let Some(asked) = std::env::var("RAYON_NUM_THREADS")
+    let Some(given) = std::env::var("RAYON_NUM_THREADS")
         .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|v| !v.trim().is_empty())
     else {
         return;
     };
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let Ok(asked) = given.trim().parse::<usize>() else {
+        // rayon ignores it too; say so rather than run on a silent default.
+        common::note(format_args!(
+            "warning: RAYON_NUM_THREADS={given:?} is not a number of threads: using one per \
+             core ({cores})"
+        ));
+        return;
+    };
     let most = MAX_THREADS.max(cores);
     if asked > most {
         common::note(format_args!(
