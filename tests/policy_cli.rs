@@ -31,6 +31,34 @@ fn schedule_of_the_default_queue() {
 }
 
 #[test]
+fn schedule_of_a_hedging_policy_speaks_of_hedges() {
+    // gRFC A6's example: 4 attempts, a hedge every 0.5 s.
+    let o = retrysim(&["schedule", "--preset", "grpc-hedging"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[1].starts_with("hedging: another attempt every 500ms while none has succeeded"),
+        "{text}"
+    );
+    assert!(lines[1].ends_with("max_attempts: 4"), "{text}");
+    assert!(
+        lines[1].contains("non-fatal: unavailable, aborted, internal"),
+        "{text}"
+    );
+    assert_eq!(
+        lines[2].split_whitespace().collect::<Vec<_>>(),
+        ["attempt", "hedge", "delay", "cumulative"]
+    );
+    assert_eq!(lines.len(), 7, "{text}");
+    assert_eq!(
+        lines[6],
+        "all 3 hedges sent within 1.5 s if no attempt answers"
+    );
+    assert!(!text.contains("retr"), "{text}");
+}
+
+#[test]
 fn schedule_csv_of_the_documented_example() {
     let o = retrysim(&[
         "schedule",

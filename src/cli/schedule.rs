@@ -499,6 +499,20 @@ fn missing_field_hint(message: &str) -> Option<String> {
 /// One line describing the policy's backoff, jitter and limits (the
 /// backoff in the same words as the HTML report).
 pub fn describe(p: &Policy) -> String {
+    if let Some(h) = &p.hedging {
+        let non_fatal: Vec<&str> = h.non_fatal.to_vec().iter().map(|s| s.name()).collect();
+        let non_fatal = if non_fatal.is_empty() {
+            "none (any failure ends the request)".to_string()
+        } else {
+            non_fatal.join(", ")
+        };
+        return format!(
+            "hedging: another attempt every {} while none has succeeded, at once after a \
+             non-fatal failure; non-fatal: {non_fatal}; max_attempts: {}",
+            format_duration(h.delay),
+            h.max_attempts
+        );
+    }
     let jitter = match p.jitter {
         Jitter::None => "none".to_string(),
         Jitter::Full => "full U(0, d)".to_string(),
@@ -567,7 +581,14 @@ fn write_table(out: &mut dyn Write, p: &Policy, s: &Schedule) -> std::io::Result
     }
     let random = p.delay_is_random();
     let mut table: Vec<Vec<String>> = vec![];
-    let mut head = vec!["attempt", "retry", "delay"];
+    // A hedge is not a retry: it goes while the attempts before it may
+    // still answer. The table shows when each goes if none answers.
+    let (step, steps) = if p.hedging.is_some() {
+        ("hedge", "hedges")
+    } else {
+        ("retry", "retries")
+    };
+    let mut head = vec!["attempt", step, "delay"];
     if random {
         head.push("with jitter");
     }
@@ -623,18 +644,20 @@ fn write_table(out: &mut dyn Write, p: &Policy, s: &Schedule) -> std::io::Result
             if (s.rows.len() as u64) < n {
                 writeln!(
                     out,
-                    "... {} more retries (--attempts N shows more)",
+                    "... {} more {steps} (--attempts N shows more)",
                     n - s.rows.len() as u64
                 )?;
             }
             let h = human(w);
-            let mut line = if h.ends_with(" s") {
-                format!("total retry window: {h} over {n} retries")
+            let h = if h.ends_with(" s") {
+                h
             } else {
-                format!(
-                    "total retry window: {h} ({} s) over {n} retries",
-                    secs_text(w)
-                )
+                format!("{h} ({} s)", secs_text(w))
+            };
+            let mut line = if p.hedging.is_some() {
+                format!("all {n} hedges sent within {h} if no attempt answers")
+            } else {
+                format!("total retry window: {h} over {n} retries")
             };
             if random {
                 if let (Some(lo), Some(hi)) = (s.window_min, s.window_max) {
