@@ -654,10 +654,11 @@ fn write_table(out: &mut dyn Write, p: &Policy, s: &Schedule) -> std::io::Result
             } else {
                 format!("{h} ({} s)", secs_text(w))
             };
-            let mut line = if p.hedging.is_some() {
-                format!("all {n} hedges sent within {h} if no attempt answers")
-            } else {
-                format!("total retry window: {h} over {n} retries")
+            let mut line = match (p.hedging.is_some(), n) {
+                (true, 1) => format!("the hedge is sent after {h} if no attempt answers"),
+                (true, _) => format!("all {n} hedges sent within {h} if no attempt answers"),
+                (false, 1) => format!("total retry window: {h} over 1 retry"),
+                (false, _) => format!("total retry window: {h} over {n} retries"),
             };
             if random {
                 if let (Some(lo), Some(hi)) = (s.window_min, s.window_max) {
