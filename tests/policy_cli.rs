@@ -56,6 +56,9 @@ fn schedule_of_a_hedging_policy_speaks_of_hedges() {
         "all 3 hedges sent within 1.5 s if no attempt answers"
     );
     assert!(!text.contains("retr"), "{text}");
+    // One retry is worded as one.
+    let text = stdout(&retrysim(&["schedule", "--preset", "envoy"]));
+    assert!(text.contains(" over 1 retry; "), "{text}");
 }
 
 #[test]
