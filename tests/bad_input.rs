@@ -634,3 +634,20 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_directory_or_a_missing_file_is_named_with_the_reason() {
+    let (code, err) = retrysim(&["check", "tests/good"]);
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        err,
+        "error: tests/good: cannot read: it is a directory; give the files in it, e.g. \
+         tests/good/*.json\n"
+    );
+    let (code, err) = retrysim(&["run", "tests/good/nope.json", "--no-plots"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.starts_with("error: tests/good/nope.json: cannot read: No such file"),
+        "{err}"
+    );
+}

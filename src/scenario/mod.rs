@@ -193,6 +193,11 @@ pub fn read_text(path: &Path) -> Result<String, InvalidInput> {
             let mut bytes = vec![];
             std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes).map(|_| bytes)
         }
+    } else if path.is_dir() {
+        Err(std::io::Error::other(format!(
+            "it is a directory; give the files in it, e.g. {}",
+            path.join("*.json").display()
+        )))
     } else {
         std::fs::read(path)
     };
