@@ -194,6 +194,11 @@ fn plain_words(message: &str) -> String {
         "invalid type: unit variant, expected struct variant",
         "a bare name, expected an object of its settings",
     );
+    // serde_json's wording for an enum read from a value (after --set).
+    out = out.replace(
+        "expected string or map",
+        "expected a name or a one-key object",
+    );
     if let Some(at) = out.find("expected struct variant ") {
         out.truncate(at);
         out.push_str("expected an object of its settings");
@@ -277,6 +282,10 @@ mod tests {
             (
                 "invalid type: unit variant, expected struct variant",
                 "a bare name, expected an object of its settings",
+            ),
+            (
+                "invalid type: floating point `0.5`, expected string or map",
+                "invalid type: floating point `0.5`, expected a name or a one-key object",
             ),
             // Other messages pass unchanged.
             ("missing field `name`", "missing field `name`"),
