@@ -319,9 +319,9 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
                          is imported"
                     ));
                 }
-                retried(rp, mc.timeout, i, origin, &mut warnings)?
+                retried(rp, i, origin, &mut warnings)?
             }
-            (None, Some(hp)) => hedged(hp, mc.timeout, i, origin, &mut warnings)?,
+            (None, Some(hp)) => hedged(hp, i, origin, &mut warnings)?,
             (None, None) => {
                 warnings.push(format!(
                     "methodConfig[{i}] skipped: no retryPolicy or hedgingPolicy"
@@ -329,6 +329,12 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
                 continue;
             }
         };
+        if let Some(ProtoDur(t)) = mc.timeout {
+            warnings.push(format!(
+                "methodConfig[{i}].timeout: {t} not imported: a policy has no deadline; set the \
+                 scenario's traffic.deadline to \"{t}\" to simulate it (for every policy)"
+            ));
+        }
         warnings.extend(other_keys(&raw["methodConfig"][i], i));
         let name = unique_name(mc, i, &policies, &entries, &mut warnings);
         entries.push(i);
@@ -353,26 +359,14 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     .validated(origin)
 }
 
-/// The warning for an entry's call `timeout`, which a policy cannot hold.
-fn timeout_warning(timeout: Option<ProtoDur>, i: usize) -> Option<String> {
-    timeout.map(|ProtoDur(t)| {
-        format!(
-            "methodConfig[{i}].timeout: {t} not imported: a policy has no deadline; set the \
-             scenario's traffic.deadline to \"{t}\" to simulate it (for every policy)"
-        )
-    })
-}
-
 /// A `retryPolicy` (entry `i`) as a policy without its name and budget.
 fn retried(
     rp: &RetryPolicy,
-    timeout: Option<ProtoDur>,
     i: usize,
     origin: &str,
     warnings: &mut Vec<String>,
 ) -> Result<PolicySpec, InvalidInput> {
     let at = |key: &str| format!("methodConfig[{i}].retryPolicy.{key}");
-    warnings.extend(timeout_warning(timeout, i));
     if let Some(ProtoDur(t)) = rp.per_attempt_recv_timeout {
         warnings.push(format!(
             "{}: {t} not imported: a policy has no attempt timeout; set the scenario's \
@@ -449,13 +443,11 @@ fn retried(
 /// the next hedge) and retry throttling applying to hedges.
 fn hedged(
     hp: &HedgingPolicy,
-    timeout: Option<ProtoDur>,
     i: usize,
     origin: &str,
     warnings: &mut Vec<String>,
 ) -> Result<PolicySpec, InvalidInput> {
     let at = |key: &str| format!("methodConfig[{i}].hedgingPolicy.{key}");
-    warnings.extend(timeout_warning(timeout, i));
     let attempts = attempts(hp.max_attempts, &at("maxAttempts"), origin, warnings)?;
     let non_fatal = match &hp.non_fatal_status_codes {
         Some(codes) => statuses(codes, &at("nonFatalStatusCodes"), origin, warnings)?,
@@ -610,23 +602,19 @@ fn other_keys(mc: &serde_json::Value, i: usize) -> Vec<String> {
             )),
         }
     }
-    // A hedgingPolicy beside a retryPolicy is not imported at all.
-    let hedging_read = mc.get("retryPolicy").is_none();
-    for (block, known) in [
-        ("retryPolicy", &RETRY_POLICY_KEYS[..]),
-        ("hedgingPolicy", &HEDGING_POLICY_KEYS[..]),
-    ] {
-        if block == "hedgingPolicy" && !hedging_read {
-            continue;
-        }
-        for key in keys(&mc[block]) {
-            if !known.contains(&key.as_str()) {
-                out.push(format!(
-                    "methodConfig[{i}].{block}.{}: not a {block} key gRPC reads (gRFC A6); \
-                     ignored",
-                    key.escape_debug()
-                ));
-            }
+    // Only the block imported is read: a hedgingPolicy beside a
+    // retryPolicy is dropped whole.
+    let (block, known) = if mc.get("retryPolicy").is_some() {
+        ("retryPolicy", &RETRY_POLICY_KEYS[..])
+    } else {
+        ("hedgingPolicy", &HEDGING_POLICY_KEYS[..])
+    };
+    for key in keys(&mc[block]) {
+        if !known.contains(&key.as_str()) {
+            out.push(format!(
+                "methodConfig[{i}].{block}.{}: not a {block} key gRPC reads (gRFC A6); ignored",
+                key.escape_debug()
+            ));
         }
     }
     out

@@ -189,7 +189,6 @@ fn toml_error(
 /// and variant names (`u32`, `struct variant DistSpec::Constant`) mean
 /// nothing to someone writing a scenario file.
 fn plain_words(message: &str) -> String {
-    const WHOLE: &str = "a whole number";
     let mut out = message.replace(
         "invalid type: unit variant, expected struct variant",
         "a bare name, expected an object of its settings",
@@ -203,34 +202,25 @@ fn plain_words(message: &str) -> String {
         out.truncate(at);
         out.push_str("expected an object of its settings");
     }
-    for (rust, plain) in [
-        ("expected f64", "expected a number".to_string()),
-        ("expected f32", "expected a number".to_string()),
-        (
-            "expected u8",
-            format!("expected {WHOLE} from 0 to {}", u8::MAX),
-        ),
-        (
-            "expected u16",
-            format!("expected {WHOLE} from 0 to {}", u16::MAX),
-        ),
-        (
-            "expected u32",
-            format!("expected {WHOLE} from 0 to {}", u32::MAX),
-        ),
-        (
-            "expected u64",
-            format!("expected {WHOLE} from 0 to {}", u64::MAX),
-        ),
-        (
-            "expected usize",
-            format!("expected {WHOLE} from 0 to {}", u64::MAX),
-        ),
-        ("expected i64", format!("expected {WHOLE}")),
-    ] {
+    for rust in ["expected f64", "expected f32"] {
         if let Some(head) = out.strip_suffix(rust) {
-            out = format!("{head}{plain}");
+            return format!("{head}expected a number");
         }
+    }
+    let unsigned = [
+        ("u8", u64::from(u8::MAX)),
+        ("u16", u64::from(u16::MAX)),
+        ("u32", u64::from(u32::MAX)),
+        ("u64", u64::MAX),
+        ("usize", usize::MAX as u64),
+    ];
+    for (rust, max) in unsigned {
+        if let Some(head) = out.strip_suffix(&format!("expected {rust}")) {
+            return format!("{head}expected a whole number from 0 to {max}");
+        }
+    }
+    if let Some(head) = out.strip_suffix("expected i64") {
+        return format!("{head}expected a whole number");
     }
     out
 }
