@@ -6,6 +6,7 @@ their speed and their results.
     python3 benches/peer/compare.py --seeds 10 --simpy-seeds 3
     python3 benches/peer/compare.py --duration 10 --warmup 2   # quick look
     python3 benches/peer/compare.py --floor         # also the single-purpose floor
+    python3 benches/peer/compare.py --floor --rounds 9   # and ratios measured in turn
 
 Installs nothing: it needs SimPy 4 (`pip install simpy==4.1.1`) and cargo.
 It builds retrysim in release mode, runs it once per seed (the scenario's
@@ -29,11 +30,19 @@ retrysim seed, after retrysim, and prints its times and figures in the
 same tables: how far any simulator of this storm could get from SimPy.
 --duration and --warmup do not apply to it (it always runs storm.json as
 written).
+
+With --rounds N it then runs the engines in turn N times on the scenario's
+own seed (SimPy, retrysim, then the floor with --floor) and prints each
+ratio's median and [min, max] over the rounds, for the simulation alone
+and for each process's CPU time (user + system). This machine's speed
+drifts by tens of per cent between series, SimPy's by up to a half, so
+only ratios taken within one round compare like with like.
 """
 
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -45,6 +54,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SCENARIO = os.path.join(HERE, "storm.json")
 TWIN = os.path.join(HERE, "storm_simpy.py")
+
+
+def timed(cmd, **kwargs):
+    """Runs `cmd` to completion; returns its result, wall seconds and CPU seconds."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, check=True, **kwargs)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return r, wall, cpu
 
 
 def check_simpy():
@@ -80,11 +100,10 @@ def build_floor():
 
 
 def run_floor(binary, seed):
-    t0 = time.perf_counter()
-    r = subprocess.run([binary, "--once", "--seed", str(seed)],
-                       check=True, capture_output=True, text=True)
+    r, wall, cpu = timed([binary, "--once", "--seed", str(seed)],
+                         capture_output=True, text=True)
     d = json.loads(r.stdout)
-    d["process_s"] = time.perf_counter() - t0
+    d["process_s"], d["cpu_s"] = wall, cpu
     return d
 
 
@@ -94,9 +113,7 @@ def run_retrysim(binary, seed, args, out):
         cmd += ["--set", f"duration={args.duration}s"]
     if args.warmup is not None:
         cmd += ["--set", f"warmup={args.warmup}s"]
-    t0 = time.perf_counter()
-    subprocess.run(cmd, check=True)
-    process_s = time.perf_counter() - t0
+    _, process_s, cpu_s = timed(cmd)
     d = os.path.join(out, "peer-storm")
     with open(os.path.join(d, "summary.json")) as f:
         s = json.load(f)["policies"][0]
@@ -112,6 +129,7 @@ def run_retrysim(binary, seed, args, out):
         "events": perf["events"],
         "wall_s": perf["wall_s"],
         "process_s": process_s,
+        "cpu_s": cpu_s,
     }
 
 
@@ -121,11 +139,9 @@ def run_simpy(seed, args):
         cmd += ["--duration", str(args.duration)]
     if args.warmup is not None:
         cmd += ["--warmup", str(args.warmup)]
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, check=True, capture_output=True, text=True)
-    process_s = time.perf_counter() - t0
+    r, process_s, cpu_s = timed(cmd, capture_output=True, text=True)
     d = json.loads(r.stdout)
-    d["process_s"] = process_s
+    d["process_s"], d["cpu_s"] = process_s, cpu_s
     return d
 
 
@@ -143,7 +159,12 @@ def main():
     ap.add_argument("--json", help="also write every run's figures to this file")
     ap.add_argument("--floor", action="store_true",
                     help="also time benches/floor.rs, the storm as one single-purpose loop")
+    ap.add_argument("--rounds", type=int, default=0,
+                    help="then run the engines in turn this many times and print the "
+                         "ratios' median [min, max] (default 0: none)")
     args = ap.parse_args()
+    if args.seeds < 1 or args.simpy_seeds < 1 or args.rounds < 0:
+        sys.exit("--seeds and --simpy-seeds need at least 1, --rounds at least 0")
     if args.floor and (args.duration is not None or args.warmup is not None):
         sys.exit("--floor runs storm.json as written: drop --duration and --warmup")
 
@@ -221,9 +242,45 @@ def main():
             dev = (fmed - med) / sd if sd > 0 else float("nan")
             print(f"  {key:<21} floor {fmt.format(fmed)} [{fmt.format(flo)}, {fmt.format(fhi)}]"
                   f"   retrysim {fmt.format(med)}   dev {dev:+.1f} sd")
+    rounds = in_turn(args, binary, floor_bin, seed0) if args.rounds else []
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"retrysim": rs, "simpy": ps, "floor": fs}, f, indent=1)
+            json.dump({"retrysim": rs, "simpy": ps, "floor": fs, "rounds": rounds}, f, indent=1)
+
+
+def in_turn(args, binary, floor_bin, seed):
+    """Runs SimPy, retrysim and the floor in turn, `args.rounds` times, after
+    one round to warm the caches, and prints the ratios within each round."""
+    names = ["simpy", "retrysim"] + (["floor"] if floor_bin else [])
+    out = tempfile.mkdtemp(prefix="retrysim-peer-")
+    rounds = []
+    try:
+        for i in range(args.rounds + 1):
+            one = {"simpy": run_simpy(seed, args),
+                   "retrysim": run_retrysim(binary, seed, args, out)}
+            if floor_bin:
+                one["floor"] = run_floor(floor_bin, seed)
+            if i == 0:
+                continue
+            rounds.append(one)
+            print(f"round {i}: " + ", ".join(
+                f"{n} {one[n]['cpu_s']:.3f} s CPU" for n in names), file=sys.stderr)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    print(f"\nin turn ({len(rounds)} rounds after a warm-up round, seed {seed}; "
+          "each ratio's median [min, max] over the rounds):")
+    pairs = [("simpy", "retrysim")]
+    if floor_bin:
+        pairs += [("simpy", "floor"), ("retrysim", "floor")]
+    for key, what in [("wall_s", "simulation"), ("cpu_s", "process CPU")]:
+        cells = []
+        for a, b in pairs:
+            q = [r[a][key] / r[b][key] for r in rounds]
+            cells.append(f"{a}/{b} {statistics.median(q):6.1f}x [{min(q):.1f}, {max(q):.1f}]")
+        print(f"  {what:<12} " + "   ".join(cells))
+    for n in names:
+        print(f"  {n:<12} CPU median {statistics.median(r[n]['cpu_s'] for r in rounds):.3f} s")
+    return rounds
 
 
 if __name__ == "__main__":
