@@ -503,6 +503,12 @@ pub enum SetError {
         /// The whole path.
         path: String,
     },
+    /// A `[` without its `]`, an empty `[]`, or text after a `]`.
+    #[error("brackets in path `{path}` do not close around an index: write `faults[0].outage` or `faults.0.outage`")]
+    Brackets {
+        /// The whole path.
+        path: String,
+    },
     /// A segment that cannot be followed; `at` is the path up to and
     /// including it.
     #[error("`{at}`: {problem}")]

@@ -16,7 +16,7 @@ use std::time::Duration;
 pub fn bar(runs: u64, quiet: bool, what: &str) -> indicatif::ProgressBar {
     styled(
         runs,
-        quiet,
+        shown(quiet),
         "{msg} [{bar:30}] {pos}/{len} runs, {elapsed} (eta {eta})",
     )
     .inspect(|bar| bar.set_message(what.to_string()))
@@ -28,19 +28,36 @@ pub fn bar(runs: u64, quiet: bool, what: &str) -> indicatif::ProgressBar {
 /// so one long run shows how far it has got; [`TimeBar::run_done`] counts
 /// the runs that ended.
 pub fn time_bar(runs: u64, duration_ns: u64, quiet: bool, what: &str) -> TimeBar {
+    time_bar_shown(runs, duration_ns, shown(quiet), what)
+}
+
+/// Whether a bar is drawn at all: not with `--quiet`, nor when stderr is
+/// not a terminal.
+fn shown(quiet: bool) -> bool {
+    !quiet && std::io::stderr().is_terminal()
+}
+
+/// [`time_bar`], drawn (after its first second) when `shown`.
+fn time_bar_shown(runs: u64, duration_ns: u64, shown: bool, what: &str) -> TimeBar {
     let total = runs.saturating_mul(duration_ns).max(1);
     let template = "{msg} [{bar:30}] {percent}% of simulated time, {elapsed} (eta {eta})";
-    let bar = styled(total, quiet, template).unwrap_or_else(indicatif::ProgressBar::hidden);
-    if !bar.is_hidden() {
-        let start = watch::simulated_ns();
-        let follow = bar.clone();
-        std::thread::spawn(move || {
-            while !follow.is_finished() {
-                follow.set_position(watch::simulated_ns().saturating_sub(start).min(total));
-                std::thread::sleep(Duration::from_millis(250));
-            }
-        });
-    }
+    // The bar draws nothing for its first second (`styled`), so whether
+    // it is followed is decided by `styled`'s answer, not by
+    // `ProgressBar::is_hidden`, which is true until then.
+    let bar = match styled(total, shown, template) {
+        Some(bar) => {
+            let start = watch::simulated_ns();
+            let follow = bar.clone();
+            std::thread::spawn(move || {
+                while !follow.is_finished() {
+                    follow.set_position(watch::simulated_ns().saturating_sub(start).min(total));
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+            });
+            bar
+        }
+        None => indicatif::ProgressBar::hidden(),
+    };
     let t = TimeBar {
         bar,
         runs,
@@ -79,9 +96,9 @@ impl TimeBar {
 }
 
 /// A bar of `len` steps drawn with `template`, shown after a second; `None`
-/// when it would be hidden (`quiet`, or stderr is not a terminal).
-fn styled(len: u64, quiet: bool, template: &str) -> Option<indicatif::ProgressBar> {
-    if quiet || !std::io::stderr().is_terminal() {
+/// when it is not to be `shown`.
+fn styled(len: u64, shown: bool, template: &str) -> Option<indicatif::ProgressBar> {
+    if !shown {
         return None;
     }
     let bar = indicatif::ProgressBar::with_draw_target(
@@ -102,4 +119,40 @@ fn styled(len: u64, quiet: bool, template: &str) -> Option<indicatif::ProgressBa
         }
     });
     Some(bar)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// The bar of `run` follows the simulated time the runs report, from
+    /// its first moment (it draws nothing for a second, but must not stay
+    /// at 0 % after that).
+    #[test]
+    fn time_bar_follows_simulated_time() {
+        let second = 1_000_000_000;
+        let t = time_bar_shown(1, 1000 * second, true, "test");
+        assert!(!t.bar.is_finished());
+        // Other tests' runs add too: the bar only has to move.
+        watch::add(500 * second);
+        let waited = Instant::now();
+        while t.bar.position() < 500 * second {
+            assert!(
+                waited.elapsed() < Duration::from_secs(10),
+                "the bar stayed at {} ns",
+                t.bar.position()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        t.finish_and_clear();
+        assert!(t.bar.is_finished());
+    }
+
+    #[test]
+    fn hidden_bars_stay_hidden() {
+        let t = time_bar_shown(1, 1000, false, "test");
+        assert!(t.bar.is_hidden());
+        assert!(bar(3, true, "quiet").is_hidden());
+    }
 }

@@ -562,7 +562,7 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
 pub fn value_at(root: &serde_json::Value, path: &str) -> Option<String> {
     use serde_json::Value;
     let mut cur = root;
-    for seg in path.split('.') {
+    for seg in crate::scenario::path_segments(path).ok()? {
         cur = loop {
             match cur {
                 Value::Object(map) => {

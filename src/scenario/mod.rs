@@ -14,7 +14,7 @@ pub mod spec;
 pub mod validate;
 
 pub use load::Format;
-pub use set::apply_set;
+pub use set::{apply_set, path_segments};
 pub use validate::validate;
 
 use crate::error::{InvalidInput, Located};

@@ -3,7 +3,8 @@
 //! any field without a flag per field.
 //!
 //! `PATH` is dotted: object keys, array indexes (`policies.0`), or a policy
-//! name (`policies.platform`). A segment missing from an object that has
+//! name (`policies.platform`); an index or a name may also be written in
+//! brackets (`policies[0]`), as error messages print paths. A segment missing from an object that has
 //! exactly one key holding an object — an externally tagged variant such as
 //! `{"exponential": {...}}` — is looked up inside that key, so
 //! `policies.0.backoff.initial` reaches the exponential backoff's `initial`.
@@ -23,14 +24,45 @@ pub fn apply_set(value: &mut Value, assignment: &str) -> Result<(), SetError> {
     if path.is_empty() {
         return Err(SetError::EmptyPath);
     }
-    let segments: Vec<&str> = path.split('.').collect();
+    let segments = path_segments(path)?;
+    set_path(value, &segments, parse_value(raw))
+}
+
+/// Splits a `--set` path into its steps: `faults[0].outage.start` and
+/// `faults.0.outage.start` both give `faults`, `0`, `outage`, `start`.
+pub fn path_segments(path: &str) -> Result<Vec<&str>, SetError> {
+    let mut segments = Vec::new();
+    for part in path.split('.') {
+        let (head, mut rest) = part.split_at(part.find('[').unwrap_or(part.len()));
+        if !head.is_empty() || rest.is_empty() {
+            segments.push(head);
+        }
+        while !rest.is_empty() {
+            let inner = rest
+                .strip_prefix('[')
+                .and_then(|r| r.split_once(']'))
+                .filter(|(index, _)| !index.is_empty() && !index.contains('['));
+            let Some((index, after)) = inner else {
+                return Err(SetError::Brackets {
+                    path: path.to_string(),
+                });
+            };
+            segments.push(index);
+            rest = after;
+        }
+    }
     if let Some(i) = segments.iter().position(|s| s.is_empty()) {
         return Err(SetError::EmptySegment {
             index: i + 1,
             path: path.to_string(),
         });
     }
-    set_path(value, &segments, parse_value(raw))
+    if segments.iter().any(|s| s.contains(']')) {
+        return Err(SetError::Brackets {
+            path: path.to_string(),
+        });
+    }
+    Ok(segments)
 }
 
 /// Reads the right-hand side of `PATH=VALUE`: JSON if it parses, else the
@@ -263,6 +295,38 @@ mod tests {
             assert!(apply_set(&mut v, bad).is_err(), "{bad} should fail");
         }
         let e = apply_set(&mut v, "policies.9.max_attempts=1").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`policies.9`: index 9 is out of range (the list has 2 items)"
+        );
+    }
+
+    #[test]
+    fn brackets_index_as_dots_do() {
+        let mut v = doc();
+        apply_set(&mut v, "faults[0].outage.start=1m").unwrap();
+        assert_eq!(v["faults"][0]["outage"]["start"], "1m");
+        apply_set(&mut v, "policies[1].max_attempts=9").unwrap();
+        assert_eq!(v["policies"][1]["max_attempts"], 9);
+        apply_set(&mut v, "policies[platform].max_attempts=3").unwrap();
+        assert_eq!(v["policies"][1]["max_attempts"], 3);
+        let dotted = path_segments("policies.0.backoff.initial").unwrap();
+        assert_eq!(
+            path_segments("policies[0].backoff.initial").unwrap(),
+            dotted
+        );
+        assert_eq!(path_segments("a[1][2]").unwrap(), ["a", "1", "2"]);
+        for bad in [
+            "faults[0.outage",
+            "faults0].outage",
+            "faults[].outage",
+            "faults[0]x.outage",
+            "faults[[0]]",
+        ] {
+            let e = path_segments(bad).unwrap_err();
+            assert_eq!(e, SetError::Brackets { path: bad.into() }, "{bad}");
+        }
+        let e = apply_set(&mut v, "policies[9].max_attempts=1").unwrap_err();
         assert_eq!(
             e.to_string(),
             "`policies.9`: index 9 is out of range (the list has 2 items)"
