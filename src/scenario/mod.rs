@@ -190,8 +190,13 @@ pub fn read_text(path: &Path) -> Result<String, InvalidInput> {
                 "standard input can be given once; it was read for an earlier file",
             ))
         } else {
+            let stdin = std::io::stdin();
+            if std::io::IsTerminal::is_terminal(&stdin) {
+                // Otherwise a command given `-` at a prompt seems to hang.
+                eprintln!("reading {origin}: type or paste the file, then Ctrl-D");
+            }
             let mut bytes = vec![];
-            std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes).map(|_| bytes)
+            std::io::Read::read_to_end(&mut stdin.lock(), &mut bytes).map(|_| bytes)
         }
     } else if path.is_dir() {
         Err(std::io::Error::other(format!(
