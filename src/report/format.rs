@@ -66,9 +66,69 @@ pub fn percent(share: f64, decimals: usize) -> String {
     format!("{v:.decimals$}%")
 }
 
+/// Axis labels for the values of one grid axis (`17.888889s` from a range
+/// of ten steps): each number rounded to four significant digits, its unit
+/// kept (`17.89s`). Values that are not a number with a unit, or whose
+/// labels would then coincide, are written as given.
+pub fn tick_labels(values: &[String]) -> Vec<String> {
+    let short: Vec<String> = values.iter().map(|v| short_tick(v)).collect();
+    let mut seen = std::collections::BTreeSet::new();
+    if short.iter().all(|l| seen.insert(l.as_str())) {
+        short
+    } else {
+        values.to_vec()
+    }
+}
+
+/// One value to four significant digits, or as given.
+fn short_tick(value: &str) -> String {
+    let unit_at = value
+        .rfind(|c: char| c.is_ascii_digit() || c == '.')
+        .map_or(0, |i| i + 1);
+    let (number, unit) = value.split_at(unit_at);
+    if !number.contains('.') || !unit.chars().all(char::is_alphabetic) {
+        return value.to_string();
+    }
+    let Ok(x) = number.parse::<f64>() else {
+        return value.to_string();
+    };
+    if x == 0.0 || !x.is_finite() {
+        return value.to_string();
+    }
+    let decimals = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+    let text = format!("{x:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    if text.len() < number.len() {
+        format!("{text}{unit}")
+    } else {
+        value.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn strings(values: &[&str]) -> Vec<String> {
+        values.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn tick_labels_keep_four_significant_digits_and_the_unit() {
+        let range = strings(&["1s", "3.111111s", "17.888889s", "20s"]);
+        assert_eq!(tick_labels(&range), ["1s", "3.111s", "17.89s", "20s"]);
+        let small = strings(&["0.00123456", "0.5", "280.55555", "12345.678"]);
+        assert_eq!(tick_labels(&small), ["0.001235", "0.5", "280.6", "12346"]);
+        let words = strings(&["fifo", "lifo", "[1,2]", "-2.666667"]);
+        assert_eq!(tick_labels(&words), ["fifo", "lifo", "[1,2]", "-2.667"]);
+        // Labels that would coincide stay as given.
+        let close = strings(&["1.00001s", "1.00002s"]);
+        assert_eq!(tick_labels(&close), close);
+    }
     use crate::decimal::opt;
 
     #[test]

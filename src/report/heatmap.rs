@@ -6,6 +6,7 @@
 //! It reads only the sweep's table, so `merge` draws the same picture from
 //! shard outputs. Text uses the embedded font of [`super::plot`].
 
+use super::format::tick_labels;
 use super::plot::{ensure_font, FONT};
 use crate::error::OutputError;
 use crate::sweep::{Manifest, Table};
@@ -152,19 +153,19 @@ pub fn heatmap_png(path: &Path, m: &Manifest, table: &Table) -> Result<()> {
             ))
             .map_err(pe)?;
         }
-        for (i, v) in xv.iter().enumerate() {
+        for (i, v) in tick_labels(xv).into_iter().enumerate() {
             let x = left + ((i as f64 + 0.5) * cw) as i32;
             area.draw(&Text::new(
-                v.clone(),
+                v,
                 (x, h as i32 - bottom + 8),
                 label(15, HPos::Center, VPos::Top),
             ))
             .map_err(pe)?;
         }
-        for (i, v) in yv.iter().enumerate() {
+        for (i, v) in tick_labels(yv).into_iter().enumerate() {
             let y = top + (((yv.len() - 1 - i) as f64 + 0.5) * ch) as i32;
             area.draw(&Text::new(
-                v.clone(),
+                v,
                 (left - 8, y),
                 label(15, HPos::Right, VPos::Center),
             ))

@@ -9,6 +9,7 @@
 //! picture from shard outputs. Text uses the embedded font of
 //! [`super::plot`].
 
+use super::format::tick_labels;
 use super::heatmap::success_color;
 use super::plot::{ensure_font, FONT};
 use crate::error::OutputError;
@@ -221,10 +222,10 @@ pub fn map_png(path: &Path, m: &MapManifest, table: &Table) -> Result<()> {
         .map_err(pe)?;
         // Tick labels: at most one per 70 px across and 24 px up.
         let every = label_every(nx, ((right - left) / 70) as usize);
-        for (i, v) in grid.x.values.iter().enumerate() {
+        for (i, v) in tick_labels(&grid.x.values).into_iter().enumerate() {
             if i % every == 0 || i + 1 == nx {
                 root.draw(&Text::new(
-                    v.clone(),
+                    v,
                     (xs(i as f64 + 0.5), bottom + 6),
                     style(13, HPos::Center, VPos::Top),
                 ))
@@ -232,10 +233,10 @@ pub fn map_png(path: &Path, m: &MapManifest, table: &Table) -> Result<()> {
             }
         }
         let every = label_every(ny, ((bottom - top) / 24) as usize);
-        for (i, v) in grid.y.values.iter().enumerate() {
+        for (i, v) in tick_labels(&grid.y.values).into_iter().enumerate() {
             if i % every == 0 || i + 1 == ny {
                 root.draw(&Text::new(
-                    v.clone(),
+                    v,
                     (left - 6, ys(i as f64 + 0.5)),
                     style(13, HPos::Right, VPos::Center),
                 ))
