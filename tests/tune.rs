@@ -1,6 +1,7 @@
 //! `retrysim tune` finds a setting that beats a storm-prone baseline and
 //! meets its constraints.
 
+use retrysim::model::run::simulate;
 use retrysim::scenario::Scenario;
 use retrysim::tune::{no_worse, tune, Constraints, Objective};
 
@@ -35,6 +36,33 @@ fn tuning_escapes_the_metastable_default() {
         .best
         .unwrap();
     assert_eq!(format!("{:?}", again.spec), format!("{:?}", best.spec));
+}
+
+/// A retry put off past the end of the run leaves its request neither
+/// succeeded nor dropped: the score counts those requests as unfinished,
+/// as the run's summary does, so the output can say so.
+#[test]
+fn requests_left_unfinished_are_counted() {
+    let late = SCENARIO.replace(
+        r#"{"name": "queue", "preset": "cloud-tasks-default"}"#,
+        r#"{"name": "late", "max_attempts": 3, "backoff": {"constant": {"delay": "3m"}}}"#,
+    );
+    let s = Scenario::from_json(&late).unwrap();
+    let t = tune(&s, 0, Objective::Success, Constraints::default(), 1, 1).expect("runs");
+    let run = simulate(&s, 0, 0).expect("runs");
+    let sum = &run.summary;
+    assert!(sum.unfinished > 0, "a 3 min backoff in a 4 min run");
+    let base = &t.baseline.score;
+    assert_eq!(
+        base.unfinished_rate,
+        sum.unfinished as f64 / sum.requests as f64
+    );
+    for c in &t.candidates {
+        let s = &c.score;
+        assert!(s.unfinished_rate >= 0.0);
+        assert!(s.success_rate + s.drop_rate + s.unfinished_rate <= 1.0 + 1e-9);
+    }
+    assert!(retrysim::tune::describe(base).contains("unfinished when the run ended"));
 }
 
 /// `scenarios/cloud-tasks-outage.json` scaled down to run in a test: 2

@@ -66,12 +66,16 @@ pub struct Constraints {
 pub type Range = (f64, f64);
 
 /// How one candidate did: means over the replications, and the spread.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Score {
     /// Succeeded ÷ requests, mean over the replications.
     pub success_rate: f64,
     /// Dropped ÷ requests, mean over the replications.
     pub drop_rate: f64,
+    /// Requests still unfinished when the run ended ÷ requests, mean over
+    /// the replications: neither succeeded nor dropped, so a setting that
+    /// puts retries off past the end of the run looks better than it is.
+    pub unfinished_rate: f64,
     /// Attempts ÷ requests, mean over the replications.
     pub amplification: f64,
     /// Seconds from the fault's end to recovery; `None` = never (metastable)
@@ -96,7 +100,7 @@ pub struct Score {
 }
 
 /// Smallest and largest value over the replications of a candidate.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Spread {
     /// Number of replications the ranges cover.
     pub replications: usize,
@@ -407,6 +411,7 @@ fn score(runs: &[RunResult]) -> Score {
     Score {
         success_rate: mean(&|r| r.summary.success_rate()),
         drop_rate: mean(&|r| share(r, r.summary.dropped)),
+        unfinished_rate: mean(&|r| share(r, r.summary.unfinished)),
         amplification: mean(&|r| r.summary.amplification()),
         recovery_after_fault_s: recovery.as_deref().map(mean_of),
         metastable,
@@ -707,7 +712,7 @@ pub fn changes(base: &Candidate, c: &Candidate) -> Vec<String> {
                 out.push(format!("max_doublings={max_doublings}"));
             }
         }
-        (x, y) if x != y => out.push(format!("backoff={y:?}")),
+        (x, y) if x != y => out.push(format!("backoff={}", as_written(&written(c).backoff))),
         _ => {}
     }
     if a.max_attempts != b.max_attempts {
@@ -723,9 +728,27 @@ pub fn changes(base: &Candidate, c: &Candidate) -> Vec<String> {
         ));
     }
     if a.jitter != b.jitter {
-        out.push(format!("jitter={:?}", b.jitter));
+        out.push(format!("jitter={}", as_written(&written(c).jitter)));
     }
     out
+}
+
+/// The candidate's policy as a scenario file would hold it (its preset's
+/// settings filled in).
+fn written(c: &Candidate) -> PolicySpec {
+    c.spec
+        .with_preset_applied()
+        .unwrap_or_else(|_| c.spec.clone())
+}
+
+/// A setting as a scenario file writes it, in compact JSON (`"full"` as
+/// `full`, `{"constant":{"delay":"1m"}}`); `none` when unset.
+fn as_written<T: serde::Serialize>(setting: &Option<T>) -> String {
+    match serde_json::to_value(setting) {
+        Ok(serde_json::Value::String(name)) => name,
+        Ok(serde_json::Value::Null) | Err(_) => "none".into(),
+        Ok(value) => value.to_string(),
+    }
 }
 
 /// Every evaluated candidate as CSV rows (header first): what it changes
@@ -753,6 +776,7 @@ pub fn candidates_table(t: &Tuned, c: &Constraints) -> Vec<Vec<String>> {
         "peak_load_ratio_max",
         "recovery_after_fault_s",
         "metastable",
+        "unfinished_rate",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -791,6 +815,7 @@ pub fn candidates_table(t: &Tuned, c: &Constraints) -> Vec<Vec<String>> {
             f(p.peak_load_ratio.1),
             o(s.recovery_after_fault_s),
             s.metastable.to_string(),
+            f(s.unfinished_rate),
         ]);
     }
     rows
@@ -857,17 +882,94 @@ pub fn describe(s: &Score) -> String {
         }
         (false, None) => "no fault to recover from".to_string(),
     };
+    // Requests the run ended before (in a backoff longer than what was
+    // left of it, or queued) are neither successes nor drops: said when
+    // they are enough to change the verdict, not for the few in flight at
+    // the end of any run.
+    let unfinished = if s.unfinished_rate >= UNFINISHED_NOTED {
+        format!(
+            ", {:.2} % unfinished when the run ended (lengthen `duration` to judge them)",
+            100.0 * s.unfinished_rate
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "success {:.2} %, dropped {:.2} %, {:.3} attempts/request, {rec}",
+        "success {:.2} %, dropped {:.2} %, {:.3} attempts/request, {rec}{unfinished}",
         100.0 * s.success_rate,
         100.0 * s.drop_rate,
         s.amplification
     )
 }
 
+/// The share of requests unfinished at the end from which [`describe`]
+/// mentions them.
+const UNFINISHED_NOTED: f64 = 0.05;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_score_with_requests_left_unfinished_says_so() {
+        let mut s = Score {
+            success_rate: 0.6076,
+            amplification: 1.163,
+            ..Score::default()
+        };
+        let finished = describe(&s);
+        assert!(!finished.contains("unfinished"), "{finished}");
+        s.unfinished_rate = 0.3924;
+        assert!(
+            describe(&s).contains("39.24 % unfinished when the run ended"),
+            "{}",
+            describe(&s)
+        );
+        s.unfinished_rate = 0.0069;
+        assert_eq!(describe(&s), finished);
+    }
+
+    #[test]
+    fn changes_are_written_as_in_a_scenario_file() {
+        let candidate = |backoff, jitter| Candidate {
+            spec: PolicySpec {
+                name: "p".into(),
+                max_attempts: Some(3),
+                backoff: Some(backoff),
+                jitter,
+                ..Default::default()
+            },
+            dispatcher: None,
+            score: Score::default(),
+        };
+        let base = candidate(
+            BackoffSpec::Constant {
+                delay: Dur::from_millis(100),
+            },
+            None,
+        );
+        let longer = candidate(
+            BackoffSpec::Constant {
+                delay: Dur::from_secs(60),
+            },
+            Some(JitterSpec::Full),
+        );
+        assert_eq!(
+            changes(&base, &longer),
+            [r#"backoff={"constant":{"delay":"1m"}}"#, "jitter=full"]
+        );
+        let proportional = candidate(
+            BackoffSpec::Constant {
+                delay: Dur::from_millis(100),
+            },
+            Some(JitterSpec::Proportional(0.1)),
+        );
+        assert_eq!(
+            changes(&base, &proportional),
+            [r#"jitter={"proportional":0.1}"#]
+        );
+        assert_eq!(changes(&longer, &base)[1], "jitter=none");
+    }
 
     #[test]
     fn gcloud_flags_for_the_defaults() {
