@@ -6,6 +6,11 @@
 //! as `0`. Rust formats a rounded float exactly, so the text depends only on
 //! the value, never on the platform or the thread count.
 
+/// A count and its noun, singular for one: `1 retry`, `3 retries`.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Formats `x` by the report rule (see the module docs); non-finite values
 /// have no sensible cell and are written empty.
 pub fn num(x: f64) -> String {
@@ -57,6 +62,13 @@ pub fn opt(x: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_take_the_singular_for_one() {
+        assert_eq!(count(0, "retry", "retries"), "0 retries");
+        assert_eq!(count(1, "retry", "retries"), "1 retry");
+        assert_eq!(count(2, "retry fits", "retries fit"), "2 retries fit");
+    }
 
     #[test]
     fn given_values_short_when_huge_or_tiny() {

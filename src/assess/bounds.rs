@@ -232,10 +232,14 @@ pub fn worst_case(policy: &Policy, ctx: &Context) -> Bound {
         let what = match (policy.max_attempts, policy.max_retry_duration) {
             (Some(m), None) => format!("max_attempts = {m}"),
             (None, Some(d)) => format!(
-                "{r} retries fit in max_retry_duration {}",
+                "{} in max_retry_duration {}",
+                crate::decimal::count(r, "retry fits", "retries fit"),
                 crate::time::format_duration(d)
             ),
-            _ => format!("{r} retries: max_attempts and max_retry_duration both reached"),
+            _ => format!(
+                "{}: max_attempts and max_retry_duration both reached",
+                crate::decimal::count(r, "retry", "retries")
+            ),
         };
         limits.push(Limit {
             what,
@@ -246,7 +250,8 @@ pub fn worst_case(policy: &Policy, ctx: &Context) -> Bound {
     if let Some(r) = deadline_retries(policy, ctx.deadline) {
         limits.push(Limit {
             what: format!(
-                "{r} retries leave before the {} s deadline",
+                "{} before the {} s deadline",
+                crate::decimal::count(r, "retry leaves", "retries leave"),
                 num(secs(ctx.deadline.unwrap_or(0)))
             ),
             retries: r as f64,
@@ -355,6 +360,20 @@ mod tests {
         let p = policy(|s| s.max_retry_duration = Some(Dur::from_millis(350)));
         // Failures at ages 0, 0.1, 0.2, 0.3 retry; at 0.4 s it stops.
         assert_eq!(worst_case(&p, &ctx(1.0, 1, None)).attempts, Some(5.0));
+        assert_eq!(
+            worst_case(&p, &ctx(1.0, 1, None)).binding(),
+            "4 retries fit in max_retry_duration 350ms"
+        );
+        let one = policy(|s| s.max_retry_duration = Some(Dur::from_millis(50)));
+        assert_eq!(
+            worst_case(&one, &ctx(1.0, 1, None)).binding(),
+            "1 retry fits in max_retry_duration 50ms"
+        );
+        let deadline = policy(|_| {});
+        assert_eq!(
+            worst_case(&deadline, &ctx(1.0, 1, None)).binding(),
+            "no limit"
+        );
     }
 
     #[test]

@@ -719,7 +719,11 @@ fn window_note(s: &Schedule) -> String {
             } else {
                 String::new()
             };
-            let mut line = format!("total retry window: {} over {n} retries", human(w));
+            let mut line = format!(
+                "total retry window: {} over {}",
+                human(w),
+                crate::decimal::count(n, "retry", "retries")
+            );
             if let (Some(lo), Some(hi)) = (s.window_min, s.window_max) {
                 if lo != hi {
                     line += &format!(" ({} .. {} with jitter)", human(lo), human(hi));

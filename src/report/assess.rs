@@ -309,11 +309,9 @@ pub fn page(a: &Assessment, description: Option<&str>) -> String {
             .limits
             .iter()
             .map(|l| {
-                format!(
-                    "{} → {} retries per request",
-                    l.what,
-                    num(round3(l.retries))
-                )
+                let retries = round3(l.retries);
+                let noun = if retries == 1.0 { "retry" } else { "retries" };
+                format!("{} → {} {noun} per request", l.what, num(retries))
             })
             .collect();
         if !limits.is_empty() {
