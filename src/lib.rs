@@ -46,7 +46,7 @@
 //! | `tune` | `metrics`, `policy`, `runner`, `scenario`, `time` |
 //! | `report` | `assess`, `decimal`, `engine`, `error`, `map`, `metrics`, `policy`, `scenario`, `sweep`, `time` |
 //! | `import` | `check`, `error`, `policy`, `scenario`, `status`, `time` |
-//! | `cli` | `assess`, `check`, `engine`, `error`, `import`, `map`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
+//! | `cli` | `assess`, `check`, `decimal`, `engine`, `error`, `import`, `map`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
 //!
 //! `docs/architecture.md` walks through the modules, follows one request
 //! through the events, and lists the files to touch to add a fault kind, a
