@@ -118,6 +118,12 @@ impl SimArgs {
     }
 }
 
+/// Whether output to a terminal (`terminal`) is coloured, given the
+/// value of `NO_COLOR`: any non-empty value turns colour off.
+fn colors_wanted(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    terminal && no_color.is_none_or(|v| v.is_empty())
+}
+
 /// Standard output, locked, for a command's results. Every write returns an
 /// [`OutputError::Stdout`] holding the `std::io::Error`, so a closed pipe
 /// (`retrysim ... | head`) reaches the exit-status mapping, which ends the
@@ -134,9 +140,13 @@ impl Stdout {
         }
     }
 
-    /// Whether standard output is a terminal (for colours).
-    pub fn is_terminal(&self) -> bool {
-        self.lock.is_terminal()
+    /// Whether to colour what is written: only on a terminal, and not
+    /// when the user set `NO_COLOR` (the no-color.org convention).
+    pub fn colors(&self) -> bool {
+        colors_wanted(
+            self.lock.is_terminal(),
+            std::env::var_os("NO_COLOR").as_deref(),
+        )
     }
 
     /// Writes `text` as it is.
@@ -166,4 +176,18 @@ impl Stdout {
 /// failing a command for.
 pub fn note(text: impl Display) {
     let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        assert!(colors_wanted(true, None));
+        assert!(colors_wanted(true, Some(OsStr::new(""))));
+        assert!(!colors_wanted(true, Some(OsStr::new("1"))));
+        assert!(!colors_wanted(false, None));
+    }
 }

@@ -137,7 +137,7 @@ fn run_one(s: &Scenario, dir: &Path, args: &RunArgs, out: &mut Stdout) -> Result
     let written: Vec<_> = written.iter().map(|p| stage.final_path(p)).collect();
     stage.commit(report::REPORT_FILES)?;
     if !sim.quiet {
-        let color = out.is_terminal();
+        let color = out.colors();
         out.print(report::summary_table_colored(s, &results, color))?;
         for p in written {
             out.line(format_args!("wrote {}", p.display()))?;
