@@ -6,9 +6,10 @@
 //! as `0`. Rust formats a rounded float exactly, so the text depends only on
 //! the value, never on the platform or the thread count.
 
-/// A count and its noun, singular for one: `1 retry`, `3 retries`.
-pub fn count(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+/// A count written by the report rule with its noun, singular for one:
+/// `1 retry`, `3 retries`, `0.5 retries`.
+pub fn count(n: f64, one: &str, many: &str) -> String {
+    format!("{} {}", num(n), if n == 1.0 { one } else { many })
 }
 
 /// Formats `x` by the report rule (see the module docs); non-finite values
@@ -65,9 +66,10 @@ mod tests {
 
     #[test]
     fn counts_take_the_singular_for_one() {
-        assert_eq!(count(0, "retry", "retries"), "0 retries");
-        assert_eq!(count(1, "retry", "retries"), "1 retry");
-        assert_eq!(count(2, "retry fits", "retries fit"), "2 retries fit");
+        assert_eq!(count(0.0, "retry", "retries"), "0 retries");
+        assert_eq!(count(1.0, "retry", "retries"), "1 retry");
+        assert_eq!(count(2.0, "retry fits", "retries fit"), "2 retries fit");
+        assert_eq!(count(0.00117, "retry", "retries"), "0.00117 retries");
     }
 
     #[test]

@@ -40,6 +40,7 @@ only ratios taken within one round compare like with like.
 """
 
 import argparse
+import itertools
 import json
 import os
 import resource
@@ -269,12 +270,9 @@ def in_turn(args, binary, floor_bin, seed):
         shutil.rmtree(out, ignore_errors=True)
     print(f"\nin turn ({len(rounds)} rounds after a warm-up round, seed {seed}; "
           "each ratio's median [min, max] over the rounds):")
-    pairs = [("simpy", "retrysim")]
-    if floor_bin:
-        pairs += [("simpy", "floor"), ("retrysim", "floor")]
     for key, what in [("wall_s", "simulation"), ("cpu_s", "process CPU")]:
         cells = []
-        for a, b in pairs:
+        for a, b in itertools.combinations(names, 2):
             q = [r[a][key] / r[b][key] for r in rounds]
             cells.append(f"{a}/{b} {statistics.median(q):6.1f}x [{min(q):.1f}, {max(q):.1f}]")
         print(f"  {what:<12} " + "   ".join(cells))

@@ -233,12 +233,12 @@ pub fn worst_case(policy: &Policy, ctx: &Context) -> Bound {
             (Some(m), None) => format!("max_attempts = {m}"),
             (None, Some(d)) => format!(
                 "{} in max_retry_duration {}",
-                crate::decimal::count(r, "retry fits", "retries fit"),
+                crate::decimal::count(r as f64, "retry fits", "retries fit"),
                 crate::time::format_duration(d)
             ),
             _ => format!(
                 "{}: max_attempts and max_retry_duration both reached",
-                crate::decimal::count(r, "retry", "retries")
+                crate::decimal::count(r as f64, "retry", "retries")
             ),
         };
         limits.push(Limit {
@@ -251,7 +251,7 @@ pub fn worst_case(policy: &Policy, ctx: &Context) -> Bound {
         limits.push(Limit {
             what: format!(
                 "{} before the {} s deadline",
-                crate::decimal::count(r, "retry leaves", "retries leave"),
+                crate::decimal::count(r as f64, "retry leaves", "retries leave"),
                 num(secs(ctx.deadline.unwrap_or(0)))
             ),
             retries: r as f64,
@@ -369,10 +369,19 @@ mod tests {
             worst_case(&one, &ctx(1.0, 1, None)).binding(),
             "1 retry fits in max_retry_duration 50ms"
         );
-        let deadline = policy(|_| {});
+    }
+
+    #[test]
+    fn one_retry_before_a_deadline_is_singular() {
+        let p = policy(|s| {
+            s.backoff = Some(BackoffSpec::Constant {
+                delay: Dur::from_millis(600),
+            })
+        });
+        assert_eq!(deadline_retries(&p, Some(NS_PER_SEC)), Some(1));
         assert_eq!(
-            worst_case(&deadline, &ctx(1.0, 1, None)).binding(),
-            "no limit"
+            worst_case(&p, &ctx(1.0, 1, Some(1))).binding(),
+            "1 retry leaves before the 1 s deadline"
         );
     }
 

@@ -722,7 +722,7 @@ fn window_note(s: &Schedule) -> String {
             let mut line = format!(
                 "total retry window: {} over {}",
                 human(w),
-                crate::decimal::count(n, "retry", "retries")
+                crate::decimal::count(n as f64, "retry", "retries")
             );
             if let (Some(lo), Some(hi)) = (s.window_min, s.window_max) {
                 if lo != hi {

@@ -12,7 +12,7 @@ use super::format::{html, human_secs, json_num, json_str, percent};
 use super::html::{swatch, STYLE};
 use crate::assess::bisect::Interval;
 use crate::assess::{Assessment, PolicyVerdict};
-use crate::decimal::num;
+use crate::decimal::{count, num};
 
 /// How far (relative) an analytic estimate may be from the simulated one
 /// and still be called enough.
@@ -309,9 +309,8 @@ pub fn page(a: &Assessment, description: Option<&str>) -> String {
             .limits
             .iter()
             .map(|l| {
-                let retries = round3(l.retries);
-                let noun = if retries == 1.0 { "retry" } else { "retries" };
-                format!("{} → {} {noun} per request", l.what, num(retries))
+                let retries = count(round3(l.retries), "retry", "retries");
+                format!("{} → {retries} per request", l.what)
             })
             .collect();
         if !limits.is_empty() {

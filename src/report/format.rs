@@ -3,6 +3,7 @@
 //! A missing value (`None`) is an empty CSV cell and a JSON `null`.
 
 use crate::decimal::num;
+use crate::sweep::range::value_and_unit;
 
 /// The JSON text of an optional value under the report rule: `null`, an
 /// integer when the rounded value is whole, else the rounded decimal.
@@ -80,30 +81,16 @@ pub fn tick_labels(values: &[String]) -> Vec<String> {
     }
 }
 
-/// One value to four significant digits, or as given.
+/// One value to four significant digits (by the report's number rule), or
+/// as given when that is not shorter.
 fn short_tick(value: &str) -> String {
-    let unit_at = value
-        .rfind(|c: char| c.is_ascii_digit() || c == '.')
-        .map_or(0, |i| i + 1);
-    let (number, unit) = value.split_at(unit_at);
-    if !number.contains('.') || !unit.chars().all(char::is_alphabetic) {
-        return value.to_string();
-    }
-    let Ok(x) = number.parse::<f64>() else {
+    let Some((x, unit)) = value_and_unit(value).filter(|&(x, _)| x != 0.0) else {
         return value.to_string();
     };
-    if x == 0.0 || !x.is_finite() {
-        return value.to_string();
-    }
-    let decimals = (3 - x.abs().log10().floor() as i32).max(0) as usize;
-    let text = format!("{x:.decimals$}");
-    let text = if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        &text
-    };
-    if text.len() < number.len() {
-        format!("{text}{unit}")
+    let scale = 10f64.powi((3 - x.abs().log10().floor() as i32).max(0));
+    let text = format!("{}{unit}", num((x * scale).round() / scale));
+    if text.len() < value.len() {
+        text
     } else {
         value.to_string()
     }
@@ -112,6 +99,7 @@ fn short_tick(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decimal::opt;
 
     fn strings(values: &[&str]) -> Vec<String> {
         values.iter().map(|s| s.to_string()).collect()
@@ -129,7 +117,6 @@ mod tests {
         let close = strings(&["1.00001s", "1.00002s"]);
         assert_eq!(tick_labels(&close), close);
     }
-    use crate::decimal::opt;
 
     #[test]
     fn percentages_have_no_negative_zero() {

@@ -4,10 +4,11 @@
 //!
 //! `PATH` is dotted: object keys, array indexes (`policies.0`), or a policy
 //! name (`policies.platform`); an index or a name may also be written in
-//! brackets (`policies[0]`), as error messages print paths. A segment missing from an object that has
-//! exactly one key holding an object — an externally tagged variant such as
-//! `{"exponential": {...}}` — is looked up inside that key, so
-//! `policies.0.backoff.initial` reaches the exponential backoff's `initial`.
+//! brackets (`policies[0]`), as error messages print paths. A segment
+//! missing from an object that has exactly one key holding an object — an
+//! externally tagged variant such as `{"exponential": {...}}` — is looked
+//! up inside that key, so `policies.0.backoff.initial` reaches the
+//! exponential backoff's `initial`.
 
 pub use crate::error::{PathProblem, SetError};
 use serde_json::Value;

@@ -54,6 +54,16 @@ pub fn looks_like_range(text: &str) -> bool {
     t.contains("..") && !t.starts_with(['{', '[', '"'])
 }
 
+/// A grid value as written (`17.888889s`, `280`): its number in the unit
+/// it was written in, and that unit's spelling (empty for a plain number);
+/// `None` for anything else (`fifo`, JSON).
+pub fn value_and_unit(text: &str) -> Option<(f64, &'static str)> {
+    match parse_end(text, text).ok()? {
+        End::Number(v) => Some((v, "")),
+        End::Duration { ns, unit_ns, unit } => Some((ns as f64 / unit_ns as f64, unit)),
+    }
+}
+
 /// Parses one end: a number, or a number with a duration unit.
 fn parse_end(text: &str, end: &str) -> Result<End, RangeError> {
     let e = end.trim();

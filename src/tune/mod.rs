@@ -689,6 +689,7 @@ pub fn changes(base: &Candidate, c: &Candidate) -> Vec<String> {
     let (Ok(a), Ok(b)) = (policy::resolve(&base.spec), policy::resolve(&c.spec)) else {
         return out;
     };
+    let shown = written(c);
     match (&a.backoff, &b.backoff) {
         (
             Backoff::CloudTasks {
@@ -712,7 +713,7 @@ pub fn changes(base: &Candidate, c: &Candidate) -> Vec<String> {
                 out.push(format!("max_doublings={max_doublings}"));
             }
         }
-        (x, y) if x != y => out.push(format!("backoff={}", as_written(&written(c).backoff))),
+        (x, y) if x != y => out.push(format!("backoff={}", as_written(&shown.backoff))),
         _ => {}
     }
     if a.max_attempts != b.max_attempts {
@@ -728,7 +729,7 @@ pub fn changes(base: &Candidate, c: &Candidate) -> Vec<String> {
         ));
     }
     if a.jitter != b.jitter {
-        out.push(format!("jitter={}", as_written(&written(c).jitter)));
+        out.push(format!("jitter={}", as_written(&shown.jitter)));
     }
     out
 }
