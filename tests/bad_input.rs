@@ -198,7 +198,7 @@ fn out_of_range_values() {
         &[
             ":6:",
             "policies[0].backoff.constant",
-            "a bare name, expected an object of its settings",
+            "a bare name, expected an object of its settings (`delay`)",
         ],
     );
     check_bad(
@@ -206,7 +206,7 @@ fn out_of_range_values() {
         &[
             ":5:",
             "backend.service_time.constant",
-            "string \"10ms\", expected an object of its settings",
+            "string \"10ms\", expected an object of its settings (`value`)",
         ],
     );
     check_bad(

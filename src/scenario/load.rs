@@ -58,6 +58,7 @@ pub(crate) fn parse(
     }
     serde_path_to_error::deserialize::<_, ScenarioSpec>(&value).map_err(|e| {
         let mut loc = json_error(e.inner(), origin, Some(e.path()));
+        name_settings::<ScenarioSpec>(&mut loc, || Some(value.clone()));
         loc.message
             .push_str(" (after applying the --set overrides)");
         InvalidInput::At(loc)
@@ -96,6 +97,7 @@ pub(crate) fn from_text<T: DeserializeOwned>(
                     loc.message =
                         format!("invalid type: {found}, expected a name or a one-key object");
                 }
+                name_settings::<T>(&mut loc, || to_value(text, origin, format).ok());
                 loc
             })?;
             de.end().map_err(|e| json_error(&e, origin, None))?;
@@ -104,10 +106,64 @@ pub(crate) fn from_text<T: DeserializeOwned>(
         Format::Toml => {
             let de =
                 toml::Deserializer::parse(text).map_err(|e| toml_error(text, &e, origin, None))?;
-            serde_path_to_error::deserialize::<_, T>(de)
-                .map_err(|e| toml_error(text, e.inner(), origin, Some(e.path())))
+            serde_path_to_error::deserialize::<_, T>(de).map_err(|e| {
+                let mut loc = toml_error(text, e.inner(), origin, Some(e.path()));
+                name_settings::<T>(&mut loc, || to_value(text, origin, format).ok());
+                loc
+            })
         }
     }
+}
+
+/// What [`plain_words`] says when a kind that takes settings (`{"exponential":
+/// {"mean": "10ms"}}`) is given without them or with a plain value.
+const SETTINGS_EXPECTED: &str = "expected an object of its settings";
+
+/// Adds the settings' names to a [`SETTINGS_EXPECTED`] problem:
+/// "backend.service_time.exponential: invalid type: string "10ms",
+/// expected an object of its settings (`mean`)". serde's type error does
+/// not list them, but its unknown-field error does: the kind is read
+/// again from `document` (the input as a generic value, made only when
+/// needed) with a key no kind has in place of its settings, and the
+/// names are taken from that error. Nothing is added when the second read
+/// fails otherwise.
+fn name_settings<T: DeserializeOwned>(
+    loc: &mut Located,
+    document: impl FnOnce() -> Option<serde_json::Value>,
+) {
+    if !loc.message.ends_with(SETTINGS_EXPECTED) {
+        return;
+    }
+    let Some(path) = loc.path.clone() else {
+        return;
+    };
+    // The path ends at the kind's name: `policies[0].backoff.exponential`.
+    let Some((field, kind)) = path.rsplit_once('.') else {
+        return;
+    };
+    let Some(mut value) = document() else {
+        return;
+    };
+    const NO_SUCH_KEY: &str = "\u{1}";
+    let probe = serde_json::json!({ kind: { NO_SUCH_KEY: 0 } });
+    if super::set::set_at(&mut value, field, probe).is_err() {
+        return;
+    }
+    let Err(e) = serde_path_to_error::deserialize::<_, T>(&value) else {
+        return;
+    };
+    let message = e.inner().to_string();
+    let Some(expected) = message
+        .strip_prefix(&format!("unknown field `{NO_SUCH_KEY}`, expected "))
+        .filter(|_| e.path().to_string().starts_with(&path))
+    else {
+        return;
+    };
+    let names = expected
+        .strip_prefix("one of ")
+        .unwrap_or(expected)
+        .replace(" or ", ", ");
+    loc.message.push_str(&format!(" ({names})"));
 }
 
 /// serde_json says only "expected value" when a setting that is one of
@@ -191,16 +247,16 @@ fn toml_error(
 fn plain_words(message: &str) -> String {
     let mut out = message.replace(
         "invalid type: unit variant, expected struct variant",
-        "a bare name, expected an object of its settings",
+        &format!("a bare name, {SETTINGS_EXPECTED}"),
     );
     // serde_json's wording for an enum read from a value (after --set).
     out = out.replace(
         "expected string or map",
         "expected a name or a one-key object",
     );
-    if let Some(at) = out.find("expected struct variant ") {
+    if let Some(at) = out.find("expected struct variant") {
         out.truncate(at);
-        out.push_str("expected an object of its settings");
+        out.push_str(SETTINGS_EXPECTED);
     }
     for rust in ["expected f64", "expected f32"] {
         if let Some(head) = out.strip_suffix(rust) {
@@ -309,6 +365,82 @@ mod tests {
         );
         // A value missing altogether is still a syntax error.
         assert_eq!(message("{\"kind\": }"), "expected value");
+    }
+
+    /// A small scenario whose service time and first policy are given.
+    fn scenario(service_time: &str, policy: &str) -> String {
+        format!(
+            r#"{{"name": "t", "duration": "5s", "traffic": {{"rate": 10}},
+               "backend": {{"workers": 2, "service_time": {service_time}}},
+               "policies": [{policy}]}}"#
+        )
+    }
+
+    #[test]
+    fn a_kind_without_its_settings_names_them() {
+        let problem = |text: &str, format: Format, sets: &[&str]| {
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            match parse(text, "f", format, &sets) {
+                Err(InvalidInput::At(loc)) => (loc.path.unwrap_or_default(), loc.message),
+                other => panic!("expected a located problem, got {other:?}"),
+            }
+        };
+        let fine = r#"{"constant": {"value": "1ms"}}"#;
+        // A plain value where the settings go.
+        assert_eq!(
+            problem(
+                &scenario(r#"{"uniform": "1ms"}"#, r#"{"name": "p"}"#),
+                Format::Json,
+                &[]
+            ),
+            (
+                "backend.service_time.uniform".into(),
+                "invalid type: string \"1ms\", expected an object of its settings (`min`, `max`)"
+                    .into()
+            )
+        );
+        // The kind's name alone, in a policy.
+        assert_eq!(
+            problem(
+                &scenario(fine, r#"{"name": "p", "backoff": "constant"}"#),
+                Format::Json,
+                &[]
+            ),
+            (
+                "policies[0].backoff.constant".into(),
+                "a bare name, expected an object of its settings (`delay`)".into()
+            )
+        );
+        // The same through --set, where the second read starts from the
+        // overridden document.
+        let (path, message) = problem(
+            &scenario(fine, r#"{"name": "p"}"#),
+            Format::Json,
+            &["policies[0].backoff=cloud_tasks"],
+        );
+        assert_eq!(path, "policies[0].backoff.cloud_tasks");
+        assert!(
+            message.contains("(`min_backoff`, `max_backoff`, `max_doublings`)"),
+            "{message}"
+        );
+        // And in TOML.
+        let toml = "name = \"t\"\nduration = \"5s\"\n[traffic]\nrate = 10\n[backend]\n\
+                    workers = 2\nservice_time = { exponential = \"1ms\" }\n\
+                    [[policies]]\nname = \"p\"\n";
+        assert_eq!(
+            problem(toml, Format::Toml, &[]).1,
+            "invalid type: string \"1ms\", expected an object of its settings (`mean`)"
+        );
+        // Other type errors are left as they are.
+        assert_eq!(
+            problem(
+                &scenario(fine, r#"{"name": "p", "max_attempts": "5"}"#),
+                Format::Json,
+                &[]
+            )
+            .1,
+            "invalid type: string \"5\", expected a whole number"
+        );
     }
 
     #[test]

@@ -25,8 +25,13 @@ pub fn apply_set(value: &mut Value, assignment: &str) -> Result<(), SetError> {
     if path.is_empty() {
         return Err(SetError::EmptyPath);
     }
+    set_at(value, path, parse_value(raw))
+}
+
+/// Puts `new` at `path` under `value`, as `--set PATH=...` does.
+pub(crate) fn set_at(value: &mut Value, path: &str, new: Value) -> Result<(), SetError> {
     let segments = path_segments(path)?;
-    set_path(value, &segments, parse_value(raw))
+    set_path(value, &segments, new)
 }
 
 /// Splits a `--set` path into its steps: `faults[0].outage.start` and
