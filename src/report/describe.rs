@@ -2,7 +2,7 @@
 //! state them, and one sentence per policy saying what happened.
 
 use super::format::human_secs;
-use crate::decimal::num;
+use crate::decimal::{count, num};
 use crate::metrics::aggregate::{Col, PolicySummary};
 use crate::metrics::Recovery;
 use crate::policy::Policy;
@@ -73,8 +73,10 @@ pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(S
         None => "burst".into(),
     };
     traffic.push_str(&format!(
-        " from {} client(s), {:?} arrivals, {:?} mode",
-        t.clients, t.arrival, t.mode
+        " from {}, {:?} arrivals, {:?} mode",
+        count(f64::from(t.clients), "client", "clients"),
+        t.arrival,
+        t.mode
     ));
     push("traffic", traffic.to_lowercase());
     if let Some(d) = t.attempt_timeout {
@@ -304,5 +306,28 @@ mod tests {
         };
         assert_eq!(b.describe(), "exponential 100ms ×2, max 10s");
         assert_eq!(Jitter::Proportional(0.1).describe(), "±10%");
+    }
+
+    #[test]
+    fn scenario_rows_count_in_words() {
+        let rows = |clients: u32, workers: u32| {
+            let json = format!(
+                r#"{{"name": "t", "duration": "60s", "traffic": {{"rate": 10, "clients": {clients}}},
+                   "backend": {{"workers": 4, "service_time": {{"constant": {{"value": "10ms"}}}}}},
+                   "faults": [{{"capacity": {{"start": "10s", "duration": "5s", "workers": {workers}}}}}],
+                   "policies": [{{"name": "p"}}]}}"#
+            );
+            let scenario = crate::scenario::Scenario::from_json(&json).unwrap();
+            let rows = super::scenario_params(scenario.spec(), None);
+            let row = |key: &str| rows.iter().find(|(k, _)| k == key).unwrap().1.clone();
+            (row("traffic"), row("fault"))
+        };
+        let (traffic, fault) = rows(1, 0);
+        assert!(traffic.contains("from 1 client,"), "{traffic}");
+        assert_eq!(fault, "capacity 10–15 s: no workers");
+        let (traffic, fault) = rows(250, 1);
+        assert!(traffic.contains("from 250 clients,"), "{traffic}");
+        assert_eq!(fault, "capacity 10–15 s: only 1 worker");
+        assert_eq!(rows(1, 3).1, "capacity 10–15 s: only 3 workers");
     }
 }

@@ -15,10 +15,10 @@ use base64::Engine;
 pub(crate) const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1480px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 h1{margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:.2em}
 .desc{color:#555;font-size:1.1em;margin-top:0}
-table{border-collapse:collapse;margin:.6em 0;font-size:.95em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.95em;display:block;max-width:100%;overflow-x:auto}
 th,td{border:1px solid #ddd;padding:.3em .6em;vertical-align:top}
 th{background:#f4f4f4;text-align:left}
-table.summary td:first-child,table.policies td:first-child{white-space:nowrap}
+td:first-child{white-space:nowrap}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .sw{display:inline-block;width:.9em;height:.9em;border-radius:2px;margin-right:.4em;vertical-align:-.1em}
 .bad{color:#b00020;font-weight:600}.good{color:#1b7a2f}

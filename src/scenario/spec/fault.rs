@@ -6,8 +6,8 @@
 //! and a line in `docs/scenario-reference.md`.
 
 use crate::check::{finite_pos, Problems};
-use crate::decimal::num;
 use crate::decimal::Given;
+use crate::decimal::{count, num};
 use crate::status::Status;
 use crate::time::{secs, Dur};
 use serde::{Deserialize, Serialize};
@@ -224,7 +224,10 @@ impl FaultSpec {
             ),
             FaultSpec::Blackhole { .. } => "attempts are never answered".into(),
             FaultSpec::Slowdown { factor, .. } => format!("service time ×{}", num(*factor)),
-            FaultSpec::Capacity { workers, .. } => format!("only {workers} workers"),
+            FaultSpec::Capacity { workers: 0, .. } => "no workers".into(),
+            FaultSpec::Capacity { workers, .. } => {
+                format!("only {}", count(f64::from(*workers), "worker", "workers"))
+            }
             FaultSpec::Errors { rate, status, .. } => {
                 format!(
                     "{}% of served attempts fail with {}",
