@@ -18,8 +18,8 @@
 
 use super::scope::BudgetScope;
 use crate::check::Problems;
-use crate::decimal::num;
 use crate::decimal::Given;
+use crate::decimal::{count, num};
 use crate::time::{Dur, Nanos};
 use serde::{Deserialize, Serialize};
 
@@ -87,11 +87,11 @@ impl BreakerSpec {
     /// The breaker in words.
     pub fn describe(&self) -> String {
         format!(
-            "opens at {}% failures over {}, open {}, {} probe(s) ({})",
+            "opens at {}% failures over {}, open {}, {} ({})",
             num(100.0 * self.failure_rate),
             self.window,
             self.open_for,
-            self.half_open_probes,
+            count(f64::from(self.half_open_probes), "probe", "probes"),
             self.scope.describe()
         )
     }
@@ -247,8 +247,8 @@ mod tests {
     use crate::policy::BudgetScope;
     use crate::time::{Dur, NS_PER_SEC as S};
 
-    fn breaker(probes: u32) -> Breaker {
-        Breaker::new(&BreakerSpec {
+    fn spec(probes: u32) -> BreakerSpec {
+        BreakerSpec {
             failure_rate: 0.5,
             window: Dur::from_secs(10),
             open_for: Dur::from_secs(5),
@@ -256,7 +256,19 @@ mod tests {
             min_calls: 4,
             scope: BudgetScope::Client,
             retries_only: false,
-        })
+        }
+    }
+
+    fn breaker(probes: u32) -> Breaker {
+        Breaker::new(&spec(probes))
+    }
+
+    #[test]
+    fn describes_its_probes_in_words() {
+        let one = spec(1).describe();
+        assert!(one.contains(", 1 probe ("), "{one}");
+        let three = spec(3).describe();
+        assert!(three.contains(", 3 probes ("), "{three}");
     }
 
     #[test]
