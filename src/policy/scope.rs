@@ -8,6 +8,7 @@
 //! byte-identical).
 
 use crate::check::Problems;
+use crate::decimal::count;
 use serde::{Deserialize, Serialize};
 
 /// Where a retry budget's (or a limiter's, a breaker's) state lives.
@@ -30,7 +31,9 @@ impl BudgetScope {
         match self {
             BudgetScope::Client => "per client".into(),
             BudgetScope::Global => "global".into(),
-            BudgetScope::Group(n) => format!("per group of {n} clients"),
+            BudgetScope::Group(n) => {
+                format!("per group of {}", count(f64::from(n), "client", "clients"))
+            }
         }
     }
 
@@ -141,5 +144,6 @@ mod tests {
         let c: BudgetScope = serde_json::from_str(r#""global""#).unwrap();
         assert_eq!(c, BudgetScope::Global);
         assert_eq!(g.describe(), "per group of 100 clients");
+        assert_eq!(BudgetScope::Group(1).describe(), "per group of 1 client");
     }
 }
