@@ -1,5 +1,9 @@
 //! Special functions the model and the scenario checks share.
 
+/// z of the standard normal distribution's 99th percentile: a log-normal
+/// duration given by its median and p99 has σ = ln(p99 / median) / Z99.
+pub const Z99: f64 = 2.326_347_874_040_841;
+
 /// Standard normal CDF (Abramowitz & Stegun 7.1.26 via erf; |error| < 1.5e-7).
 pub fn normal_cdf(x: f64) -> f64 {
     let z = x / std::f64::consts::SQRT_2;

@@ -651,3 +651,44 @@ fn a_directory_or_a_missing_file_is_named_with_the_reason() {
         "{err}"
     );
 }
+
+#[test]
+fn check_reports_every_invalid_file_and_checks_the_rest() {
+    let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args([
+            "check",
+            "tests/bad/empty.json",
+            "tests/good/minimal.json",
+            "tests/bad/negative_rate.json",
+            "tests/good/minimal.json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs");
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("tests/good/minimal.json: ok"))
+            .count(),
+        2,
+        "both valid files are checked, the one after an invalid one too:\n{stdout}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for bad in ["tests/bad/empty.json", "tests/bad/negative_rate.json"] {
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with(&format!("error: {bad}"))),
+            "{bad} is reported:\n{stderr}"
+        );
+    }
+    // All valid: status 0.
+    let (code, err) = retrysim(&[
+        "check",
+        "tests/good/minimal.json",
+        "tests/good/minimal.json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+}

@@ -1,15 +1,16 @@
 //! `retrysim check`: validates scenario files without simulating.
 
 use super::common::{self, Stdout};
-use crate::error::Error;
+use crate::error::{Error, Report};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Examples shown after `--help`.
-pub const EXAMPLES: &str = "Prints one line per valid file; the first invalid one ends the command
-with status 2 and every problem in it, one per line, as
+pub const EXAMPLES: &str = "Checks every file given: prints one line per valid file and, for each
+invalid one, every problem in it, one per line, as
 <file>:<line>:<col>: <field path>: <what is wrong>.
+Exit status 2 when any file is invalid.
 
 Examples:
   retrysim check scenarios/*.json
@@ -26,11 +27,20 @@ pub struct CheckArgs {
     pub sets: Vec<String>,
 }
 
-/// Validates each file; the first invalid one ends the command with status 2.
+/// Validates each file, on past invalid ones (a linter over a folder of
+/// scenarios reports them all at once); status 2 when any was invalid.
 pub fn run(args: CheckArgs) -> Result<ExitCode, Error> {
     let mut out = Stdout::lock();
+    let mut any_invalid = false;
     for path in &args.scenarios {
-        let s = crate::scenario::load(path, &args.sets)?;
+        let s = match crate::scenario::load(path, &args.sets) {
+            Ok(s) => s,
+            Err(e) => {
+                common::note(format_args!("error: {}", Report(&Error::from(e))));
+                any_invalid = true;
+                continue;
+            }
+        };
         let origin = crate::scenario::origin(path);
         let tiers = match s.spec().downstream.len() {
             0 => String::new(),
@@ -47,5 +57,9 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, Error> {
             common::note(format_args!("{origin}: warning: {w}"));
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if any_invalid {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -1,14 +1,11 @@
 //! Random durations (service times, network hops, think times) built from
 //! their scenario description, sampled in integer nanoseconds.
 
-use crate::math::normal_cdf;
+use crate::math::{normal_cdf, Z99};
 use crate::scenario::spec::DistSpec;
 use crate::time::{round_ns, Nanos};
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
-
-/// z of the normal distribution's 99th percentile.
-const Z99: f64 = 2.326_347_874_040_841;
 
 /// A ready-to-sample distribution; parameters in nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq)]

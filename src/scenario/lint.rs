@@ -7,9 +7,10 @@
 //! at the same instant), [`zero_time_loop`] says which settings allow it
 //! and how to give time a chance to pass.
 
-use super::spec::{ActionSpec, BackendKind, DistSpec, FaultSpec, Mode, ScenarioSpec};
+use super::spec::{ActionSpec, Arrival, BackendKind, DistSpec, FaultSpec, Mode, ScenarioSpec};
 use crate::check::Problem;
-use crate::math::normal_cdf;
+use crate::decimal::count;
+use crate::math::{normal_cdf, Z99};
 use crate::policy::{Backoff, Policy, Pushback};
 use crate::time::Dur;
 
@@ -228,8 +229,14 @@ fn incident_end(spec: &ScenarioSpec) -> Option<u64> {
 /// known).
 ///
 /// In a healthy bin, goodput differs from demand only by the requests that
-/// straddle a bin edge (about rate × latency of them at each edge), so the
-/// ratio's noise is about √(2 · rate · latency) / (rate · bin). A window of
+/// straddle a bin edge. With Poisson arrivals about rate × latency of them
+/// do at each edge, so the ratio's noise is about
+/// √(2 · rate · latency) / (rate · bin). Evenly spaced arrivals make
+/// demand exact, and goodput varies only as far as the latency does: a
+/// request is on either side of an edge by chance only when it arrived
+/// within about a latency's standard deviation σ of it, which gives a
+/// variance of about 2 · rate · σ / √π (σ/√π per edge for a normal
+/// spread); with a constant latency there is no noise at all. A window of
 /// `stable_for` holds k bins; the warning fires when a healthy system
 /// would fail the threshold in at least one of them more than 5 % of the
 /// time.
@@ -251,31 +258,70 @@ fn noisy_bins(spec: &ScenarioSpec, policies: &[Policy]) -> Option<String> {
         return None;
     }
     let bin = spec.bin.secs();
-    let mean = |d: Option<&DistSpec>| d.map_or(0.0, dist_mean_s);
-    let latency = spec.backend.admission_cost.secs()
-        + mean(spec.backend.service_time.as_ref())
-        + 2.0 * mean(t.network_delay.as_ref());
+    let (service, network) = (spec.backend.service_time.as_ref(), t.network_delay.as_ref());
     let per_bin = rate * bin;
-    // At least one request's spacing, at most a bin (a rate below one
-    // request per bin takes the bin: `clamp` would panic there).
-    let straddling = 2.0 * rate * latency.max(1.0 / rate).min(bin);
+    let straddling = match t.arrival {
+        Arrival::Poisson => {
+            let mean = |d: Option<&DistSpec>| d.map_or(0.0, dist_mean_s);
+            let latency = spec.backend.admission_cost.secs() + mean(service) + 2.0 * mean(network);
+            // At least one request's spacing, at most a bin (a rate below
+            // one request per bin takes the bin: `clamp` would panic there).
+            2.0 * rate * latency.max(1.0 / rate).min(bin)
+        }
+        Arrival::Uniform => {
+            let var = |d: Option<&DistSpec>| d.map_or(0.0, |d| dist_sd_s(d).powi(2));
+            let spread = (var(service) + 2.0 * var(network)).sqrt();
+            (2.0 * rate * spread / std::f64::consts::PI.sqrt()).min(per_bin)
+        }
+    };
     let sd = straddling.sqrt() / per_bin;
+    if sd == 0.0 {
+        return None;
+    }
     let threshold = spec.report.recovery_threshold;
     let z = (1.0 - threshold) / sd;
     let k = (spec.report.stable_for.secs() / bin).ceil().max(1.0);
     let p_fail = 1.0 - normal_cdf(z).powf(k);
     (p_fail > 0.05).then(|| {
         format!(
-            "about {} requests per bin of {}: Poisson noise alone makes a healthy bin miss the \
-             recovery threshold ({}) now and then, so the recovery time is decided by chance \
-             ({:.0} % of healthy {} windows fail); use a larger bin or a lower threshold",
-            (per_bin * 10.0).round() / 10.0,
+            "about {} per bin of {}: chance alone (random arrivals and service times) makes a \
+             healthy bin miss the recovery threshold ({}) now and then, so the recovery time is \
+             decided by chance ({:.0} % of healthy {} windows fail); use a larger bin or a lower \
+             threshold",
+            count((per_bin * 10.0).round() / 10.0, "request", "requests"),
             spec.bin,
             threshold,
             100.0 * p_fail,
             spec.report.stable_for
         )
     })
+}
+
+/// A distribution's standard deviation in seconds (a folded normal's
+/// before folding, which bounds it).
+fn dist_sd_s(d: &DistSpec) -> f64 {
+    match d {
+        DistSpec::Constant { .. } => 0.0,
+        DistSpec::Exponential { mean } => mean.secs(),
+        DistSpec::Uniform { min, max } => (max.secs() - min.secs()).abs() / 12f64.sqrt(),
+        DistSpec::Lognormal {
+            median,
+            p99,
+            stddev,
+            ..
+        } => match (stddev, median, p99) {
+            (Some(sd), _, _) => sd.secs(),
+            (None, Some(m), Some(p)) => {
+                // σ of the logarithm from the two quantiles, then the
+                // log-normal's own standard deviation.
+                let sigma = (p.secs() / m.secs()).ln() / Z99;
+                let s2 = sigma * sigma;
+                m.secs() * (s2 / 2.0).exp() * (s2.exp() - 1.0).sqrt()
+            }
+            _ => 0.0,
+        },
+        DistSpec::Normal { stddev, .. } => stddev.secs(),
+    }
 }
 
 /// A distribution's mean in seconds, as written.
@@ -418,6 +464,59 @@ mod tests {
         };
         assert!(noisy(&text(5)), "5 requests a second in 1 s bins");
         assert!(!noisy(&text(2000)));
+    }
+
+    #[test]
+    fn evenly_spaced_arrivals_are_noisy_only_as_far_as_latency_varies() {
+        let noisy = |arrival: &str, service: &str| {
+            let s = scenario(
+                &format!(r#""rate": 5, "arrival": "{arrival}""#),
+                &format!(r#""workers": 200, "service_time": {service}"#),
+                r#", "faults": [{"outage": {"start": "5s", "duration": "5s"}}]"#,
+                r#"{"name": "once"}"#,
+            );
+            warnings(s.spec(), s.policies())
+                .into_iter()
+                .find(|p| p.path == "bin")
+                .map(|p| p.message)
+        };
+        let constant = r#"{"constant": {"value": "20s"}}"#;
+        // Poisson arrivals: 5 a bin, whatever the service time.
+        let poisson = noisy("poisson", constant).expect("Poisson arrivals at 5 a bin are noisy");
+        assert!(
+            poisson.starts_with("about 5 requests per bin of 1s"),
+            "{poisson}"
+        );
+        // Evenly spaced arrivals served in a constant time: every bin
+        // completes exactly what arrived one service time before.
+        assert_eq!(noisy("uniform", constant), None);
+        // A spread of a millisecond moves a request across an edge now
+        // and then, far too rarely to matter.
+        assert_eq!(
+            noisy("uniform", r#"{"uniform": {"min": "1s", "max": "1.001s"}}"#),
+            None
+        );
+        // A spread of seconds is as noisy as random arrivals.
+        assert!(noisy("uniform", r#"{"exponential": {"mean": "20s"}}"#).is_some());
+        assert!(noisy(
+            "uniform",
+            r#"{"lognormal": {"median": "4s", "p99": "10s"}}"#
+        )
+        .is_some());
+    }
+
+    #[test]
+    fn a_log_normal_given_by_quantiles_has_its_own_spread() {
+        // median 4 s, p99 10 s: σ of the logarithm 0.394, so the standard
+        // deviation is 4 · e^(σ²/2) · √(e^(σ²) − 1) = 1.771 s.
+        let d: DistSpec =
+            serde_json::from_str(r#"{"lognormal": {"median": "4s", "p99": "10s"}}"#).unwrap();
+        assert!((dist_sd_s(&d) - 1.7708).abs() < 1e-3, "{}", dist_sd_s(&d));
+        let e: DistSpec = serde_json::from_str(r#"{"exponential": {"mean": "3s"}}"#).unwrap();
+        assert_eq!(dist_sd_s(&e), 3.0);
+        let u: DistSpec =
+            serde_json::from_str(r#"{"uniform": {"min": "1s", "max": "4s"}}"#).unwrap();
+        assert!((dist_sd_s(&u) - 3.0 / 12f64.sqrt()).abs() < 1e-12);
     }
 
     #[test]
