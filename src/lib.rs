@@ -43,7 +43,7 @@
 //! | `sweep` | `decimal`, `error`, `metrics`, `runner`, `scenario`, `time` |
 //! | `map` | `decimal`, `error`, `metrics`, `runner`, `scenario`, `sweep` |
 //! | `assess` | `decimal`, `error`, `map`, `metrics`, `model`, `policy`, `runner`, `scenario`, `status`, `time` |
-//! | `tune` | `metrics`, `policy`, `runner`, `scenario`, `time` |
+//! | `tune` | `decimal`, `metrics`, `policy`, `runner`, `scenario`, `time` |
 //! | `report` | `assess`, `decimal`, `engine`, `error`, `map`, `metrics`, `policy`, `scenario`, `sweep`, `time` |
 //! | `import` | `check`, `error`, `policy`, `scenario`, `status`, `time` |
 //! | `cli` | `assess`, `check`, `decimal`, `engine`, `error`, `import`, `map`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |

@@ -4,6 +4,7 @@
 
 use super::common::{self, SimArgs, Stdout};
 use super::progress;
+use crate::decimal::count;
 use crate::error::{Error, InvalidInput, MapError, OutputError};
 use crate::map::{self, MapGrid, MapManifest, OperatingPoint, Passes};
 use crate::report::map::map_png;
@@ -228,12 +229,15 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     let written = write(stage, &manifest, &table, sim.no_plots)?;
     if !sim.quiet {
         let mut out = Stdout::lock();
+        let cells = if result.cells.len() == grid.len() {
+            count(result.cells.len() as f64, "cell", "cells")
+        } else {
+            format!("{} of {} cells", result.cells.len(), grid.len())
+        };
         out.line(format_args!(
-            "{} of {} cells x {} policies: {} runs{}",
-            result.cells.len(),
-            grid.len(),
-            manifest.policies.len(),
-            result.simulated,
+            "{cells} × {}: {}{}",
+            count(manifest.policies.len() as f64, "policy", "policies"),
+            count(result.simulated as f64, "run", "runs"),
             saved(&manifest, result.simulated)
         ))?;
         for p in written {

@@ -4,6 +4,7 @@
 
 use super::common::{SimArgs, Stdout};
 use super::progress;
+use crate::decimal::count;
 use crate::error::{Error, InvalidInput, OutputError};
 use crate::report::heatmap::{heatmap_png, varying_pair};
 use crate::report::staging::Staging;
@@ -142,12 +143,15 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     let written = write(stage, &manifest, &table, sim.no_plots)?;
     if !sim.quiet {
         let mut out = Stdout::lock();
+        let points = if points.len() == grid.len() {
+            count(points.len() as f64, "point", "points")
+        } else {
+            format!("{} of {} points", points.len(), grid.len())
+        };
         out.line(format_args!(
-            "{} of {} points x {} policies x {} replications",
-            points.len(),
-            grid.len(),
-            manifest.policies.len(),
-            sim.replications
+            "{points} × {} × {}",
+            count(manifest.policies.len() as f64, "policy", "policies"),
+            count(f64::from(sim.replications), "replication", "replications")
         ))?;
         for p in written {
             out.line(format_args!("wrote {}", p.display()))?;

@@ -91,7 +91,7 @@ pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(S
     let b = &spec.backend;
     match b.kind {
         BackendKind::Queue => {
-            let mut s = format!("{} workers", b.workers.unwrap_or(0));
+            let mut s = count(f64::from(b.workers.unwrap_or(0)), "worker", "workers");
             if let Some(d) = &b.service_time {
                 s.push_str(&format!(", service time {}", d.describe()));
             }

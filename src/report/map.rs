@@ -12,6 +12,7 @@
 use super::format::tick_labels;
 use super::heatmap::success_color;
 use super::plot::{ensure_font, FONT};
+use crate::decimal::count;
 use crate::error::OutputError;
 use crate::map::{MapGrid, MapManifest};
 use crate::sweep::range::quantity;
@@ -115,11 +116,18 @@ pub fn map_png(path: &Path, m: &MapManifest, table: &Table) -> Result<()> {
         |size: u32, h: HPos, v: VPos| (FONT, size).into_font().color(&BLACK).pos(Pos::new(h, v));
     let reps = match m.passes.coarse {
         Some(c) => format!(
-            "{c} replications per cell, {} near the boundary",
+            "{} per cell, {} near the boundary",
+            count(f64::from(c), "replication", "replications"),
             m.passes.replications
         ),
-        None if m.passes.replications == 1 => "1 replication per cell".to_string(),
-        None => format!("{} replications per cell", m.passes.replications),
+        None => format!(
+            "{} per cell",
+            count(
+                f64::from(m.passes.replications),
+                "replication",
+                "replications"
+            )
+        ),
     };
     root.draw(&Text::new(
         format!(

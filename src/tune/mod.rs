@@ -18,6 +18,7 @@
 //! constraints (a recommendation is not one lucky seed), and each score
 //! keeps the spread (smallest and largest value) over the replications.
 
+use crate::decimal::count;
 use crate::metrics::{Recovery, RunResult};
 use crate::policy::{self, Backoff, Jitter, Policy};
 use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
@@ -847,7 +848,11 @@ pub fn describe_spread(s: &Score, queue: bool) -> String {
             p.peak_load_ratio.0, p.peak_load_ratio.1
         ));
     }
-    format!("over {} replications: {}", p.replications, parts.join(", "))
+    format!(
+        "over {}: {}",
+        count(p.replications as f64, "replication", "replications"),
+        parts.join(", ")
+    )
 }
 
 /// What a queue-tuning score adds to [`describe`]: dead letters, drain,
