@@ -115,38 +115,41 @@ pub(crate) fn from_text<T: DeserializeOwned>(
     }
 }
 
-/// What [`plain_words`] says when a kind that takes settings (`{"exponential":
-/// {"mean": "10ms"}}`) is given without them or with a plain value.
+/// What [`plain_words`] says when a group of settings (`"traffic": {...}`)
+/// or a kind that takes settings (`{"exponential": {"mean": "10ms"}}`) is
+/// given as a plain value, or a kind is named without its settings.
 const SETTINGS_EXPECTED: &str = "expected an object of its settings";
 
 /// Adds the settings' names to a [`SETTINGS_EXPECTED`] problem:
 /// "backend.service_time.exponential: invalid type: string "10ms",
 /// expected an object of its settings (`mean`)". serde's type error does
-/// not list them, but its unknown-field error does: the kind is read
+/// not list them, but its unknown-field error does: the input is read
 /// again from `document` (the input as a generic value, made only when
-/// needed) with a key no kind has in place of its settings, and the
-/// names are taken from that error. Nothing is added when the second read
-/// fails otherwise.
+/// needed) with an object holding a key nothing has where the settings
+/// go, and the names are taken from that error. The settings go at the
+/// path itself, or, when the path ends in the name of a kind given alone
+/// (`"backoff": "exponential"`), under that name at the path's parent.
+/// Nothing is added when the second read fails otherwise.
 fn name_settings<T: DeserializeOwned>(
     loc: &mut Located,
     document: impl FnOnce() -> Option<serde_json::Value>,
 ) {
+    const NO_SUCH_KEY: &str = "\u{1}";
     if !loc.message.ends_with(SETTINGS_EXPECTED) {
         return;
     }
     let Some(path) = loc.path.clone() else {
         return;
     };
-    // The path ends at the kind's name: `policies[0].backoff.exponential`.
-    let Some((field, kind)) = path.rsplit_once('.') else {
-        return;
-    };
     let Some(mut value) = document() else {
         return;
     };
-    const NO_SUCH_KEY: &str = "\u{1}";
-    let probe = serde_json::json!({ kind: { NO_SUCH_KEY: 0 } });
-    if super::set::set_at(&mut value, field, probe).is_err() {
+    let probe = serde_json::json!({ NO_SUCH_KEY: 0 });
+    let placed = super::set::set_at(&mut value, &path, probe.clone()).is_ok()
+        || path.rsplit_once('.').is_some_and(|(field, kind)| {
+            super::set::set_at(&mut value, field, serde_json::json!({ kind: probe })).is_ok()
+        });
+    if !placed {
         return;
     }
     let Err(e) = serde_path_to_error::deserialize::<_, T>(&value) else {
@@ -254,9 +257,27 @@ fn plain_words(message: &str) -> String {
         "expected string or map",
         "expected a name or a one-key object",
     );
-    if let Some(at) = out.find("expected struct variant") {
+    // A kind that takes settings, or a group of settings (`expected
+    // struct TrafficSpec`).
+    if let Some(at) = out.find("expected struct ") {
         out.truncate(at);
         out.push_str(SETTINGS_EXPECTED);
+    }
+    // JSON's names for the containers, not serde's.
+    for (serde, json) in [
+        ("invalid type: map,", "invalid type: an object,"),
+        ("invalid type: sequence,", "invalid type: a list,"),
+        ("invalid type: unit value,", "invalid type: null,"),
+    ] {
+        out = out.replace(serde, json);
+    }
+    for (serde, json) in [
+        ("expected a sequence", "expected a list"),
+        ("expected a map", "expected an object"),
+    ] {
+        if let Some(head) = out.strip_suffix(serde) {
+            out = format!("{head}{json}");
+        }
     }
     for rust in ["expected f64", "expected f32"] {
         if let Some(head) = out.strip_suffix(rust) {
@@ -430,6 +451,29 @@ mod tests {
         assert_eq!(
             problem(toml, Format::Toml, &[]).1,
             "invalid type: string \"1ms\", expected an object of its settings (`mean`)"
+        );
+        // A group of settings given as a plain value names its fields too.
+        let (path, message) = problem(
+            r#"{"name": "t", "duration": "5s", "traffic": "x", "policies": [{"name": "p"}]}"#,
+            Format::Json,
+            &[],
+        );
+        assert_eq!(path, "traffic");
+        assert!(
+            message.starts_with(
+                "invalid type: string \"x\", expected an object of its settings (`rate`, `clients`,"
+            ),
+            "{message}"
+        );
+        // Containers by their JSON names.
+        assert_eq!(
+            problem(
+                &scenario(fine, r#"{"name": "p", "retry_on": {}}"#),
+                Format::Json,
+                &[]
+            )
+            .1,
+            "invalid type: an object, expected a list"
         );
         // Other type errors are left as they are.
         assert_eq!(
