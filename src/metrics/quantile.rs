@@ -15,6 +15,11 @@ pub struct LogHistogram {
     counts: Vec<u64>,
     total: u64,
     sum: f64,
+    /// Bit `k` set when a value has landed in power of two `k` (buckets
+    /// `k·64 .. k·64 + 63`) since the last `clear`: quantiles scan and
+    /// `clear` zeroes only those, since a run's per-bin histograms use a
+    /// few of the 59 and are read and emptied at every bin.
+    octaves: u64,
 }
 
 impl Default for LogHistogram {
@@ -45,6 +50,17 @@ fn value_of(i: usize) -> f64 {
     lo as f64 + (width as f64 - 1.0) / 2.0
 }
 
+/// The first bucket of each power of two whose bit is set in `octaves`,
+/// in increasing order.
+fn octave_starts(octaves: u64) -> impl Iterator<Item = usize> {
+    let mut left = octaves;
+    std::iter::from_fn(move || {
+        let octave = (left != 0).then(|| left.trailing_zeros() as usize)?;
+        left &= left - 1;
+        Some(octave * SUB)
+    })
+}
+
 impl LogHistogram {
     /// An empty histogram.
     pub fn new() -> Self {
@@ -52,13 +68,16 @@ impl LogHistogram {
             counts: vec![0; BUCKETS],
             total: 0,
             sum: 0.0,
+            octaves: 0,
         }
     }
 
     /// Adds one value.
     #[inline]
     pub fn record(&mut self, v: u64) {
-        self.counts[index(v)] += 1;
+        let i = index(v);
+        self.counts[i] += 1;
+        self.octaves |= 1 << (i / SUB);
         self.total += 1;
         self.sum += ns_f64(v);
     }
@@ -81,10 +100,12 @@ impl LogHistogram {
         }
         let rank = ((q.clamp(0.0, 1.0) * self.total as f64).ceil() as u64).max(1);
         let mut seen = 0;
-        for (i, &c) in self.counts.iter().enumerate() {
-            seen += c;
-            if seen >= rank {
-                return Some(value_of(i));
+        for first in octave_starts(self.octaves) {
+            for (i, &c) in self.counts[first..first + SUB].iter().enumerate() {
+                seen += c;
+                if seen >= rank {
+                    return Some(value_of(first + i));
+                }
             }
         }
         None
@@ -92,17 +113,57 @@ impl LogHistogram {
 
     /// Empties the histogram.
     pub fn clear(&mut self) {
-        if self.total > 0 {
-            self.counts.iter_mut().for_each(|c| *c = 0);
+        for first in octave_starts(self.octaves) {
+            self.counts[first..first + SUB].fill(0);
         }
         self.total = 0;
         self.sum = 0.0;
+        self.octaves = 0;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The quantile by a scan of every bucket, as before the used range
+    /// was kept.
+    fn full_scan(counts: &[u64], total: u64, q: f64) -> Option<f64> {
+        let rank = ((q.clamp(0.0, 1.0) * total as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        counts.iter().enumerate().find_map(|(i, &c)| {
+            seen += c;
+            (seen >= rank).then(|| value_of(i))
+        })
+    }
+
+    proptest! {
+        /// Reused bin after bin, the histogram answers as a fresh one with
+        /// every bucket scanned, and `clear` leaves every bucket empty.
+        #[test]
+        fn the_used_range_changes_no_answer(
+            bins in prop::collection::vec(
+                prop::collection::vec(prop_oneof![0u64..100, 0u64..u64::MAX, 1_000u64..1_000_000_000], 0..40),
+                1..6,
+            )
+        ) {
+            let mut h = LogHistogram::new();
+            for values in &bins {
+                let mut fresh = vec![0u64; BUCKETS];
+                for &v in values {
+                    h.record(v);
+                    fresh[index(v)] += 1;
+                }
+                for q in [0.0, 0.01, 0.5, 0.99, 1.0] {
+                    prop_assert_eq!(h.quantile(q), full_scan(&fresh, values.len() as u64, q));
+                }
+                h.clear();
+                prop_assert!(h.counts.iter().all(|&c| c == 0));
+                prop_assert_eq!(h.quantile(0.5), None);
+            }
+        }
+    }
 
     #[test]
     fn quantiles_within_one_percent() {
