@@ -284,12 +284,15 @@ fn noisy_bins(spec: &ScenarioSpec, policies: &[Policy]) -> Option<String> {
     let p_fail = 1.0 - normal_cdf(z).powf(k);
     (p_fail > 0.05).then(|| {
         format!(
-            "about {} per bin of {}: chance alone (random arrivals and service times) makes a \
-             healthy bin miss the recovery threshold ({}) now and then, so the recovery time is \
-             decided by chance ({:.0} % of healthy {} windows fail); use a larger bin or a lower \
-             threshold",
+            "about {} per bin of {}: chance alone (random {}) makes a healthy bin miss the \
+             recovery threshold ({}) now and then, so the recovery time is decided by chance \
+             ({:.0} % of healthy {} windows fail); use a larger bin or a lower threshold",
             count((per_bin * 10.0).round() / 10.0, "request", "requests"),
             spec.bin,
+            match t.arrival {
+                Arrival::Poisson => "arrivals and service times",
+                Arrival::Uniform => "service times",
+            },
             threshold,
             100.0 * p_fail,
             spec.report.stable_for
@@ -484,7 +487,9 @@ mod tests {
         // Poisson arrivals: 5 a bin, whatever the service time.
         let poisson = noisy("poisson", constant).expect("Poisson arrivals at 5 a bin are noisy");
         assert!(
-            poisson.starts_with("about 5 requests per bin of 1s"),
+            poisson.starts_with(
+                "about 5 requests per bin of 1s: chance alone (random arrivals and service times)"
+            ),
             "{poisson}"
         );
         // Evenly spaced arrivals served in a constant time: every bin
@@ -497,7 +502,12 @@ mod tests {
             None
         );
         // A spread of seconds is as noisy as random arrivals.
-        assert!(noisy("uniform", r#"{"exponential": {"mean": "20s"}}"#).is_some());
+        let spread = noisy("uniform", r#"{"exponential": {"mean": "20s"}}"#)
+            .expect("a spread of seconds is noisy");
+        assert!(
+            spread.contains("chance alone (random service times)"),
+            "{spread}"
+        );
         assert!(noisy(
             "uniform",
             r#"{"lognormal": {"median": "4s", "p99": "10s"}}"#
