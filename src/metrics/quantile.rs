@@ -15,10 +15,11 @@ pub struct LogHistogram {
     counts: Vec<u64>,
     total: u64,
     sum: f64,
-    /// Bit `k` set when a value has landed in power of two `k` (buckets
-    /// `k·64 .. k·64 + 63`) since the last `clear`: quantiles scan and
-    /// `clear` zeroes only those, since a run's per-bin histograms use a
-    /// few of the 59 and are read and emptied at every bin.
+    /// Bit `k` set when a value has landed in buckets `k·64 .. k·64 + 63`
+    /// (one power of two; the first 64 hold the values below 64) since the
+    /// last `clear`: quantiles scan and `clear` zeroes only those groups,
+    /// since a run's per-bin histograms use a few of the 59 and are read
+    /// and emptied at every bin.
     octaves: u64,
 }
 
@@ -50,7 +51,7 @@ fn value_of(i: usize) -> f64 {
     lo as f64 + (width as f64 - 1.0) / 2.0
 }
 
-/// The first bucket of each power of two whose bit is set in `octaves`,
+/// The first bucket of each group of 64 whose bit is set in `octaves`,
 /// in increasing order.
 fn octave_starts(octaves: u64) -> impl Iterator<Item = usize> {
     let mut left = octaves;
