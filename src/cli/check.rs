@@ -1,7 +1,7 @@
 //! `retrysim check`: validates scenario files without simulating.
 
 use super::common::{self, Stdout};
-use crate::error::{Error, Report};
+use crate::error::Error;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,8 +27,9 @@ pub struct CheckArgs {
     pub sets: Vec<String>,
 }
 
-/// Validates each file, on past invalid ones (a linter over a folder of
-/// scenarios reports them all at once); status 2 when any was invalid.
+/// Validates every file, reporting each invalid one and going on to the
+/// next (a folder of scenarios is checked in one go); status 2 when any
+/// was invalid.
 pub fn run(args: CheckArgs) -> Result<ExitCode, Error> {
     let mut out = Stdout::lock();
     let mut any_invalid = false;
@@ -36,7 +37,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, Error> {
         let s = match crate::scenario::load(path, &args.sets) {
             Ok(s) => s,
             Err(e) => {
-                common::note(format_args!("error: {}", Report(&Error::from(e))));
+                super::print_error(&Error::from(e));
                 any_invalid = true;
                 continue;
             }

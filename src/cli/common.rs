@@ -3,6 +3,7 @@
 //! ([`Stdout`]). Output directories are created and written through
 //! `crate::report::staging`.
 
+use crate::decimal::count;
 use crate::error::{InvalidInput, OutputError};
 use crate::runner::{self, estimate::estimate};
 use crate::scenario::Scenario;
@@ -118,6 +119,16 @@ impl SimArgs {
     }
 }
 
+/// `n` things counted in words (`3 points`), or `2 of 3 points` when a
+/// shard ran only part of the `of`.
+pub fn part_of(n: usize, of: usize, one: &str, many: &str) -> String {
+    if n == of {
+        count(n as f64, one, many)
+    } else {
+        format!("{n} of {of} {many}")
+    }
+}
+
 /// Whether output to a terminal (`terminal`) is coloured, given the
 /// value of `NO_COLOR`: any non-empty value turns colour off.
 fn colors_wanted(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
@@ -182,6 +193,13 @@ pub fn note(text: impl Display) {
 mod tests {
     use super::*;
     use std::ffi::OsStr;
+
+    #[test]
+    fn a_part_says_of_how_many() {
+        assert_eq!(part_of(3, 3, "point", "points"), "3 points");
+        assert_eq!(part_of(1, 1, "cell", "cells"), "1 cell");
+        assert_eq!(part_of(2, 3, "point", "points"), "2 of 3 points");
+    }
 
     #[test]
     fn colour_only_on_a_terminal_without_no_color() {

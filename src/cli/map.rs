@@ -2,7 +2,7 @@
 //! scenario's fault over a grid of two parameters, per policy: `map.csv`,
 //! `map.json` and `map.png`.
 
-use super::common::{self, SimArgs, Stdout};
+use super::common::{self, part_of, SimArgs, Stdout};
 use super::progress;
 use crate::decimal::count;
 use crate::error::{Error, InvalidInput, MapError, OutputError};
@@ -229,13 +229,9 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     let written = write(stage, &manifest, &table, sim.no_plots)?;
     if !sim.quiet {
         let mut out = Stdout::lock();
-        let cells = if result.cells.len() == grid.len() {
-            count(result.cells.len() as f64, "cell", "cells")
-        } else {
-            format!("{} of {} cells", result.cells.len(), grid.len())
-        };
         out.line(format_args!(
-            "{cells} × {}: {}{}",
+            "{} × {}: {}{}",
+            part_of(result.cells.len(), grid.len(), "cell", "cells"),
             count(manifest.policies.len() as f64, "policy", "policies"),
             count(result.simulated as f64, "run", "runs"),
             saved(&manifest, result.simulated)

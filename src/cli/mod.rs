@@ -205,12 +205,18 @@ pub fn exit_for(e: &Error) -> ExitCode {
     if is_broken_pipe(e) {
         return ExitCode::SUCCESS;
     }
+    print_error(e);
+    ExitCode::from(e.exit_code())
+}
+
+/// Prints an error on stderr as every command ends with one: `error: `
+/// and the error with its sources, or the interruption.
+fn print_error(e: &Error) {
     if e.exit_code() == 130 {
         common::note("interrupted; nothing was written");
     } else {
         common::note(format_args!("error: {}", Report(e)));
     }
-    ExitCode::from(e.exit_code())
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! values; writes `sweep.csv`, `sweep.json` and, when exactly two
 //! parameters vary, `heatmap.png`.
 
-use super::common::{SimArgs, Stdout};
+use super::common::{part_of, SimArgs, Stdout};
 use super::progress;
 use crate::decimal::count;
 use crate::error::{Error, InvalidInput, OutputError};
@@ -143,13 +143,9 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     let written = write(stage, &manifest, &table, sim.no_plots)?;
     if !sim.quiet {
         let mut out = Stdout::lock();
-        let points = if points.len() == grid.len() {
-            count(points.len() as f64, "point", "points")
-        } else {
-            format!("{} of {} points", points.len(), grid.len())
-        };
         out.line(format_args!(
-            "{points} × {} × {}",
+            "{} × {} × {}",
+            part_of(points.len(), grid.len(), "point", "points"),
             count(manifest.policies.len() as f64, "policy", "policies"),
             count(f64::from(sim.replications), "replication", "replications")
         ))?;

@@ -18,8 +18,7 @@
 
 use super::scope::BudgetScope;
 use crate::check::Problems;
-use crate::decimal::Given;
-use crate::decimal::{count, num};
+use crate::decimal::{count, num, Given};
 use crate::time::{Dur, Nanos};
 use serde::{Deserialize, Serialize};
 

@@ -245,14 +245,14 @@ fn noisy_bins(spec: &ScenarioSpec, policies: &[Policy]) -> Option<String> {
     if t.mode != Mode::Open || spec.faults.is_empty() {
         return None;
     }
-    let scale = t.profile.iter().map(|p| p.scale).fold(1.0f64, |a, b| {
-        if t.profile.is_empty() {
-            a
-        } else {
-            a.min(b)
-        }
-    });
-    let scale = if t.profile.is_empty() { 1.0 } else { scale };
+    // The profile holds its first and last knots' scales outside them, so
+    // its lowest knot is the lowest rate of the run.
+    let scale = t
+        .profile
+        .iter()
+        .map(|p| p.scale)
+        .reduce(f64::min)
+        .unwrap_or(1.0);
     let rate = t.rate? * scale;
     if rate <= 0.0 || policies.is_empty() {
         return None;

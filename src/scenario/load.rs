@@ -138,14 +138,14 @@ fn name_settings<T: DeserializeOwned>(
     if !loc.message.ends_with(SETTINGS_EXPECTED) {
         return;
     }
-    let Some(path) = loc.path.clone() else {
+    let Some(path) = loc.path.as_deref() else {
         return;
     };
     let Some(mut value) = document() else {
         return;
     };
     let probe = serde_json::json!({ NO_SUCH_KEY: 0 });
-    let placed = super::set::set_at(&mut value, &path, probe.clone()).is_ok()
+    let placed = super::set::set_at(&mut value, path, probe.clone()).is_ok()
         || path.rsplit_once('.').is_some_and(|(field, kind)| {
             super::set::set_at(&mut value, field, serde_json::json!({ kind: probe })).is_ok()
         });
@@ -158,7 +158,7 @@ fn name_settings<T: DeserializeOwned>(
     let message = e.inner().to_string();
     let Some(expected) = message
         .strip_prefix(&format!("unknown field `{NO_SUCH_KEY}`, expected "))
-        .filter(|_| e.path().to_string().starts_with(&path))
+        .filter(|_| e.path().to_string().starts_with(path))
     else {
         return;
     };

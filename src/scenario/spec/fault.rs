@@ -6,8 +6,7 @@
 //! and a line in `docs/scenario-reference.md`.
 
 use crate::check::{finite_pos, Problems};
-use crate::decimal::Given;
-use crate::decimal::{count, num};
+use crate::decimal::{count, num, Given};
 use crate::status::Status;
 use crate::time::{secs, Dur};
 use serde::{Deserialize, Serialize};
