@@ -467,6 +467,14 @@ mod tests {
         };
         assert!(noisy(&text(5)), "5 requests a second in 1 s bins");
         assert!(!noisy(&text(2000)));
+        // A profile scales the rate: 5 a second held at 400× is 2000.
+        let scaled = scenario(
+            r#""rate": 5, "profile": [{"at": "0s", "scale": 400}, {"at": "30s", "scale": 400}]"#,
+            r#""workers": 20, "service_time": {"constant": {"value": "50ms"}}"#,
+            r#", "faults": [{"outage": {"start": "5s", "duration": "5s"}}]"#,
+            r#"{"name": "once"}"#,
+        );
+        assert!(!noisy(&scaled), "the profile's lowest scale sets the rate");
     }
 
     #[test]
