@@ -240,6 +240,12 @@ impl Dispatcher {
                 }
                 self.tick_pending = true;
                 let mut at = if paused > now {
+                    // A pause can outlast the window: close the windows it
+                    // has already passed, so the wake-up below is the end of
+                    // a window still to come, not the next nanosecond.
+                    if self.throttle.as_ref().is_some_and(|t| t.window_end <= now) {
+                        self.refill(now);
+                    }
                     paused
                 } else {
                     self.next_token_at(now)
@@ -471,5 +477,43 @@ mod tests {
         d.on_result(4 * NS_PER_SEC, Status::DeadlineExceeded, true, None);
         let t = d.throttle.as_ref().unwrap();
         assert_eq!((t.overload, t.errors), (overload, errors + 1));
+    }
+
+    #[test]
+    fn a_pause_longer_than_the_window_wakes_once_per_window() {
+        // Windows of 5 s; a 20 s `Retry-After` at 1 s pauses until 21 s.
+        let mut d = throttled(100.0);
+        let window = d.throttle.as_ref().unwrap().window;
+        let mut reqs = Requests::default();
+        let a = reqs.open(0, 0, true, false);
+        d.on_result(
+            NS_PER_SEC,
+            Status::Unavailable,
+            false,
+            Some(20 * NS_PER_SEC),
+        );
+        d.enqueue(reqs.set_due(a));
+        let mut now = NS_PER_SEC;
+        let mut wakes = 0;
+        loop {
+            match d.next(now, &mut reqs) {
+                Pump::WakeAt(at) => {
+                    assert!(at > now, "a wake-up at {at} is not after {now}");
+                    assert!(at <= 21 * NS_PER_SEC, "woke after the pause ended: {at}");
+                    now = at;
+                    wakes += 1;
+                    d.on_tick();
+                }
+                Pump::Send(slot) => {
+                    assert_eq!(slot, a);
+                    break;
+                }
+                Pump::Idle => panic!("a due task with a free slot left idle"),
+            }
+            assert!(wakes <= 10, "{wakes} wake-ups for a 20 s pause");
+        }
+        assert_eq!(now, 21 * NS_PER_SEC);
+        // One wake-up at each window's end within the pause, then its end.
+        assert_eq!(wakes as u64, 20 * NS_PER_SEC / window + 1);
     }
 }
