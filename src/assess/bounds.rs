@@ -231,7 +231,8 @@ pub fn worst_case(policy: &Policy, ctx: &Context) -> Bound {
     if let Some(r) = retries_allowed(policy) {
         let what = match (policy.max_attempts, policy.max_retry_duration) {
             (Some(m), None) => format!("max_attempts = {m}"),
-            (None, Some(d)) => format!(
+            // The attempts were reached first: the age limit ended it.
+            (Some(m), Some(d)) if u64::from(m) <= r => format!(
                 "{} in max_retry_duration {}",
                 crate::decimal::count(r as f64, "retry fits", "retries fit"),
                 crate::time::format_duration(d)
@@ -357,14 +358,21 @@ mod tests {
 
     #[test]
     fn a_duration_limit_counts_the_schedule() {
-        let p = policy(|s| s.max_retry_duration = Some(Dur::from_millis(350)));
+        // One attempt is reached at once: the age limit alone decides.
+        let by_age = |d| {
+            move |s: &mut PolicySpec| {
+                s.max_attempts = Some(1);
+                s.max_retry_duration = Some(Dur::from_millis(d));
+            }
+        };
+        let p = policy(by_age(350));
         // Failures at ages 0, 0.1, 0.2, 0.3 retry; at 0.4 s it stops.
         assert_eq!(worst_case(&p, &ctx(1.0, 1, None)).attempts, Some(5.0));
         assert_eq!(
             worst_case(&p, &ctx(1.0, 1, None)).binding(),
             "4 retries fit in max_retry_duration 350ms"
         );
-        let one = policy(|s| s.max_retry_duration = Some(Dur::from_millis(50)));
+        let one = policy(by_age(50));
         assert_eq!(
             worst_case(&one, &ctx(1.0, 1, None)).binding(),
             "1 retry fits in max_retry_duration 50ms"

@@ -101,6 +101,16 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
         }
         Some(n) => n,
     };
+    let max_retry_duration = rc.max_retry_duration.filter(|d| d.ns() > 0);
+    if max_attempts == -1 {
+        if let Some(d) = max_retry_duration {
+            warnings.push(format!(
+                "retryConfig.maxAttempts is -1 (unlimited): a task is given up only when both \
+                 limits are reached, so maxRetryDuration {d} never ends its retries; it is retried \
+                 until it expires"
+            ));
+        }
+    }
     let min_backoff = rc.min_backoff.unwrap_or(Dur::from_millis(100));
     let max_backoff = rc.max_backoff.unwrap_or(Dur::from_secs(3600));
     if min_backoff > max_backoff {
@@ -121,7 +131,7 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     let policy = PolicySpec {
         name,
         max_attempts: Some(max_attempts),
-        max_retry_duration: rc.max_retry_duration.filter(|d| d.ns() > 0),
+        max_retry_duration,
         backoff: Some(BackoffSpec::CloudTasks {
             min_backoff,
             max_backoff,
@@ -367,6 +377,27 @@ state: RUNNING
         // 60 s old (failures at 42.3 and 52.3 s retry, 62.3 s does not).
         assert_eq!(s.retries, Some(12));
         assert_eq!(imp.dispatcher.unwrap().max_dispatches_per_second, 20.0);
+    }
+
+    #[test]
+    fn unlimited_attempts_never_give_up_whatever_the_retry_duration() {
+        let text = "retryConfig:\n  maxAttempts: -1\n  maxRetryDuration: 3600s\n  minBackoff: 10s\n  maxBackoff: 10s\n";
+        let imp = import_str(text, "q.yaml").unwrap();
+        assert!(
+            imp.warnings
+                .iter()
+                .any(|w| w.contains("maxAttempts is -1") && w.contains("never ends")),
+            "{:?}",
+            imp.warnings
+        );
+        let p = resolve(&imp.policies[0]).unwrap();
+        assert_eq!(p.max_attempts, None);
+        // Two hours in, the thousandth attempt still retries.
+        assert_eq!(
+            p.verdict(Status::Unavailable, 1000, 7200 * 1_000_000_000),
+            crate::policy::RetryVerdict::Retry
+        );
+        assert_eq!(schedule(&p, None).retries, None);
     }
 
     #[test]

@@ -87,21 +87,19 @@ impl Policy {
     /// `attempts` (1-based, the one that just failed) ended with `status`
     /// `age` after its first attempt may be retried.
     ///
-    /// Cloud Tasks' rule: when both limits are set the request is given up
-    /// only when *both* are reached; when one is set it alone decides.
+    /// Cloud Tasks' rule: the request is given up only when *both* limits
+    /// are reached. Unlimited attempts are never reached, so with them a
+    /// request never gives up, whatever its age (a queue's `maxAttempts:
+    /// -1`); no age limit is reached at once, so `max_attempts` alone
+    /// decides; and since the default is one attempt, a policy that sets
+    /// only `max_retry_duration` gives up on age alone.
     pub fn verdict(&self, status: Status, attempts: u32, age: Nanos) -> RetryVerdict {
         if !self.retry_on.contains(status) {
             return RetryVerdict::NotRetryable;
         }
-        let by_attempts = self.max_attempts.map(|m| attempts >= m);
-        let by_age = self.max_retry_duration.map(|d| age >= d);
-        let give_up = match (by_attempts, by_age) {
-            (Some(a), Some(d)) => a && d,
-            (Some(a), None) => a,
-            (None, Some(d)) => d,
-            (None, None) => false,
-        };
-        if give_up {
+        let by_attempts = self.max_attempts.is_some_and(|m| attempts >= m);
+        let by_age = self.max_retry_duration.is_none_or(|d| age >= d);
+        if by_attempts && by_age {
             RetryVerdict::Exhausted
         } else {
             RetryVerdict::Retry
@@ -332,19 +330,38 @@ mod tests {
     }
 
     #[test]
-    fn one_limit_alone_decides() {
+    fn one_limit_alone_decides_when_the_other_is_reached_at_once() {
         assert_eq!(
             policy(Some(3), None).verdict(Status::Unavailable, 3, 0),
             RetryVerdict::Exhausted
         );
+        // The default is one attempt, reached at once: age alone decides.
+        let by_age = policy(None, Some(5));
         assert_eq!(
-            policy(Some(0), Some(5)).verdict(Status::Unavailable, 99, 4 * S),
+            by_age.verdict(Status::Unavailable, 99, 4 * S),
             RetryVerdict::Retry
         );
         assert_eq!(
-            policy(Some(-1), Some(5)).verdict(Status::Unavailable, 99, 5 * S),
+            by_age.verdict(Status::Unavailable, 2, 5 * S),
             RetryVerdict::Exhausted
         );
+    }
+
+    #[test]
+    fn unlimited_attempts_are_never_reached_whatever_the_age() {
+        // Cloud Tasks: `maxAttempts: -1` with a `maxRetryDuration` retries
+        // until the task's retention ends.
+        for unlimited in [0, -1] {
+            let p = policy(Some(unlimited), Some(5));
+            assert_eq!(
+                p.verdict(Status::Unavailable, 99, 4 * S),
+                RetryVerdict::Retry
+            );
+            assert_eq!(
+                p.verdict(Status::Unavailable, 1_000_000, 3600 * S),
+                RetryVerdict::Retry
+            );
+        }
         assert_eq!(
             policy(Some(0), None).verdict(Status::Unavailable, 1_000_000, u64::MAX),
             RetryVerdict::Retry

@@ -98,7 +98,7 @@ pub fn retries_allowed(policy: &Policy) -> Option<u64> {
         return Some(0);
     };
     match (policy.max_attempts, policy.max_retry_duration) {
-        (None, None) => return None,
+        (None, _) => return None,
         (Some(m), None) => return Some(u64::from(m.saturating_sub(1))),
         _ => {}
     }
@@ -298,21 +298,30 @@ mod tests {
 
     #[test]
     fn duration_limit_counts_retries_on_nominal_ages() {
-        // Constant 10 s, unlimited attempts, 35 s limit: failures at ages
-        // 0, 10, 20, 30 retry; the one at 40 s does not.
-        let p = resolve(&PolicySpec {
-            name: "d".into(),
-            max_attempts: Some(0),
-            max_retry_duration: Some(Dur::from_secs(35)),
-            backoff: Some(BackoffSpec::Constant {
-                delay: Dur::from_secs(10),
-            }),
-            ..Default::default()
-        })
-        .unwrap();
-        let s = schedule(&p, None);
+        // Constant 10 s, one attempt (reached at once), 35 s limit:
+        // failures at ages 0, 10, 20, 30 retry; the one at 40 s does not.
+        let limits = |max_attempts| {
+            resolve(&PolicySpec {
+                name: "d".into(),
+                max_attempts: Some(max_attempts),
+                max_retry_duration: Some(Dur::from_secs(35)),
+                backoff: Some(BackoffSpec::Constant {
+                    delay: Dur::from_secs(10),
+                }),
+                ..Default::default()
+            })
+            .unwrap()
+        };
+        let s = schedule(&limits(1), None);
         assert_eq!(s.retries, Some(4));
         assert_eq!(s.window, Some(40 * S));
+        // Two attempts are reached before the age: the age still decides.
+        assert_eq!(schedule(&limits(2), None).retries, Some(4));
+        // Ten are not: the tenth attempt's failure, at 90 s, is the last.
+        assert_eq!(schedule(&limits(10), None).retries, Some(9));
+        // Unlimited attempts are never reached: no end at all.
+        let s = schedule(&limits(-1), None);
+        assert_eq!((s.retries, s.window), (None, None));
     }
 
     #[test]

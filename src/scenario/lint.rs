@@ -135,6 +135,18 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
         } else if let Some(why) = retry_flood(spec, p) {
             warn(&format!("policies[{i}]"), why);
         }
+        if p.max_attempts.is_none() && p.max_retry_duration.is_some() && p.hedging.is_none() {
+            warn(
+                &format!("policies[{i}].max_retry_duration"),
+                format!(
+                    "policy {:?}: never ends a request's retries: a request gives up only when \
+                     both limits are reached, and unlimited `max_attempts` never is (as a Cloud \
+                     Tasks queue with `maxAttempts: -1` retries until the task expires); set \
+                     `max_attempts` to 1 to give up on age alone",
+                    p.name
+                ),
+            );
+        }
     }
     if let Some(end) = incident_end(spec) {
         let left = spec.duration.ns().saturating_sub(end);
@@ -357,6 +369,32 @@ mod tests {
 
     const FOREVER: &str =
         r#"{"name": "forever", "max_attempts": 0, "backoff": {"constant": {"delay": "0s"}}}"#;
+
+    #[test]
+    fn an_age_limit_beside_unlimited_attempts_is_flagged() {
+        let backend = r#""workers": 1, "service_time": {"constant": {"value": "1ms"}}"#;
+        let policy = |attempts: i64| {
+            format!(
+                r#"{{"name": "q", "max_attempts": {attempts}, "max_retry_duration": "1h",
+                    "backoff": {{"constant": {{"delay": "1s"}}}}}}"#
+            )
+        };
+        let flagged = |attempts| {
+            let s = scenario(r#""rate": 10"#, backend, "", &policy(attempts));
+            warnings(s.spec(), s.policies())
+                .into_iter()
+                .filter(|w| w.path == "policies[0].max_retry_duration")
+                .map(|w| w.message)
+                .collect::<Vec<_>>()
+        };
+        let w = flagged(-1);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("never ends") && w[0].contains("`max_attempts` to 1"));
+        assert_eq!(flagged(0).len(), 1);
+        // A finite limit or age alone (one attempt) is what was meant.
+        assert!(flagged(1).is_empty());
+        assert!(flagged(5).is_empty());
+    }
 
     #[test]
     fn retrying_forever_into_instant_rejections_is_a_loop() {

@@ -102,10 +102,15 @@ impl ScenarioSpec {
 
     /// How long a request may keep retrying under `policy`: until its
     /// `traffic.deadline` or the policy's `max_retry_duration`, whichever
-    /// comes first (`Nanos::MAX` with neither).
+    /// comes first (`Nanos::MAX` with neither). The age limit counts only
+    /// beside a finite `max_attempts`: both must be reached to give up, and
+    /// unlimited attempts never are.
     pub fn retry_window(&self, policy: &Policy) -> Nanos {
         let deadline = self.traffic.deadline.map_or(Nanos::MAX, |d| d.ns());
-        deadline.min(policy.max_retry_duration.unwrap_or(Nanos::MAX))
+        let age = policy
+            .max_retry_duration
+            .filter(|_| policy.max_attempts.is_some());
+        deadline.min(age.unwrap_or(Nanos::MAX))
     }
 
     /// The names of the tiers, the top backend first.
