@@ -196,12 +196,66 @@ pub fn render(scenario: &Scenario, results: &[RunResult], color: bool) -> String
     }
     out.push_str(&note);
     out.push('\n');
+    let after = after_incident_lines(&summaries);
+    if !after.is_empty() {
+        out.push_str("after the incident:\n");
+        for line in after {
+            out.push_str(&format!("  {line}\n"));
+        }
+    }
     out.push_str("what your alerts would have shown:\n");
     let alerts = super::alerting::evaluate_all(scenario, results);
     for line in super::alerting::summary_lines(scenario, &alerts) {
         out.push_str(&format!("  {line}\n"));
     }
     out
+}
+
+/// One line per policy on how its requests ended after the incident (the
+/// HTML report's table of the same name, in words): requests given up at
+/// their limits, every other way of ending early that happened, the oldest
+/// task and when the backlog drained. Empty without an incident.
+fn after_incident_lines(summaries: &[PolicySummary]) -> Vec<String> {
+    if summaries.iter().all(|s| s.get(Col::FaultEndS).is_none()) {
+        return Vec::new();
+    }
+    let n = |s: &PolicySummary, col| s.get(col).unwrap_or(0.0).round();
+    summaries
+        .iter()
+        .map(|s| {
+            let mut parts = vec![format!(
+                "{} dead-lettered (limits reached)",
+                num(n(s, Col::DeadLettered))
+            )];
+            for (col, what) in [
+                (Col::DroppedDeadline, "dropped at the deadline"),
+                (Col::DroppedBudget, "refused by the budget"),
+                (
+                    Col::DroppedRetriesDisabled,
+                    "dropped while retries were off",
+                ),
+                (Col::FailedBreaker, "failed by the breaker"),
+                (Col::FailedNonRetryable, "failed as not retryable"),
+                (Col::Duplicates, "completed twice or more"),
+            ] {
+                if n(s, col) > 0.0 {
+                    parts.push(format!("{} {what}", num(n(s, col))));
+                }
+            }
+            if let Some(age) = s.get(Col::MaxTaskAgeS) {
+                parts.push(format!("oldest task {}", human_secs(age)));
+            }
+            parts.push(if s.get(Col::FaultEndS).is_none() {
+                "no fault".to_string()
+            } else {
+                match s.get(Col::DrainS) {
+                    Some(d) => format!("backlog drained +{}", human_secs(d)),
+                    None => "backlog not drained before the end".to_string(),
+                }
+            });
+            format!("{}: {}", s.policy, parts.join(", "))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -228,5 +282,43 @@ mod tests {
         assert_eq!(recovery_cell(&s).text, "no fault");
         assert_eq!(recovery_cell(&s2).text, "metastable");
         assert_eq!(recovery_cell(&s2).color, Some(RED));
+    }
+
+    #[test]
+    fn after_the_incident_names_what_happened_and_only_that() {
+        let mut s = PolicySummary {
+            policy: "queue".into(),
+            policy_index: 0,
+            replications: 1,
+            mean: [None; crate::metrics::aggregate::NCOLS],
+            ci95: [None; crate::metrics::aggregate::NCOLS],
+            count: [0; crate::metrics::aggregate::NCOLS],
+            recovery: crate::metrics::Recovery::Degraded,
+            metastable: false,
+            metastable_share: 0.0,
+            metastable_runs: 0,
+            undetermined_runs: 0,
+        };
+        // No incident: nothing to say.
+        assert!(after_incident_lines(std::slice::from_ref(&s)).is_empty());
+        s.mean[Col::FaultEndS.index()] = Some(1800.0);
+        s.mean[Col::DeadLettered.index()] = Some(4739.0);
+        s.mean[Col::DroppedBudget.index()] = Some(0.0);
+        s.mean[Col::Duplicates.index()] = Some(12.4);
+        s.mean[Col::MaxTaskAgeS.index()] = Some(3000.0);
+        s.mean[Col::DrainS.index()] = Some(3180.0);
+        let mut undrained = s.clone();
+        undrained.policy = "slow".into();
+        undrained.mean[Col::DrainS.index()] = None;
+        undrained.mean[Col::DeadLettered.index()] = Some(0.0);
+        assert_eq!(
+            after_incident_lines(&[s, undrained]),
+            [
+                "queue: 4739 dead-lettered (limits reached), 12 completed twice or more, \
+                 oldest task 50 min, backlog drained +53 min",
+                "slow: 0 dead-lettered (limits reached), 12 completed twice or more, \
+                 oldest task 50 min, backlog not drained before the end",
+            ]
+        );
     }
 }
