@@ -39,7 +39,7 @@
 //! | `policy` | `check`, `decimal`, `status`, `time` |
 //! | `scenario` | `check`, `decimal`, `error`, `math`, `policy`, `status`, `time` |
 //! | `model` | `engine`, `error`, `math`, `metrics`, `policy`, `scenario`, `status`, `time` |
-//! | `runner` | `metrics`, `model`, `policy`, `scenario` |
+//! | `runner` | `engine`, `metrics`, `model`, `policy`, `scenario` |
 //! | `sweep` | `decimal`, `error`, `metrics`, `runner`, `scenario`, `time` |
 //! | `map` | `decimal`, `error`, `metrics`, `runner`, `scenario`, `sweep` |
 //! | `assess` | `decimal`, `error`, `map`, `metrics`, `model`, `policy`, `runner`, `scenario`, `status`, `time` |

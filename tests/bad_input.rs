@@ -692,3 +692,35 @@ fn check_reports_every_invalid_file_and_checks_the_rest() {
     ]);
     assert_eq!(code, Some(0), "{err}");
 }
+
+#[test]
+fn an_endless_input_is_refused_not_read_into_memory() {
+    // `/dev/zero` never ends; without a cap the process fills the memory.
+    let (code, err) = retrysim(&["check", "/dev/zero"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.starts_with("error: /dev/zero: cannot read: it holds more than 16 MiB"),
+        "{err}"
+    );
+    // The same from an endless pipe on standard input.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args(["check", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().expect("a pipe");
+    let writer = std::thread::spawn(move || {
+        let block = vec![b' '; 1 << 16];
+        // Ends when the reader closes the pipe.
+        while std::io::Write::write_all(&mut stdin, &block).is_ok() {}
+    });
+    let out = child.wait_with_output().expect("it ends");
+    writer.join().expect("the writer stops");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("<stdin>: cannot read: it holds more than"),
+        "{err}"
+    );
+}

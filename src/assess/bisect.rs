@@ -113,11 +113,16 @@ impl Bisection {
                     up = up.min(c);
                 }
                 let up = self.round(up);
-                (up <= self.start * 2f64.powi(BRACKET_STEPS as i32)).then_some(up)
+                // Each step must move: whole loads round, and a load that
+                // rounds back to the last one would be probed for ever.
+                (up > last.load && up <= self.start * 2f64.powi(BRACKET_STEPS as i32)).then_some(up)
             }
             (None, Some(_)) => {
                 let down = self.round(last.load / 2.0);
-                (down >= self.start / 2f64.powi(BRACKET_STEPS as i32) && down > 0.0).then_some(down)
+                (down < last.load
+                    && down >= self.start / 2f64.powi(BRACKET_STEPS as i32)
+                    && down > 0.0)
+                    .then_some(down)
             }
             (None, None) => None,
         }
@@ -138,11 +143,14 @@ impl Bisection {
 }
 
 /// Evaluates one batch of (search index, load) probes: the share of
-/// recovering replications at each (`None`: undetermined).
-pub type Eval<'a> = dyn FnMut(&[(usize, f64)]) -> Vec<Option<f64>> + 'a;
+/// recovering replications at each (`None`: undetermined); `None` for the
+/// whole batch when the runs failed or were interrupted, which ends every
+/// search.
+pub type Eval<'a> = dyn FnMut(&[(usize, f64)]) -> Option<Vec<Option<f64>>> + 'a;
 
-/// Advances every search until all are over: each step asks `eval` for the
-/// shares of one batch of (search index, load) probes, in search order.
+/// Advances every search until all are over or `eval` gives up: each step
+/// asks `eval` for the shares of one batch of (search index, load) probes,
+/// in search order.
 pub fn run_all(searches: &mut [Bisection], eval: &mut Eval<'_>) {
     loop {
         let batch: Vec<(usize, f64)> = searches
@@ -153,7 +161,9 @@ pub fn run_all(searches: &mut [Bisection], eval: &mut Eval<'_>) {
         if batch.is_empty() {
             return;
         }
-        let shares = eval(&batch);
+        let Some(shares) = eval(&batch) else {
+            return;
+        };
         for (&(i, load), share) in batch.iter().zip(shares) {
             searches[i].record(load, share);
         }
@@ -172,7 +182,7 @@ mod tests {
     fn search(start: f64, whole: bool, f: impl Fn(f64) -> Option<f64>) -> Bisection {
         let mut s = vec![Bisection::new(start, whole, 0.02)];
         run_all(&mut s, &mut |batch| {
-            batch.iter().map(|&(_, x)| f(x)).collect()
+            Some(batch.iter().map(|&(_, x)| f(x)).collect())
         });
         s.pop().unwrap()
     }
@@ -199,7 +209,7 @@ mod tests {
     fn a_ceiling_caps_the_doubling() {
         let mut s = vec![Bisection::new(100.0, false, 0.02).with_ceiling(Some(330.0))];
         run_all(&mut s, &mut |b| {
-            b.iter().map(|&(_, x)| step(1e9)(x)).collect()
+            Some(b.iter().map(|&(_, x)| step(1e9)(x)).collect())
         });
         let loads: Vec<f64> = s[0].probes.iter().map(|p| p.load).collect();
         assert_eq!(loads, [100.0, 200.0, 330.0]);
@@ -217,6 +227,33 @@ mod tests {
     }
 
     #[test]
+    fn whole_loads_that_never_recover_end_at_one() {
+        // Halving 100 rounds to 50, 25, 13, 7, 4, 2, 1; half of 1 rounds
+        // back to 1, which must not be probed again.
+        for share in [None, Some(0.0)] {
+            let s = search(100.0, true, |_| share);
+            let loads: Vec<f64> = s.probes.iter().map(|p| p.load).collect();
+            assert_eq!(loads, [100.0, 50.0, 25.0, 13.0, 7.0, 4.0, 2.0, 1.0]);
+        }
+        // Upwards, whole loads from 1 double without repeating.
+        let s = search(1.0, true, |_| Some(1.0));
+        let loads: Vec<f64> = s.probes.iter().map(|p| p.load).collect();
+        assert!(loads.windows(2).all(|w| w[1] > w[0]), "{loads:?}");
+    }
+
+    #[test]
+    fn a_failed_batch_ends_every_search() {
+        let mut s = vec![Bisection::new(100.0, true, 0.02)];
+        let mut calls = 0;
+        run_all(&mut s, &mut |_| {
+            calls += 1;
+            None
+        });
+        assert_eq!(calls, 1);
+        assert!(s[0].probes.is_empty());
+    }
+
+    #[test]
     fn searches_advance_together() {
         let mut s = vec![
             Bisection::new(280.0, true, 0.02),
@@ -225,10 +262,12 @@ mod tests {
         let mut batches = Vec::new();
         run_all(&mut s, &mut |batch| {
             batches.push(batch.len());
-            batch
-                .iter()
-                .map(|&(i, x)| Some(if x < [150.0, 300.0][i] { 1.0 } else { 0.0 }))
-                .collect()
+            Some(
+                batch
+                    .iter()
+                    .map(|&(i, x)| Some(if x < [150.0, 300.0][i] { 1.0 } else { 0.0 }))
+                    .collect(),
+            )
         });
         assert_eq!(batches[0], 2);
         assert!(s[1].interval.low.unwrap() >= 299.0);

@@ -235,10 +235,10 @@ where
             })
             .collect();
         match batch(&items, reps) {
-            Ok(done) => done.iter().map(|(_, r)| share(r)).collect(),
+            Ok(done) => Some(done.iter().map(|(_, r)| share(r)).collect()),
             Err(e) => {
                 failed.get_or_insert(e);
-                vec![None; probes.len()]
+                None
             }
         }
     });
@@ -276,10 +276,10 @@ where
                 })
                 .collect();
             match batch(&items, reps) {
-                Ok(done) => done.iter().map(|(_, r)| share(r)).collect(),
+                Ok(done) => Some(done.iter().map(|(_, r)| share(r)).collect()),
                 Err(e) => {
                     failed.get_or_insert(e);
-                    vec![None; probes.len()]
+                    None
                 }
             }
         });

@@ -5,6 +5,7 @@
 
 pub mod estimate;
 
+use crate::engine::stop;
 use crate::metrics::RunResult;
 use crate::model::run::simulate;
 pub use crate::model::run::RunError;
@@ -49,6 +50,11 @@ pub fn run_jobs(
 ) -> Result<Vec<RunResult>, RunError> {
     jobs.par_iter()
         .map(|job| {
+            // A run checks for Ctrl-C every 65,536 events, which a short one
+            // may never reach: a batch of thousands of them must still stop.
+            if stop::requested() {
+                return Err(RunError::Interrupted);
+            }
             let mut res = simulate(job.scenario, job.policy, job.replication)?;
             if !keep_bins {
                 res.bins = Vec::new();

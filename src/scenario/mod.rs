@@ -177,6 +177,25 @@ pub fn origin(path: &Path) -> String {
     }
 }
 
+/// The most an input file may hold. Scenarios and the configurations
+/// `import` reads are a few kilobytes; the cap turns a wrong file (a log,
+/// `/dev/zero`, an endless pipe) into an error instead of a process that
+/// fills the memory.
+pub const MAX_INPUT_BYTES: u64 = 16 << 20;
+
+/// Reads all of `r`, or an error once it passes [`MAX_INPUT_BYTES`].
+fn read_capped(r: impl std::io::Read) -> std::io::Result<Vec<u8>> {
+    let mut bytes = vec![];
+    std::io::Read::read_to_end(&mut r.take(MAX_INPUT_BYTES + 1), &mut bytes)?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(std::io::Error::other(format!(
+            "it holds more than {} MiB, far more than any scenario or queue configuration",
+            MAX_INPUT_BYTES >> 20
+        )));
+    }
+    Ok(bytes)
+}
+
 /// Reads a file of the user's (standard input for `-`) as text:
 /// unreadable and non-UTF-8 files are [`InvalidInput`] naming the file
 /// (and the first bad byte's position).
@@ -195,8 +214,7 @@ pub fn read_text(path: &Path) -> Result<String, InvalidInput> {
                 // Otherwise a command given `-` at a prompt seems to hang.
                 eprintln!("reading {origin}: type or paste the file, then Ctrl-D");
             }
-            let mut bytes = vec![];
-            std::io::Read::read_to_end(&mut stdin.lock(), &mut bytes).map(|_| bytes)
+            read_capped(stdin.lock())
         }
     } else if path.is_dir() {
         Err(std::io::Error::other(format!(
@@ -204,7 +222,7 @@ pub fn read_text(path: &Path) -> Result<String, InvalidInput> {
             path.join("*.json").display()
         )))
     } else {
-        std::fs::read(path)
+        std::fs::File::open(path).and_then(read_capped)
     };
     let bytes = bytes.map_err(|source| InvalidInput::Unreadable {
         origin: origin.clone(),
