@@ -102,14 +102,12 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
         Some(n) => n,
     };
     let max_retry_duration = rc.max_retry_duration.filter(|d| d.ns() > 0);
-    if max_attempts == -1 {
-        if let Some(d) = max_retry_duration {
-            warnings.push(format!(
-                "retryConfig.maxAttempts is -1 (unlimited): a task is given up only when both \
-                 limits are reached, so maxRetryDuration {d} never ends its retries; it is retried \
-                 until it expires"
-            ));
-        }
+    if let (-1, Some(d)) = (max_attempts, max_retry_duration) {
+        warnings.push(format!(
+            "retryConfig.maxAttempts is -1 (unlimited): a task is given up only when both \
+             limits are reached, so maxRetryDuration {d} never ends its retries; it is retried \
+             until it expires"
+        ));
     }
     let min_backoff = rc.min_backoff.unwrap_or(Dur::from_millis(100));
     let max_backoff = rc.max_backoff.unwrap_or(Dur::from_secs(3600));

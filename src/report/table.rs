@@ -238,8 +238,9 @@ fn after_incident_lines(summaries: &[PolicySummary]) -> Vec<String> {
                 (Col::FailedNonRetryable, "failed as not retryable"),
                 (Col::Duplicates, "completed twice or more"),
             ] {
-                if n(s, col) > 0.0 {
-                    parts.push(format!("{} {what}", num(n(s, col))));
+                let v = n(s, col);
+                if v > 0.0 {
+                    parts.push(format!("{} {what}", num(v)));
                 }
             }
             if let Some(age) = s.get(Col::MaxTaskAgeS) {
@@ -262,21 +263,26 @@ fn after_incident_lines(summaries: &[PolicySummary]) -> Vec<String> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn ansi_codes_only_with_color() {
-        let s = PolicySummary {
-            policy: "p".into(),
+    /// A summary of one replication of policy `name` with no figures set.
+    fn summary(name: &str, metastable: bool) -> PolicySummary {
+        PolicySummary {
+            policy: name.into(),
             policy_index: 0,
             replications: 1,
             mean: [None; crate::metrics::aggregate::NCOLS],
             ci95: [None; crate::metrics::aggregate::NCOLS],
             count: [0; crate::metrics::aggregate::NCOLS],
             recovery: crate::metrics::Recovery::Degraded,
-            metastable: true,
-            metastable_share: 1.0,
-            metastable_runs: 1,
+            metastable,
+            metastable_share: if metastable { 1.0 } else { 0.0 },
+            metastable_runs: usize::from(metastable),
             undetermined_runs: 0,
-        };
+        }
+    }
+
+    #[test]
+    fn ansi_codes_only_with_color() {
+        let s = summary("p", true);
         let mut s2 = s.clone();
         s2.mean[Col::FaultEndS.index()] = Some(1.0);
         assert_eq!(recovery_cell(&s).text, "no fault");
@@ -286,19 +292,7 @@ mod tests {
 
     #[test]
     fn after_the_incident_names_what_happened_and_only_that() {
-        let mut s = PolicySummary {
-            policy: "queue".into(),
-            policy_index: 0,
-            replications: 1,
-            mean: [None; crate::metrics::aggregate::NCOLS],
-            ci95: [None; crate::metrics::aggregate::NCOLS],
-            count: [0; crate::metrics::aggregate::NCOLS],
-            recovery: crate::metrics::Recovery::Degraded,
-            metastable: false,
-            metastable_share: 0.0,
-            metastable_runs: 0,
-            undetermined_runs: 0,
-        };
+        let mut s = summary("queue", false);
         // No incident: nothing to say.
         assert!(after_incident_lines(std::slice::from_ref(&s)).is_empty());
         s.mean[Col::FaultEndS.index()] = Some(1800.0);
