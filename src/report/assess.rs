@@ -43,6 +43,16 @@ fn round3(v: f64) -> f64 {
     }
 }
 
+/// A load the search probed, as text: exact when it is a whole number
+/// (the JSON's value), three significant digits otherwise.
+fn tried(v: f64) -> String {
+    if v.fract() == 0.0 {
+        num(v)
+    } else {
+        num(round3(v))
+    }
+}
+
 /// Where the scenario's own load stands against the trigger threshold.
 pub fn threshold_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
     let own = a.own_load;
@@ -50,11 +60,11 @@ pub fn threshold_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
     match (p.threshold.low, p.threshold.high) {
         (None, _) => format!(
             "does not recover from this trigger at any {path} tried (down to {})",
-            opt(p.threshold.high.map(round3))
+            p.threshold.high.map_or_else(|| "–".to_string(), tried)
         ),
         (Some(lo), None) => format!(
             "recovers from this trigger at every {path} tried (up to {}): no cliff in reach",
-            num(round3(lo))
+            tried(lo)
         ),
         (Some(lo), Some(_)) if own <= lo => format!(
             "recovers: {path} {} has {} headroom below the threshold {}",
@@ -99,9 +109,24 @@ pub fn storm_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
     let simulated = format!("{} req/s simulated", interval(sim));
     let own_rate = a.own_rate.unwrap_or(0.0);
     if sim.low.is_some_and(|lo| lo >= own_rate) && e.no_storm.is_none() {
-        return format!(
-            "{simulated}: this trigger starts no storm at the scenario's own rate, so the search meets the capacity; {analytic} is for a storm started some other way"
-        );
+        // The scenario's own rate recovers after this fault: what stopped
+        // the search upward says what the interval means.
+        match (sim.high, e.capacity_rps) {
+            (None, _) => {
+                return format!(
+                    "{simulated}: every load tried after the fault recovered (up to {}), so this trigger starts no storm that outlives it; {analytic} is for a storm started some other way",
+                    sim.low.map_or_else(String::new, tried)
+                )
+            }
+            (Some(hi), Some(c)) if hi >= c => {
+                return format!(
+                    "{simulated}: this trigger starts no storm at the scenario's own rate, so the search meets the capacity; {analytic} is for a storm started some other way"
+                )
+            }
+            // A storm holds between the own rate and the capacity: a
+            // sustaining load like any other.
+            _ => {}
+        }
     }
     match (sim.mid(), e.attempts_rule) {
         (Some(mid), Some(rule)) if mid > 0.0 => {
@@ -441,5 +466,52 @@ mod tests {
         let page = page(&a, Some("<b>"));
         assert!(page.contains("&lt;b&gt;") && !page.contains("<script"));
         assert!(terminal(&a).contains("trigger threshold  traffic.rate [148, 152]"));
+    }
+
+    #[test]
+    fn a_storm_search_above_the_own_rate_says_what_stopped_it() {
+        let mut a = assessment();
+        a.own_rate = Some(100.0);
+        let set = |a: &mut Assessment, low: f64, high: Option<f64>| {
+            a.policies[0].sustaining = Some(Interval {
+                low: Some(low),
+                high,
+            });
+        };
+        // Nothing tried failed to recover: the ×1024 bracket ran out.
+        set(&mut a, 102_400.0, None);
+        let s = storm_sentence(&a, &a.policies[0]);
+        assert!(
+            s.contains("every load tried after the fault recovered (up to 102400)"),
+            "{s}"
+        );
+        assert!(!s.contains("capacity;"), "{s}");
+        // The search reached the capacity (300 req/s).
+        set(&mut a, 299.0, Some(330.0));
+        let s = storm_sentence(&a, &a.policies[0]);
+        assert!(s.contains("meets the capacity"), "{s}");
+        // A storm holds above 145 < capacity: compared with C/A like any.
+        set(&mut a, 145.0, Some(149.0));
+        let s = storm_sentence(&a, &a.policies[0]);
+        assert!(s.contains("within 2%") && !s.contains("capacity;"), "{s}");
+    }
+
+    #[test]
+    fn loads_tried_are_printed_as_probed() {
+        let mut a = assessment();
+        a.load_path = "backend.workers".into();
+        a.own_load = 10.0;
+        a.policies[0].threshold = Interval {
+            low: Some(10_240.0),
+            high: None,
+        };
+        let s = threshold_sentence(&a, &a.policies[0]);
+        assert!(s.contains("(up to 10240)"), "{s}");
+        a.policies[0].threshold = Interval {
+            low: None,
+            high: Some(100.0 / 1024.0),
+        };
+        let s = threshold_sentence(&a, &a.policies[0]);
+        assert!(s.contains("(down to 0.0977)"), "{s}");
     }
 }
