@@ -195,10 +195,13 @@ fn scenario_names_never_write_outside_the_output_directory() {
 /// Interrupting a run with `signal` (INT from Ctrl-C, TERM from `kill`,
 /// `timeout` or a CI runner, HUP from a closed terminal) exits 130 and
 /// leaves the output directory as it was: no report, no temporary or lock
-/// file.
+/// file, and no directory when the run created it.
 #[cfg(unix)]
-fn interrupted_run_writes_nothing(signal: &str) {
+fn interrupted_run_writes_nothing(signal: &str, out_exists: bool) {
     let (_d, _, out) = setup();
+    if out_exists {
+        std::fs::create_dir(&out).unwrap();
+    }
     // The built-in scenario takes seconds even on a fast machine.
     let child = bin()
         .args(["run", "-q", "-o"])
@@ -217,6 +220,13 @@ fn interrupted_run_writes_nothing(signal: &str) {
     let err = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(130), "{signal}: {err}");
     assert_eq!(err, "interrupted; nothing was written\n", "{signal}");
+    if !out_exists {
+        assert!(
+            !out.exists(),
+            "{signal}: the directory it created is removed"
+        );
+        return;
+    }
     assert!(!out.join("spanner-90s").exists(), "{:?}", entries(&out));
     assert!(
         entries(&out).is_empty(),
@@ -227,12 +237,13 @@ fn interrupted_run_writes_nothing(signal: &str) {
 #[cfg(unix)]
 #[test]
 fn ctrl_c_mid_run_exits_130_and_writes_nothing() {
-    interrupted_run_writes_nothing("INT");
+    interrupted_run_writes_nothing("INT", true);
+    interrupted_run_writes_nothing("INT", false);
 }
 
 #[cfg(unix)]
 #[test]
 fn terminate_and_hang_up_are_handled_as_ctrl_c() {
-    interrupted_run_writes_nothing("TERM");
-    interrupted_run_writes_nothing("HUP");
+    interrupted_run_writes_nothing("TERM", true);
+    interrupted_run_writes_nothing("HUP", false);
 }

@@ -6,8 +6,9 @@
 //! one file system replaces a file atomically). A run that fails, is
 //! interrupted or is killed before that point leaves the previous report
 //! exactly as it was; an error or Ctrl-C also removes the temporary
-//! directory, and the next run into the same place removes what a killed
-//! one left behind.
+//! directory and the directories it created for the report (while still
+//! empty), and the next run into the same place removes what a killed one
+//! left behind.
 //!
 //! Only the files a run writes are replaced: other files in the target
 //! directory are left alone (the target may be a directory the user chose,
@@ -32,9 +33,10 @@ pub struct Staging {
     lock_path: PathBuf,
     _lock: File,
     done: bool,
-    /// The target did not exist before: an abandoned staging removes it
-    /// again (when still empty).
-    created: bool,
+    /// The outermost directory this staging created for the target (the
+    /// target itself, or an ancestor that did not exist): an abandoned
+    /// staging removes what it created again, as far as it is still empty.
+    created: Option<PathBuf>,
 }
 
 /// The parent of `target` and its last component, as names of hidden
@@ -71,7 +73,13 @@ impl Staging {
     /// directory beside it. Fails at once — before any simulation — when
     /// the target cannot be created or another run holds it.
     pub fn begin(target: &Path) -> Result<Staging, OutputError> {
-        let created = !target.is_dir();
+        // Ancestors are listed innermost first: the last missing one is the
+        // outermost that `create_dir` makes.
+        let created = target
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !a.is_dir())
+            .last()
+            .map(Path::to_path_buf);
         create_dir(target)?;
         let (parent, name) = split(target);
         let lock_path = parent.join(format!(".{name}.lock"));
@@ -171,9 +179,14 @@ impl Drop for Staging {
     fn drop(&mut self) {
         if !self.done {
             self.clean_up();
-            if self.created {
-                // Fails (and keeps it) unless it is still empty.
-                let _ = std::fs::remove_dir(&self.target);
+            if let Some(outer) = &self.created {
+                // Innermost first; `remove_dir` fails (and keeps it) unless
+                // it is empty, and so does every directory above it.
+                for dir in self.target.ancestors() {
+                    if std::fs::remove_dir(dir).is_err() || dir == outer.as_path() {
+                        break;
+                    }
+                }
             }
         }
     }
@@ -332,6 +345,25 @@ mod tests {
             "old"
         );
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn an_abandoned_staging_removes_the_directories_it_created() {
+        let dir = tempfile::tempdir().unwrap();
+        // `run -o out` stages `out/<scenario>`: both are new.
+        let target = dir.path().join("out").join("storm");
+        drop(Staging::begin(&target).unwrap());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        // A directory that was there, or that holds something else, stays.
+        let kept = dir.path().join("kept");
+        std::fs::create_dir(&kept).unwrap();
+        drop(Staging::begin(&kept.join("a").join("b")).unwrap());
+        assert!(kept.is_dir() && std::fs::read_dir(&kept).unwrap().count() == 0);
+        let busy = dir.path().join("busy").join("x");
+        let first = Staging::begin(&busy.join("one")).unwrap();
+        first.commit(&[]).unwrap();
+        drop(Staging::begin(&busy.join("two")).unwrap());
+        assert!(busy.join("one").is_dir() && !busy.join("two").exists());
     }
 
     #[test]
