@@ -259,4 +259,16 @@ fn bad_tier_definitions_are_refused_with_their_field() {
         let err = Scenario::from_json(&text).unwrap_err().to_string();
         assert!(err.contains(field), "want {field} in: {err}");
     }
+
+    // A tier's own policy is one whatever the policies compared: its error
+    // is reported once, not once per compared policy.
+    let text = base(
+        &format!(
+            r#"[{{"name": "db", "policy": {{"name": "h", "hedging": {{"delay": "10ms", "max_attempts": 2}}}}, "backend": {ok_backend}}}]"#
+        ),
+        r#"[{"name": "a"}, {"name": "b"}, {"name": "c"}]"#,
+    );
+    let err = Scenario::from_json(&text).unwrap_err().to_string();
+    assert_eq!(err.matches("downstream[0].policy").count(), 1, "{err}");
+    assert!(err.contains("hedging is modelled at the top only"), "{err}");
 }

@@ -7,11 +7,13 @@
 //! at the same instant), [`zero_time_loop`] says which settings allow it
 //! and how to give time a chance to pass.
 
-use super::spec::{ActionSpec, Arrival, BackendKind, DistSpec, FaultSpec, Mode, ScenarioSpec};
+use super::spec::{
+    ActionSpec, Arrival, BackendKind, DistSpec, FaultSpec, Mode, PolicyRef, ScenarioSpec,
+};
 use crate::check::Problem;
 use crate::decimal::count;
 use crate::math::{normal_cdf, Z99};
-use crate::policy::{Backoff, Policy, Pushback};
+use crate::policy::{self, Backoff, Policy, Pushback};
 use crate::time::Dur;
 
 /// Whether every draw of `d` is exactly zero (absent means no delay).
@@ -45,23 +47,41 @@ fn zero_backoff(p: &Policy) -> bool {
 fn instant_failures(spec: &ScenarioSpec) -> Vec<String> {
     let b = &spec.backend;
     let mut out = Vec::new();
-    if b.kind == BackendKind::Queue {
-        if b.queue_limit.is_some() && b.reject_cost.ns() == 0 {
-            out.push("a full waiting room rejects at once (`reject_cost` is 0)".to_string());
+    let has = |kind: fn(&FaultSpec) -> bool| spec.faults.iter().any(kind);
+    let outage = has(|f| matches!(f, FaultSpec::Outage { .. }));
+    let free_admission = b.admission_cost.ns() == 0;
+    match b.kind {
+        BackendKind::Queue => {
+            if b.queue_limit.is_some() && b.reject_cost.ns() == 0 {
+                out.push("a full waiting room rejects at once (`reject_cost` is 0)".to_string());
+            }
+            if outage && free_admission {
+                out.push("an outage fails attempts at once (`admission_cost` is 0)".to_string());
+            }
+            let errors = has(|f| matches!(f, FaultSpec::Errors { .. }));
+            if errors && free_admission && always_zero(b.service_time.as_ref()) {
+                out.push("injected errors answer at once (service takes no time)".to_string());
+            }
         }
-        let outage = spec
-            .faults
-            .iter()
-            .any(|f| matches!(f, FaultSpec::Outage { .. }));
-        if outage && b.admission_cost.ns() == 0 {
-            out.push("an outage fails attempts at once (`admission_cost` is 0)".to_string());
+        BackendKind::Concurrency => {
+            // No waiting room: an attempt that finds the server full, or
+            // every slot taken away, is rejected in the instant it arrives.
+            if b.max_concurrency.is_some() {
+                out.push(
+                    "a server at its `max_concurrency` rejects at once (it has no waiting room)"
+                        .to_string(),
+                );
+            } else if has(|f| matches!(f, FaultSpec::Capacity { workers: 0, .. })) {
+                out.push("a capacity fault of 0 workers rejects every attempt at once".to_string());
+            }
+            if outage && free_admission {
+                out.push("an outage fails attempts at once (`admission_cost` is 0)".to_string());
+            }
         }
-        let errors = spec
-            .faults
-            .iter()
-            .any(|f| matches!(f, FaultSpec::Errors { .. }));
-        if errors && b.admission_cost.ns() == 0 && always_zero(b.service_time.as_ref()) {
-            out.push("injected errors answer at once (service takes no time)".to_string());
+        BackendKind::Contention => {
+            if outage {
+                out.push("an outage fails attempts at once".to_string());
+            }
         }
     }
     if spec
@@ -102,18 +122,28 @@ pub(crate) fn zero_time_loop(spec: &ScenarioSpec, policy: &Policy) -> Option<Str
     } else {
         return None;
     };
+    // What would make time pass. A backend's own costs help only where
+    // its instant answers pay them: a concurrency server rejects before
+    // any cost (an outage's failures say `admission_cost` themselves).
+    let mut remedies = vec![if zero_pushback && !zero_backoff(policy) {
+        "a `backend.retry_after` above 0"
+    } else {
+        "a backoff delay"
+    }];
+    remedies.push("a `network_delay`");
+    if spec.backend.kind == BackendKind::Queue {
+        remedies.extend(["a `reject_cost`", "an `admission_cost`"]);
+    }
+    if closed {
+        remedies.push("a `think_time`");
+    }
+    let last = remedies.pop().unwrap_or_default();
     Some(format!(
         "policy {:?}: {how}, attempts reach the backend at once (no `network_delay`), and {}; \
-         give time a chance to pass: add {}a `network_delay`, a `reject_cost` \
-         or an `admission_cost`{}",
+         give time a chance to pass: add {} or {last}",
         policy.name,
         failures.join(", and "),
-        if zero_pushback && !zero_backoff(policy) {
-            "a `backend.retry_after` above 0, "
-        } else {
-            "a backoff delay, "
-        },
-        if closed { ", or a `think_time`" } else { "" }
+        remedies.join(", "),
     ))
 }
 
@@ -135,17 +165,32 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
         } else if let Some(why) = retry_flood(spec, p) {
             warn(&format!("policies[{i}]"), why);
         }
-        if p.max_attempts.is_none() && p.max_retry_duration.is_some() && p.hedging.is_none() {
-            warn(
-                &format!("policies[{i}].max_retry_duration"),
-                format!(
-                    "policy {:?}: never ends a request's retries: a request gives up only when \
-                     both limits are reached, and unlimited `max_attempts` never is (as a Cloud \
-                     Tasks queue with `maxAttempts: -1` retries until the task expires); set \
-                     `max_attempts` to 1 to give up on age alone",
-                    p.name
-                ),
-            );
+        if let Some(why) = endless_age_limit(p) {
+            warn(&format!("policies[{i}].max_retry_duration"), why);
+        }
+    }
+    // The policies the tiers below call with, where written apart from
+    // the compared ones (validated already, so they resolve).
+    let tier_policies = spec
+        .policies
+        .iter()
+        .enumerate()
+        .filter_map(|(k, p)| {
+            let path = format!("policies[{k}].downstream_policy");
+            p.downstream_policy.as_deref().map(|d| (path, d.clone()))
+        })
+        .chain(spec.downstream.iter().enumerate().filter_map(|(i, d)| {
+            let first = spec.policies.first()?;
+            let fixed = !matches!(d.policy, PolicyRef::Compared);
+            fixed.then(|| (format!("downstream[{i}].policy"), d.policy.spec(first)))
+        }));
+    for (path, written) in tier_policies {
+        if let Some(why) = policy::resolve(&written)
+            .ok()
+            .as_ref()
+            .and_then(endless_age_limit)
+        {
+            warn(&format!("{path}.max_retry_duration"), why);
         }
     }
     if let Some(end) = incident_end(spec) {
@@ -194,6 +239,24 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
         );
     }
     out
+}
+
+/// Why an age limit beside unlimited attempts never ends a request's
+/// retries: a request gives up when both limits are reached.
+fn endless_age_limit(p: &Policy) -> Option<String> {
+    (p.max_attempts.is_none() && p.max_retry_duration.is_some() && p.hedging.is_none()).then(|| {
+        let who = if p.name.is_empty() {
+            String::new()
+        } else {
+            format!("policy {:?}: ", p.name)
+        };
+        format!(
+            "{who}never ends a request's retries: a request gives up only when both limits are \
+             reached, and unlimited `max_attempts` never is (as a Cloud Tasks queue with \
+             `maxAttempts: -1` retries until the task expires); set `max_attempts` to 1 to \
+             give up on age alone"
+        )
+    })
 }
 
 /// Attempts per request beyond which a fault's retries are a flood worth
@@ -394,6 +457,34 @@ mod tests {
         // A finite limit or age alone (one attempt) is what was meant.
         assert!(flagged(1).is_empty());
         assert!(flagged(5).is_empty());
+        // The same policy calling a tier below: its own, or the compared
+        // policy's `downstream_policy`.
+        let tier = |policy: &str, downstream_policy: &str| {
+            let s = scenario(
+                r#""rate": 10"#,
+                backend,
+                &format!(
+                    r#", "downstream": [{{"name": "db", "policy": {policy}, "backend": {{{backend}}}}}]"#
+                ),
+                &format!(r#"{{"name": "top"{downstream_policy}}}"#),
+            );
+            warnings(s.spec(), s.policies())
+                .into_iter()
+                .map(|w| w.path)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            tier(&policy(-1), ""),
+            ["downstream[0].policy.max_retry_duration"]
+        );
+        assert_eq!(
+            tier(
+                r#""compared""#,
+                &format!(r#", "downstream_policy": {}"#, policy(-1))
+            ),
+            ["policies[0].downstream_policy.max_retry_duration"]
+        );
+        assert!(tier(&policy(3), "").is_empty());
     }
 
     #[test]
@@ -414,6 +505,45 @@ mod tests {
             FOREVER,
         );
         assert_eq!(zero_time_loop(s.spec(), &s.policies()[0]), None);
+    }
+
+    #[test]
+    fn backends_without_a_waiting_room_reject_at_once() {
+        let conc = |extra: &str| {
+            format!(r#""kind": "concurrency", "base": "10ms", "per_request": "1ms"{extra}"#)
+        };
+        // Full at `max_concurrency`: the rejection takes no time, and no
+        // cost of the backend's would change that.
+        let s = scenario(
+            r#""rate": 100"#,
+            &conc(r#", "max_concurrency": 20"#),
+            "",
+            FOREVER,
+        );
+        let why = zero_time_loop(s.spec(), &s.policies()[0]).expect("a loop");
+        assert!(why.contains("`max_concurrency` rejects at once"), "{why}");
+        assert!(!why.contains("reject_cost"), "{why}");
+        // Unlimited, it never rejects: no loop.
+        let s = scenario(r#""rate": 100"#, &conc(""), "", FOREVER);
+        assert_eq!(zero_time_loop(s.spec(), &s.policies()[0]), None);
+        // Unless a capacity fault takes every slot away.
+        let s = scenario(
+            r#""rate": 100"#,
+            &conc(""),
+            r#", "faults": [{"capacity": {"start": "1s", "duration": "1s", "workers": 0}}]"#,
+            FOREVER,
+        );
+        let why = zero_time_loop(s.spec(), &s.policies()[0]).expect("a loop");
+        assert!(why.contains("capacity fault of 0 workers"), "{why}");
+        // An outage on a contention record fails at once whatever it costs.
+        let s = scenario(
+            r#""rate": 100"#,
+            r#""kind": "contention""#,
+            r#", "faults": [{"outage": {"start": "1s", "duration": "1s"}}]"#,
+            FOREVER,
+        );
+        let why = zero_time_loop(s.spec(), &s.policies()[0]).expect("a loop");
+        assert!(why.contains("an outage fails attempts at once"), "{why}");
     }
 
     #[test]
