@@ -18,6 +18,11 @@ use crate::decimal::{count, num};
 /// and still be called enough.
 const CLOSE_ENOUGH: f64 = 0.10;
 
+/// A storm search that stops this close below the capacity (as a share of
+/// it) has met the capacity: a queue that near saturation fails to recover
+/// within `stable_for` by chance alone, storm or not.
+const AT_CAPACITY: f64 = 0.95;
+
 fn opt(x: Option<f64>) -> String {
     x.map_or_else(|| "–".to_string(), num)
 }
@@ -118,7 +123,7 @@ pub fn storm_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
                     sim.low.map_or_else(String::new, tried)
                 )
             }
-            (Some(hi), Some(c)) if hi >= c => {
+            (Some(hi), Some(c)) if hi >= c * AT_CAPACITY => {
                 return format!(
                     "{simulated}: this trigger starts no storm at the scenario's own rate, so the search meets the capacity; {analytic} is for a storm started some other way"
                 )
@@ -486,10 +491,13 @@ mod tests {
             "{s}"
         );
         assert!(!s.contains("capacity;"), "{s}");
-        // The search reached the capacity (300 req/s).
-        set(&mut a, 299.0, Some(330.0));
-        let s = storm_sentence(&a, &a.policies[0]);
-        assert!(s.contains("meets the capacity"), "{s}");
+        // The search reached the capacity (300 req/s), or came within the
+        // noise of a saturated queue of it.
+        for (low, high) in [(299.0, 330.0), (296.0, 297.0)] {
+            set(&mut a, low, Some(high));
+            let s = storm_sentence(&a, &a.policies[0]);
+            assert!(s.contains("meets the capacity"), "{s}");
+        }
         // A storm holds above 145 < capacity: compared with C/A like any.
         set(&mut a, 145.0, Some(149.0));
         let s = storm_sentence(&a, &a.policies[0]);
