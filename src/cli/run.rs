@@ -31,7 +31,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub sim: SimArgs,
     /// Size of the plots in pixels, WIDTHxHEIGHT (default 1400x820; from
-    /// 600x400 to 10000x10000).
+    /// 600x400 to 10000x10000). attempts.png takes the width only: its
+    /// height grows with the number of policies, one panel each.
     #[arg(long, value_name = "WxH", value_parser = plot_size_arg)]
     pub plot_size: Option<(u32, u32)>,
 }

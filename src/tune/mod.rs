@@ -875,14 +875,22 @@ fn whole_secs(s: f64) -> String {
     format_duration((s.max(0.0).round() as u64).saturating_mul(NS_PER_SEC))
 }
 
+/// A duration in seconds to the tenth (a mean over replications need not
+/// be whole): `16.3s`, and whole values as duration strings (`0s`, `2m`).
+fn tenth_secs(s: f64) -> String {
+    let tenths = (s.max(0.0) * 10.0).round();
+    if tenths % 10.0 == 0.0 {
+        whole_secs(tenths / 10.0)
+    } else {
+        format!("{:.1}s", tenths / 10.0)
+    }
+}
+
 /// A one-line description of a score.
 pub fn describe(s: &Score) -> String {
     let rec = match (s.metastable, s.recovery_after_fault_s) {
         (true, _) => "stays metastable".to_string(),
-        (false, Some(r)) => format!(
-            "recovers {} after the fault",
-            format_duration((r * 1e9) as u64)
-        ),
+        (false, Some(r)) => format!("recovers {} after the fault", tenth_secs(r)),
         (false, None) if s.undetermined => {
             "recovery undetermined (the run ends too soon after the fault)".to_string()
         }
@@ -933,6 +941,25 @@ mod tests {
         );
         s.unfinished_rate = 0.0069;
         assert_eq!(describe(&s), finished);
+    }
+
+    #[test]
+    fn a_mean_recovery_time_reads_in_seconds() {
+        let rec = |r: f64| {
+            describe(&Score {
+                recovery_after_fault_s: Some(r),
+                ..Score::default()
+            })
+        };
+        // The mean of 15, 16 and 18 s.
+        assert!(
+            rec(49.0 / 3.0).contains("recovers 16.3s after"),
+            "{}",
+            rec(49.0 / 3.0)
+        );
+        assert!(rec(0.0).contains("recovers 0s after"));
+        assert!(rec(120.0).contains("recovers 2m after"));
+        assert!(rec(0.04).contains("recovers 0s after"));
     }
 
     #[test]
