@@ -354,6 +354,17 @@ pub enum InvalidInput {
     },
 }
 
+/// The first few items of a long list, and how many more there are (a
+/// merge can miss millions of shards).
+fn first_of(list: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let mut text = list[..list.len().min(SHOWN)].join(", ");
+    if list.len() > SHOWN {
+        text.push_str(&format!(" and {} more", list.len() - SHOWN));
+    }
+    text
+}
+
 fn lines(list: &[Located]) -> String {
     list.iter()
         .map(Located::to_string)
@@ -600,6 +611,16 @@ pub enum GridError {
     /// A `--shard` that is not `I/N` with 1 <= I <= N.
     #[error("--shard {0}: expected I/N with 1 <= I <= N (e.g. 2/4)")]
     Shard(String),
+    /// More shards than the grid has points or cells.
+    #[error("{count} shards for {items} {noun}: use at most {items} (a shard with nothing to run would hold up the merge)")]
+    TooManyShards {
+        /// N.
+        count: usize,
+        /// Points or cells in the grid.
+        items: usize,
+        /// `points` or `cells`.
+        noun: &'static str,
+    },
 }
 
 /// Shard outputs that do not join into one sweep.
@@ -691,7 +712,7 @@ pub enum MergeError {
         other: String,
     },
     /// Shards of the sweep that were not given (`I/N` each).
-    #[error("merge: missing shard{} {}", if .0.len() == 1 { "" } else { "s" }, .0.join(", "))]
+    #[error("merge: missing shard{} {}", if .0.len() == 1 { "" } else { "s" }, first_of(.0))]
     Missing(Vec<String>),
     /// A row whose first cell is not a point index.
     #[error("{origin}: sweep.csv row without a point index")]
@@ -769,6 +790,15 @@ pub enum RangeError {
         text: String,
         /// Why the duration is refused.
         why: String,
+    },
+    /// A value listed twice, or two that name the same quantity (a range
+    /// finer than its unit rounds to repeats).
+    #[error("{second:?} is the value {first:?} again: each point of an axis must differ (a range finer than its unit repeats values)")]
+    Duplicate {
+        /// The value as first given.
+        first: String,
+        /// The value that repeats it.
+        second: String,
     },
 }
 
@@ -888,7 +918,7 @@ pub enum MapError {
         other: String,
     },
     /// Shards missing.
-    #[error("merge: missing map shard{} {}", if .0.len() == 1 { "" } else { "s" }, .0.join(", "))]
+    #[error("merge: missing map shard{} {}", if .0.len() == 1 { "" } else { "s" }, first_of(.0))]
     Missing(Vec<String>),
     /// A (policy, cell) with no row, or with two, among the shards.
     #[error("merge: the map has {} row for policy {policy:?} at x = {x}, y = {y}: a map.csv was {}", if *.twice { "more than one" } else { "no" }, if *.twice { "given twice or edited" } else { "cut short" })]

@@ -350,6 +350,29 @@ fn shards_from_job_completion_index_merge_byte_for_byte() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("JOB_COMPLETION_INDEX"));
+    // More shards than cells: the extra ones would run nothing and the
+    // merge would wait for them.
+    let o = retrysim(
+        &[
+            "map",
+            TOY,
+            "--x",
+            "traffic.rate=100,200,300",
+            "--y",
+            "faults.0.duration=5s,10s,15s",
+            "--shard",
+            "2/10",
+            "-o",
+            &parts,
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("10 shards for 9 cells: use at most 9"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -111,6 +111,15 @@ fn schedule_errors_exit_2() {
         err.contains("p.json") && err.contains("max_attempts"),
         "{err}"
     );
+    // An empty file is no policy, whatever its format (an empty TOML
+    // document would read as every default).
+    for name in ["empty.toml", "empty.json"] {
+        let empty = write(dir.path(), name, " \n");
+        let o = retrysim(&["schedule", "--policy", &empty]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(&format!("{name}: the file is empty")), "{err}");
+    }
 }
 
 #[test]

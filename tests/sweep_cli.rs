@@ -190,6 +190,12 @@ fn merge_says_what_is_wrong_with_a_shards_manifest() {
             "\"count\": 0",
             "p1/sweep.json: shard.count 0 must be at least 1",
         ),
+        // Refused before anything the size of the count is allocated.
+        (
+            "\"count\": 2",
+            "\"count\": 4000000000",
+            "p1/sweep.json: shard.count 4000000000 is above the 3 points of the grid",
+        ),
     ];
     each_edit_is_refused(&json, &edits, &[&p1, &p2], &out);
     // A point count that is not the grid's size.
@@ -331,6 +337,17 @@ fn bad_sweep_input_exits_2() {
             &out,
         ],
         vec!["merge", "nonexistent-dir", "-o", &out],
+        // More shards than points: the extra ones would run nothing.
+        vec![
+            "sweep",
+            TOY,
+            "--set",
+            "traffic.rate=100,200",
+            "--shard",
+            "1/4000000000",
+            "-o",
+            &out,
+        ],
     ] {
         let o = retrysim(&args);
         assert_eq!(
@@ -340,6 +357,21 @@ fn bad_sweep_input_exits_2() {
             String::from_utf8_lossy(&o.stderr)
         );
     }
+    let o = retrysim(&[
+        "sweep",
+        TOY,
+        "--set",
+        "traffic.rate=100,200",
+        "--shard",
+        "1/3",
+        "-o",
+        &out,
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("3 shards for 2 points: use at most 2"),
+        "{err}"
+    );
     let o = retrysim(&["sweep", TOY, "--set", "traffic.rate=100,-5", "-o", &out]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(

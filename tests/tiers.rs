@@ -260,6 +260,16 @@ fn bad_tier_definitions_are_refused_with_their_field() {
         assert!(err.contains(field), "want {field} in: {err}");
     }
 
+    // Tiers are numbered in one byte: 255 below the top, no more.
+    let tiers = |n: usize| {
+        let list: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"name": "t{i}", "backend": {ok_backend}}}"#))
+            .collect();
+        base(&format!("[{}]", list.join(", ")), r#"[{"name": "p"}]"#)
+    };
+    assert!(Scenario::from_json(&tiers(255)).is_ok());
+    let err = Scenario::from_json(&tiers(256)).unwrap_err().to_string();
+    assert!(err.contains("downstream: 256 tiers; at most 255"), "{err}");
     // A tier's own policy is one whatever the policies compared: its error
     // is reported once, not once per compared policy.
     let text = base(

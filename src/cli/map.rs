@@ -169,6 +169,7 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
         args.shards,
         sim.output.clone().unwrap_or(default_dir),
     )?;
+    shard.fits(grid.len(), "cells")?;
     sim.guard_points(&origin, map::shard_cells(shard, grid.len()).len(), "cells")?;
     let passes = Passes::new(sim.replications, !args.no_refine, args.coarse);
     let names: Vec<String> = base.policies().iter().map(|p| p.name.clone()).collect();

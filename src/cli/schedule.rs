@@ -245,6 +245,11 @@ impl Draft {
 fn read_policy_file(path: &Path) -> Result<(String, String, Format), InvalidInput> {
     let text = crate::scenario::read_text(path)?;
     let origin = crate::scenario::origin(path);
+    if text.trim().is_empty() {
+        // An empty TOML document is a table with every field at its
+        // default: a policy nobody wrote.
+        return Err(InvalidInput::Empty { origin });
+    }
     let format = Format::detect(&origin, &text);
     Ok((origin, text, format))
 }
@@ -535,6 +540,10 @@ pub fn describe(p: &Policy) -> String {
 
 /// Seconds with up to nine decimals, trailing zeros trimmed, exact.
 fn secs_text(ns: Nanos) -> String {
+    if ns == Nanos::MAX {
+        // A sum that saturated: beyond what time can hold.
+        return "inf".into();
+    }
     let whole = ns / NS_PER_SEC;
     let frac = ns % NS_PER_SEC;
     if frac == 0 {
@@ -695,10 +704,23 @@ pub fn run(args: ScheduleArgs) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Refuses `--attempts 0`: it counts rows to show, so 0 would show none
+/// The most rows `--attempts` may ask for: each is held in memory before
+/// it is printed.
+const MAX_ROWS: u32 = 100_000;
+
+/// Refuses `--attempts 0` and more than [`MAX_ROWS`]: it counts rows to show, so 0 would show none
 /// (and read as a policy without retries); the policy's own limit is
 /// `--max-attempts`, where 0 means unlimited as in a scenario.
 fn check_rows(rows: Option<u32>) -> Result<(), InvalidInput> {
+    if let Some(n) = rows.filter(|n| *n > MAX_ROWS) {
+        return Err(InvalidInput::Flag {
+            flag: "--attempts".into(),
+            message: format!(
+                "{n} rows: at most {MAX_ROWS} are shown (the total retry window line sums \
+                 every retry the policy allows, however many)"
+            ),
+        });
+    }
     if rows == Some(0) {
         return Err(InvalidInput::Flag {
             flag: "--attempts".into(),
@@ -779,6 +801,37 @@ mod tests {
             write_table(&mut buf, &p, &s).unwrap();
         }
         String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn sums_beyond_what_time_holds_say_so() {
+        // Delays of 100 years: from the sixth retry the sum is past 584
+        // years, where nanoseconds saturate.
+        let list = [
+            "--backoff",
+            "exponential",
+            "--initial",
+            "36500d",
+            "--max",
+            "36500d",
+            "--attempts",
+            "10",
+        ];
+        let table = text(&list);
+        assert!(table.contains("> 213504 d"), "{table}");
+        let mut with_csv = list.to_vec();
+        with_csv.push("--csv");
+        let csv = text(&with_csv);
+        let last = csv.lines().last().unwrap();
+        assert!(last.contains(",inf,"), "{csv}");
+        assert!(!csv.contains("18446744073"), "{csv}");
+    }
+
+    #[test]
+    fn rows_are_bounded() {
+        assert!(check_rows(Some(MAX_ROWS)).is_ok());
+        let err = check_rows(Some(MAX_ROWS + 1)).unwrap_err().to_string();
+        assert!(err.contains("at most 100000"), "{err}");
     }
 
     #[test]

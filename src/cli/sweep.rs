@@ -78,6 +78,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     // The shard is settled before any point is loaded; its directory once
     // the scenario's name is known.
     let (shard, _) = super::map::shard_and_dir(args.shard.as_deref(), args.shards, PathBuf::new())?;
+    shard.fits(grid.len(), "points")?;
     let origin = crate::scenario::origin(&args.scenario);
     sim.guard_points(&origin, shard.count_of(grid.len()), "points")?;
     let text = crate::scenario::read_text(&args.scenario)?;

@@ -330,10 +330,14 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             }
         };
         if let Some(ProtoDur(t)) = mc.timeout {
-            warnings.push(format!(
-                "methodConfig[{i}].timeout: {t} not imported: a policy has no deadline; set the \
-                 scenario's traffic.deadline to \"{t}\" to simulate it (for every policy)"
-            ));
+            warnings.push(if t.ns() == 0 {
+                format!("methodConfig[{i}].timeout: 0s not imported: a deadline of 0 would end every call at once")
+            } else {
+                format!(
+                    "methodConfig[{i}].timeout: {t} not imported: a policy has no deadline; set the \
+                     scenario's traffic.deadline to \"{t}\" to simulate it (for every policy)"
+                )
+            });
         }
         warnings.extend(other_keys(&raw["methodConfig"][i], i));
         let name = unique_name(mc, i, &policies, &entries, &mut warnings);
@@ -368,11 +372,18 @@ fn retried(
 ) -> Result<PolicySpec, InvalidInput> {
     let at = |key: &str| format!("methodConfig[{i}].retryPolicy.{key}");
     if let Some(ProtoDur(t)) = rp.per_attempt_recv_timeout {
-        warnings.push(format!(
-            "{}: {t} not imported: a policy has no attempt timeout; set the scenario's \
-             traffic.attempt_timeout to \"{t}\" to simulate it (for every policy)",
-            at("perAttemptRecvTimeout")
-        ));
+        warnings.push(if t.ns() == 0 {
+            format!(
+                "{}: 0s not imported: an attempt timeout of 0 would end every attempt at once",
+                at("perAttemptRecvTimeout")
+            )
+        } else {
+            format!(
+                "{}: {t} not imported: a policy has no attempt timeout; set the scenario's \
+                 traffic.attempt_timeout to \"{t}\" to simulate it (for every policy)",
+                at("perAttemptRecvTimeout")
+            )
+        });
     }
     let attempts = attempts(rp.max_attempts, &at("maxAttempts"), origin, warnings)?;
     let positive = |v: Option<Dur>, key: &str| -> Result<Dur, InvalidInput> {
@@ -873,6 +884,21 @@ mod tests {
         // The retry policy itself is imported as it stands.
         assert_eq!(imp.policies.len(), 1);
         assert!(imp.policies[0].hedging.is_none());
+        // Zero timeouts are no advice to follow: a scenario refuses them.
+        let zero = text
+            .replace(r#""timeout": "2s""#, r#""timeout": "0s""#)
+            .replace(
+                r#""perAttemptRecvTimeout": "0.25s""#,
+                r#""perAttemptRecvTimeout": "0s""#,
+            );
+        let warnings = import_str(&zero, "sc.json").unwrap().warnings.join("\n");
+        assert!(
+            warnings.contains("timeout: 0s not imported: a deadline of 0 would end every call")
+                && warnings
+                    .contains("perAttemptRecvTimeout: 0s not imported: an attempt timeout of 0")
+                && !warnings.contains("to \"0s\""),
+            "{warnings}"
+        );
         // Nothing to report, nothing reported.
         let plain = config(r#"{"name": [{"service": "a"}], {RP}}"#);
         assert_eq!(

@@ -460,7 +460,10 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
         return Err(MapError::NothingToMerge);
     };
     for (origin, m, _) in &parts {
-        if let Some((field, value, why)) = m.shard.problem() {
+        if let Some((field, value, why)) = m
+            .shard
+            .problem(m.x.values.len() * m.y.values.len(), "cells")
+        {
             return Err(MapError::BadShard {
                 origin: origin.clone(),
                 field,

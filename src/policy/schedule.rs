@@ -165,6 +165,11 @@ pub fn human(ns: Nanos) -> String {
     if ns == 0 {
         return "0 s".into();
     }
+    if ns == Nanos::MAX {
+        // Sums saturate here: more than simulated time can hold (584
+        // years), not this value.
+        return "> 213504 d".into();
+    }
     let s = ns as f64 / NS_PER_SEC as f64;
     let (v, unit) = if s < 1e-6 {
         (ns as f64, "ns")

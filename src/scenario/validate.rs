@@ -7,7 +7,7 @@ use super::spec::{Arrival, BackendKind, Discipline, Mode, ScenarioSpec};
 use crate::check::{finite_nonneg, finite_pos, unsafe_name, Problem, Problems};
 use crate::decimal::Given;
 use crate::policy::{self, PolicySpec};
-use crate::scenario::spec::{BackendSpec, PolicyRef, COMPARED};
+use crate::scenario::spec::{BackendSpec, PolicyRef, COMPARED, MAX_DOWNSTREAM};
 use crate::status::Status;
 use crate::time::Dur;
 use std::collections::HashMap;
@@ -440,6 +440,16 @@ impl Checker {
             if let Some(why) = unsafe_name(top) {
                 self.err("backend.name", format!("{top:?} {why}"));
             }
+        }
+        if s.downstream.len() > MAX_DOWNSTREAM {
+            self.err(
+                "downstream",
+                format!(
+                    "{} tiers; at most {MAX_DOWNSTREAM} can be modelled below the top backend",
+                    s.downstream.len()
+                ),
+            );
+            return;
         }
         if !s.downstream.is_empty() && s.backend.kind == BackendKind::Contention {
             self.err(

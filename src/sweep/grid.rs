@@ -182,8 +182,9 @@ impl Shard {
 
     /// What is wrong with a shard read back from a manifest, which
     /// [`Shard::parse`] did not check: the field (`index` or `count`), its
-    /// value and why; `None` when it is `I/N` with 1 <= I <= N.
-    pub fn problem(&self) -> Option<(&'static str, usize, String)> {
+    /// value and why; `None` when it is `I/N` with 1 <= I <= N and N no
+    /// more than the `items` (points or cells, named by `noun`) of the grid.
+    pub fn problem(&self, items: usize, noun: &str) -> Option<(&'static str, usize, String)> {
         let Shard { index, count } = *self;
         if count == 0 {
             Some(("count", 0, "must be at least 1".into()))
@@ -191,9 +192,29 @@ impl Shard {
             Some(("index", 0, "is below 1 (the first shard is 1)".into()))
         } else if index > count {
             Some(("index", index, format!("is above shard.count {count}")))
+        } else if count > items.max(1) {
+            Some((
+                "count",
+                count,
+                format!("is above the {items} {noun} of the grid (a shard holds at least one)"),
+            ))
         } else {
             None
         }
+    }
+
+    /// Refuses more shards than the grid has `items` (points or cells,
+    /// named by `noun`): the extra shards would run nothing, and merging
+    /// would wait for every one of them.
+    pub fn fits(&self, items: usize, noun: &'static str) -> Result<(), GridError> {
+        if self.count > items.max(1) {
+            return Err(GridError::TooManyShards {
+                count: self.count,
+                items,
+                noun,
+            });
+        }
+        Ok(())
     }
 
     /// Whether point `i` belongs to this shard.

@@ -220,7 +220,15 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
         return Err(MergeError::NoShards);
     };
     for (origin, m, _) in &parts {
-        if let Some((field, value, why)) = m.shard.problem() {
+        if let Some((field, value, why)) = m.shard.problem(
+            m.points.min(
+                Grid {
+                    axes: m.axes.clone(),
+                }
+                .len(),
+            ),
+            "points",
+        ) {
             return Err(MergeError::BadShard {
                 origin: origin.clone(),
                 field,

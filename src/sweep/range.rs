@@ -11,6 +11,7 @@
 
 use crate::decimal::num;
 use crate::time::{parse_duration, NS_PER_SEC};
+use std::collections::HashMap;
 
 /// Most values one range may expand to.
 pub const MAX_VALUES: usize = 10_000;
@@ -173,6 +174,24 @@ pub fn expand_values(values: Vec<String>) -> Result<Vec<String>, RangeError> {
             None => out.push(v),
         }
     }
+    // Two points at the same value would be one point run twice, and a
+    // heatmap column drawn twice (one of them empty). Values are the same
+    // when they name the same quantity (`1s` and `1000ms`), or, for
+    // anything else, read the same.
+    let key = |v: &str| match quantity(v) {
+        Some(q) => format!("{:x}", (q + 0.0).to_bits()),
+        None => format!("text {}", v.trim()),
+    };
+    let mut seen: HashMap<String, usize> = HashMap::with_capacity(out.len());
+    for (i, v) in out.iter().enumerate() {
+        if let Some(&first) = seen.get(&key(v)) {
+            return Err(RangeError::Duplicate {
+                first: out[first].trim().to_string(),
+                second: v.trim().to_string(),
+            });
+        }
+        seen.insert(key(v), i);
+    }
     Ok(out)
 }
 
@@ -251,6 +270,41 @@ mod tests {
             v(&["50", "100", "200", "300", "1s"])
         );
         assert!(expand_values(v(&["1..2"])).is_err());
+    }
+
+    #[test]
+    fn a_value_given_twice_is_refused() {
+        let v = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        for (values, first, second) in [
+            (&["10", "10"][..], "10", "10"),
+            (&["10", "10.0"][..], "10", "10.0"),
+            (&["1s", "1000ms"][..], "1s", "1000ms"),
+            (&["1ns..2ns:5"][..], "1ns", "1ns"),
+            (&["50", "0..100:3"][..], "50", "50"),
+            (
+                &["\"none\"", "\"full\"", " \"none\""][..],
+                "\"none\"",
+                "\"none\"",
+            ),
+        ] {
+            let err = expand_values(v(values)).unwrap_err();
+            assert_eq!(
+                err,
+                RangeError::Duplicate {
+                    first: first.into(),
+                    second: second.into()
+                },
+                "{values:?}"
+            );
+        }
+        assert!(
+            expand_values(v(&["0", "-0"])).is_err(),
+            "0 and -0 are one value"
+        );
+        assert_eq!(
+            expand_values(v(&["none", "full"])).unwrap(),
+            v(&["none", "full"])
+        );
     }
 
     #[test]

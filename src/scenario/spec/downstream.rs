@@ -9,6 +9,10 @@ use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
+/// The most tiers `downstream` may hold: the model numbers tiers in one
+/// byte (the top backend is 0).
+pub const MAX_DOWNSTREAM: usize = u8::MAX as usize;
+
 /// The word that makes a tier use the policy being compared.
 pub const COMPARED: &str = "compared";
 

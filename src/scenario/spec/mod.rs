@@ -16,7 +16,7 @@ mod fault;
 
 pub use action::ActionSpec;
 pub use dist::DistSpec;
-pub use downstream::{DownstreamSpec, PolicyRef, COMPARED};
+pub use downstream::{DownstreamSpec, PolicyRef, COMPARED, MAX_DOWNSTREAM};
 pub use fault::FaultSpec;
 
 use crate::policy::{Policy, PolicySpec};
