@@ -171,17 +171,20 @@ impl Policy {
     }
 
     /// Attempts a request makes in `life` ns when every attempt fails at
-    /// once: its retry delays (jitter at its middle) summed until they pass
-    /// `life` or the attempt limit is reached. What a storm can cost, for
-    /// the run's estimate and the warnings.
-    pub fn attempts_within(&self, life: Nanos) -> f64 {
+    /// once, each failure bringing the server's `pushback` (if any) and
+    /// counting as a throttling error when `throttled`: its retry delays
+    /// (jitter at its middle) summed until they pass `life` or the attempt
+    /// limit is reached. What a storm can cost, for the run's estimate and
+    /// the warnings.
+    pub fn attempts_within(&self, life: Nanos, pushback: Option<Nanos>, throttled: bool) -> f64 {
         let limit = self.max_attempts.map_or(f64::INFINITY, f64::from);
-        let (mut attempts, mut waited, mut previous) = (1.0, 0u64, 0);
+        let (mut attempts, mut waited) = (1.0, 0u64);
+        let mut state = RetryState::default();
         for n in 1..=64u32 {
             if attempts >= limit {
                 return limit;
             }
-            let delay = self.retry_delay(n, &mut previous, 0.5);
+            let delay = self.next_delay(n, &mut state, 0.5, pushback, throttled);
             if delay == 0 {
                 // Retries that take no time stop the clock: the run
                 // reports that itself, better than any count.

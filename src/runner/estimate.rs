@@ -114,7 +114,9 @@ pub fn attempts_per_request(spec: &ScenarioSpec, policy: &Policy) -> f64 {
     let storm = (0..ARRIVALS)
         .map(|k| {
             let left = (longest as f64 * (k as f64 + 0.5) / ARRIVALS as f64) as u64;
-            policy.attempts_within(left.min(limit)).max(calm)
+            spec.storm_attempts(policy, left.min(limit))
+                .attempts
+                .max(calm)
         })
         .sum::<f64>()
         / ARRIVALS as f64;
@@ -256,6 +258,24 @@ mod tests {
         let s = with(r#", "deadline": "100ms""#);
         let a = attempts_per_request(s.spec(), &s.policies()[0]);
         assert!((a - (0.9 * 3.0 + 0.1 * 100.0)).abs() < 2.0, "{a}");
+    }
+
+    #[test]
+    fn a_pushback_honoured_exactly_sets_the_pace_of_a_storm() {
+        // A 1 s backoff, but the backend asks for 1 ms and the policy waits
+        // exactly that: the same 3 000 attempts as a 1 ms backoff.
+        let s = Scenario::from_json(
+            r#"{"name": "e", "duration": "60s", "bin": "1s",
+                "traffic": {"rate": 1000, "clients": 100},
+                "backend": {"workers": 10, "service_time": {"constant": {"value": "1ms"}},
+                            "retry_after": "1ms"},
+                "faults": [{"outage": {"start": "10s", "duration": "6s"}}],
+                "policies": [{"name": "p", "max_attempts": 0, "honor_retry_after": true,
+                  "pushback": "exact", "backoff": {"constant": {"delay": "1s"}}}]}"#,
+        )
+        .unwrap();
+        let a = attempts_per_request(s.spec(), &s.policies()[0]);
+        assert!((a - (0.9 * 3.0 + 0.1 * 3_000.0)).abs() < 2.0, "{a}");
     }
 
     #[test]

@@ -29,7 +29,12 @@ fn always_zero(d: Option<&DistSpec>) -> bool {
 
 /// Whether every retry of `p` goes out with no delay at all.
 fn zero_backoff(p: &Policy) -> bool {
-    match p.backoff {
+    zero_schedule(&p.backoff)
+}
+
+/// Whether every delay of `backoff` is zero.
+fn zero_schedule(backoff: &Backoff) -> bool {
+    match *backoff {
         Backoff::Constant { delay } => delay == 0,
         Backoff::Linear { initial, step, max } => max == 0 || (initial == 0 && step == 0),
         Backoff::Exponential { initial, max, .. } => initial == 0 || max == 0,
@@ -113,8 +118,20 @@ pub(crate) fn zero_time_loop(spec: &ScenarioSpec, policy: &Policy) -> Option<Str
     let zero_pushback = policy.honor_retry_after
         && policy.pushback == Pushback::Exact
         && spec.backend.retry_after.is_some_and(|d| d.ns() == 0);
+    // A throttling error (`resource_exhausted`) retried on a throttling
+    // backoff of zero.
+    let zero_throttled = policy
+        .throttling_backoff
+        .as_ref()
+        .is_some_and(zero_schedule)
+        && spec
+            .storm_failures()
+            .iter()
+            .any(|&(_, throttled)| throttled);
     let how = if endless_retries && zero_backoff(policy) {
         "its retries go out with no backoff, without limit"
+    } else if endless_retries && zero_throttled {
+        "its retries after throttling errors go out with no `throttling_backoff`, without limit"
     } else if endless_retries && zero_pushback {
         "its retries go out after exactly the backend's `retry_after`, which is 0, without limit"
     } else if closed {
@@ -125,7 +142,11 @@ pub(crate) fn zero_time_loop(spec: &ScenarioSpec, policy: &Policy) -> Option<Str
     // What would make time pass. A backend's own costs help only where
     // its instant answers pay them: a concurrency server rejects before
     // any cost (an outage's failures say `admission_cost` themselves).
-    let mut remedies = vec![if zero_pushback && !zero_backoff(policy) {
+    let mut remedies = vec![if zero_backoff(policy) {
+        "a backoff delay"
+    } else if zero_throttled {
+        "a `throttling_backoff` delay"
+    } else if zero_pushback {
         "a `backend.retry_after` above 0"
     } else {
         "a backoff delay"
@@ -269,16 +290,23 @@ const FLOOD_ATTEMPTS: f64 = 100_000.0;
 /// take minutes or hours, and most likely are not what was meant.
 fn retry_flood(spec: &ScenarioSpec, policy: &Policy) -> Option<String> {
     let (fault, span) = spec.incident_spans().max_by_key(|&(_, span)| span)?;
-    let attempts = policy.attempts_within(span.min(spec.retry_window(policy)));
+    let storm = spec.storm_attempts(policy, span.min(spec.retry_window(policy)));
+    let attempts = storm.attempts;
+    // The remedy for what sets the delays.
+    let lengthen = match (storm.pushback, policy.pushback) {
+        (Some(_), Pushback::Exact) => "raise `backend.retry_after` (honoured exactly)",
+        _ if storm.throttled => "lengthen the `throttling_backoff`",
+        _ => "lengthen the backoff",
+    };
     (attempts > FLOOD_ATTEMPTS).then(|| {
         format!(
             "policy {:?}: a request that fails through {} ({}) would make about {attempts:.1e} \
              attempts, since its retries follow each other within {}{}; the run may take very \
-             long: lengthen the backoff or limit `max_attempts`",
+             long: {lengthen} or limit `max_attempts`",
             policy.name,
             fault.incident_name(),
             Dur(span),
-            Dur(policy.retry_delay(1, &mut 0, 0.5)),
+            Dur(storm.first_delay),
             if policy.max_attempts.is_none() {
                 " and nothing limits the attempts"
             } else {
@@ -586,6 +614,54 @@ mod tests {
         assert_eq!(flood(r#"{"constant": {"delay": "1ms"}}"#, 0), None);
         let w = flood(r#"{"decorrelated": {"base": "1ns", "max": "1ns"}}"#, 0);
         assert!(w.is_some_and(|w| w.contains("5.0e9")));
+    }
+
+    #[test]
+    fn throttling_delays_and_exact_pushback_count_in_a_flood() {
+        let flood = |backend: &str, fault: &str, policy: &str| {
+            let s = scenario(
+                r#""rate": 200"#,
+                &format!(
+                    r#""workers": 5, "service_time": {{"constant": {{"value": "10ms"}}}}{backend}"#
+                ),
+                &format!(
+                    r#", "faults": [{{"outage": {{"start": "10s", "duration": "5s"{fault}}}}}]"#
+                ),
+                &format!(
+                    r#"{{"name": "p", "max_attempts": 0, "backoff": {{"constant": {{"delay": "1s"}}}}{policy}}}"#
+                ),
+            );
+            warnings(s.spec(), s.policies())
+                .into_iter()
+                .find(|p| p.path == "policies[0]")
+                .map(|p| p.message)
+        };
+        let throttling = r#", "throttling_backoff": {"constant": {"delay": "1us"}}"#;
+        let exhausted = r#", "status": "resource_exhausted""#;
+        // Throttling errors retried 1 µs apart.
+        let w = flood("", exhausted, throttling).expect("a flood");
+        assert!(
+            w.contains("5.0e6") && w.contains("`throttling_backoff`"),
+            "{w}"
+        );
+        // Not when the outage answers `unavailable`: the 1 s backoff holds.
+        assert_eq!(flood("", "", throttling), None);
+        // A 1 µs pushback honoured exactly; honoured as a floor, the 1 s
+        // backoff holds.
+        let pushback = r#", "retry_after": "1us""#;
+        let exact = r#", "honor_retry_after": true, "pushback": "exact""#;
+        let w = flood(pushback, "", exact).expect("a flood");
+        assert!(
+            w.contains("5.0e6") && w.contains("`backend.retry_after`"),
+            "{w}"
+        );
+        assert_eq!(flood(pushback, "", r#", "honor_retry_after": true"#), None);
+        assert_eq!(flood(pushback, "", ""), None);
+        // A throttling backoff of zero is a loop at one instant.
+        let zero = r#", "throttling_backoff": {"constant": {"delay": "0s"}}"#;
+        let w = flood("", exhausted, zero).expect("a loop");
+        assert!(w.contains("no `throttling_backoff`"), "{w}");
+        assert!(w.contains("add a `throttling_backoff` delay"), "{w}");
     }
 
     #[test]

@@ -79,6 +79,19 @@ fn default_bin() -> Dur {
 /// The top backend's tier name when the scenario gives none.
 pub const TOP_TIER: &str = "backend";
 
+/// What a storm can cost one request: see [`ScenarioSpec::storm_attempts`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StormAttempts {
+    /// Attempts it makes.
+    pub attempts: f64,
+    /// Its first retry delay.
+    pub first_delay: Nanos,
+    /// The pushback that set its delays, when the policy honours one.
+    pub pushback: Option<Nanos>,
+    /// Its delays follow the policy's `throttling_backoff`.
+    pub throttled: bool,
+}
+
 impl ScenarioSpec {
     /// Whether a run has something to recover from: an incident fault
     /// ([`FaultSpec::is_incident`]) or a load spike.
@@ -111,6 +124,68 @@ impl ScenarioSpec {
             .max_retry_duration
             .filter(|_| policy.max_attempts.is_some());
         deadline.min(age.unwrap_or(Nanos::MAX))
+    }
+
+    /// The ways an attempt can fail in a storm that change the retry
+    /// delay: `(pushback, throttled)` for a failure answered with the
+    /// backend's `retry_after` (if it has one) and counted as a throttling
+    /// error (`resource_exhausted`), for each status a fault or a rejection
+    /// can answer with, and a plain failure (a timeout) in every case.
+    pub fn storm_failures(&self) -> Vec<(Option<Nanos>, bool)> {
+        let pushback = self.backend.retry_after.map(|d| d.ns());
+        let statuses = self
+            .faults
+            .iter()
+            .filter_map(|f| match f {
+                FaultSpec::Outage { status, .. } | FaultSpec::Errors { status, .. } => {
+                    Some(*status)
+                }
+                _ => None,
+            })
+            .chain([self.backend.reject_status]);
+        let mut out = vec![(None, false)];
+        for status in statuses {
+            let pushed = matches!(status, Status::Unavailable | Status::ResourceExhausted);
+            let failure = (
+                pushback.filter(|_| pushed),
+                status == Status::ResourceExhausted,
+            );
+            if !out.contains(&failure) {
+                out.push(failure);
+            }
+        }
+        out
+    }
+
+    /// The most attempts a request failing through `life` ns can make under
+    /// `policy`, over [`ScenarioSpec::storm_failures`]: the count, the
+    /// first retry delay of that way of failing, and the way of failing.
+    pub fn storm_attempts(&self, policy: &Policy, life: Nanos) -> StormAttempts {
+        let mut worst: Option<StormAttempts> = None;
+        for (pushback, throttled) in self.storm_failures() {
+            let first = policy.next_delay(
+                1,
+                &mut crate::policy::RetryState::default(),
+                0.5,
+                pushback,
+                throttled,
+            );
+            let attempts = policy.attempts_within(life, pushback, throttled);
+            if worst.as_ref().is_none_or(|w| attempts > w.attempts) {
+                worst = Some(StormAttempts {
+                    attempts,
+                    first_delay: first,
+                    pushback: pushback.filter(|_| policy.honor_retry_after),
+                    throttled: throttled && policy.throttling_backoff.is_some(),
+                });
+            }
+        }
+        worst.unwrap_or(StormAttempts {
+            attempts: 1.0,
+            first_delay: 0,
+            pushback: None,
+            throttled: false,
+        })
     }
 
     /// The names of the tiers, the top backend first.
