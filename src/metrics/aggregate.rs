@@ -16,6 +16,27 @@
 
 use super::{BinRow, Extra, Recovery, RunResult};
 
+/// `items` grouped by policy index, the policies in order of first
+/// appearance and each group in input order (replication order): what
+/// every per-policy output walks. Linear in the items, as a scenario may
+/// compare thousands of policies.
+pub fn by_policy<T>(items: &[T], policy: impl Fn(&T) -> usize) -> Vec<(usize, Vec<&T>)> {
+    let mut slot: Vec<Option<usize>> = Vec::new();
+    let mut out: Vec<(usize, Vec<&T>)> = Vec::new();
+    for item in items {
+        let pi = policy(item);
+        if slot.len() <= pi {
+            slot.resize(pi + 1, None);
+        }
+        let at = *slot[pi].get_or_insert_with(|| {
+            out.push((pi, Vec::new()));
+            out.len() - 1
+        });
+        out[at].1.push(item);
+    }
+    out
+}
+
 /// The columns of `summary.csv` after `policy`, in file order; each
 /// variant is the column of the same name (see [`Col::name`], and
 /// `docs/model.md` for the definitions).
@@ -355,16 +376,9 @@ impl PolicySummary {
 /// Groups `figures` by policy (in order of first appearance) and averages
 /// each column.
 pub fn aggregate_figures(figures: &[RunFigures]) -> Vec<PolicySummary> {
-    let mut order: Vec<usize> = Vec::new();
-    for f in figures {
-        if !order.contains(&f.policy_index) {
-            order.push(f.policy_index);
-        }
-    }
-    order
+    by_policy(figures, |f| f.policy_index)
         .into_iter()
-        .map(|pi| {
-            let runs: Vec<&RunFigures> = figures.iter().filter(|f| f.policy_index == pi).collect();
+        .map(|(pi, runs)| {
             let mut mean = [None; NCOLS];
             let mut ci95 = [None; NCOLS];
             let mut count = [0; NCOLS];
@@ -541,6 +555,19 @@ pub fn band(runs: &[&RunResult], value: impl Fn(&BinRow) -> Option<f64>) -> Vec<
 mod tests {
     use super::*;
     use crate::metrics::RunSummary;
+
+    #[test]
+    fn groups_follow_first_appearance_and_keep_input_order() {
+        // (policy, replication) in the order a parallel run might finish.
+        let items = [(2, 0), (0, 0), (2, 1), (5, 0), (0, 1), (2, 2)];
+        let groups = by_policy(&items, |i| i.0);
+        let shape: Vec<(usize, Vec<u32>)> = groups
+            .iter()
+            .map(|(pi, g)| (*pi, g.iter().map(|i| i.1).collect()))
+            .collect();
+        assert_eq!(shape, [(2, vec![0, 1, 2]), (0, vec![0, 1]), (5, vec![0])]);
+        assert!(by_policy(&[] as &[(usize, u32)], |i| i.0).is_empty());
+    }
 
     fn run(pi: usize, rep: u32, attempts: u64, recovered: Option<f64>) -> RunResult {
         RunResult {

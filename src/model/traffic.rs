@@ -161,9 +161,11 @@ impl Profile {
         if t <= k[0].0 {
             return k[0].1;
         }
-        match k.iter().position(|&(at, _)| at > t) {
-            None => k[k.len() - 1].1,
-            Some(i) => {
+        // Knots are in time order: the first after `t` by bisection (a
+        // profile may hold many thousands).
+        match k.partition_point(|&(at, _)| at <= t) {
+            i if i == k.len() => k[k.len() - 1].1,
+            i => {
                 let (t0, r0) = k[i - 1];
                 let (t1, r1) = k[i];
                 r0 + (r1 - r0) * (t - t0) / (t1 - t0)
@@ -174,10 +176,7 @@ impl Profile {
     /// Index of the segment holding `t`: segment i spans knots[i-1]..knots[i]
     /// (segment 0 is before the first knot, the last is after the last knot).
     fn segment_of(&self, t: f64) -> usize {
-        self.knots
-            .iter()
-            .position(|&(at, _)| at > t)
-            .unwrap_or(self.knots.len())
+        self.knots.partition_point(|&(at, _)| at <= t)
     }
 
     /// End time of segment `i` (infinite for the last one).

@@ -5,6 +5,7 @@
 
 use super::format::{human_secs, percent};
 use crate::decimal::num;
+use crate::metrics::aggregate::by_policy;
 use crate::metrics::alerts::{evaluate, Firing, Rule, Rules};
 use crate::metrics::RunResult;
 use crate::scenario::spec::ScenarioSpec;
@@ -84,15 +85,9 @@ pub fn evaluate_all(scenario: &Scenario, results: &[RunResult]) -> Vec<RunAlerts
 /// replications in which it fired when there are several.
 pub fn summary_lines(scenario: &Scenario, alerts: &[RunAlerts]) -> Vec<String> {
     let spec = scenario.spec();
-    let mut policies: Vec<(usize, &str)> = Vec::new();
-    for a in alerts {
-        if !policies.iter().any(|p| p.0 == a.policy_index) {
-            policies.push((a.policy_index, &a.policy));
-        }
-    }
     let mut out = Vec::new();
-    for (pi, name) in policies {
-        let runs: Vec<&RunAlerts> = alerts.iter().filter(|a| a.policy_index == pi).collect();
+    for (_, runs) in by_policy(alerts, |a| a.policy_index) {
+        let name = runs[0].policy.as_str();
         let mut any = false;
         for rule in Rule::ALL {
             let fired: Vec<(&RunAlerts, Vec<&Firing>)> = runs

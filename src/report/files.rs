@@ -11,7 +11,7 @@ use super::alerting::RunAlerts;
 use super::format::{json_num, json_str};
 use crate::decimal::{num, opt};
 use crate::metrics::aggregate::PolicySummary;
-use crate::metrics::aggregate::{Col, RunFigures};
+use crate::metrics::aggregate::{by_policy, Col, RunFigures};
 use crate::metrics::columns::{
     extra_columns, extra_header, extra_row, replications_header, summary_header, summary_row, Cell,
 };
@@ -213,15 +213,8 @@ pub fn summary_json(
 /// attempts. Rows run from 1 to the largest count seen (0 appears only for
 /// requests an open breaker refused before any attempt).
 pub fn attempt_rows(results: &[RunResult]) -> Vec<(String, usize, usize, f64, f64)> {
-    let mut order: Vec<usize> = Vec::new();
-    for r in results {
-        if !order.contains(&r.policy_index) {
-            order.push(r.policy_index);
-        }
-    }
     let mut out = Vec::new();
-    for pi in order {
-        let runs: Vec<&RunResult> = results.iter().filter(|r| r.policy_index == pi).collect();
+    for (pi, runs) in by_policy(results, |r| r.policy_index) {
         let n = runs.len() as f64;
         let len = runs
             .iter()

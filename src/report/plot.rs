@@ -24,7 +24,7 @@
 use super::format::human_secs;
 use crate::decimal::num;
 use crate::error::OutputError;
-use crate::metrics::aggregate::{aggregate, band, BandPoint, Col, PolicySummary};
+use crate::metrics::aggregate::{aggregate, band, by_policy, BandPoint, Col, PolicySummary};
 use crate::metrics::{BinRow, Recovery, RunResult};
 use crate::scenario::spec::FaultSpec;
 use crate::scenario::Scenario;
@@ -142,18 +142,14 @@ struct PolicyRuns<'a> {
 }
 
 fn group(results: &[RunResult]) -> Vec<PolicyRuns<'_>> {
-    let mut out: Vec<PolicyRuns> = Vec::new();
-    for r in results {
-        match out.iter_mut().find(|p| p.index == r.policy_index) {
-            Some(p) => p.runs.push(r),
-            None => out.push(PolicyRuns {
-                index: r.policy_index,
-                name: r.policy.clone(),
-                runs: vec![r],
-            }),
-        }
-    }
-    out
+    by_policy(results, |r| r.policy_index)
+        .into_iter()
+        .map(|(index, runs)| PolicyRuns {
+            index,
+            name: runs[0].policy.clone(),
+            runs,
+        })
+        .collect()
 }
 
 /// Splits a series with gaps into drawable pieces.
