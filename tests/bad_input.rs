@@ -260,6 +260,38 @@ fn unreadable_files() {
     assert!(err.contains("does-not-exist.json") && !err.contains("panicked"));
 }
 
+/// A YAML scenario gets a word about formats, not a TOML parser's
+/// complaint about its first line; JSON in a `.yaml` file is read.
+#[test]
+fn yaml_scenarios_are_named_as_such() {
+    let t = tempfile::tempdir().unwrap();
+    let yaml = t.path().join("s.yaml");
+    std::fs::write(&yaml, "name: t\nduration: 10s\n").unwrap();
+    let (code, err) = retrysim(&["check", &yaml.display().to_string()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("s.yaml: scenarios are JSON or TOML, not YAML"),
+        "{err}"
+    );
+    let toy = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/hotos21-toy.json"),
+    )
+    .unwrap();
+    let json_in_yaml = t.path().join("toy.yml");
+    std::fs::write(&json_in_yaml, toy).unwrap();
+    let (code, err) = retrysim(&["check", &json_in_yaml.display().to_string()]);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+/// `ok` in `retry_on` is refused where it stands.
+#[test]
+fn retrying_a_success_is_refused() {
+    run_bad_set(
+        r#"policies.0.retry_on=["unavailable", "ok"]"#,
+        &["policies[0].retry_on[1]", "`ok` is a success"],
+    );
+}
+
 /// Two scenarios of one name would write one report folder: refused
 /// before anything runs.
 #[test]
@@ -723,4 +755,25 @@ fn an_endless_input_is_refused_not_read_into_memory() {
         err.contains("<stdin>: cannot read: it holds more than"),
         "{err}"
     );
+}
+
+/// Constraints no candidate could meet are refused before any run.
+#[test]
+fn tune_refuses_constraints_that_cannot_be_met() {
+    for (flag, value, want) in [
+        (
+            "--max-task-age",
+            "0s",
+            "--max-task-age 0s: must be a duration greater than 0",
+        ),
+        (
+            "--max-peak-load",
+            "0",
+            "--max-peak-load 0: must be a ratio greater than 0",
+        ),
+    ] {
+        let (code, err) = retrysim(&["tune", "tests/good/minimal.json", flag, value]);
+        assert_eq!(code, Some(2), "{flag}: {err}");
+        assert!(err.contains(want), "{flag}: {err}");
+    }
 }

@@ -79,6 +79,15 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
             }
         }
     }
+    if let Some(age) = args.max_task_age.filter(|a| a.ns() == 0) {
+        return Err(InvalidInput::Flag {
+            flag: format!("--max-task-age {age}"),
+            message: "must be a duration greater than 0 (every task is older than 0 once it \
+                      exists, so no candidate could meet it)"
+                .into(),
+        }
+        .into());
+    }
     if let Some(m) = args.max_peak_load {
         if !(m.is_finite() && m > 0.0) {
             return Err(InvalidInput::Flag {

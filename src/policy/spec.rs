@@ -175,6 +175,16 @@ impl PolicySpec {
         if let Some(b) = &self.backoff {
             b.check(&format!("{path}.backoff"), c);
         }
+        if let Some(i) = self
+            .retry_on
+            .as_ref()
+            .and_then(|list| list.iter().position(|s| *s == Status::Ok))
+        {
+            c.err(
+                format!("{path}.retry_on[{i}]"),
+                "`ok` is a success, never retried; list the failure statuses to retry",
+            );
+        }
         if let Some(j) = &self.jitter {
             j.check(&format!("{path}.jitter"), c);
         }

@@ -253,6 +253,21 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
                 .to_string(),
         );
     }
+    if let Some(d) = &spec.dispatcher {
+        if let Some(t) = d.throttling.as_ref() {
+            if t.min_rate >= d.max_dispatches_per_second {
+                warn(
+                    "dispatcher.throttling.min_rate",
+                    format!(
+                        "{} is not below max_dispatches_per_second ({}): the throttled rate can \
+                         never drop below the maximum (only its `retry_after` pauses act)",
+                        crate::decimal::num(t.min_rate),
+                        crate::decimal::num(d.max_dispatches_per_second)
+                    ),
+                );
+            }
+        }
+    }
     if b.retry_after.is_some() && !policies.iter().any(|p| p.honor_retry_after) {
         warn(
             "backend.retry_after",
@@ -614,6 +629,26 @@ mod tests {
         assert_eq!(flood(r#"{"constant": {"delay": "1ms"}}"#, 0), None);
         let w = flood(r#"{"decorrelated": {"base": "1ns", "max": "1ns"}}"#, 0);
         assert!(w.is_some_and(|w| w.contains("5.0e9")));
+    }
+
+    #[test]
+    fn a_throttling_floor_at_the_maximum_is_flagged() {
+        let flagged = |min_rate: &str| {
+            let s = scenario(
+                r#""rate": 10, "clients": 10"#,
+                r#""workers": 1, "service_time": {"constant": {"value": "1ms"}}"#,
+                &format!(
+                    r#", "dispatcher": {{"max_dispatches_per_second": 50,
+                        "throttling": {{"min_rate": {min_rate}}}}}"#
+                ),
+                r#"{"name": "q", "preset": "cloud-tasks-default"}"#,
+            );
+            warnings(s.spec(), s.policies())
+                .into_iter()
+                .any(|w| w.path == "dispatcher.throttling.min_rate")
+        };
+        assert!(flagged("50") && flagged("1e300"));
+        assert!(!flagged("1"));
     }
 
     #[test]

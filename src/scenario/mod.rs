@@ -256,6 +256,17 @@ pub fn load_str(text: &str, origin: &str, sets: &[String]) -> Result<Scenario, I
             origin: origin.to_string(),
         });
     }
+    let lower = origin.trim().to_ascii_lowercase();
+    if (lower.ends_with(".yaml") || lower.ends_with(".yml")) && !text.trim_start().starts_with('{')
+    {
+        // Read as TOML, YAML fails with a TOML parser's complaint about
+        // its first line: say what is wrong instead.
+        return Err(InvalidInput::At(Located::whole(
+            origin,
+            "scenarios are JSON or TOML, not YAML: write it as JSON or TOML (`retrysim import \
+             gcloud` reads a Cloud Tasks queue's YAML and prints the policy block)",
+        )));
+    }
     let format = Format::detect(origin, text);
     let spec = load::parse(text, origin, format, sets)?;
     if let Err(problems) = validate(&spec) {
