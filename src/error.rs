@@ -354,6 +354,15 @@ pub enum InvalidInput {
     },
 }
 
+/// ` (as X)` when a repeated value was written differently the first time.
+fn same_as(first: &str, second: &str) -> String {
+    if first == second {
+        String::new()
+    } else {
+        format!(" (as {first})")
+    }
+}
+
 /// The first few items of a long list, and how many more there are (a
 /// merge can miss millions of shards).
 fn first_of(list: &[String]) -> String {
@@ -793,7 +802,7 @@ pub enum RangeError {
     },
     /// A value listed twice, or two that name the same quantity (a range
     /// finer than its unit rounds to repeats).
-    #[error("{second:?} is the value {first:?} again: each point of an axis must differ (a range finer than its unit repeats values)")]
+    #[error("the value {second} is given twice{}: each point of an axis must differ (a range finer than its unit repeats values)", same_as(.first, .second))]
     Duplicate {
         /// The value as first given.
         first: String,
