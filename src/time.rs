@@ -229,7 +229,14 @@ impl Visitor<'_> for DurVisitor {
         parse_duration(v).map_err(E::custom)
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dur, E> {
-        secs_to_dur(v, &v.to_string()).map_err(E::custom)
+        // A huge number of seconds is quoted as written in exponent form,
+        // not as its thirty digits.
+        let text = if v.abs() >= 1e15 {
+            format!("{v:e}")
+        } else {
+            v.to_string()
+        };
+        secs_to_dur(v, &text).map_err(E::custom)
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
         secs_to_dur(v as f64, &v.to_string()).map_err(E::custom)
