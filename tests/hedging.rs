@@ -118,3 +118,48 @@ fn pushback_delays_the_next_hedge_and_the_outage_multiplies_attempts() {
     assert!(hedges_at(&later, 6.0, 6.2) > 10.0);
     assert!(later.summary.attempts < now.summary.attempts);
 }
+
+/// A hedge is a retry to the budget that goes at once or not at all: a
+/// `rate` budget (1/s, burst 1) lets one through per token, none on
+/// credit, so 20 s of hedging every 10 ms sends about 21 hedges, not four
+/// per request.
+#[test]
+fn a_rate_budget_lets_a_hedge_go_only_with_a_token_in_hand() {
+    let json = r#"{"name": "hr", "duration": "20s",
+        "traffic": {"rate": 50, "arrival": "uniform"},
+        "backend": {"workers": 100, "service_time": {"constant": {"value": "100ms"}}},
+        "policies": [{"name": "h", "hedging": {"delay": "10ms", "max_attempts": 5},
+            "budget": {"rate": {"per_second": 1, "burst": 1, "scope": "global"}}}]}"#;
+    let r = simulate(&Scenario::from_json(json).unwrap(), 0, 0).unwrap();
+    let hedges = r.summary.attempts - r.summary.requests;
+    assert!((19..=21).contains(&hedges), "{hedges} hedges");
+}
+
+/// A request whose hedging was stopped ends for the reason that stopped
+/// it, when its last attempt out fails: switched-off retries, or the
+/// budget (not the attempt limit).
+#[test]
+fn stopped_hedging_ends_for_the_reason_that_stopped_it() {
+    let run = |extra: &str, budget: &str| {
+        let json = format!(
+            r#"{{"name": "hs", "duration": "10s",
+                "traffic": {{"rate": 50, "attempt_timeout": "100ms"}},
+                "backend": {{"workers": 5, "service_time": {{"constant": {{"value": "1ms"}}}}}},
+                "faults": [{{"blackhole": {{"start": "2s", "duration": "8s"}}}}] {extra},
+                "policies": [{{"name": "h", "hedging": {{"delay": "20ms", "max_attempts": 3,
+                    "non_fatal": ["deadline_exceeded"]}} {budget}}}]}}"#
+        );
+        simulate(&Scenario::from_json(&json).unwrap(), 0, 0)
+            .unwrap()
+            .summary
+    };
+    let off = run(r#", "actions": [{"disable_retries": {"at": "0s"}}]"#, "");
+    assert!(off.dropped_retries_disabled > 300, "{off:?}");
+    assert_eq!(off.dropped_budget + off.max_attempts_reached, 0, "{off:?}");
+    let quota = run(
+        "",
+        r#", "budget": {"quota": {"capacity": 5, "cost": 5, "refund": 0, "scope": "global"}}"#,
+    );
+    assert!(quota.dropped_budget > 300, "{quota:?}");
+    assert_eq!(quota.max_attempts_reached, 0, "{quota:?}");
+}

@@ -42,6 +42,9 @@ pub enum Hedge {
     After(Nanos),
     /// No hedge follows: the request ends when no attempt is left out.
     NoMore,
+    /// The next hedge was refused (by the budget, or with retries switched
+    /// off): hedging stops for this reason.
+    Refused(GiveUp),
     /// A fatal status: the request fails.
     Fatal,
 }
@@ -306,28 +309,29 @@ impl<'a> Clients<'a> {
             HedgeStep::Fatal => Hedge::Fatal,
             HedgeStep::NoMore => Hedge::NoMore,
             HedgeStep::SendAfter(d) => Hedge::After(d),
-            HedgeStep::SendNow => {
-                if self.may_hedge(now, r) {
-                    Hedge::Now
-                } else {
-                    Hedge::NoMore
-                }
-            }
+            HedgeStep::SendNow => match self.may_hedge(now, r) {
+                Ok(()) => Hedge::Now,
+                Err(why) => Hedge::Refused(why),
+            },
         }
     }
 
     /// Whether `r` may send its next hedge now: retries are on and the
-    /// budget allows it (a hedge is a retry to the budget, A6). A budget
-    /// that delays (`rate`) is not meant for hedging; its wait is ignored.
-    pub fn may_hedge(&mut self, now: Nanos, r: &mut Request) -> bool {
+    /// budget allows it at once (a hedge is a retry to the budget, A6; a
+    /// `rate` budget lets it go only with a token in hand). `Err` says why
+    /// not.
+    pub fn may_hedge(&mut self, now: Nanos, r: &mut Request) -> Result<(), GiveUp> {
         if self.retries_disabled {
-            return false;
+            return Err(GiveUp::RetriesDisabled);
         }
-        match self.budgets.as_mut().map(|b| b.of(r.client)) {
-            Some(b) => b
-                .try_retry(now, Status::Unavailable, false, &mut r.mark)
-                .is_some(),
+        let allowed = match self.budgets.as_mut() {
+            Some(b) => b.of(r.client).try_hedge(now, &mut r.mark),
             None => true,
+        };
+        if allowed {
+            Ok(())
+        } else {
+            Err(GiveUp::Budget)
         }
     }
 

@@ -114,6 +114,10 @@ pub enum Phase {
 const OPEN_ATTEMPTS: u8 = 0b1_1111;
 /// Bit of [`Request::open`] set once hedging is frozen for the request.
 const FROZEN: u8 = 0b1000_0000;
+/// Bits of [`Request::open`] that say why hedging was frozen (see
+/// [`Requests::frozen_why`]).
+const FROZEN_WHY: u8 = 0b0110_0000;
+const FROZEN_WHY_SHIFT: u32 = 5;
 /// No hedge timer armed.
 const NO_HEDGE: Nanos = Nanos::MAX;
 
@@ -407,12 +411,30 @@ impl Requests {
         (self.slots[slot as usize].open & OPEN_ATTEMPTS).count_ones()
     }
 
-    /// No more hedges may go for this request (a budget refused one).
-    pub fn freeze_hedging(&mut self, slot: u32) {
-        self.slots[slot as usize].open |= FROZEN;
+    /// No more hedges may go for this request: `why` refused one (the
+    /// budget, retries switched off, or an open breaker), which is how the
+    /// request ends once its last attempt out fails.
+    pub fn freeze_hedging(&mut self, slot: u32, why: GiveUp) {
+        let code = match why {
+            GiveUp::RetriesDisabled => 1,
+            GiveUp::Breaker => 2,
+            _ => 0,
+        };
+        let r = &mut self.slots[slot as usize];
+        r.open = (r.open & !FROZEN_WHY) | FROZEN | (code << FROZEN_WHY_SHIFT);
         if let Some(at) = self.hedge_at.get_mut(slot as usize) {
             *at = NO_HEDGE;
         }
+    }
+
+    /// Why hedging was frozen for the request in `slot`, if it was.
+    pub fn frozen_why(&self, slot: u32) -> Option<GiveUp> {
+        let open = self.slots[slot as usize].open;
+        (open & FROZEN != 0).then(|| match (open & FROZEN_WHY) >> FROZEN_WHY_SHIFT {
+            1 => GiveUp::RetriesDisabled,
+            2 => GiveUp::Breaker,
+            _ => GiveUp::Budget,
+        })
     }
 
     /// Whether hedging is frozen for the request in `slot`.
@@ -864,7 +886,7 @@ mod tests {
         assert!(t.hedge_due(s, 0, 80));
         assert!(!t.hedge_due(s, 0, 80), "spent");
         t.arm_hedge(s, 90);
-        t.freeze_hedging(s);
+        t.freeze_hedging(s, GiveUp::Budget);
         assert!(!t.hedge_due(s, 0, 90));
         t.close(s);
         assert!(!t.is_current(a1) && !t.is_current(a3));

@@ -574,20 +574,19 @@ impl<'a> Sim<'a> {
         if !h.more_after(self.reqs[slot as usize].attempts) {
             return;
         }
-        if self.clients.may_hedge(now, &mut self.reqs[slot as usize]) {
-            self.send_attempt(now, slot);
-        } else {
-            self.stop_hedging(now, slot);
+        match self.clients.may_hedge(now, &mut self.reqs[slot as usize]) {
+            Ok(()) => self.send_attempt(now, slot),
+            Err(why) => self.stop_hedging(now, slot, why),
         }
     }
 
-    /// No more hedges for the request in `slot` (its budget refused one);
-    /// it is over (dropped) when none of its attempts is still out.
+    /// No more hedges for the request in `slot` (`why` refused one); it is
+    /// over, for that reason, when none of its attempts is still out.
     #[inline(never)]
-    fn stop_hedging(&mut self, now: Nanos, slot: u32) {
-        self.reqs.freeze_hedging(slot);
+    fn stop_hedging(&mut self, now: Nanos, slot: u32, why: GiveUp) {
+        self.reqs.freeze_hedging(slot, why);
         if self.reqs.open_attempts(slot) == 0 {
-            self.finish(now, slot, Some(GiveUp::Budget));
+            self.finish(now, slot, Some(why));
         }
     }
 
@@ -638,7 +637,7 @@ impl<'a> Sim<'a> {
             // backend. A refused hedge only stops hedging while other
             // attempts are out.
             if self.reqs.open_attempts(slot) > 0 {
-                self.reqs.freeze_hedging(slot);
+                self.reqs.freeze_hedging(slot, GiveUp::Breaker);
             } else {
                 self.finish(now, slot, Some(GiveUp::Breaker));
             }
@@ -748,20 +747,17 @@ impl<'a> Sim<'a> {
             Hedge::After(d) => {
                 self.arm_hedge(now, slot, d);
             }
+            Hedge::Refused(why) => self.stop_hedging(now, slot, why),
             Hedge::NoMore => {
-                if !frozen && self.reqs[slot as usize].attempts < self.max_hedges() {
-                    // Refused by the budget (or retries switched off).
-                    self.stop_hedging(now, slot);
-                } else if self.reqs.open_attempts(slot) == 0 {
-                    // Every hedge is out and failed: the attempt limit.
-                    self.finish(now, slot, Some(GiveUp::Limits));
+                if self.reqs.open_attempts(slot) == 0 {
+                    // Its last attempt out failed: hedging was stopped
+                    // (for the reason that stopped it), or every hedge is
+                    // out (the attempt limit).
+                    let why = self.reqs.frozen_why(slot).unwrap_or(GiveUp::Limits);
+                    self.finish(now, slot, Some(why));
                 }
             }
         }
-    }
-
-    fn max_hedges(&self) -> u32 {
-        self.policy.hedging.map_or(1, |h| h.max_attempts)
     }
 
     fn succeed(&mut self, now: Nanos, slot: u32, attempt: u32) {

@@ -431,6 +431,21 @@ impl RateBucket {
             (-self.tokens / self.rate).ceil() as Nanos
         }
     }
+
+    /// Takes a token at `now` only when one is there (x/time/rate's
+    /// `Allow`): no debt, no wait.
+    fn allow(&mut self, now: Nanos) -> bool {
+        if now > self.last {
+            self.tokens = (self.tokens + (now - self.last) as f64 * self.rate).min(self.burst);
+            self.last = now;
+        }
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
 }
 
 /// The ratio budget's sliding window: deposits minus withdrawals per slot.
@@ -674,6 +689,18 @@ impl Budget {
     pub fn on_failure(&mut self, _now: Nanos) {
         if let State::TokenBucket { tokens, .. } = &mut self.state {
             *tokens = (*tokens - SCALE as i64).max(0);
+        }
+    }
+
+    /// Asks to send a hedge at `now`: a retry to the budget that goes at
+    /// once or not at all, so a `rate` budget lets it go only when a token
+    /// is there now (a hedge that waited for one would be no hedge).
+    pub fn try_hedge(&mut self, now: Nanos, mark: &mut Mark) -> bool {
+        match &mut self.state {
+            State::Rate(b) => b.allow(now),
+            _ => self
+                .try_retry(now, Status::Unavailable, false, mark)
+                .is_some(),
         }
     }
 
@@ -1072,6 +1099,26 @@ mod tests {
             Some(0)
         );
         assert!((r.level() - 9.0).abs() < 1e-9, "{}", r.level());
+    }
+
+    #[test]
+    fn a_rate_budget_hedges_only_with_a_token_in_hand() {
+        // 10/s, burst 3: three hedges at once, then none on credit; a
+        // token is back 100 ms later, and a refusal took nothing.
+        let mut r = Budget::new(&BudgetSpec::Rate {
+            per_second: 10.0,
+            burst: 3.0,
+            scope: BudgetScope::Client,
+        });
+        let mut m = 0;
+        let now: Vec<bool> = (0..5).map(|_| r.try_hedge(0, &mut m)).collect();
+        assert_eq!(now, [true, true, true, false, false]);
+        assert!(r.level().abs() < 1e-9, "no debt: {}", r.level());
+        assert!(!r.try_hedge(S / 20, &mut m));
+        assert!(r.try_hedge(S / 10, &mut m));
+        // Other budgets decide a hedge as a retry.
+        let mut q = quota();
+        assert_eq!((0..200).filter(|_| q.try_hedge(0, &mut m)).count(), 100);
     }
 
     #[test]
