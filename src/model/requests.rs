@@ -430,7 +430,7 @@ impl Requests {
     /// Why hedging was frozen for the request in `slot`, if it was.
     pub fn frozen_why(&self, slot: u32) -> Option<GiveUp> {
         let open = self.slots[slot as usize].open;
-        (open & FROZEN != 0).then(|| match (open & FROZEN_WHY) >> FROZEN_WHY_SHIFT {
+        (open & FROZEN != 0).then_some(match (open & FROZEN_WHY) >> FROZEN_WHY_SHIFT {
             1 => GiveUp::RetriesDisabled,
             2 => GiveUp::Breaker,
             _ => GiveUp::Budget,
