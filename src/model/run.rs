@@ -30,7 +30,7 @@ use crate::engine::{stop, stream, watch, EventQueue, LaneId, OldestFirst, Stream
 pub use crate::error::RunError;
 use crate::metrics::{recovery, RunResult};
 use crate::policy::{Backoff, Policy};
-use crate::scenario::spec::ScenarioSpec;
+use crate::scenario::spec::{Mode, ScenarioSpec};
 use crate::scenario::Scenario;
 use crate::status::Status;
 use crate::time::{secs, Nanos};
@@ -38,10 +38,20 @@ use crate::time::{secs, Nanos};
 mod chain;
 
 /// Events at one instant beyond which a run is considered stuck: far more
-/// than any real instant holds (a burst of every client at once included),
-/// reached within seconds of wall time when time stops.
-fn stall_limit(clients: u32) -> u64 {
-    10_000_000 + 64 * u64::from(clients)
+/// than any real instant holds (a burst of every client at once, each
+/// spending every attempt its policy allows, included), reached within
+/// seconds of wall time when time stops. A closed loop's clients start
+/// request after request, so their attempt limit bounds nothing.
+fn stall_limit(spec: &ScenarioSpec, policy: &Policy) -> u64 {
+    let attempts = match (spec.traffic.mode, policy.max_attempts) {
+        (Mode::Closed, _) | (_, None) => 1,
+        (_, Some(m)) => u64::from(m.max(1)),
+    };
+    10_000_000u64.saturating_add(
+        64u64
+            .saturating_mul(attempts)
+            .saturating_mul(u64::from(spec.traffic.clients)),
+    )
 }
 
 /// Simulates policy `policy_index` of `scenario`, replication `replication`.
@@ -224,7 +234,7 @@ impl<'a> Sim<'a> {
     /// Runs to the end. Returns the instant and the event count when time
     /// stopped advancing there (see [`stall_limit`]).
     fn run(&mut self) -> Result<Option<(Nanos, u64)>, RunError> {
-        let limit = stall_limit(self.spec.traffic.clients);
+        let limit = stall_limit(self.spec, self.policy);
         // No event is at `Nanos::MAX` (the run ends before), so the first
         // event starts an instant.
         let (mut instant, mut at_instant) = (Nanos::MAX, 0u64);
@@ -971,6 +981,29 @@ mod tests {
     const ONCE: &str = r#"{"name": "once"}"#;
     const RETRY: &str =
         r#"{"name": "r", "max_attempts": 3, "backoff": {"constant": {"delay": "1s"}}}"#;
+
+    #[test]
+    fn the_stall_limit_leaves_room_for_every_attempt_of_a_burst() {
+        let limit = |traffic: &str, attempts: i64| {
+            let s = Scenario::from_json(&format!(
+                r#"{{"name": "t", "duration": "10s", "traffic": {{{traffic}}},
+                    "backend": {{"workers": 1, "service_time": {{"constant": {{"value": "1ms"}}}}}},
+                    "policies": [{{"name": "p", "max_attempts": {attempts},
+                      "backoff": {{"constant": {{"delay": "0s"}}}}}}]}}"#
+            ))
+            .unwrap();
+            stall_limit(s.spec(), &s.policies()[0])
+        };
+        // 200 000 clients failing 60 attempts each at one instant: two
+        // events an attempt, 24 M in all, a finite instant.
+        let burst = r#""mode": "burst", "clients": 200000"#;
+        assert!(limit(burst, 60) > 2 * 60 * 200_000);
+        // Unlimited attempts, or a closed loop (its clients start request
+        // after request), get no such room: those instants never end.
+        assert_eq!(limit(burst, 0), 10_000_000 + 64 * 200_000);
+        let closed = r#""mode": "closed", "clients": 200000"#;
+        assert_eq!(limit(closed, 60), 10_000_000 + 64 * 200_000);
+    }
 
     #[test]
     fn a_request_crosses_the_network_twice_around_its_service() {
