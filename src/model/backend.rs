@@ -440,7 +440,7 @@ impl Backend {
             // `w` is the attempt's slot in service.
             if self.calls_down {
                 if let Some(Work::Serve(job)) = server.peek(w, wgen) {
-                    self.hold(w, wgen, job);
+                    self.hold(now, w, wgen, job, m);
                     return;
                 }
             }
@@ -455,17 +455,18 @@ impl Backend {
             return;
         }
         if let (true, Work::Serve(job)) = (self.calls_down, worker.work) {
-            self.hold(w, wgen, job);
+            self.hold(now, w, wgen, job, m);
             return;
         }
         self.complete(now, worker.work, reqs, m);
         self.worker_free(w, reqs, m);
     }
 
-    /// Worker `w` has served `job` and now calls the tier below, still busy
-    /// (the attempt counts as served when the calls are over, at the same
-    /// time as it may count as wasted: see [`Backend::release`]).
-    fn hold(&mut self, w: u32, wgen: u32, job: Job) {
+    /// Worker `w` has served `job` and now calls the tier below, still busy.
+    fn hold(&mut self, now: Nanos, w: u32, wgen: u32, job: Job, m: &mut Meter) {
+        if m.counted(now) {
+            m.summary.served += 1;
+        }
         self.out.push(Effect::Hold {
             worker: w,
             wgen,
@@ -507,11 +508,6 @@ impl Backend {
             }
             Kind::Contention(_) => unreachable!("a contention backend calls no tier"),
         };
-        // Served now that its calls are over, and wasted if its caller has
-        // stopped waiting: both counted from the same instant, so wasted
-        // never exceeds served across the warm-up's end.
-        let counted = m.counted(now);
-        m.summary.served += counted as u64;
         if reqs.is_current(job) {
             let status = match result {
                 Some(Status::Ok) => self.served_error().unwrap_or(Status::Ok),
@@ -521,7 +517,9 @@ impl Backend {
             self.settle(job, status == Status::Ok, Some(status));
         } else {
             m.col.now.wasted += 1;
-            m.summary.wasted += counted as u64;
+            if m.counted(now) {
+                m.summary.wasted += 1;
+            }
             self.settle(job, result == Some(Status::Ok), None);
         }
         match self.kind {
