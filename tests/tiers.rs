@@ -282,3 +282,32 @@ fn bad_tier_definitions_are_refused_with_their_field() {
     assert_eq!(err.matches("downstream[0].policy").count(), 1, "{err}");
     assert!(err.contains("hedging is modelled at the top only"), "{err}");
 }
+
+/// Wasted work is part of the served work at every tier, across the
+/// warm-up's end too: an attempt that calls a tier below counts as wasted
+/// (when its calls end) only if its service counted as served.
+#[test]
+fn wasted_never_exceeds_served_at_any_tier() {
+    let s = Scenario::from_json(
+        r#"{"name": "wf", "duration": "10s", "warmup": "5s",
+            "traffic": {"rate": 100, "attempt_timeout": "500ms"},
+            "backend": {"workers": 100, "service_time": {"constant": {"value": "1ms"}}},
+            "downstream": [{"name": "db",
+                "backend": {"workers": 10, "service_time": {"constant": {"value": "1ms"}}}}],
+            "faults": [{"blackhole": {"start": "0s", "duration": "10s", "tier": "db"}}],
+            "policies": [{"name": "p"}]}"#,
+    )
+    .unwrap();
+    let r = run(&s, 0);
+    for t in &r.tiers {
+        assert!(
+            t.wasted <= t.served,
+            "{}: {} wasted, {} served",
+            t.name,
+            t.wasted,
+            t.served
+        );
+    }
+    let top = &r.summary;
+    assert!(top.wasted > 400 && top.wasted <= top.served, "{top:?}");
+}

@@ -135,6 +135,10 @@ pub struct Backend {
     /// A tier below this one: a served attempt holds its worker for the
     /// calls to it ([`Effect::Hold`]).
     calls_down: bool,
+    /// Per worker (or slot in service) holding for calls below: whether
+    /// its attempt counted as served (its service ended after the warm-up),
+    /// so that its waste, known only when the calls end, is counted alike.
+    held_counted: Vec<bool>,
     /// What the last calls decided, oldest first; the run drains it.
     pub out: Vec<Effect>,
 }
@@ -173,6 +177,7 @@ impl Backend {
             rng_service,
             rng_faults,
             calls_down: false,
+            held_counted: Vec::new(),
             out: Vec::new(),
         }
     }
@@ -464,9 +469,13 @@ impl Backend {
 
     /// Worker `w` has served `job` and now calls the tier below, still busy.
     fn hold(&mut self, now: Nanos, w: u32, wgen: u32, job: Job, m: &mut Meter) {
-        if m.counted(now) {
-            m.summary.served += 1;
+        let counted = m.counted(now);
+        m.summary.served += counted as u64;
+        let w_index = w as usize;
+        if self.held_counted.len() <= w_index {
+            self.held_counted.resize(w_index + 1, false);
         }
+        self.held_counted[w_index] = counted;
         self.out.push(Effect::Hold {
             worker: w,
             wgen,
@@ -483,7 +492,6 @@ impl Backend {
     /// Stale (nothing happens) when a crash took the work away since.
     pub fn release(
         &mut self,
-        now: Nanos,
         w: u32,
         wgen: u32,
         result: Option<Status>,
@@ -517,7 +525,9 @@ impl Backend {
             self.settle(job, status == Status::Ok, Some(status));
         } else {
             m.col.now.wasted += 1;
-            if m.counted(now) {
+            // Counted as its service was: wasted work is part of the
+            // served work across the warm-up's end too.
+            if self.held_counted.get(w as usize).copied().unwrap_or(false) {
                 m.summary.wasted += 1;
             }
             self.settle(job, result == Some(Status::Ok), None);

@@ -480,12 +480,12 @@ impl<'a> Sim<'a> {
     fn release_worker(&mut self, now: Nanos, k: usize, w: u32, wgen: u32, result: Option<Status>) {
         if k == 0 {
             self.backend
-                .release(now, w, wgen, result, &self.reqs, &mut self.meter);
+                .release(w, wgen, result, &self.reqs, &mut self.meter);
             self.apply_backend_effects(now);
         } else {
             let tier = &mut self.tiers[k - 1];
             tier.backend
-                .release(now, w, wgen, result, &tier.calls, &mut tier.meter);
+                .release(w, wgen, result, &tier.calls, &mut tier.meter);
             self.apply_tier_effects(now, k);
         }
     }
