@@ -324,15 +324,11 @@ impl<'a> Clients<'a> {
         if self.retries_disabled {
             return Err(GiveUp::RetriesDisabled);
         }
-        let allowed = match self.budgets.as_mut() {
-            Some(b) => b.of(r.client).try_hedge(now, &mut r.mark),
-            None => true,
-        };
-        if allowed {
-            Ok(())
-        } else {
-            Err(GiveUp::Budget)
-        }
+        let allowed = self
+            .budgets
+            .as_mut()
+            .is_none_or(|b| b.of(r.client).try_hedge(now, &mut r.mark));
+        allowed.then_some(()).ok_or(GiveUp::Budget)
     }
 
     /// Whether the policy has a client-side rate limiter.

@@ -114,10 +114,12 @@ pub enum Phase {
 const OPEN_ATTEMPTS: u8 = 0b1_1111;
 /// Bit of [`Request::open`] set once hedging is frozen for the request.
 const FROZEN: u8 = 0b1000_0000;
-/// Bits of [`Request::open`] that say why hedging was frozen (see
-/// [`Requests::frozen_why`]).
+/// Bits of [`Request::open`] that say why hedging was frozen: the index
+/// in [`FROZEN_REASONS`] (see [`Requests::frozen_why`]).
 const FROZEN_WHY: u8 = 0b0110_0000;
 const FROZEN_WHY_SHIFT: u32 = 5;
+/// What can freeze a request's hedging, by its code in [`FROZEN_WHY`].
+const FROZEN_REASONS: [GiveUp; 3] = [GiveUp::Budget, GiveUp::RetriesDisabled, GiveUp::Breaker];
 /// No hedge timer armed.
 const NO_HEDGE: Nanos = Nanos::MAX;
 
@@ -415,11 +417,7 @@ impl Requests {
     /// budget, retries switched off, or an open breaker), which is how the
     /// request ends once its last attempt out fails.
     pub fn freeze_hedging(&mut self, slot: u32, why: GiveUp) {
-        let code = match why {
-            GiveUp::RetriesDisabled => 1,
-            GiveUp::Breaker => 2,
-            _ => 0,
-        };
+        let code = FROZEN_REASONS.iter().position(|&r| r == why).unwrap_or(0) as u8;
         let r = &mut self.slots[slot as usize];
         r.open = (r.open & !FROZEN_WHY) | FROZEN | (code << FROZEN_WHY_SHIFT);
         if let Some(at) = self.hedge_at.get_mut(slot as usize) {
@@ -430,11 +428,8 @@ impl Requests {
     /// Why hedging was frozen for the request in `slot`, if it was.
     pub fn frozen_why(&self, slot: u32) -> Option<GiveUp> {
         let open = self.slots[slot as usize].open;
-        (open & FROZEN != 0).then_some(match (open & FROZEN_WHY) >> FROZEN_WHY_SHIFT {
-            1 => GiveUp::RetriesDisabled,
-            2 => GiveUp::Breaker,
-            _ => GiveUp::Budget,
-        })
+        let code = usize::from((open & FROZEN_WHY) >> FROZEN_WHY_SHIFT);
+        (open & FROZEN != 0).then(|| FROZEN_REASONS[code])
     }
 
     /// Whether hedging is frozen for the request in `slot`.
@@ -886,8 +881,15 @@ mod tests {
         assert!(t.hedge_due(s, 0, 80));
         assert!(!t.hedge_due(s, 0, 80), "spent");
         t.arm_hedge(s, 90);
+        assert_eq!(t.frozen_why(s), None);
         t.freeze_hedging(s, GiveUp::Budget);
         assert!(!t.hedge_due(s, 0, 90));
+        // The reason is kept beside the attempt bits, which it leaves alone.
+        for why in [GiveUp::RetriesDisabled, GiveUp::Breaker, GiveUp::Budget] {
+            t.freeze_hedging(s, why);
+            assert_eq!(t.frozen_why(s), Some(why));
+            assert_eq!(t.open_attempts(s), 2);
+        }
         t.close(s);
         assert!(!t.is_current(a1) && !t.is_current(a3));
         // An ordinary request: only its latest attempt, once.

@@ -418,12 +418,17 @@ struct RateBucket {
 }
 
 impl RateBucket {
-    /// Reserves a token at `now`; returns how long until it is there.
-    fn reserve(&mut self, now: Nanos) -> Nanos {
+    /// Adds the tokens accrued since the last call, up to `burst`.
+    fn refill(&mut self, now: Nanos) {
         if now > self.last {
             self.tokens = (self.tokens + (now - self.last) as f64 * self.rate).min(self.burst);
             self.last = now;
         }
+    }
+
+    /// Reserves a token at `now`; returns how long until it is there.
+    fn reserve(&mut self, now: Nanos) -> Nanos {
+        self.refill(now);
         self.tokens -= 1.0;
         if self.tokens >= 0.0 {
             0
@@ -435,16 +440,12 @@ impl RateBucket {
     /// Takes a token at `now` only when one is there (x/time/rate's
     /// `Allow`): no debt, no wait.
     fn allow(&mut self, now: Nanos) -> bool {
-        if now > self.last {
-            self.tokens = (self.tokens + (now - self.last) as f64 * self.rate).min(self.burst);
-            self.last = now;
-        }
-        if self.tokens >= 1.0 {
+        self.refill(now);
+        let allowed = self.tokens >= 1.0;
+        if allowed {
             self.tokens -= 1.0;
-            true
-        } else {
-            false
         }
+        allowed
     }
 }
 
