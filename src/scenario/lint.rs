@@ -7,9 +7,7 @@
 //! at the same instant), [`zero_time_loop`] says which settings allow it
 //! and how to give time a chance to pass.
 
-use super::spec::{
-    ActionSpec, Arrival, BackendKind, DistSpec, FaultSpec, Mode, PolicyRef, ScenarioSpec,
-};
+use super::spec::{ActionSpec, Arrival, BackendKind, DistSpec, FaultSpec, Mode, ScenarioSpec};
 use crate::check::Problem;
 use crate::decimal::count;
 use crate::math::{normal_cdf, Z99};
@@ -53,40 +51,39 @@ fn instant_failures(spec: &ScenarioSpec) -> Vec<String> {
     let b = &spec.backend;
     let mut out = Vec::new();
     let has = |kind: fn(&FaultSpec) -> bool| spec.faults.iter().any(kind);
-    let outage = has(|f| matches!(f, FaultSpec::Outage { .. }));
     let free_admission = b.admission_cost.ns() == 0;
     match b.kind {
         BackendKind::Queue => {
             if b.queue_limit.is_some() && b.reject_cost.ns() == 0 {
                 out.push("a full waiting room rejects at once (`reject_cost` is 0)".to_string());
             }
-            if outage && free_admission {
-                out.push("an outage fails attempts at once (`admission_cost` is 0)".to_string());
-            }
             let errors = has(|f| matches!(f, FaultSpec::Errors { .. }));
             if errors && free_admission && always_zero(b.service_time.as_ref()) {
                 out.push("injected errors answer at once (service takes no time)".to_string());
             }
         }
+        // No waiting room: an attempt that finds the server full, or every
+        // slot taken away, is rejected in the instant it arrives.
+        BackendKind::Concurrency if b.max_concurrency.is_some() => out.push(
+            "a server at its `max_concurrency` rejects at once (it has no waiting room)"
+                .to_string(),
+        ),
         BackendKind::Concurrency => {
-            // No waiting room: an attempt that finds the server full, or
-            // every slot taken away, is rejected in the instant it arrives.
-            if b.max_concurrency.is_some() {
-                out.push(
-                    "a server at its `max_concurrency` rejects at once (it has no waiting room)"
-                        .to_string(),
-                );
-            } else if has(|f| matches!(f, FaultSpec::Capacity { workers: 0, .. })) {
+            if has(|f| matches!(f, FaultSpec::Capacity { workers: 0, .. })) {
                 out.push("a capacity fault of 0 workers rejects every attempt at once".to_string());
             }
-            if outage && free_admission {
-                out.push("an outage fails attempts at once (`admission_cost` is 0)".to_string());
-            }
         }
-        BackendKind::Contention => {
-            if outage {
-                out.push("an outage fails attempts at once".to_string());
+        BackendKind::Contention => {}
+    }
+    // An outage fails an attempt after its admission, which a contention
+    // record does not charge.
+    if has(|f| matches!(f, FaultSpec::Outage { .. })) {
+        match b.kind {
+            BackendKind::Contention => out.push("an outage fails attempts at once".to_string()),
+            _ if free_admission => {
+                out.push("an outage fails attempts at once (`admission_cost` is 0)".to_string())
             }
+            _ => {}
         }
     }
     if spec
@@ -128,30 +125,34 @@ pub(crate) fn zero_time_loop(spec: &ScenarioSpec, policy: &Policy) -> Option<Str
             .storm_failures()
             .iter()
             .any(|&(_, throttled)| throttled);
-    let how = if endless_retries && zero_backoff(policy) {
-        "its retries go out with no backoff, without limit"
+    // How the loop turns, and the delay that would break it.
+    let (how, delay) = if endless_retries && zero_backoff(policy) {
+        (
+            "its retries go out with no backoff, without limit",
+            "a backoff delay",
+        )
     } else if endless_retries && zero_throttled {
-        "its retries after throttling errors go out with no `throttling_backoff`, without limit"
+        (
+            "its retries after throttling errors go out with no `throttling_backoff`, without limit",
+            "a `throttling_backoff` delay",
+        )
     } else if endless_retries && zero_pushback {
-        "its retries go out after exactly the backend's `retry_after`, which is 0, without limit"
+        (
+            "its retries go out after exactly the backend's `retry_after`, which is 0, without limit",
+            "a `backend.retry_after` above 0",
+        )
     } else if closed {
-        "closed-loop clients send their next request as soon as one ends (no `think_time`)"
+        (
+            "closed-loop clients send their next request as soon as one ends (no `think_time`)",
+            "a backoff delay",
+        )
     } else {
         return None;
     };
     // What would make time pass. A backend's own costs help only where
     // its instant answers pay them: a concurrency server rejects before
     // any cost (an outage's failures say `admission_cost` themselves).
-    let mut remedies = vec![if zero_backoff(policy) {
-        "a backoff delay"
-    } else if zero_throttled {
-        "a `throttling_backoff` delay"
-    } else if zero_pushback {
-        "a `backend.retry_after` above 0"
-    } else {
-        "a backoff delay"
-    }];
-    remedies.push("a `network_delay`");
+    let mut remedies = vec![delay, "a `network_delay`"];
     if spec.backend.kind == BackendKind::Queue {
         remedies.extend(["a `reject_cost`", "an `admission_cost`"]);
     }
@@ -192,19 +193,19 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
     }
     // The policies the tiers below call with, where written apart from
     // the compared ones (validated already, so they resolve).
-    let tier_policies = spec
-        .policies
-        .iter()
-        .enumerate()
-        .filter_map(|(k, p)| {
-            let path = format!("policies[{k}].downstream_policy");
-            p.downstream_policy.as_deref().map(|d| (path, d.clone()))
-        })
-        .chain(spec.downstream.iter().enumerate().filter_map(|(i, d)| {
-            let first = spec.policies.first()?;
-            let fixed = !matches!(d.policy, PolicyRef::Compared);
-            fixed.then(|| (format!("downstream[{i}].policy"), d.policy.spec(first)))
-        }));
+    let tier_policies =
+        spec.policies
+            .iter()
+            .enumerate()
+            .filter_map(|(k, p)| {
+                let path = format!("policies[{k}].downstream_policy");
+                p.downstream_policy.as_deref().map(|d| (path, d.clone()))
+            })
+            .chain(
+                spec.downstream.iter().enumerate().filter_map(|(i, d)| {
+                    Some((format!("downstream[{i}].policy"), d.policy.fixed()?))
+                }),
+            );
     for (path, written) in tier_policies {
         if let Some(why) = policy::resolve(&written)
             .ok()
@@ -253,20 +254,22 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
                 .to_string(),
         );
     }
-    if let Some(d) = &spec.dispatcher {
-        if let Some(t) = d.throttling.as_ref() {
-            if t.min_rate >= d.max_dispatches_per_second {
-                warn(
-                    "dispatcher.throttling.min_rate",
-                    format!(
-                        "{} is not below max_dispatches_per_second ({}): the throttled rate can \
-                         never drop below the maximum (only its `retry_after` pauses act)",
-                        crate::decimal::num(t.min_rate),
-                        crate::decimal::num(d.max_dispatches_per_second)
-                    ),
-                );
-            }
-        }
+    let throttled_dispatch = spec
+        .dispatcher
+        .as_ref()
+        .and_then(|d| Some((d, d.throttling.as_ref()?)));
+    if let Some((d, t)) =
+        throttled_dispatch.filter(|(d, t)| t.min_rate >= d.max_dispatches_per_second)
+    {
+        warn(
+            "dispatcher.throttling.min_rate",
+            format!(
+                "{} is not below max_dispatches_per_second ({}): the throttled rate can never \
+                 drop below the maximum (only its `retry_after` pauses act)",
+                crate::decimal::num(t.min_rate),
+                crate::decimal::num(d.max_dispatches_per_second)
+            ),
+        );
     }
     if b.retry_after.is_some() && !policies.iter().any(|p| p.honor_retry_after) {
         warn(

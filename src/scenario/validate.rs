@@ -526,19 +526,20 @@ impl Checker {
                     }
                 }
             }
-            if matches!(d.policy, PolicyRef::Compared) {
+            match d.policy.fixed() {
+                // One policy whatever is compared: checked once.
+                Some(fixed) => self.tier_policy(&ppath, &d.name, &fixed),
                 // Each compared policy (or its `downstream_policy`) calls
                 // the tier: each is checked, under its own path.
-                for (k, compared) in s.policies.iter().enumerate() {
-                    let at = match &compared.downstream_policy {
-                        Some(_) => format!("policies[{k}].downstream_policy"),
-                        None => format!("policies[{k}]"),
-                    };
-                    self.tier_policy(&at, &d.name, &d.policy.spec(compared));
+                None => {
+                    for (k, compared) in s.policies.iter().enumerate() {
+                        let at = match &compared.downstream_policy {
+                            Some(_) => format!("policies[{k}].downstream_policy"),
+                            None => format!("policies[{k}]"),
+                        };
+                        self.tier_policy(&at, &d.name, &d.policy.spec(compared));
+                    }
                 }
-            } else if let Some(any) = s.policies.first() {
-                // One policy whatever is compared: checked once.
-                self.tier_policy(&ppath, &d.name, &d.policy.spec(any));
             }
         }
         for (k, p) in s.policies.iter().enumerate() {

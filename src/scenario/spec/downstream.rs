@@ -66,16 +66,23 @@ impl PolicyRef {
     /// The policy as a [`PolicySpec`]: `compared` when the entry says
     /// `"compared"` (its `downstream_policy` when it has one).
     pub fn spec(&self, compared: &PolicySpec) -> PolicySpec {
-        match self {
-            PolicyRef::Compared => match &compared.downstream_policy {
+        self.fixed()
+            .unwrap_or_else(|| match &compared.downstream_policy {
                 Some(p) => (**p).clone(),
                 None => compared.clone(),
-            },
-            PolicyRef::Preset(name) => PolicySpec {
+            })
+    }
+
+    /// The policy when it is one whatever is compared (a preset or a
+    /// policy object); `None` for `"compared"`.
+    pub fn fixed(&self) -> Option<PolicySpec> {
+        match self {
+            PolicyRef::Compared => None,
+            PolicyRef::Preset(name) => Some(PolicySpec {
                 preset: Some(name.clone()),
                 ..Default::default()
-            },
-            PolicyRef::Spec(p) => (**p).clone(),
+            }),
+            PolicyRef::Spec(p) => Some((**p).clone()),
         }
     }
 }

@@ -126,11 +126,11 @@ impl ScenarioSpec {
         deadline.min(age.unwrap_or(Nanos::MAX))
     }
 
-    /// The ways an attempt can fail in a storm that change the retry
-    /// delay: `(pushback, throttled)` for a failure answered with the
-    /// backend's `retry_after` (if it has one) and counted as a throttling
-    /// error (`resource_exhausted`), for each status a fault or a rejection
-    /// can answer with, and a plain failure (a timeout) in every case.
+    /// The ways a fault or a rejection can fail an attempt that change its
+    /// retry delay: `(pushback, throttled)` for each status they answer
+    /// with, the pushback being the backend's `retry_after` (if it has one)
+    /// and a throttling error a `resource_exhausted` answer. A plain
+    /// failure (a timeout, `(None, false)`) is always possible besides.
     pub fn storm_failures(&self) -> Vec<(Option<Nanos>, bool)> {
         let pushback = self.backend.retry_after.map(|d| d.ns());
         let statuses = self
@@ -143,7 +143,7 @@ impl ScenarioSpec {
                 _ => None,
             })
             .chain([self.backend.reject_status]);
-        let mut out = vec![(None, false)];
+        let mut out = Vec::new();
         for status in statuses {
             let pushed = matches!(status, Status::Unavailable | Status::ResourceExhausted);
             let failure = (
@@ -158,34 +158,32 @@ impl ScenarioSpec {
     }
 
     /// The most attempts a request failing through `life` ns can make under
-    /// `policy`, over [`ScenarioSpec::storm_failures`]: the count, the
-    /// first retry delay of that way of failing, and the way of failing.
+    /// `policy`, over a plain failure and [`ScenarioSpec::storm_failures`]:
+    /// the count, the first retry delay of that way of failing, and the way
+    /// of failing.
     pub fn storm_attempts(&self, policy: &Policy, life: Nanos) -> StormAttempts {
-        let mut worst: Option<StormAttempts> = None;
-        for (pushback, throttled) in self.storm_failures() {
-            let first = policy.next_delay(
+        let of = |(pushback, throttled): (Option<Nanos>, bool)| StormAttempts {
+            attempts: policy.attempts_within(life, pushback, throttled),
+            first_delay: policy.next_delay(
                 1,
                 &mut crate::policy::RetryState::default(),
                 0.5,
                 pushback,
                 throttled,
-            );
-            let attempts = policy.attempts_within(life, pushback, throttled);
-            if worst.as_ref().is_none_or(|w| attempts > w.attempts) {
-                worst = Some(StormAttempts {
-                    attempts,
-                    first_delay: first,
-                    pushback: pushback.filter(|_| policy.honor_retry_after),
-                    throttled: throttled && policy.throttling_backoff.is_some(),
-                });
-            }
-        }
-        worst.unwrap_or(StormAttempts {
-            attempts: 1.0,
-            first_delay: 0,
-            pushback: None,
-            throttled: false,
-        })
+            ),
+            pushback: pushback.filter(|_| policy.honor_retry_after),
+            throttled: throttled && policy.throttling_backoff.is_some(),
+        };
+        self.storm_failures()
+            .into_iter()
+            .map(of)
+            .fold(of((None, false)), |worst, s| {
+                if s.attempts > worst.attempts {
+                    s
+                } else {
+                    worst
+                }
+            })
     }
 
     /// The names of the tiers, the top backend first.
