@@ -10,6 +10,48 @@ use crate::scenario::spec::{BackendKind, ScenarioSpec};
 use crate::scenario::Scenario;
 use crate::time::{format_duration, secs};
 
+/// The ways a request can end before it succeeds or runs out of time, as
+/// the "after the incident" views show them: the column, its heading in
+/// the HTML table, and the words after a count in the terminal. Both views
+/// read this one list, so a new way of ending appears in both.
+pub const EARLY_ENDS: [(Col, &str, &str); 7] = [
+    (
+        Col::DeadLettered,
+        "dead-lettered (limits reached)",
+        "dead-lettered (limits reached)",
+    ),
+    (
+        Col::DroppedDeadline,
+        "dropped: deadline",
+        "dropped at the deadline",
+    ),
+    (
+        Col::DroppedBudget,
+        "dropped: budget",
+        "refused by the budget",
+    ),
+    (
+        Col::DroppedRetriesDisabled,
+        "dropped: retries off",
+        "dropped while retries were off",
+    ),
+    (
+        Col::FailedBreaker,
+        "failed: breaker",
+        "failed by the breaker",
+    ),
+    (
+        Col::FailedNonRetryable,
+        "failed: not retryable",
+        "failed as not retryable",
+    ),
+    (
+        Col::Duplicates,
+        "completed twice or more",
+        "completed twice or more",
+    ),
+];
+
 /// One row per policy setting: (label, value).
 pub fn policy_settings(p: &Policy) -> Vec<(&'static str, String)> {
     let mut rows = vec![];

@@ -135,7 +135,12 @@ fn summary_table(summaries: &[PolicySummary]) -> String {
 /// After the incident: how requests were given up, duplicated work, the
 /// oldest task and the backlog's drain.
 fn after_incident(summaries: &[PolicySummary]) -> String {
-    let mut t = String::from("<h2>After the incident</h2>\n<table class=\"summary\">\n<tr><th>policy</th><th>dead-lettered (limits reached)</th><th>dropped: deadline</th><th>dropped: budget</th><th>dropped: retries off</th><th>failed: breaker</th><th>failed: not retryable</th><th>completed twice or more</th><th>oldest task</th><th>backlog drained</th></tr>\n");
+    let mut t =
+        String::from("<h2>After the incident</h2>\n<table class=\"summary\">\n<tr><th>policy</th>");
+    for (_, heading, _) in describe::EARLY_ENDS {
+        t.push_str(&format!("<th>{heading}</th>"));
+    }
+    t.push_str("<th>oldest task</th><th>backlog drained</th></tr>\n");
     let count = |v: f64| format!("{v:.0}");
     for s in summaries {
         t.push_str(&format!(
@@ -143,15 +148,7 @@ fn after_incident(summaries: &[PolicySummary]) -> String {
             swatch(s.policy_index),
             html(&s.policy)
         ));
-        for col in [
-            Col::DeadLettered,
-            Col::DroppedDeadline,
-            Col::DroppedBudget,
-            Col::DroppedRetriesDisabled,
-            Col::FailedBreaker,
-            Col::FailedNonRetryable,
-            Col::Duplicates,
-        ] {
+        for (col, _, _) in describe::EARLY_ENDS {
             t.push_str(&cell(s, col, count));
         }
         t.push_str(&cell(s, Col::MaxTaskAgeS, human_secs));

@@ -223,23 +223,12 @@ fn after_incident_lines(summaries: &[PolicySummary]) -> Vec<String> {
     summaries
         .iter()
         .map(|s| {
-            let mut parts = vec![format!(
-                "{} dead-lettered (limits reached)",
-                num(n(s, Col::DeadLettered))
-            )];
-            for (col, what) in [
-                (Col::DroppedDeadline, "dropped at the deadline"),
-                (Col::DroppedBudget, "refused by the budget"),
-                (
-                    Col::DroppedRetriesDisabled,
-                    "dropped while retries were off",
-                ),
-                (Col::FailedBreaker, "failed by the breaker"),
-                (Col::FailedNonRetryable, "failed as not retryable"),
-                (Col::Duplicates, "completed twice or more"),
-            ] {
+            // Dead letters always (the queue's own limit), the other ways
+            // of ending early only when they happened.
+            let mut parts = Vec::new();
+            for (col, _, what) in super::describe::EARLY_ENDS {
                 let v = n(s, col);
-                if v > 0.0 {
+                if v > 0.0 || col == Col::DeadLettered {
                     parts.push(format!("{} {what}", num(v)));
                 }
             }
