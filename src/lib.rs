@@ -28,9 +28,9 @@
 //!
 //! | module | may use |
 //! |---|---|
-//! | `time` | — |
-//! | `status` | — |
 //! | `decimal` | — |
+//! | `time` | `decimal` |
+//! | `status` | — |
 //! | `error` | `policy`, `time` |
 //! | `math` | — |
 //! | `check` | `decimal`, `time` |

@@ -229,14 +229,9 @@ impl Visitor<'_> for DurVisitor {
         parse_duration(v).map_err(E::custom)
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dur, E> {
-        // A huge number of seconds is quoted as written in exponent form,
-        // not as its thirty digits.
-        let text = if v.abs() >= 1e15 {
-            format!("{v:e}")
-        } else {
-            v.to_string()
-        };
-        secs_to_dur(v, &text).map_err(E::custom)
+        // A huge number of seconds is quoted in exponent form, not as its
+        // thirty digits.
+        secs_to_dur(v, &crate::decimal::Given(v).to_string()).map_err(E::custom)
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
         secs_to_dur(v as f64, &v.to_string()).map_err(E::custom)
@@ -376,5 +371,8 @@ mod tests {
         let d: Dur = serde_json::from_str("\"2m\"").unwrap();
         assert_eq!(d.ns(), 120 * NS_PER_SEC);
         assert!(serde_json::from_str::<Dur>("-3").is_err());
+        // Too long, and quoted as written, not as thirty-one digits.
+        let err = serde_json::from_str::<Dur>("1e30").unwrap_err().to_string();
+        assert!(err.contains("\"1e30\" is too long"), "{err}");
     }
 }

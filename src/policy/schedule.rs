@@ -168,7 +168,7 @@ pub fn human(ns: Nanos) -> String {
     if ns == Nanos::MAX {
         // Sums saturate here: more than simulated time can hold (584
         // years), not this value.
-        return "> 213504 d".into();
+        return format!("> {:.0} d", ns as f64 / (86_400 * NS_PER_SEC) as f64);
     }
     let s = ns as f64 / NS_PER_SEC as f64;
     let (v, unit) = if s < 1e-6 {

@@ -116,8 +116,12 @@ impl Grid {
 
     /// Number of points (1 for no axes; `usize::MAX` when larger).
     pub fn len(&self) -> usize {
-        self.axes
-            .iter()
+        Grid::points_of(&self.axes)
+    }
+
+    /// Number of points `axes` span, without building a grid of them.
+    pub fn points_of(axes: &[Axis]) -> usize {
+        axes.iter()
             .fold(1usize, |n, a| n.saturating_mul(a.values.len()))
     }
 
@@ -192,7 +196,7 @@ impl Shard {
             Some(("index", 0, "is below 1 (the first shard is 1)".into()))
         } else if index > count {
             Some(("index", index, format!("is above shard.count {count}")))
-        } else if count > items.max(1) {
+        } else if self.too_many(items) {
             Some((
                 "count",
                 count,
@@ -203,11 +207,16 @@ impl Shard {
         }
     }
 
+    /// Whether there are more shards than `items` to share: some shard
+    /// would run nothing, and merging would wait for it.
+    fn too_many(&self, items: usize) -> bool {
+        self.count > items.max(1)
+    }
+
     /// Refuses more shards than the grid has `items` (points or cells,
-    /// named by `noun`): the extra shards would run nothing, and merging
-    /// would wait for every one of them.
+    /// named by `noun`), before anything runs.
     pub fn fits(&self, items: usize, noun: &'static str) -> Result<(), GridError> {
-        if self.count > items.max(1) {
+        if self.too_many(items) {
             return Err(GridError::TooManyShards {
                 count: self.count,
                 items,

@@ -220,15 +220,10 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
         return Err(MergeError::NoShards);
     };
     for (origin, m, _) in &parts {
-        if let Some((field, value, why)) = m.shard.problem(
-            m.points.min(
-                Grid {
-                    axes: m.axes.clone(),
-                }
-                .len(),
-            ),
-            "points",
-        ) {
+        if let Some((field, value, why)) = m
+            .shard
+            .problem(m.points.min(Grid::points_of(&m.axes)), "points")
+        {
             return Err(MergeError::BadShard {
                 origin: origin.clone(),
                 field,

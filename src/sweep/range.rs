@@ -184,13 +184,12 @@ pub fn expand_values(values: Vec<String>) -> Result<Vec<String>, RangeError> {
     };
     let mut seen: HashMap<String, usize> = HashMap::with_capacity(out.len());
     for (i, v) in out.iter().enumerate() {
-        if let Some(&first) = seen.get(&key(v)) {
+        if let Some(first) = seen.insert(key(v), i) {
             return Err(RangeError::Duplicate {
                 first: out[first].trim().to_string(),
                 second: v.trim().to_string(),
             });
         }
-        seen.insert(key(v), i);
     }
     Ok(out)
 }
