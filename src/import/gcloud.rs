@@ -8,13 +8,15 @@
 //! absent `maxRetryDuration` means unlimited. Unknown keys (`state`,
 //! `stackdriverLoggingConfig`, `httpTarget`, ...) are ignored.
 
-use super::{bad_key, policy_name, Imported};
+use super::{bad_key, policy_name, Imported, Refusals};
 use crate::error::{InvalidInput, Located};
 use crate::policy::{BackoffSpec, PolicySpec};
 use crate::scenario::spec::DispatcherSpec;
 use crate::status::Status;
 use crate::time::Dur;
+use serde::de::IgnoredAny;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -38,6 +40,9 @@ struct RateLimits {
     max_burst_size: Option<u32>,
     #[serde(default)]
     max_concurrent_dispatches: Option<u32>,
+    /// Keys Cloud Tasks does not have here (a typo), warned about.
+    #[serde(flatten)]
+    other: BTreeMap<String, IgnoredAny>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -53,6 +58,9 @@ struct RetryConfig {
     max_backoff: Option<Dur>,
     #[serde(default)]
     max_doublings: Option<u32>,
+    /// Keys Cloud Tasks does not have here (a typo), warned about.
+    #[serde(flatten)]
+    other: BTreeMap<String, IgnoredAny>,
 }
 
 /// Cloud Tasks API default: attempts per task.
@@ -82,7 +90,9 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
              (rateLimits, retryConfig, or a name projects/.../queues/...)",
         )));
     }
-    let mut warnings = vec![];
+    let mut warnings = unknown_keys(&q);
+    // Every value refused, so that one run names them all.
+    let mut refused = Refusals::new(origin);
     let rc = q.retry_config.unwrap_or_default();
     let max_attempts = match rc.max_attempts {
         None => DEFAULT_MAX_ATTEMPTS,
@@ -93,11 +103,12 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             DEFAULT_MAX_ATTEMPTS
         }
         Some(n) if n < -1 => {
-            return Err(bad_key(
+            refused.add(bad_key(
                 origin,
                 "retryConfig.maxAttempts",
                 format!("{n} is not allowed (>= -1; -1 = unlimited)"),
-            ))
+            ));
+            DEFAULT_MAX_ATTEMPTS
         }
         Some(n) => n,
     };
@@ -112,7 +123,7 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     let min_backoff = rc.min_backoff.unwrap_or(Dur::from_millis(100));
     let max_backoff = rc.max_backoff.unwrap_or(Dur::from_secs(3600));
     if min_backoff > max_backoff {
-        return Err(bad_key(
+        refused.add(bad_key(
             origin,
             "retryConfig.minBackoff",
             format!("{min_backoff} is above maxBackoff {max_backoff}"),
@@ -147,13 +158,12 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     let rl = q.rate_limits.unwrap_or_default();
     let rate = rl.max_dispatches_per_second.unwrap_or(DEFAULT_RATE);
     if !(rate.is_finite() && rate > 0.0) {
-        return Err(bad_key(
+        refused.add(bad_key(
             origin,
             "rateLimits.maxDispatchesPerSecond",
             format!("{rate} must be a positive number"),
         ));
-    }
-    if rate > DEFAULT_RATE {
+    } else if rate > DEFAULT_RATE {
         warnings.push(format!(
             "rateLimits.maxDispatchesPerSecond {rate} is above the API maximum of 500"
         ));
@@ -165,9 +175,10 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
         ("rateLimits.maxConcurrentDispatches", concurrent),
     ] {
         if v == 0 {
-            return Err(bad_key(origin, key, "must be at least 1"));
+            refused.add(bad_key(origin, key, "must be at least 1"));
         }
     }
+    refused.check()?;
     if q.state.as_deref().is_some_and(|s| s != "RUNNING") {
         warnings.push(format!(
             "the queue's state is {}; the scenario simulates it running",
@@ -189,6 +200,27 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
         warnings,
     }
     .validated(origin)
+}
+
+/// A warning for each key of `rateLimits` and `retryConfig` that Cloud
+/// Tasks does not have: most likely a typo, whose value would otherwise
+/// be replaced by the default without a word.
+fn unknown_keys(q: &Queue) -> Vec<String> {
+    let rate = q
+        .rate_limits
+        .iter()
+        .flat_map(|r| r.other.keys().map(|k| ("rateLimits", k)));
+    let retry = q
+        .retry_config
+        .iter()
+        .flat_map(|r| r.other.keys().map(|k| ("retryConfig", k)));
+    rate.chain(retry)
+        .map(|(block, key)| {
+            format!(
+                "{block}.{key}: not a Cloud Tasks setting (a typo?); ignored, the default is used"
+            )
+        })
+        .collect()
 }
 
 /// A YAML error as a [`Located`] problem of `origin`: the position taken
@@ -244,7 +276,20 @@ fn yaml_error(e: &serde_saphyr::Error, text: &str, origin: &str, path: &str) -> 
             expected: "string scalar" | "scalar" | "str expected",
             ..
         } => "expected a single value here, not a list or a mapping".into(),
-        other => UserMessageFormatter.format_message(other).into_owned(),
+        other => {
+            let message = UserMessageFormatter.format_message(other).into_owned();
+            // The parser's limits (nodes, aliases, nesting), reached
+            // wherever in the file: said in words, not as its debug dump.
+            if matches!(other, E::Budget { .. }) || message.contains("limits breached") {
+                field.clear();
+                "too large or too deeply aliased for a queue description (the parser's limits \
+                 on nodes, aliases and nesting were reached); expected the output of `gcloud \
+                 tasks queues describe`"
+                    .into()
+            } else {
+                message
+            }
+        }
     };
     Located {
         origin: origin.to_string(),
@@ -362,6 +407,46 @@ state: RUNNING
         );
     }
 
+    /// A misspelt key in `retryConfig` or `rateLimits` is warned about:
+    /// its value is not used and the default takes its place.
+    #[test]
+    fn a_misspelt_setting_is_warned_about() {
+        let text = "retryConfig:\n  maxAttemps: 5\nrateLimits:\n  maxBurst: 3\n  maxBurstSize: 4\n";
+        let imp = import_str(text, "q.yaml").unwrap();
+        assert_eq!(imp.policies[0].max_attempts, Some(DEFAULT_MAX_ATTEMPTS));
+        assert_eq!(imp.dispatcher.as_ref().map(|d| d.max_burst_size), Some(4));
+        let typos: Vec<&String> = imp
+            .warnings
+            .iter()
+            .filter(|w| w.contains("not a Cloud Tasks setting"))
+            .collect();
+        assert_eq!(typos.len(), 2, "{:?}", imp.warnings);
+        assert!(typos[0].starts_with("rateLimits.maxBurst:"), "{typos:?}");
+        assert!(typos[1].starts_with("retryConfig.maxAttemps:"), "{typos:?}");
+    }
+
+    #[test]
+    fn an_alias_bomb_is_refused_in_words() {
+        let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 0..8 {
+            let prev = if i == 0 {
+                "a".to_string()
+            } else {
+                format!("b{}", i - 1)
+            };
+            text.push_str(&format!(
+                "b{i}: &b{i} [{}]\n",
+                vec![format!("*{prev}"); 10].join(", ")
+            ));
+        }
+        let msg = import_str(&text, "q.yaml").unwrap_err().to_string();
+        assert!(
+            msg.starts_with("q.yaml") && msg.contains("too large"),
+            "{msg}"
+        );
+        assert!(!msg.contains('{'), "no debug dump: {msg}");
+    }
+
     #[test]
     fn critical_pattern_imports() {
         let text = "retryConfig:\n  maxAttempts: 10\n  minBackoff: 0.100s\n  maxBackoff: 10s\n  maxDoublings: 5\n  maxRetryDuration: 60s\nrateLimits:\n  maxDispatchesPerSecond: 20.0\n";
@@ -435,6 +520,32 @@ state: RUNNING
                 "{text}: {msg}"
             );
         }
+    }
+
+    /// Every refused value is named in one run, one per line, in the
+    /// order of the file.
+    #[test]
+    fn every_refused_value_is_named_at_once() {
+        let text = "retryConfig:\n  maxAttempts: -5\n  minBackoff: 10s\n  maxBackoff: 1s\n\
+                    rateLimits:\n  maxDispatchesPerSecond: 0\n  maxBurstSize: 0\n  \
+                    maxConcurrentDispatches: 0\n";
+        let msg = import_str(text, "q.yaml").unwrap_err().to_string();
+        let keys: Vec<&str> = msg
+            .lines()
+            .map(|l| l.split(": ").nth(1).unwrap_or_default())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "retryConfig.maxAttempts",
+                "retryConfig.minBackoff",
+                "rateLimits.maxDispatchesPerSecond",
+                "rateLimits.maxBurstSize",
+                "rateLimits.maxConcurrentDispatches"
+            ],
+            "{msg}"
+        );
+        assert!(msg.lines().all(|l| l.starts_with("q.yaml: ")), "{msg}");
     }
 
     /// A YAML error is one line: the file, line and column, the field,

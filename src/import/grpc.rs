@@ -28,7 +28,7 @@
 //!
 //! Keys are the camelCase names of the proto3-JSON form.
 
-use super::{bad_key, policy_name, Imported};
+use super::{bad_key, policy_name, Imported, Refusals};
 use crate::error::InvalidInput;
 use crate::policy::hedging::HedgingSpec;
 use crate::policy::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec};
@@ -241,44 +241,12 @@ fn map_code(code: &Code, origin: &str, key: &str) -> Result<Option<Status>, Inva
 pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     let cfg: ServiceConfig = from_text(text, origin, Format::Json).map_err(InvalidInput::At)?;
     let mut warnings = vec![];
-    let budget = match &cfg.retry_throttling {
-        None => None,
-        Some(t) => {
-            let max = t
-                .max_tokens
-                .ok_or_else(|| bad_key(origin, "retryThrottling.maxTokens", "required"))?;
-            let ratio = t
-                .token_ratio
-                .ok_or_else(|| bad_key(origin, "retryThrottling.tokenRatio", "required"))?;
-            if !(max > 0.0 && max <= 1000.0) {
-                return Err(bad_key(
-                    origin,
-                    "retryThrottling.maxTokens",
-                    format!("{max} must be in (0, 1000]"),
-                ));
-            }
-            if !(ratio > 0.0 && ratio.is_finite()) {
-                return Err(bad_key(
-                    origin,
-                    "retryThrottling.tokenRatio",
-                    format!("{ratio} must be > 0"),
-                ));
-            }
-            // A success refills at most to `maxTokens`: a larger ratio
-            // behaves exactly as `maxTokens` does.
-            if ratio > max {
-                warnings.push(format!(
-                    "retryThrottling.tokenRatio: {ratio} is above maxTokens ({max}); a success \
-                     refills the bucket either way: imported as {max}"
-                ));
-            }
-            Some(BudgetSpec::TokenBucket {
-                max_tokens: max,
-                token_ratio: ratio.min(max),
-                scope: BudgetScope::Client,
-            })
-        }
-    };
+    // Every value refused, so that one run names them all.
+    let mut refused = Refusals::new(origin);
+    let budget = cfg
+        .retry_throttling
+        .as_ref()
+        .and_then(|t| refused.keep(throttling(t, origin, &mut warnings)));
     // gRPC refuses a service config that names a method (or a service's
     // default, or the default) twice.
     let mut named: Vec<((&str, &str), String)> = vec![];
@@ -290,7 +258,7 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             );
             let here = format!("methodConfig[{i}].name[{j}]");
             if let Some((_, first)) = named.iter().find(|(k, _)| *k == key) {
-                return Err(bad_key(
+                refused.add(bad_key(
                     origin,
                     &here,
                     format!(
@@ -299,6 +267,7 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
                         describe_name(key)
                     ),
                 ));
+                continue;
             }
             named.push((key, here));
         }
@@ -319,15 +288,18 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
                          is imported"
                     ));
                 }
-                retried(rp, i, origin, &mut warnings)?
+                retried(rp, i, origin, &mut warnings)
             }
-            (None, Some(hp)) => hedged(hp, i, origin, &mut warnings)?,
+            (None, Some(hp)) => hedged(hp, i, origin, &mut warnings),
             (None, None) => {
                 warnings.push(format!(
                     "methodConfig[{i}] skipped: no retryPolicy or hedgingPolicy"
                 ));
                 continue;
             }
+        };
+        let Some(spec) = refused.keep(spec) else {
+            continue;
         };
         if let Some(ProtoDur(t)) = mc.timeout {
             warnings.push(if t.ns() == 0 {
@@ -348,6 +320,7 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             ..spec
         });
     }
+    refused.check()?;
     if policies.is_empty() {
         return Err(bad_key(
             origin,
@@ -363,7 +336,52 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     .validated(origin)
 }
 
-/// A `retryPolicy` (entry `i`) as a policy without its name and budget.
+/// `retryThrottling` as a `token_bucket` budget; every bad value refused.
+fn throttling(
+    t: &Throttling,
+    origin: &str,
+    warnings: &mut Vec<String>,
+) -> Result<BudgetSpec, InvalidInput> {
+    let mut refused = Refusals::new(origin);
+    let key = "retryThrottling.maxTokens";
+    let max = refused.keep(
+        t.max_tokens
+            .ok_or_else(|| bad_key(origin, key, "required"))
+            .and_then(|m| match m > 0.0 && m <= 1000.0 {
+                true => Ok(m),
+                false => Err(bad_key(origin, key, format!("{m} must be in (0, 1000]"))),
+            }),
+    );
+    let key = "retryThrottling.tokenRatio";
+    let ratio = refused.keep(
+        t.token_ratio
+            .ok_or_else(|| bad_key(origin, key, "required"))
+            .and_then(|r| match r > 0.0 && r.is_finite() {
+                true => Ok(r),
+                false => Err(bad_key(origin, key, format!("{r} must be > 0"))),
+            }),
+    );
+    refused.check()?;
+    let (Some(max), Some(ratio)) = (max, ratio) else {
+        unreachable!("a value missing was refused above")
+    };
+    // A success refills at most to `maxTokens`: a larger ratio behaves
+    // exactly as `maxTokens` does.
+    if ratio > max {
+        warnings.push(format!(
+            "retryThrottling.tokenRatio: {ratio} is above maxTokens ({max}); a success \
+             refills the bucket either way: imported as {max}"
+        ));
+    }
+    Ok(BudgetSpec::TokenBucket {
+        max_tokens: max,
+        token_ratio: ratio.min(max),
+        scope: BudgetScope::Client,
+    })
+}
+
+/// A `retryPolicy` (entry `i`) as a policy without its name and budget;
+/// every bad value refused.
 fn retried(
     rp: &RetryPolicy,
     i: usize,
@@ -385,7 +403,13 @@ fn retried(
             )
         });
     }
-    let attempts = attempts(rp.max_attempts, &at("maxAttempts"), origin, warnings)?;
+    let mut refused = Refusals::new(origin);
+    let attempts = refused.keep(attempts(
+        rp.max_attempts,
+        &at("maxAttempts"),
+        origin,
+        warnings,
+    ));
     let positive = |v: Option<Dur>, key: &str| -> Result<Dur, InvalidInput> {
         let d = v.ok_or_else(|| bad_key(origin, &at(key), "required"))?;
         if d.ns() == 0 {
@@ -393,29 +417,27 @@ fn retried(
         }
         Ok(d)
     };
-    let mut initial = positive(rp.initial_backoff.map(|d| d.0), "initialBackoff")?;
-    let max = positive(rp.max_backoff.map(|d| d.0), "maxBackoff")?;
-    let multiplier = rp
-        .backoff_multiplier
-        .ok_or_else(|| bad_key(origin, &at("backoffMultiplier"), "required"))?;
-    if !(multiplier > 0.0 && multiplier.is_finite()) {
-        return Err(bad_key(
-            origin,
-            &at("backoffMultiplier"),
-            format!("{multiplier} must be > 0"),
-        ));
-    }
-    if multiplier < 1.0 {
-        // gRPC takes it: delays that shrink from one retry to the next.
-        return Err(bad_key(
-            origin,
-            &at("backoffMultiplier"),
-            format!(
-                "{multiplier} is below 1 (a backoff that shrinks); the simulator's \
-                 exponential backoff grows or stays: use 1 or more"
-            ),
-        ));
-    }
+    let initial = refused.keep(positive(rp.initial_backoff.map(|d| d.0), "initialBackoff"));
+    let max = refused.keep(positive(rp.max_backoff.map(|d| d.0), "maxBackoff"));
+    let multiplier = refused.keep(multiplier(
+        rp.backoff_multiplier,
+        &at("backoffMultiplier"),
+        origin,
+    ));
+    let codes = rp
+        .retryable_status_codes
+        .as_ref()
+        .filter(|c| !c.is_empty())
+        .ok_or_else(|| bad_key(origin, &at("retryableStatusCodes"), "required, non-empty"));
+    let retry_on = refused.keep(
+        codes.and_then(|codes| statuses(codes, &at("retryableStatusCodes"), origin, warnings)),
+    );
+    refused.check()?;
+    let (Some(attempts), Some(mut initial), Some(max), Some(multiplier), Some(retry_on)) =
+        (attempts, initial, max, multiplier, retry_on)
+    else {
+        unreachable!("a value missing was refused above")
+    };
     if max < initial {
         // With a multiplier of 1 or more, `min(initial · m^(k−1), max)`
         // is `max` at every retry.
@@ -426,12 +448,6 @@ fn retried(
         ));
         initial = max;
     }
-    let codes = rp
-        .retryable_status_codes
-        .as_ref()
-        .filter(|c| !c.is_empty())
-        .ok_or_else(|| bad_key(origin, &at("retryableStatusCodes"), "required, non-empty"))?;
-    let retry_on = statuses(codes, &at("retryableStatusCodes"), origin, warnings)?;
     Ok(PolicySpec {
         max_attempts: Some(attempts),
         backoff: Some(BackoffSpec::Exponential {
@@ -449,6 +465,26 @@ fn retried(
     })
 }
 
+/// `backoffMultiplier` (at `key`): required, finite and at least 1.
+fn multiplier(given: Option<f64>, key: &str, origin: &str) -> Result<f64, InvalidInput> {
+    let m = given.ok_or_else(|| bad_key(origin, key, "required"))?;
+    if !(m > 0.0 && m.is_finite()) {
+        return Err(bad_key(origin, key, format!("{m} must be > 0")));
+    }
+    if m < 1.0 {
+        // gRPC takes it: delays that shrink from one retry to the next.
+        return Err(bad_key(
+            origin,
+            key,
+            format!(
+                "{m} is below 1 (a backoff that shrinks); the simulator's exponential backoff \
+                 grows or stays: use 1 or more"
+            ),
+        ));
+    }
+    Ok(m)
+}
+
 /// A `hedgingPolicy` (entry `i`) as a policy without its name and budget:
 /// a `hedging` block, with the server's pushback honoured (A6: it delays
 /// the next hedge) and retry throttling applying to hedges.
@@ -459,10 +495,25 @@ fn hedged(
     warnings: &mut Vec<String>,
 ) -> Result<PolicySpec, InvalidInput> {
     let at = |key: &str| format!("methodConfig[{i}].hedgingPolicy.{key}");
-    let attempts = attempts(hp.max_attempts, &at("maxAttempts"), origin, warnings)?;
+    let mut refused = Refusals::new(origin);
+    let attempts = refused.keep(attempts(
+        hp.max_attempts,
+        &at("maxAttempts"),
+        origin,
+        warnings,
+    ));
     let non_fatal = match &hp.non_fatal_status_codes {
-        Some(codes) => statuses(codes, &at("nonFatalStatusCodes"), origin, warnings)?,
-        None => vec![],
+        Some(codes) => refused.keep(statuses(
+            codes,
+            &at("nonFatalStatusCodes"),
+            origin,
+            warnings,
+        )),
+        None => Some(vec![]),
+    };
+    refused.check()?;
+    let (Some(attempts), Some(non_fatal)) = (attempts, non_fatal) else {
+        unreachable!("a value missing was refused above")
     };
     Ok(PolicySpec {
         hedging: Some(HedgingSpec {
@@ -508,17 +559,18 @@ fn statuses(
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Status>, InvalidInput> {
     let mut out = vec![];
+    let mut refused = Refusals::new(origin);
     for (j, code) in codes.iter().enumerate() {
         let key = format!("{key}[{j}]");
-        match map_code(code, origin, &key)? {
-            Some(s) if !out.contains(&s) => out.push(s),
-            Some(_) => {}
-            None => warnings.push(format!(
+        match refused.keep(map_code(code, origin, &key)) {
+            Some(Some(s)) if !out.contains(&s) => out.push(s),
+            Some(Some(_)) | None => {}
+            Some(None) => warnings.push(format!(
                 "{key}: {code} is never produced by the simulator; dropped"
             )),
         }
     }
-    Ok(out)
+    refused.check().map(|()| out)
 }
 
 /// The policy name of entry `i`: `service.method` from its first name,
@@ -764,6 +816,41 @@ mod tests {
                 "{text}: {msg}"
             );
         }
+    }
+
+    /// Every refused value is named in one run, one per line, across the
+    /// budget, the names and every entry.
+    #[test]
+    fn every_refused_value_is_named_at_once() {
+        let text = r#"{"retryThrottling": {"maxTokens": 0, "tokenRatio": -1},
+            "methodConfig": [
+              {"name": [{"service": "a"}], "retryPolicy": {"maxAttempts": 1,
+                "initialBackoff": "0s", "maxBackoff": "1s", "backoffMultiplier": 0.5,
+                "retryableStatusCodes": ["NOPE", "UNAVAILABLE", 99]}},
+              {"name": [{"service": "a"}], "hedgingPolicy": {"maxAttempts": 0}},
+              {"retryPolicy": {"maxAttempts": 3, "initialBackoff": "1s", "maxBackoff": "2s",
+                "backoffMultiplier": 2, "retryableStatusCodes": [14]}}]}"#;
+        let msg = import_str(text, "sc.json").unwrap_err().to_string();
+        let keys: Vec<&str> = msg
+            .lines()
+            .map(|l| l.split(": ").nth(1).unwrap_or_default())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "retryThrottling.maxTokens",
+                "retryThrottling.tokenRatio",
+                "methodConfig[1].name[0]",
+                "methodConfig[0].retryPolicy.maxAttempts",
+                "methodConfig[0].retryPolicy.initialBackoff",
+                "methodConfig[0].retryPolicy.backoffMultiplier",
+                "methodConfig[0].retryPolicy.retryableStatusCodes[0]",
+                "methodConfig[0].retryPolicy.retryableStatusCodes[2]",
+                "methodConfig[1].hedgingPolicy.maxAttempts",
+            ],
+            "{msg}"
+        );
+        assert!(msg.lines().all(|l| l.starts_with("sc.json: ")), "{msg}");
     }
 
     /// What gRPC accepts and runs the same way under other values is

@@ -107,6 +107,54 @@ pub(crate) fn bad_key(origin: &str, key: &str, msg: impl std::fmt::Display) -> I
     InvalidInput::At(Located::at_path(origin, key, msg.to_string()))
 }
 
+/// Every value an importer refuses, gathered so that one run of `import`
+/// names them all, not only the first: a configuration with three bad
+/// keys is fixed in one pass.
+#[derive(Debug)]
+pub(crate) struct Refusals<'a> {
+    /// The file being imported.
+    origin: &'a str,
+    list: Vec<Located>,
+}
+
+impl<'a> Refusals<'a> {
+    /// None yet, about the file `origin`.
+    pub(crate) fn new(origin: &'a str) -> Self {
+        Refusals {
+            origin,
+            list: vec![],
+        }
+    }
+
+    /// Records why a value was refused.
+    pub(crate) fn add(&mut self, e: InvalidInput) {
+        match e {
+            InvalidInput::At(l) => self.list.push(l),
+            InvalidInput::Problems(list) => self.list.extend(list),
+            // Importers refuse values through `bad_key`; anything else is
+            // kept as a line of its own.
+            other => self
+                .list
+                .push(Located::whole(self.origin, other.to_string())),
+        }
+    }
+
+    /// The value of `r`, or `None` with its refusal recorded.
+    pub(crate) fn keep<T>(&mut self, r: Result<T, InvalidInput>) -> Option<T> {
+        r.map_err(|e| self.add(e)).ok()
+    }
+
+    /// `Ok(())` when nothing was refused, else every refusal in the order
+    /// found (one alone as itself).
+    pub(crate) fn check(mut self) -> Result<(), InvalidInput> {
+        match self.list.len() {
+            0 => Ok(()),
+            1 => Err(InvalidInput::At(self.list.remove(0))),
+            _ => Err(InvalidInput::Problems(self.list)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
