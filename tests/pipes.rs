@@ -1,5 +1,6 @@
-//! A closed standard output (`retrysim ... | head`) ends every command
-//! quietly: exit status 0, nothing on stderr, no panic.
+//! A closed standard output (`retrysim ... | head`) is not an error: what
+//! was left to print is dropped, the command still writes every file it
+//! was asked for, and it exits 0 with nothing on stderr and no panic.
 //!
 //! Each command runs with its stdout connected to a pipe whose read end is
 //! closed before the process starts, so its first write fails with a broken
@@ -98,6 +99,14 @@ fn schedule_csv_and_table() {
     ];
     quiet_on_broken_pipe(&[&["schedule", "--csv"][..], &long].concat());
     quiet_on_broken_pipe(&[&["schedule"][..], &long].concat());
+    // The plot asked for is drawn after the table nobody reads.
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("s.png");
+    let png = png.to_str().unwrap();
+    let (code, err) = with_closed_stdout(&[&["schedule", "--png", png][..], &long].concat());
+    // Where the plot went is said on stderr, as in any run.
+    assert_eq!((code, err), (Some(0), format!("wrote {png}\n")));
+    assert!(Path::new(png).exists());
 }
 
 #[test]
@@ -109,6 +118,18 @@ fn run_sweep_merge_and_tune() {
     quiet_on_broken_pipe(&["run", scenario, "--no-plots", "-o", &run]);
     // The files are written before the summary is printed.
     assert!(Path::new(&run).join("minimal/summary.csv").exists());
+    // A closed stdout drops what is printed, not the work: the second
+    // scenario of one `run` is simulated and its report written too.
+    let second = out("second.json");
+    let text = std::fs::read_to_string(scenario).unwrap();
+    std::fs::write(&second, text.replace("\"minimal\"", "\"second\"")).unwrap();
+    let both = out("both");
+    let (code, err) = with_closed_stdout(&["run", scenario, &second, "--no-plots", "-o", &both]);
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    for report in ["minimal", "second"] {
+        let summary = Path::new(&both).join(report).join("summary.csv");
+        assert!(summary.exists(), "{}", summary.display());
+    }
     quiet_on_broken_pipe(&[
         "sweep",
         scenario,
@@ -119,6 +140,14 @@ fn run_sweep_merge_and_tune() {
     ]);
     quiet_on_broken_pipe(&["merge", &sweep, "-o", &merged]);
     quiet_on_broken_pipe(&["tune", scenario, "--rounds", "1", "-o", &tune]);
+    // tune prints its table before it writes its files.
+    let tune_closed = out("tune-closed");
+    let (code, err) = with_closed_stdout(&["tune", scenario, "--rounds", "1", "-o", &tune_closed]);
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    for file in ["tune.json", "candidates.csv"] {
+        let path = Path::new(&tune_closed).join("minimal").join(file);
+        assert!(path.exists(), "{}", path.display());
+    }
 }
 
 #[test]

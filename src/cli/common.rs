@@ -136,18 +136,66 @@ fn colors_wanted(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
 }
 
 /// Standard output, locked, for a command's results. Every write returns an
-/// [`OutputError::Stdout`] holding the `std::io::Error`, so a closed pipe
-/// (`retrysim ... | head`) reaches the exit-status mapping, which ends the
-/// program quietly, instead of panicking the way `println!` does.
+/// [`OutputError::Stdout`] holding the `std::io::Error` (a full disk is a
+/// failure), except one to a closed pipe (`retrysim ... | head`): from then
+/// on what is printed is dropped and the command goes on, so every report
+/// file it was asked for is still written and it ends with status 0.
 pub struct Stdout {
-    lock: std::io::StdoutLock<'static>,
+    lock: UnlessClosed<std::io::StdoutLock<'static>>,
+}
+
+/// A writer that drops what is written once its reader has gone away (a
+/// broken pipe), so that a command whose printed summary nobody reads
+/// still does the rest of its work.
+pub struct UnlessClosed<W> {
+    inner: W,
+    closed: bool,
+}
+
+impl<W: Write> UnlessClosed<W> {
+    /// Writes to `inner` until it is found closed.
+    pub fn new(inner: W) -> Self {
+        UnlessClosed {
+            inner,
+            closed: false,
+        }
+    }
+
+    /// `r`, or success once `r` says the reader has gone away.
+    fn unless_closed<T>(&mut self, r: std::io::Result<T>, dropped: T) -> std::io::Result<T> {
+        match r {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(dropped)
+            }
+            r => r,
+        }
+    }
+}
+
+impl<W: Write> Write for UnlessClosed<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        let r = self.inner.write(buf);
+        self.unless_closed(r, buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        let r = self.inner.flush();
+        self.unless_closed(r, ())
+    }
 }
 
 impl Stdout {
     /// Locks standard output for the rest of the command.
     pub fn lock() -> Stdout {
         Stdout {
-            lock: std::io::stdout().lock(),
+            lock: UnlessClosed::new(std::io::stdout().lock()),
         }
     }
 
@@ -155,7 +203,7 @@ impl Stdout {
     /// when the user set `NO_COLOR` (the no-color.org convention).
     pub fn colors(&self) -> bool {
         colors_wanted(
-            self.lock.is_terminal(),
+            self.lock.inner.is_terminal(),
             std::env::var_os("NO_COLOR").as_deref(),
         )
     }
@@ -193,6 +241,53 @@ pub fn note(text: impl Display) {
 mod tests {
     use super::*;
     use std::ffi::OsStr;
+
+    /// A writer that takes `room` bytes, then fails with `error`.
+    struct Failing {
+        room: usize,
+        taken: Vec<u8>,
+        error: std::io::ErrorKind,
+    }
+
+    impl Write for Failing {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.room == 0 {
+                return Err(self.error.into());
+            }
+            let n = buf.len().min(self.room);
+            self.room -= n;
+            self.taken.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_closed_pipe_drops_what_follows_and_other_failures_stay_failures() {
+        let pipe = Failing {
+            room: 4,
+            taken: vec![],
+            error: std::io::ErrorKind::BrokenPipe,
+        };
+        let mut w = UnlessClosed::new(pipe);
+        write!(w, "first line\nsecond\n").unwrap();
+        write!(w, "more").unwrap();
+        w.flush().unwrap();
+        assert!(w.closed);
+        assert_eq!(w.inner.taken, b"firs");
+        let full = Failing {
+            room: 4,
+            taken: vec![],
+            error: std::io::ErrorKind::StorageFull,
+        };
+        let mut w = UnlessClosed::new(full);
+        let e = write!(w, "first line").unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::StorageFull);
+        assert!(!w.closed);
+    }
 
     #[test]
     fn a_part_says_of_how_many() {
