@@ -617,6 +617,27 @@ pub enum GridError {
         /// The path.
         path: String,
     },
+    /// Two `--set` flags where one sets a field within the other's: the
+    /// later would silently replace the earlier's values at every point.
+    #[error(
+        "--set {path}: overlaps --set {other} (one sets a field within the other): \
+         set each field in one place"
+    )]
+    Overlap {
+        /// The later path.
+        path: String,
+        /// The earlier path it overlaps.
+        other: String,
+    },
+    /// `--seed` beside an axis that varies the seed: every point would run
+    /// with `--seed`'s value while the output labels it with the axis's.
+    #[error("--seed {seed}: {path} is an axis of the grid: drop --seed or that axis")]
+    SeedAxis {
+        /// The value given to `--seed`.
+        seed: u64,
+        /// The axis's path.
+        path: String,
+    },
     /// A `--shard` that is not `I/N` with 1 <= I <= N.
     #[error("--shard {0}: expected I/N with 1 <= I <= N (e.g. 2/4)")]
     Shard(String),
@@ -693,7 +714,7 @@ pub enum MergeError {
         found: String,
     },
     /// A shard of another sweep.
-    #[error("{origin}: not a shard of the same sweep as {first} (scenario, --set values, replications and N of --shard I/N must all match)")]
+    #[error("{origin}: not a shard of the same sweep as {first} (the scenario and its contents, --set values, --seed, --policy, replications and N of --shard I/N must all match)")]
     OtherSweep {
         /// The shard directory.
         origin: String,
@@ -867,9 +888,9 @@ pub enum ShardEnvError {
 /// one (`map`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MapError {
-    /// `--x` and `--y` name the same path.
-    #[error("--x and --y both set {0}; a map needs two different parameters")]
-    SamePath(String),
+    /// `--x` and `--y` name the same path, or one a field within the other.
+    #[error("--x {0} and --y {1} set the same field; a map needs two different parameters")]
+    SamePath(String, String),
     /// A value appears twice on one axis.
     #[error("--{axis} {path}: the value {value} is given twice")]
     Duplicate {
@@ -895,7 +916,7 @@ pub enum MapError {
     #[error("merge: no map directories given")]
     NothingToMerge,
     /// A shard of another map.
-    #[error("{origin}: not a shard of the same map as {first} (scenario, --x, --y, policies, replications, refinement, seed and N of the shards must all match)")]
+    #[error("{origin}: not a shard of the same map as {first} (the scenario and its contents, --set values, --x, --y, policies, replications, refinement, seed and N of the shards must all match)")]
     Different {
         /// The shard directory.
         origin: String,

@@ -107,6 +107,8 @@ fn shards_merge_into_the_unsharded_output_byte_for_byte() {
         (format!("{text}{first_row}\n"), "comes twice"),
         (stray, "not part of the sweep"),
         (cut.to_string(), "cut short"),
+        // Cut within its last number: every field still there.
+        (text[..text.len() - 3].to_string(), "cut short"),
     ] {
         std::fs::write(&csv, edited).unwrap();
         let o = retrysim(&[
@@ -206,6 +208,40 @@ fn merge_says_what_is_wrong_with_a_shards_manifest() {
     refused(&[&p1, &p2], &out, "points 4, but its axes make 3 points");
     std::fs::write(&json, text).unwrap();
     std::fs::write(&json2, text2).unwrap();
+    ok(&retrysim(&["merge", &p1, &p2, "-o", &out, "-q"]));
+}
+
+/// Shards of one name but not of one scenario: run with another `--seed`,
+/// or from a file edited in between. Their rows would mix two sweeps.
+#[test]
+fn merge_refuses_shards_of_another_seed_or_an_edited_scenario() {
+    let t = tempfile::tempdir().unwrap();
+    let (p1, p2) = quick_shards(t.path());
+    let scenario = t.path().join("quick.json");
+    let scenario = scenario.to_str().unwrap();
+    let out = p(t.path(), "out");
+    let shard2 = |extra: &[&str], dir: &str| {
+        let mut args = vec![
+            "sweep",
+            scenario,
+            "--set",
+            "traffic.rate=100,200,300",
+            "--shard",
+            "2/2",
+            "-o",
+            dir,
+            "-q",
+        ];
+        args.extend_from_slice(extra);
+        ok(&retrysim(&args));
+    };
+    let seeded = p(t.path(), "seeded");
+    shard2(&["--seed", "9"], &seeded);
+    refused(&[&p1, &seeded], &out, "not a shard of the same sweep");
+    std::fs::write(scenario, QUICK.replace("\"workers\":5", "\"workers\":6")).unwrap();
+    let edited = p(t.path(), "edited");
+    shard2(&[], &edited);
+    refused(&[&p1, &edited], &out, "not a shard of the same sweep");
     ok(&retrysim(&["merge", &p1, &p2, "-o", &out, "-q"]));
 }
 

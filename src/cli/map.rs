@@ -9,6 +9,7 @@ use crate::error::{Error, InvalidInput, MapError, OutputError};
 use crate::map::{self, MapGrid, MapManifest, OperatingPoint, Passes};
 use crate::report::map::map_png;
 use crate::report::staging::Staging;
+use crate::scenario::set::paths_overlap;
 use crate::scenario::{self, Scenario};
 use crate::sweep::range::expand_values;
 use crate::sweep::shard_env::shard_from_process_env;
@@ -128,13 +129,25 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     for set in &sim.sets {
         let path = set.split_once('=').map_or(set.as_str(), |(p, _)| p.trim());
         for (flag, a) in [("--x", &grid.x), ("--y", &grid.y)] {
-            if a.path == path {
+            if paths_overlap(&a.path, path) {
                 return Err(InvalidInput::Flag {
                     flag: format!("--set {set}"),
-                    message: format!("{flag} varies {path} over the map: set it in one place"),
+                    message: format!("{flag} varies {} over the map: set it in one place", a.path),
                 }
                 .into());
             }
+        }
+    }
+    for (flag, a) in [("--x", &grid.x), ("--y", &grid.y)] {
+        if let (Some(seed), true) = (sim.seed, paths_overlap(&a.path, "seed")) {
+            return Err(InvalidInput::Flag {
+                flag: format!("--seed {seed}"),
+                message: format!(
+                    "{flag} varies {} over the map: drop --seed or that axis",
+                    a.path
+                ),
+            }
+            .into());
         }
     }
     if let Some(c) = args.coarse {
@@ -225,6 +238,7 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
         shard,
         runs: 0,
         full_runs: 0,
+        fingerprint: base.fingerprint(),
     };
     manifest.count_runs(&table);
     let written = write(stage, &manifest, &table, sim.no_plots)?;

@@ -75,6 +75,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
         axes.push(a);
     }
     let grid = Grid::new(axes)?;
+    grid.check_seed(sim.seed)?;
     // The shard is settled before any point is loaded; its directory once
     // the scenario's name is known.
     let (shard, _) = super::map::shard_and_dir(args.shard.as_deref(), args.shards, PathBuf::new())?;
@@ -110,6 +111,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
         policies: base.policies().iter().map(|p| p.name.clone()).collect(),
         replications: sim.replications,
         shard,
+        fingerprint: base.fingerprint(),
     };
     for (i, s) in &points {
         let names: Vec<&str> = s.policies().iter().map(|p| p.name.as_str()).collect();

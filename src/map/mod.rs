@@ -32,6 +32,7 @@ pub mod outcome;
 use crate::decimal::num;
 use crate::metrics::RunResult;
 use crate::runner::{self, Job, RunError};
+use crate::scenario::set::paths_overlap;
 use crate::scenario::Scenario;
 use crate::sweep::{Axis, Shard, Table};
 use outcome::{outcome, Outcome};
@@ -51,10 +52,11 @@ pub struct MapGrid {
 }
 
 impl MapGrid {
-    /// Checks the axes: two different paths, no value twice on an axis.
+    /// Checks the axes: two different paths, neither within the other
+    /// (`traffic` and `traffic.rate`), no value twice on an axis.
     pub fn new(x: Axis, y: Axis) -> Result<MapGrid, MapError> {
-        if x.path == y.path {
-            return Err(MapError::SamePath(x.path));
+        if paths_overlap(&x.path, &y.path) {
+            return Err(MapError::SamePath(x.path, y.path));
         }
         for (name, a) in [("x", &x), ("y", &y)] {
             for (i, v) in a.values.iter().enumerate() {
@@ -424,6 +426,11 @@ pub struct MapManifest {
     pub runs: u64,
     /// Runs the same rows would take without refinement.
     pub full_runs: u64,
+    /// [`Scenario::fingerprint`] of the scenario before the axes' values,
+    /// the same for every shard (empty in outputs of versions that did
+    /// not record it).
+    #[serde(default)]
+    pub fingerprint: String,
 }
 
 impl MapManifest {
@@ -443,6 +450,7 @@ impl MapManifest {
     /// Whether `other` describes a shard of the same map.
     fn same_map(&self, other: &MapManifest) -> bool {
         self.scenario == other.scenario
+            && self.fingerprint == other.fingerprint
             && self.seed == other.seed
             && self.x == other.x
             && self.y == other.y
@@ -722,6 +730,7 @@ mod tests {
             shard,
             runs: 0,
             full_runs: 0,
+            fingerprint: "0badf00d".into(),
         }
     }
 
@@ -777,5 +786,9 @@ mod tests {
         let mut other = parts.clone();
         other[1].1.seed = 2;
         assert!(matches!(merge(other), Err(MapError::Different { .. })));
+        // A scenario edited under the same name, or other --set values.
+        let mut edited = parts.clone();
+        edited[1].1.fingerprint = "12345678".into();
+        assert!(matches!(merge(edited), Err(MapError::Different { .. })));
     }
 }

@@ -7,6 +7,7 @@
 //! into a `serde_json::Value` (TOML converted), the overrides applied, and
 //! the spec read from that value: field paths are kept, positions are not.
 
+use super::locate::locate;
 use super::set::apply_set;
 use super::spec::ScenarioSpec;
 use crate::error::{InvalidInput, Located};
@@ -45,8 +46,18 @@ pub(crate) fn parse(
     format: Format,
     sets: &[String],
 ) -> Result<ScenarioSpec, InvalidInput> {
+    // The file as written, read first: its errors keep their line and
+    // column. A key written twice is an error whatever the overrides say;
+    // any other error may be about a field an override replaces, and is
+    // judged after them.
+    let as_written = from_text::<ScenarioSpec>(text, origin, format);
     if sets.is_empty() {
-        return from_text(text, origin, format).map_err(InvalidInput::At);
+        return as_written.map_err(InvalidInput::At);
+    }
+    if let Err(loc) = &as_written {
+        if loc.path.is_none() || loc.message.starts_with("duplicate field") {
+            return Err(InvalidInput::At(loc.clone()));
+        }
     }
     let mut value = to_value(text, origin, format).map_err(InvalidInput::At)?;
     for set in sets {
@@ -59,10 +70,53 @@ pub(crate) fn parse(
     serde_path_to_error::deserialize::<_, ScenarioSpec>(&value).map_err(|e| {
         let mut loc = json_error(e.inner(), origin, Some(e.path()));
         name_settings::<ScenarioSpec>(&mut loc, || Some(value.clone()));
-        loc.message
-            .push_str(" (after applying the --set overrides)");
+        match loc.path.as_deref().and_then(|p| set_touching(p, sets)) {
+            Some(set) => loc.message.push_str(&format!(" (after --set {set})")),
+            // Not a field any override touched: the file's own error, as
+            // reading it alone put it, or where the file wrote the field.
+            None => match &as_written {
+                Err(own) if own.path == loc.path => return InvalidInput::At(own.clone()),
+                _ => {
+                    let at = loc.path.as_deref().and_then(|p| locate(text, format, p));
+                    (loc.line, loc.column) = (at.map(|a| a.0), at.map(|a| a.1));
+                }
+            },
+        }
         InvalidInput::At(loc)
     })
+}
+
+/// The first of `sets` (`PATH=VALUE`) that writes the field at `path` (a
+/// path as errors print it), a field within it or one around it; `None`
+/// when the field is as the file wrote it.
+///
+/// An override names a list item by index or by name and may skip a
+/// variant's tag (`policies.fast.backoff.initial`), while `path` has the
+/// index and the tag (`policies[1].backoff.exponential.initial`); without
+/// the scenario at hand an index and a name are taken to match, and a
+/// segment of `path` an override skips is passed over, so this leans to
+/// "touched": the error then loses its position, never its blame.
+pub(crate) fn set_touching<'a>(path: &str, sets: &'a [String]) -> Option<&'a str> {
+    let path = crate::scenario::set::path_segments(path).ok()?;
+    sets.iter().map(String::as_str).find(|set| {
+        let target = set.split_once('=').map_or(*set, |(p, _)| p).trim();
+        crate::scenario::set::path_segments(target).is_ok_and(|t| touches(&path, &t, false))
+    })
+}
+
+/// Whether the override path `set` reaches the field `path`, one within it,
+/// or one around it (see [`set_touching`]); below the top level (`within`)
+/// a segment of `path` may be passed over, as an override may skip a tag.
+fn touches(path: &[&str], set: &[&str], within: bool) -> bool {
+    let is_index = |s: &str| s.parse::<usize>().is_ok();
+    match (path.split_first(), set.split_first()) {
+        (None, _) | (_, None) => true,
+        (Some((p, path_rest)), Some((s, set_rest))) => {
+            let same = p == s || is_index(p) != is_index(s);
+            (same && touches(path_rest, set_rest, true))
+                || (within && !path_rest.is_empty() && touches(path_rest, set, true))
+        }
+    }
 }
 
 /// Reads JSON or TOML text into a generic JSON value (TOML converted), for
@@ -247,7 +301,7 @@ fn toml_error(
 /// serde's wording of a type mismatch in the scenario's terms: Rust type
 /// and variant names (`u32`, `struct variant DistSpec::Constant`) mean
 /// nothing to someone writing a scenario file.
-fn plain_words(message: &str) -> String {
+pub(crate) fn plain_words(message: &str) -> String {
     let mut out = message.replace(
         "invalid type: unit variant, expected struct variant",
         &format!("a bare name, {SETTINGS_EXPECTED}"),

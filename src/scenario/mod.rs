@@ -109,6 +109,22 @@ impl Scenario {
         self.spec.seed = seed;
     }
 
+    /// A fingerprint of what is simulated: every setting as read (after
+    /// `--set` overrides and `--seed`) and the policies kept. The shards
+    /// of one sweep or map share it, so `merge` can refuse shards of a
+    /// scenario edited under the same name, or run with other overrides
+    /// or another seed. Eight hex digits of a CRC-32 of the settings as
+    /// JSON: a check against mistakes, not against forgery.
+    pub fn fingerprint(&self) -> String {
+        let mut h = crc32fast::Hasher::new();
+        h.update(&serde_json::to_vec(&self.spec).expect("a scenario serializes"));
+        for p in &self.policies {
+            h.update(p.name.as_bytes());
+            h.update(&[0]);
+        }
+        format!("{:08x}", h.finalize())
+    }
+
     /// Keeps only the policies named in `names` (all when empty), in file
     /// order (`--policy NAME`). The error names the first name that matches
     /// no policy, and lists the policies there are.
@@ -273,18 +289,18 @@ pub fn load_str(text: &str, origin: &str, sets: &[String]) -> Result<Scenario, I
         let located = problems
             .into_iter()
             .map(|p| {
-                // Positions are only exact when no override changed the text.
-                let at = if sets.is_empty() {
-                    locate::locate(text, format, &p.path)
-                } else {
-                    None
+                // A value an override wrote has no place in the file: the
+                // override is named instead.
+                let (at, message) = match load::set_touching(&p.path, sets) {
+                    Some(set) => (None, format!("{} (after --set {set})", p.message)),
+                    None => (locate::locate(text, format, &p.path), p.message),
                 };
                 Located {
                     origin: origin.to_string(),
                     line: at.map(|a| a.0),
                     column: at.map(|a| a.1),
                     path: Some(p.path),
-                    message: p.message,
+                    message,
                 }
             })
             .collect();
@@ -383,9 +399,62 @@ mod tests {
         let e = err(&text, "e.json", &[]);
         assert!(e.starts_with("e.json:9:13:"), "{e}");
         assert!(e.contains("traffic.rate"), "{e}");
-        // With overrides the text no longer matches, so no position.
+        // A value an override wrote has no position; the override is named.
         let e = err(EXAMPLE, "e.json", &["traffic.rate=0"]);
         assert!(e.starts_with("e.json: traffic.rate:"), "{e}");
+        assert!(e.ends_with("(after --set traffic.rate=0)"), "{e}");
+        // A field the overrides leave alone keeps its place in the file.
+        let e = err(&text, "e.json", &["seed=3"]);
+        assert!(e.starts_with("e.json:9:13: traffic.rate:"), "{e}");
+        assert!(!e.contains("--set"), "{e}");
+    }
+
+    /// Overrides neither hide the file's own errors nor take their place:
+    /// a key written twice stays an error, and a typo elsewhere keeps its
+    /// line and column; an override may still supply what the file lacks.
+    #[test]
+    fn the_file_s_own_errors_survive_overrides() {
+        let twice = EXAMPLE.replacen("\"workers\": 100,", "\"workers\": 100, \"workers\": 7,", 1);
+        assert_ne!(twice, EXAMPLE);
+        let alone = err(&twice, "e.json", &[]);
+        assert!(alone.contains("duplicate field"), "{alone}");
+        assert_eq!(err(&twice, "e.json", &["seed=3"]), alone);
+        assert_eq!(err(&twice, "e.json", &["backend.workers=9"]), alone);
+        let typo = EXAMPLE.replacen("\"workers\"", "\"wokers\"", 1);
+        let alone = err(&typo, "e.json", &[]);
+        assert!(alone.contains("unknown field"), "{alone}");
+        let with_set = err(&typo, "e.json", &["seed=3"]);
+        assert_eq!(with_set, alone);
+        // The typo replaced by an override of its block: no longer an error.
+        let block = r#"backend={"workers": 100, "service_time": {"constant": {"value": "10ms"}}}"#;
+        assert!(load_str(&typo, "e.json", &[block.to_string()]).is_ok());
+        // A required field the file lacks, given by an override.
+        let no_rate = EXAMPLE.replacen("\"rate\": 7000,", "", 1);
+        assert_ne!(no_rate, EXAMPLE);
+        assert!(load_str(&no_rate, "e.json", &[]).is_err());
+        assert!(load_str(&no_rate, "e.json", &["traffic.rate=7000".to_string()]).is_ok());
+    }
+
+    #[test]
+    fn overrides_touch_the_fields_they_name_within_and_around() {
+        let sets: Vec<String> = ["seed=3", "policies.fast.backoff.initial=1s", "traffic=5"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let touching = |p: &str| load::set_touching(p, &sets);
+        assert_eq!(touching("seed"), Some("seed=3"));
+        assert_eq!(touching("traffic.rate"), Some("traffic=5"));
+        assert_eq!(
+            touching("policies[1].backoff.exponential.initial"),
+            Some("policies.fast.backoff.initial=1s")
+        );
+        assert_eq!(
+            touching("policies[1]"),
+            Some("policies.fast.backoff.initial=1s")
+        );
+        assert_eq!(touching("policies[1].max_attempts"), None);
+        assert_eq!(touching("backend.workers"), None);
+        assert_eq!(touching("rate"), None);
     }
 
     #[test]

@@ -35,26 +35,35 @@ pub(crate) fn set_at(value: &mut Value, path: &str, new: Value) -> Result<(), Se
 }
 
 /// Splits a `--set` path into its steps: `faults[0].outage.start` and
-/// `faults.0.outage.start` both give `faults`, `0`, `outage`, `start`.
+/// `faults.0.outage.start` both give `faults`, `0`, `outage`, `start`. What
+/// is in brackets is one step even with dots in it, so a name with dots is
+/// written `policies[example.EchoService]`.
 pub fn path_segments(path: &str) -> Result<Vec<&str>, SetError> {
+    let brackets = || SetError::Brackets {
+        path: path.to_string(),
+    };
     let mut segments = Vec::new();
-    for part in path.split('.') {
-        let (head, mut rest) = part.split_at(part.find('[').unwrap_or(part.len()));
-        if !head.is_empty() || rest.is_empty() {
+    let mut rest = path;
+    loop {
+        let end = rest.find(['.', '[']).unwrap_or(rest.len());
+        let head = &rest[..end];
+        rest = &rest[end..];
+        if !head.is_empty() || !rest.starts_with('[') {
             segments.push(head);
         }
-        while !rest.is_empty() {
-            let inner = rest
-                .strip_prefix('[')
-                .and_then(|r| r.split_once(']'))
-                .filter(|(index, _)| !index.is_empty() && !index.contains('['));
-            let Some((index, after)) = inner else {
-                return Err(SetError::Brackets {
-                    path: path.to_string(),
-                });
-            };
-            segments.push(index);
-            rest = after;
+        while let Some(open) = rest.strip_prefix('[') {
+            let close = open.find(']').ok_or_else(brackets)?;
+            let inner = &open[..close];
+            if inner.is_empty() || inner.contains('[') {
+                return Err(brackets());
+            }
+            segments.push(inner);
+            rest = &open[close + 1..];
+        }
+        match rest.strip_prefix('.') {
+            Some(after) => rest = after,
+            None if rest.is_empty() => break,
+            None => return Err(brackets()),
         }
     }
     if let Some(i) = segments.iter().position(|s| s.is_empty()) {
@@ -64,11 +73,21 @@ pub fn path_segments(path: &str) -> Result<Vec<&str>, SetError> {
         });
     }
     if segments.iter().any(|s| s.contains(']')) {
-        return Err(SetError::Brackets {
-            path: path.to_string(),
-        });
+        return Err(brackets());
     }
     Ok(segments)
+}
+
+/// Whether two `--set` paths touch the same field: one is the other or
+/// lies within it (`traffic` and `traffic.rate`; `faults[0]` and
+/// `faults.0.duration`). Written as given: an index and a name are not
+/// resolved against a scenario, so `policies.0` and `policies.fast` do
+/// not overlap here even when they name the same policy.
+pub fn paths_overlap(a: &str, b: &str) -> bool {
+    match (path_segments(a.trim()), path_segments(b.trim())) {
+        (Ok(a), Ok(b)) => a.iter().zip(&b).all(|(x, y)| x == y),
+        _ => a.trim() == b.trim(),
+    }
 }
 
 /// Reads the right-hand side of `PATH=VALUE`: JSON if it parses, else the
@@ -79,25 +98,49 @@ pub fn parse_value(raw: &str) -> Value {
 
 /// Sets `new` at `segments` under `root`.
 fn set_path(root: &mut Value, segments: &[&str], new: Value) -> Result<(), SetError> {
-    let (last, parents) = segments.split_last().expect("at least one segment");
     let mut cur = root;
-    for (i, seg) in parents.iter().enumerate() {
+    let mut i = 0;
+    loop {
+        let (seg, used) = step_at(cur, &segments[i..]);
         let so_far = segments[..i].join(".");
-        cur = descend(cur, seg).map_err(|why| at(&so_far, seg, why))?;
-    }
-    let so_far = parents.join(".");
-    let target = leaf_parent(cur, last).map_err(|why| at(&so_far, last, why))?;
-    match target {
-        Value::Object(map) => {
-            map.insert((*last).to_string(), new);
+        if i + used == segments.len() {
+            let target = leaf_parent(cur, &seg).map_err(|why| at(&so_far, &seg, why))?;
+            match target {
+                Value::Object(map) => {
+                    map.insert(seg, new);
+                }
+                Value::Array(items) => {
+                    let k = array_index(items, &seg).map_err(|why| at(&so_far, &seg, why))?;
+                    items[k] = new;
+                }
+                _ => unreachable!("leaf_parent returns containers only"),
+            }
+            return Ok(());
         }
-        Value::Array(items) => {
-            let i = array_index(items, last).map_err(|why| at(&so_far, last, why))?;
-            items[i] = new;
-        }
-        _ => unreachable!("leaf_parent returns containers only"),
+        cur = descend(cur, &seg).map_err(|why| at(&so_far, &seg, why))?;
+        i += used;
     }
-    Ok(())
+}
+
+/// The next step from `cur` along `segments`, and how many segments it
+/// takes: one, except in a list where no item has the first segment as
+/// its index or name but one is named by several segments joined with
+/// dots (`policies.example.EchoService.max_attempts` reaches the policy
+/// `example.EchoService`, as `import grpc` names them).
+fn step_at(cur: &Value, segments: &[&str]) -> (String, usize) {
+    if let Value::Array(items) = cur {
+        if array_index(items, segments[0]).is_err() {
+            let named = |name: &str| {
+                items
+                    .iter()
+                    .any(|v| v.get("name").and_then(Value::as_str) == Some(name))
+            };
+            if let Some(n) = (2..=segments.len()).find(|&n| named(&segments[..n].join("."))) {
+                return (segments[..n].join("."), n);
+            }
+        }
+    }
+    (segments[0].to_string(), 1)
 }
 
 /// The error at segment `seg` after the path walked so far.
@@ -212,6 +255,17 @@ fn kind(v: &Value) -> &'static str {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn paths_overlap_when_one_is_within_the_other() {
+        assert!(paths_overlap("traffic", "traffic.rate"));
+        assert!(paths_overlap("traffic.rate", "traffic"));
+        assert!(paths_overlap("faults[0].duration", "faults.0"));
+        assert!(paths_overlap(" seed", "seed "));
+        assert!(!paths_overlap("traffic.rate", "traffic.clients"));
+        assert!(!paths_overlap("traffic.rate", "traffic.rates"));
+        assert!(!paths_overlap("policies.0", "policies.1.max_attempts"));
+    }
 
     fn doc() -> Value {
         json!({
@@ -337,6 +391,24 @@ mod tests {
             e.to_string(),
             "`policies.9`: index 9 is out of range (the list has 2 items)"
         );
+    }
+
+    #[test]
+    fn names_with_dots_are_reached_plain_or_in_brackets() {
+        let mut v = doc();
+        v["policies"][0]["name"] = "example.EchoService".into();
+        apply_set(&mut v, "policies.example.EchoService.max_attempts=4").unwrap();
+        assert_eq!(v["policies"][0]["max_attempts"], 4);
+        apply_set(&mut v, "policies[example.EchoService].max_attempts=5").unwrap();
+        assert_eq!(v["policies"][0]["max_attempts"], 5);
+        apply_set(&mut v, r#"policies.example.EchoService={"name": "x"}"#).unwrap();
+        assert_eq!(v["policies"][0]["name"], "x");
+        assert_eq!(
+            path_segments("policies[a.b].backoff").unwrap(),
+            ["policies", "a.b", "backoff"]
+        );
+        let e = apply_set(&mut v, "policies.example.Other.max_attempts=1").unwrap_err();
+        assert!(e.to_string().starts_with("`policies.example`"), "{e}");
     }
 
     #[test]

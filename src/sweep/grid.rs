@@ -3,6 +3,7 @@
 //! `--shard I/N` slices of it.
 
 pub use crate::error::GridError;
+use crate::scenario::set::paths_overlap;
 use serde::{Deserialize, Serialize};
 
 /// One swept parameter: a dotted scenario path and the values it takes,
@@ -102,7 +103,9 @@ pub struct Grid {
 }
 
 impl Grid {
-    /// Builds the grid, rejecting an axis path given twice.
+    /// Builds the grid, rejecting an axis path given twice or within
+    /// another axis's (`traffic` beside `traffic.rate`), whose values
+    /// would replace the other's at every point.
     pub fn new(axes: Vec<Axis>) -> Result<Grid, GridError> {
         for (i, a) in axes.iter().enumerate() {
             if axes[..i].iter().any(|b| b.path == a.path) {
@@ -110,8 +113,29 @@ impl Grid {
                     path: a.path.clone(),
                 });
             }
+            if let Some(b) = axes[..i].iter().find(|b| paths_overlap(&a.path, &b.path)) {
+                return Err(GridError::Overlap {
+                    path: a.path.clone(),
+                    other: b.path.clone(),
+                });
+            }
         }
         Ok(Grid { axes })
+    }
+
+    /// Refuses `--seed` (`seed`, when given) beside an axis that varies the
+    /// seed.
+    pub fn check_seed(&self, seed: Option<u64>) -> Result<(), GridError> {
+        let Some(seed) = seed else {
+            return Ok(());
+        };
+        match self.axes.iter().find(|a| paths_overlap(&a.path, "seed")) {
+            Some(a) => Err(GridError::SeedAxis {
+                seed,
+                path: a.path.clone(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Number of points (1 for no axes; `usize::MAX` when larger).
@@ -257,6 +281,28 @@ mod tests {
             Axis::parse("x={1,2").unwrap_err().to_string(),
             "--set x={1,2: unbalanced quotes or brackets in `{1,2`"
         );
+    }
+
+    #[test]
+    fn an_axis_within_another_or_beside_seed_is_refused() {
+        let grid =
+            |paths: &[&str]| Grid::new(paths.iter().map(|p| Axis::parse(p).unwrap()).collect());
+        let e = grid(&["traffic.rate=1,2", r#"traffic={"rate":5}"#]).unwrap_err();
+        assert!(
+            matches!(&e, GridError::Overlap { path, other } if path == "traffic" && other == "traffic.rate"),
+            "{e}"
+        );
+        assert!(grid(&["faults[0]={}", "faults.0.duration=1s,2s"]).is_err());
+        // Siblings and paths that merely share a prefix of letters are fine.
+        let g = grid(&["traffic.rate=1,2", "traffic.rate_limit=3", "seeds=1"]).unwrap();
+        assert!(g.check_seed(Some(5)).is_ok());
+        assert!(g.check_seed(None).is_ok());
+        let g = grid(&["seed=1,2"]).unwrap();
+        assert!(matches!(
+            g.check_seed(Some(5)),
+            Err(GridError::SeedAxis { seed: 5, .. })
+        ));
+        assert!(g.check_seed(None).is_ok());
     }
 
     #[test]

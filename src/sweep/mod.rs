@@ -42,6 +42,10 @@ pub struct Manifest {
     pub replications: u32,
     /// Which slice of the points this output holds.
     pub shard: Shard,
+    /// [`Scenario::fingerprint`] of point 0, the same for every shard of
+    /// the sweep (empty in outputs of versions that did not record it).
+    #[serde(default)]
+    pub fingerprint: String,
 }
 
 /// The rows of `sweep.csv`, as text cells.
@@ -68,7 +72,16 @@ impl Table {
     }
 
     /// Reads a table back from CSV bytes; `origin` names the file in errors.
+    /// Every line [`Table::to_csv`] writes ends with a line end, so a file
+    /// that does not was cut short, maybe within its last number.
     pub fn from_csv(bytes: &[u8], origin: &str) -> Result<Table, InvalidInput> {
+        if bytes.last().is_some_and(|&b| b != b'\n') {
+            return Err(InvalidInput::At(crate::error::Located::whole(
+                origin,
+                "the last line has no line end: the file was cut short (a full disk?); \
+                 run that shard again",
+            )));
+        }
         let malformed = |e: csv::Error| InvalidInput::Malformed {
             origin: origin.to_string(),
             source: Box::new(e),
@@ -236,6 +249,7 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
     let mut seen = vec![None::<String>; count];
     for (origin, m, t) in &parts {
         let same = m.scenario == first.scenario
+            && m.fingerprint == first.fingerprint
             && m.axes == first.axes
             && m.points == first.points
             && m.policies == first.policies
