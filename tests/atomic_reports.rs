@@ -119,6 +119,40 @@ fn a_killed_run_leaves_the_previous_report_and_the_next_run_cleans_up() {
     assert_eq!(entries(&out), ["small"]);
 }
 
+/// Killed in the middle of moving the new files into place, a run leaves
+/// a mix of two reports only until the next run into that directory,
+/// which first finishes the moves: here a run that itself fails, so what
+/// is left is exactly the killed run's report.
+#[test]
+fn a_run_killed_while_moving_its_files_is_completed_by_the_next() {
+    let (d, file, out) = setup();
+    assert!(run(&file, &out, &[], &[]).status.success());
+    let fresh = d.path().join("fresh");
+    assert!(run(&file, &fresh, &[], &["--seed", "9"]).status.success());
+    let new = snapshot(&fresh.join("small"));
+    let r = run(
+        &file,
+        &out,
+        &[("RETRYSIM_ABORT_AT", "publish")],
+        &["--seed", "9"],
+    );
+    assert!(!r.status.success());
+    let mixed = snapshot(&out.join("small"));
+    assert_ne!(
+        mixed, new,
+        "the kill came after the first move, before the last"
+    );
+    let r = run(
+        &file,
+        &out,
+        &[("RETRYSIM_FAIL_AT", "summary.json")],
+        &["--seed", "5"],
+    );
+    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(snapshot(&out.join("small")), new);
+    assert_eq!(entries(&out), ["small"]);
+}
+
 #[test]
 fn no_plots_removes_the_old_plots_so_every_file_is_from_one_run() {
     let (_d, file, out) = setup();
@@ -219,7 +253,10 @@ fn interrupted_run_writes_nothing(signal: &str, out_exists: bool) {
     let r = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(130), "{signal}: {err}");
-    assert_eq!(err, "interrupted; nothing was written\n", "{signal}");
+    assert_eq!(
+        err, "interrupted; the report in progress was not written\n",
+        "{signal}"
+    );
     if !out_exists {
         assert!(
             !out.exists(),

@@ -213,7 +213,7 @@ pub fn exit_for(e: &Error) -> ExitCode {
 /// and the error with its sources, or the interruption.
 fn print_error(e: &Error) {
     if e.exit_code() == 130 {
-        common::note("interrupted; nothing was written");
+        common::note("interrupted; the report in progress was not written");
     } else {
         common::note(format_args!("error: {}", Report(e)));
     }

@@ -73,6 +73,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
         // given there is no built-in scenario: `scenarios[i]` is file `i`.
         let name = &s.spec().name;
         if let Some(i) = scenarios.iter().position(|o| o.spec().name == *name) {
+            if args.scenarios[i] == *path {
+                return Err(InvalidInput::At(Located::whole(
+                    scenario::origin(path),
+                    "given twice: each scenario is run once; give it once (or copy it under \
+                     another `name` to compare it with itself)",
+                ))
+                .into());
+            }
             return Err(InvalidInput::At(Located::whole(
                 scenario::origin(path),
                 format!(
@@ -93,13 +101,30 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
         sim.guard([&*s], true)?;
     }
     let mut out = Stdout::lock();
+    let mut written: Vec<String> = Vec::new();
     for s in scenarios {
         if !sim.quiet {
             for w in s.warnings() {
                 common::note(format_args!("{}: warning: {w}", s.spec().name));
             }
         }
-        run_one(&s, &output.join(&s.spec().name), &args, &mut out)?;
+        let name = s.spec().name.clone();
+        if let Err(e) = run_one(&s, &output.join(&name), &args, &mut out) {
+            if e.exit_code() == 130 && !written.is_empty() {
+                // The reports finished before the interruption stay.
+                common::note(format_args!(
+                    "{} written before the interruption: {}",
+                    if written.len() == 1 {
+                        "report"
+                    } else {
+                        "reports"
+                    },
+                    written.join(", ")
+                ));
+            }
+            return Err(e);
+        }
+        written.push(name);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,16 @@
 //! empty), and the next run into the same place removes what a killed one
 //! left behind.
 //!
+//! The moves themselves are made all-or-nothing as far as a directory of
+//! separate files allows. Before the first one, every place a file goes
+//! is checked (a directory in the way fails the commit with nothing
+//! moved), every file is flushed to disk, and a marker naming the stale
+//! outputs is written into the temporary directory: from then on the new
+//! report is complete on disk. A run killed during the moves (they take
+//! milliseconds) leaves the marker behind, and the next run into that
+//! directory finishes the moves before anything else, so the report is
+//! then wholly the new one, never a lasting mix of two.
+//!
 //! Only the files a run writes are replaced: other files in the target
 //! directory are left alone (the target may be a directory the user chose,
 //! such as `sweep -o results`), except the known outputs a run says are
@@ -90,6 +100,11 @@ impl Staging {
         if let Ok(entries) = std::fs::read_dir(&parent) {
             for e in entries.flatten() {
                 if e.file_name().to_string_lossy().starts_with(&prefix) {
+                    // A commit cut short by a kill: its files are complete
+                    // and some are in place already; put the rest there.
+                    if e.path().join(COMPLETE).is_file() {
+                        let _ = publish(&e.path(), target);
+                    }
                     let _ = std::fs::remove_dir_all(e.path());
                 }
             }
@@ -137,33 +152,52 @@ impl Staging {
         if crate::engine::stop::requested() {
             return Err(OutputError::Interrupted);
         }
-        let mut staged: Vec<PathBuf> = std::fs::read_dir(&self.temp)
-            .map_err(|source| OutputError::ReadBack {
-                path: self.temp.clone(),
-                source,
-            })?
-            .flatten()
-            .map(|e| e.path())
+        let staged = staged_files(&self.temp)?;
+        // Every place a file goes or is removed from, checked before the
+        // first move: a directory there fails the commit with nothing moved.
+        let stale: Vec<&str> = stale
+            .iter()
+            .copied()
+            .filter(|name| !staged.iter().any(|s| s.file_name() == Some(name.as_ref())))
             .collect();
-        staged.sort();
+        let places = staged
+            .iter()
+            .map(|from| self.final_path(from))
+            .chain(stale.iter().map(|name| self.target.join(name)));
+        for place in places {
+            if place.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+                return Err(OutputError::Publish {
+                    path: place,
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::IsADirectory,
+                        "a directory of that name is in the way; nothing was replaced",
+                    ),
+                });
+            }
+        }
+        // The new report complete on disk, then the marker that says so.
+        let sync = |path: &Path| {
+            File::open(path)
+                .and_then(|f| f.sync_all())
+                .map_err(|source| OutputError::ReadBack {
+                    path: path.to_path_buf(),
+                    source,
+                })
+        };
         for from in &staged {
-            let to = self.final_path(from);
-            std::fs::rename(from, &to).map_err(|source| OutputError::Publish {
-                path: to.clone(),
+            sync(from)?;
+        }
+        let marker = self.temp.join(COMPLETE);
+        std::fs::write(&marker, stale.join("\n"))
+            .and_then(|()| File::open(&marker)?.sync_all())
+            .map_err(|source| OutputError::Write {
+                path: marker.clone(),
                 source,
             })?;
-        }
-        for name in stale {
-            let path = self.target.join(name);
-            if staged.iter().any(|s| s.file_name() == path.file_name()) {
-                continue;
-            }
-            match std::fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(source) => return Err(OutputError::Remove { path, source }),
-            }
-        }
+        sync(&self.temp)?;
+        publish(&self.temp, &self.target)?;
+        // Best effort: the renames on disk too.
+        let _ = File::open(&self.target).and_then(|f| f.sync_all());
         self.done = true;
         self.clean_up();
         Ok(())
@@ -190,6 +224,54 @@ impl Drop for Staging {
             }
         }
     }
+}
+
+/// The file a commit writes into its temporary directory once every new
+/// file is on disk, holding the names of the stale outputs to remove, one
+/// per line: a temporary directory left with it is a report to finish
+/// publishing, one without it a report to throw away.
+const COMPLETE: &str = ".complete";
+
+/// The files written into the temporary directory `temp`, in name order,
+/// without the marker.
+fn staged_files(temp: &Path) -> Result<Vec<PathBuf>, OutputError> {
+    let mut staged: Vec<PathBuf> = std::fs::read_dir(temp)
+        .map_err(|source| OutputError::ReadBack {
+            path: temp.to_path_buf(),
+            source,
+        })?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name() != Some(COMPLETE.as_ref()))
+        .collect();
+    staged.sort();
+    Ok(staged)
+}
+
+/// Moves every file of the complete temporary directory `temp` into
+/// `target` and removes the stale outputs its marker names: the second half
+/// of a commit, or all that is left of one a kill cut short.
+fn publish(temp: &Path, target: &Path) -> Result<(), OutputError> {
+    for (i, from) in staged_files(temp)?.into_iter().enumerate() {
+        if i == 1 {
+            fail_point("publish")?;
+        }
+        let to = target.join(from.file_name().expect("a file in the directory"));
+        std::fs::rename(&from, &to).map_err(|source| OutputError::Publish {
+            path: to.clone(),
+            source,
+        })?;
+    }
+    let stale = std::fs::read_to_string(temp.join(COMPLETE)).unwrap_or_default();
+    for name in stale.lines().filter(|n| !n.is_empty()) {
+        let path = target.join(name);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(OutputError::Remove { path, source }),
+        }
+    }
+    Ok(())
 }
 
 /// Writes the single file `path` the way [`Staging`] writes a directory:
@@ -328,6 +410,64 @@ mod tests {
         );
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
         assert_eq!(left.len(), 1, "no temporary or lock file left: {left:?}");
+    }
+
+    #[test]
+    fn a_directory_in_the_way_fails_the_commit_before_anything_moves() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("report");
+        std::fs::create_dir_all(target.join("b.csv")).unwrap();
+        std::fs::write(target.join("a.csv"), "old").unwrap();
+        let s = Staging::begin(&target).unwrap();
+        std::fs::write(s.path().join("a.csv"), "new").unwrap();
+        std::fs::write(s.path().join("b.csv"), "new").unwrap();
+        let e = s.commit(&[]).unwrap_err();
+        assert!(e.to_string().contains("b.csv"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(target.join("a.csv")).unwrap(),
+            "old"
+        );
+        // A stale output that is a directory fails it too.
+        let s = Staging::begin(&target).unwrap();
+        std::fs::write(s.path().join("a.csv"), "new").unwrap();
+        assert!(s.commit(&["b.csv"]).is_err());
+        assert_eq!(
+            std::fs::read_to_string(target.join("a.csv")).unwrap(),
+            "old"
+        );
+    }
+
+    /// A run killed in the middle of its moves leaves its marker: the next
+    /// run into the directory finishes them (and removes the stale outputs
+    /// the marker names) before it starts; without the marker the files
+    /// are thrown away.
+    #[test]
+    fn a_commit_cut_short_is_finished_by_the_next_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("report");
+        std::fs::create_dir(&target).unwrap();
+        for f in ["a.csv", "c.csv", "load.png"] {
+            std::fs::write(target.join(f), "old").unwrap();
+        }
+        // b.csv already moved; a.csv still waiting; load.png stale.
+        std::fs::write(target.join("b.csv"), "new").unwrap();
+        let cut = dir.path().join(".report.tmp-4000000");
+        std::fs::create_dir(&cut).unwrap();
+        std::fs::write(cut.join("a.csv"), "new").unwrap();
+        std::fs::write(cut.join(COMPLETE), "load.png").unwrap();
+        // An abandoned one, with no marker, is thrown away.
+        let abandoned = dir.path().join(".report.tmp-4000001");
+        std::fs::create_dir(&abandoned).unwrap();
+        std::fs::write(abandoned.join("c.csv"), "half").unwrap();
+        let s = Staging::begin(&target).unwrap();
+        let read = |f: &str| std::fs::read_to_string(target.join(f)).unwrap();
+        assert_eq!(
+            (read("a.csv"), read("b.csv"), read("c.csv")),
+            ("new".into(), "new".into(), "old".into())
+        );
+        assert!(!target.join("load.png").exists());
+        assert!(!cut.exists() && !abandoned.exists());
+        drop(s);
     }
 
     #[test]
