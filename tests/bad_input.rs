@@ -299,9 +299,16 @@ fn two_scenarios_of_one_name_are_refused() {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("out").display().to_string();
     let toy = "scenarios/hotos21-toy.json";
-    let (code, err) = retrysim(&["run", toy, toy, "-o", &out, "--no-plots", "-q"]);
+    let copy = t.path().join("copy.json").display().to_string();
+    std::fs::copy(toy, &copy).unwrap();
+    let (code, err) = retrysim(&["run", toy, &copy, "-o", &out, "--no-plots", "-q"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("\"hotos21-toy\" is also the name of"), "{err}");
+    assert!(!t.path().join("out").exists(), "nothing ran");
+    // The same file twice is said to be that.
+    let (code, err) = retrysim(&["run", toy, toy, "-o", &out, "--no-plots", "-q"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("hotos21-toy.json: given twice"), "{err}");
     assert!(!t.path().join("out").exists(), "nothing ran");
 }
 
@@ -680,6 +687,15 @@ fn a_directory_or_a_missing_file_is_named_with_the_reason() {
     assert_eq!(code, Some(2));
     assert!(
         err.starts_with("error: tests/good/nope.json: cannot read: No such file"),
+        "{err}"
+    );
+    // schedule's --policy takes a file where the other commands take a
+    // policy's name: a missing file says how to get at a named policy.
+    let (code, err) = retrysim(&["schedule", "--policy", "platform"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.starts_with("error: --policy platform: no such file")
+            && err.contains("--name platform"),
         "{err}"
     );
 }

@@ -130,6 +130,22 @@ fn share(runs: &[RunResult]) -> Option<f64> {
     (judged > 0).then(|| f64::from(rec) / f64::from(judged))
 }
 
+/// Whether `path` names a load `assess` can search: a field that brings
+/// more work as it grows (`traffic.rate`, `traffic.clients`, the `scale`
+/// of a `traffic.profile` knot). The search raises it until the scenario
+/// stops recovering, so a capacity (`backend.workers`), a delay or the
+/// seed would be searched backwards or make no sense.
+pub fn is_load_path(path: &str) -> bool {
+    let Ok(segments) = crate::scenario::path_segments(path.trim()) else {
+        return false;
+    };
+    match segments.as_slice() {
+        ["traffic", "rate" | "clients"] => true,
+        ["traffic", "profile", knot, "scale"] => knot.parse::<usize>().is_ok(),
+        _ => false,
+    }
+}
+
 /// Assesses every policy of `base` (the scenario as the user gave it).
 /// `load` loads the scenario with extra `--set` assignments applied after
 /// the user's own (with the user's seed and policy selection); `on_runs`
@@ -330,4 +346,32 @@ where
         policies,
         runs: runs.get(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_load_path;
+
+    #[test]
+    fn only_what_brings_work_is_a_load() {
+        for ok in [
+            "traffic.rate",
+            "traffic.clients",
+            "traffic.profile.1.scale",
+            "traffic.profile[0].scale",
+        ] {
+            assert!(is_load_path(ok), "{ok}");
+        }
+        for not in [
+            "seed",
+            "backend.workers",
+            "traffic.think_time",
+            "traffic.profile.x.scale",
+            "traffic",
+            "traffic.rate.x",
+            "traffic..rate",
+        ] {
+            assert!(!is_load_path(not), "{not}");
+        }
+    }
 }

@@ -34,7 +34,8 @@ pub struct AssessArgs {
     /// The flags every simulating command shares.
     #[command(flatten)]
     pub sim: SimArgs,
-    /// The load parameter to search (a number in the scenario).
+    /// The load to search: traffic.rate, traffic.clients or a
+    /// traffic.profile knot's scale (traffic.profile.0.scale).
     #[arg(long = "load", value_name = "PATH", default_value = "traffic.rate")]
     pub load: String,
     /// Relative width of the threshold interval at which a search stops.
@@ -55,10 +56,12 @@ pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
     let sim = &args.sim;
     let origin = scenario::origin(&args.scenario);
     let text = scenario::read_text(&args.scenario)?;
-    if args.load == "seed" {
+    if !crate::assess::is_load_path(&args.load) {
         return Err(InvalidInput::Flag {
             flag: format!("--load {}", args.load),
-            message: "the seed picks the random streams; it is not a load (e.g. traffic.rate)"
+            message: "not a load: the search raises it until the scenario stops recovering, so \
+                      it must bring more work as it grows: traffic.rate, traffic.clients or the \
+                      scale of a traffic.profile knot (traffic.profile.0.scale)"
                 .to_string(),
         }
         .into());

@@ -18,7 +18,7 @@ use crate::error::{Error, InvalidInput, Located, OutputError};
 use crate::policy::schedule::{human, schedule, Schedule};
 use crate::policy::{presets, resolve, Jitter, Policy};
 use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
-use crate::scenario::load::{from_text, to_value, Format};
+use crate::scenario::load::{from_text, plain_words, to_value, Format};
 use crate::scenario::locate::locate;
 use crate::scenario::set::parse_value;
 use crate::time::{format_duration, Nanos, NS_PER_SEC};
@@ -78,7 +78,8 @@ pub struct ScheduleArgs {
     #[arg(long)]
     pub max: Option<String>,
     /// Exponential / Cloud Tasks backoff: doublings before growth stops
-    /// (Cloud Tasks: turns linear; default 16).
+    /// (Cloud Tasks: then linear, default 16; exponential: then constant,
+    /// no limit by default).
     #[arg(long)]
     pub max_doublings: Option<String>,
     /// Cloud Tasks backoff: the first interval (default 0.1s).
@@ -144,6 +145,9 @@ pub fn jitter_arg(text: &str) -> Result<JitterSpec, String> {
         "equal" => Ok(JitterSpec::Equal),
         "next_step" | "next-step" => Ok(JitterSpec::NextStep),
         other => match other.trim_end_matches('%').parse::<f64>() {
+            Ok(f) if !f.is_finite() => Err(format!(
+                "jitter factor {text:?} is not a finite number: give a factor from 0 to 1, such as 0.1"
+            )),
             Ok(f) => Ok(JitterSpec::Proportional(if other.ends_with('%') {
                 f / 100.0
             } else {
@@ -243,8 +247,23 @@ impl Draft {
 
 /// The text of a policy file, its name for errors and its format.
 fn read_policy_file(path: &Path) -> Result<(String, String, Format), InvalidInput> {
-    let text = crate::scenario::read_text(path)?;
     let origin = crate::scenario::origin(path);
+    let text = crate::scenario::read_text(path).map_err(|e| match e {
+        // `--policy platform`, as the other commands take a policy's name.
+        InvalidInput::Unreadable { source, .. }
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            InvalidInput::Flag {
+                flag: format!("--policy {origin}"),
+                message: format!(
+                    "no such file: schedule's --policy takes a policy file; for a policy of a \
+                     scenario, give the scenario with --name (`--policy scenarios/x.json --name \
+                     {origin}`), or a preset with --preset"
+                ),
+            }
+        }
+        other => other,
+    })?;
     if text.trim().is_empty() {
         // An empty TOML document is a table with every field at its
         // default: a policy nobody wrote.
@@ -315,7 +334,7 @@ fn start(args: &ScheduleArgs) -> Result<Draft, InvalidInput> {
                 let path = e.path().to_string();
                 let path = if path == "." { String::new() } else { path };
                 return Err(InvalidInput::At(
-                    draft.problem(&path, e.into_inner().to_string()),
+                    draft.problem(&path, plain_words(&e.into_inner().to_string())),
                 ));
             }
             entry
@@ -472,7 +491,7 @@ pub fn policy_from_args(args: &ScheduleArgs) -> Result<Policy, InvalidInput> {
     let spec: PolicySpec = serde_path_to_error::deserialize(&doc).map_err(|e| {
         let path = e.path().to_string();
         let path = if path == "." { String::new() } else { path };
-        let mut message = e.inner().to_string();
+        let mut message = plain_words(&e.inner().to_string());
         if let Some(hint) = missing_field_hint(&message) {
             message.push_str(&hint);
         }
@@ -889,6 +908,16 @@ mod tests {
         );
         assert_eq!(p.jitter, Jitter::Proportional(0.1));
         assert_eq!(p.max_attempts, Some(100));
+    }
+
+    #[test]
+    fn a_jitter_factor_that_is_not_a_number_is_named() {
+        for text in ["NaN", "nan", "inf", "-inf%"] {
+            let e = jitter_arg(text).unwrap_err();
+            assert!(e.contains("is not a finite number"), "{text}: {e}");
+        }
+        assert_eq!(jitter_arg("10%"), Ok(JitterSpec::Proportional(0.1)));
+        assert_eq!(jitter_arg("0.25"), Ok(JitterSpec::Proportional(0.25)));
     }
 
     #[test]

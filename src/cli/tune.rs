@@ -51,9 +51,9 @@ pub struct TuneArgs {
     /// Accept candidates that stay metastable.
     #[arg(long)]
     pub allow_metastable: bool,
-    /// Rounds of coordinate descent at most.
-    #[arg(long, default_value_t = 3)]
-    pub rounds: usize,
+    /// Rounds of coordinate descent at most (1 to 1000).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub rounds: u16,
 }
 
 /// Parses `--max-task-age`: `90m`, `1h`, `3600` (seconds).
@@ -128,7 +128,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         args.objective,
         constraints,
         sim.replications,
-        args.rounds,
+        usize::from(args.rounds),
     )?;
     let mut out = Stdout::lock();
     let mut say = |text: std::fmt::Arguments| {

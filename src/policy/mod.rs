@@ -186,9 +186,10 @@ impl Policy {
             }
             let delay = self.next_delay(n, &mut state, 0.5, pushback, throttled);
             if delay == 0 {
-                // Retries that take no time stop the clock: the run
-                // reports that itself, better than any count.
-                return attempts;
+                // Retries that take no time: a finite limit is reached at
+                // once; unlimited ones stop the clock, which the run
+                // reports itself, better than any count.
+                return if limit.is_finite() { limit } else { attempts };
             }
             waited = waited.saturating_add(delay);
             if waited > life {

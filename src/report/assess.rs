@@ -29,32 +29,32 @@ fn opt(x: Option<f64>) -> String {
 
 /// An interval as text: `[148, 152]`, with `?` for a missing end.
 fn interval(i: &Interval) -> String {
-    let end = |x: Option<f64>| x.map_or_else(|| "?".to_string(), |v| num(round3(v)));
+    let end = |x: Option<f64>| x.map_or_else(|| "?".to_string(), |v| num(readable(v)));
     format!("[{}, {}]", end(i.low), end(i.high))
 }
 
-/// Three significant digits for reading (the JSON keeps every digit).
-fn round3(v: f64) -> f64 {
+/// A number for reading (the JSON keeps every digit): three significant
+/// digits, but a value of 100 or more keeps its whole part, so that loads
+/// such as 1375 or the ends of [2595, 2596] are not merged by rounding.
+fn readable(v: f64) -> f64 {
     if v == 0.0 || !v.is_finite() {
         return v;
     }
-    let mag = 10f64.powi(v.abs().log10().floor() as i32 - 2);
-    if mag >= 1.0 {
-        (v / mag).round() * mag
-    } else {
-        let digits = (-mag.log10()).round() as i32;
-        let s = 10f64.powi(digits);
-        (v * s).round() / s
+    if v.abs() >= 100.0 {
+        return v.round();
     }
+    let digits = 2 - v.abs().log10().floor() as i32;
+    let s = 10f64.powi(digits);
+    (v * s).round() / s
 }
 
 /// A load the search probed, as text: exact when it is a whole number
-/// (the JSON's value), three significant digits otherwise.
+/// (the JSON's value), [`readable`] otherwise.
 fn tried(v: f64) -> String {
     if v.fract() == 0.0 {
         num(v)
     } else {
-        num(round3(v))
+        num(readable(v))
     }
 }
 
@@ -81,7 +81,7 @@ pub fn threshold_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
             "past the cliff: at {path} {} this trigger leaves it degraded; it must fall {} (below {}) to survive it",
             num(own),
             percent((own - lo) / own, 0),
-            num(round3(lo))
+            num(readable(lo))
         ),
         _ => format!(
             "on the edge: {path} {} lies inside the threshold interval {}",
@@ -98,15 +98,15 @@ pub fn storm_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
         (Some(why), _, _) => format!("analytic: no storm below capacity ({why})"),
         (None, Some(rule), Some(att)) => format!(
             "analytic C/A = {}/{} = {}",
-            num(round3(e.capacity_rps.unwrap_or(0.0))),
-            num(round3(att)),
-            num(round3(rule))
+            num(readable(e.capacity_rps.unwrap_or(0.0))),
+            num(readable(att)),
+            num(readable(rule))
         ),
         (None, _, None) => "analytic: attempts are unbounded, any load can hold a storm".into(),
         _ => "analytic: no estimate (no capacity to speak of)".into(),
     };
     if let Some(b) = e.balance_rule {
-        analytic.push_str(&format!(", balance rule C·(T+b)/D = {}", num(round3(b))));
+        analytic.push_str(&format!(", balance rule C·(T+b)/D = {}", num(readable(b))));
     }
     let Some(sim) = &p.sustaining else {
         return format!("{analytic}; not simulated (traffic is not open)");
@@ -152,15 +152,15 @@ pub fn amplification_sentence(p: &PolicyVerdict) -> String {
     let bound = match p.bound.attempts {
         Some(b) => format!(
             "at most {} attempt{} per request ({})",
-            num(round3(b)),
-            if round3(b) == 1.0 { "" } else { "s" },
+            num(readable(b)),
+            if readable(b) == 1.0 { "" } else { "s" },
             p.bound.binding()
         ),
         None => "no limit on attempts per request".to_string(),
     };
     format!(
         "{bound}; simulated with a whole-run outage: {} over {} requests",
-        num(round3(p.simulated_amplification)),
+        num(readable(p.simulated_amplification)),
         p.requests
     )
 }
@@ -316,9 +316,9 @@ pub fn page(a: &Assessment, description: Option<&str>) -> String {
             if past { "bad" } else { "good" },
             html(&interval(&p.threshold)),
             html(&p.sustaining.as_ref().map_or_else(|| "–".into(), interval)),
-            html(&opt(p.analytic.attempts_rule.map(round3))),
-            html(&opt(p.bound.attempts.map(round3))),
-            html(&num(round3(p.simulated_amplification))),
+            html(&opt(p.analytic.attempts_rule.map(readable))),
+            html(&opt(p.bound.attempts.map(readable))),
+            html(&num(readable(p.simulated_amplification))),
             html(&window_sentence(p)),
         ));
     }
@@ -339,7 +339,7 @@ pub fn page(a: &Assessment, description: Option<&str>) -> String {
             .limits
             .iter()
             .map(|l| {
-                let retries = count(round3(l.retries), "retry", "retries");
+                let retries = count(readable(l.retries), "retry", "retries");
                 format!("{} → {retries} per request", l.what)
             })
             .collect();
@@ -366,7 +366,7 @@ pub fn page(a: &Assessment, description: Option<&str>) -> String {
                         .iter()
                         .map(|pr| format!(
                             "{} → {}",
-                            num(round3(pr.load)),
+                            num(readable(pr.load)),
                             pr.share.map_or_else(|| "–".into(), |s| percent(s, 0))
                         ))
                         .collect::<Vec<_>>()
@@ -393,6 +393,21 @@ mod tests {
     use crate::assess::analytic::StormEstimate;
     use crate::assess::bisect::Probe;
     use crate::assess::bounds::{Bound, Limit};
+
+    #[test]
+    fn numbers_keep_three_digits_and_their_whole_part() {
+        assert_eq!(readable(1375.4), 1375.0);
+        assert_eq!(readable(2595.2), 2595.0);
+        assert_eq!(readable(123.456), 123.0);
+        assert_eq!(readable(12.345), 12.3);
+        assert_eq!(readable(0.012345), 0.0123);
+        assert_eq!(readable(-1.005), -1.0);
+        let i = Interval {
+            low: Some(2595.2),
+            high: Some(2596.1),
+        };
+        assert_eq!(interval(&i), "[2595, 2596]");
+    }
 
     fn assessment() -> Assessment {
         Assessment {

@@ -216,16 +216,29 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
         }
     }
     if let Some(end) = incident_end(spec) {
-        let left = spec.duration.ns().saturating_sub(end);
+        let run_end = spec.duration.ns();
         let need = spec.report.stable_for.ns();
-        if left < need {
+        if end > run_end {
+            warn(
+                "duration",
+                format!(
+                    "the last fault ends {} after the run does ({}): the run stops during the \
+                     fault, so recovery cannot be judged and every outcome will be \
+                     `undetermined`; make the run longer than the fault's end by \
+                     report.stable_for ({}) or more",
+                    Dur(end - run_end),
+                    spec.duration,
+                    spec.report.stable_for
+                ),
+            );
+        } else if run_end - end < need {
             warn(
                 "duration",
                 format!(
                     "the run ends {} after the last fault ends, less than report.stable_for ({}): \
                      recovery cannot be judged and every outcome will be `undetermined`; \
                      make the run longer or stable_for shorter",
-                    Dur(left),
+                    Dur(run_end - end),
                     spec.report.stable_for
                 ),
             );
@@ -334,14 +347,15 @@ fn retry_flood(spec: &ScenarioSpec, policy: &Policy) -> Option<String> {
     })
 }
 
-/// The end of the last incident fault, in nanoseconds (faults covering the
-/// whole run are background, not incidents).
+/// The end of the last incident fault, in nanoseconds, past the run's end
+/// if the fault lasts longer than the run (faults covering the whole run
+/// are background, not incidents).
 fn incident_end(spec: &ScenarioSpec) -> Option<u64> {
     let run_end = spec.duration.ns();
     spec.faults
         .iter()
         .filter(|f| f.is_incident(run_end))
-        .map(|f| f.window().1.min(run_end))
+        .map(|f| f.window().1)
         .max()
 }
 
@@ -632,6 +646,11 @@ mod tests {
         assert_eq!(flood(r#"{"constant": {"delay": "1ms"}}"#, 0), None);
         let w = flood(r#"{"decorrelated": {"base": "1ns", "max": "1ns"}}"#, 0);
         assert!(w.is_some_and(|w| w.contains("5.0e9")));
+        // Retries that take no time make every attempt a limit allows at
+        // once: a million of them is a flood, ten are not.
+        let w = flood(r#"{"constant": {"delay": "0s"}}"#, 1_000_000).expect("a flood");
+        assert!(w.contains("1.0e6") && w.contains("within 0s"), "{w}");
+        assert_eq!(flood(r#"{"constant": {"delay": "0s"}}"#, 10), None);
     }
 
     #[test]
@@ -729,6 +748,21 @@ mod tests {
             w.iter()
                 .any(|p| p.path == "duration" && p.message.contains("10s")),
             "{w:?}"
+        );
+        // A fault that outlasts the run: by how much, not "0s after".
+        let s = scenario(
+            r#""rate": 1000"#,
+            r#""workers": 20, "service_time": {"constant": {"value": "10ms"}}"#,
+            r#", "faults": [{"outage": {"start": "40s", "duration": "100s"}}]"#,
+            r#"{"name": "once"}"#,
+        );
+        let w = warnings(s.spec(), s.policies());
+        let tail = w.iter().find(|p| p.path == "duration").expect("a warning");
+        assert!(
+            tail.message
+                .starts_with("the last fault ends 80s after the run does (1m)"),
+            "{}",
+            tail.message
         );
     }
 
