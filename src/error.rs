@@ -980,6 +980,10 @@ pub enum MapError {
         /// What the first one holds.
         expected: &'static str,
     },
+    /// A directory holding both a sweep's and a map's output (one `-o`
+    /// for both).
+    #[error("{0}: holds both a sweep (sweep.json) and a map (map.json); write each to its own -o directory and merge that one")]
+    BothKinds(String),
     /// A directory given to merge that holds no output.
     #[error("{0}: holds no sweep.json or map.json, nor directories that do")]
     NoOutput(String),

@@ -243,6 +243,13 @@ fn merge_refuses_shards_of_another_seed_or_an_edited_scenario() {
     shard2(&[], &edited);
     refused(&[&p1, &edited], &out, "not a shard of the same sweep");
     ok(&retrysim(&["merge", &p1, &p2, "-o", &out, "-q"]));
+    // A map written into the same directory: neither is picked silently.
+    std::fs::write(Path::new(&p1).join("map.json"), "{}").unwrap();
+    refused(
+        &[&p1, &p2],
+        &out,
+        "holds both a sweep (sweep.json) and a map",
+    );
 }
 
 #[test]

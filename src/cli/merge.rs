@@ -49,13 +49,17 @@ enum Kind {
 }
 
 impl Kind {
-    fn of(dir: &Path) -> Option<Kind> {
-        if dir.join("map.json").is_file() {
-            Some(Kind::Map)
-        } else if dir.join("sweep.json").is_file() {
-            Some(Kind::Sweep)
-        } else {
-            None
+    /// What `dir` holds; an error when it holds both (a sweep and a map
+    /// written with one `-o`), as either choice would drop the other.
+    fn of(dir: &Path) -> Result<Option<Kind>, MapError> {
+        match (
+            dir.join("sweep.json").is_file(),
+            dir.join("map.json").is_file(),
+        ) {
+            (true, true) => Err(MapError::BothKinds(dir.display().to_string())),
+            (false, true) => Ok(Some(Kind::Map)),
+            (true, false) => Ok(Some(Kind::Sweep)),
+            (false, false) => Ok(None),
         }
     }
 
@@ -72,7 +76,7 @@ impl Kind {
 fn shard_dirs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Kind)>, Error> {
     let mut out = Vec::new();
     for dir in dirs {
-        if let Some(k) = Kind::of(dir) {
+        if let Some(k) = Kind::of(dir)? {
             out.push((dir.clone(), k));
             continue;
         }
@@ -80,10 +84,12 @@ fn shard_dirs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Kind)>, Error> {
             origin: dir.display().to_string(),
             source,
         })?;
-        let mut inside: Vec<(PathBuf, Kind)> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter_map(|p| Kind::of(&p).map(|k| (p, k)))
-            .collect();
+        let mut inside: Vec<(PathBuf, Kind)> = Vec::new();
+        for p in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+            if let Some(k) = Kind::of(&p)? {
+                inside.push((p, k));
+            }
+        }
         if inside.is_empty() {
             return Err(MapError::NoOutput(dir.display().to_string()).into());
         }
@@ -167,7 +173,7 @@ fn check_output(output: &Path, given: &[PathBuf], shards: &[(PathBuf, Kind)]) ->
             ));
         }
     }
-    for dir in given.iter().filter(|d| Kind::of(d).is_none()) {
+    for dir in given.iter().filter(|d| matches!(Kind::of(d), Ok(None))) {
         let parent = resolve(dir);
         if parent == out {
             return refuse(format!(
