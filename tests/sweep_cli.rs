@@ -211,6 +211,41 @@ fn merge_says_what_is_wrong_with_a_shards_manifest() {
     ok(&retrysim(&["merge", &p1, &p2, "-o", &out, "-q"]));
 }
 
+/// Two axes on one field, however they name it, are refused: the later
+/// would replace the earlier's values at every point, under its labels.
+#[test]
+fn axes_on_one_field_written_differently_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let scenario = t.path().join("quick.json");
+    std::fs::write(&scenario, QUICK).unwrap();
+    let scenario = scenario.to_str().unwrap();
+    let out = p(t.path(), "out");
+    for (a, b) in [
+        ("faults.0.outage.duration=2s,3s", "faults.0.duration=4s"),
+        ("policies.0.max_attempts=2,3", "policies.p.max_attempts=4,5"),
+        ("policies[p].max_attempts=2,3", "policies.00.max_attempts=4"),
+    ] {
+        let o = retrysim(&["sweep", scenario, "--set", a, "--set", b, "-o", &out]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{a} {b}: {err}");
+        assert!(err.contains("overlaps"), "{err}");
+    }
+    // Neighbours are not one field.
+    ok(&retrysim(&[
+        "sweep",
+        scenario,
+        "--set",
+        "traffic.rate=100,200",
+        "--set",
+        "traffic.clients=10",
+        "--set",
+        "faults.0.start=4s",
+        "-o",
+        &out,
+        "-q",
+    ]));
+}
+
 /// Shards of one name but not of one scenario: run with another `--seed`,
 /// or from a file edited in between. Their rows would mix two sweeps.
 #[test]

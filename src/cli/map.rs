@@ -165,6 +165,32 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     }
     let origin = scenario::origin(&args.scenario);
     let text = scenario::read_text(&args.scenario)?;
+    // The axes and the fixed overrides on one field however written
+    // (`faults.0.duration` and `faults.0.outage.duration`).
+    let set_paths: Vec<&str> = sim
+        .sets
+        .iter()
+        .map(|s| s.split_once('=').map_or(s.as_str(), |(p, _)| p.trim()))
+        .collect();
+    let paths: Vec<&str> = [grid.x.path.as_str(), grid.y.path.as_str()]
+        .into_iter()
+        .chain(set_paths.iter().copied())
+        .collect();
+    match scenario::overlapping(&text, &origin, &paths) {
+        Some((1, 0)) => return Err(MapError::SamePath(grid.x.path, grid.y.path).into()),
+        Some((i, j)) if j < 2 => {
+            return Err(InvalidInput::Flag {
+                flag: format!("--set {}", sim.sets[i - 2]),
+                message: format!(
+                    "{} varies {} over the map: set it in one place",
+                    ["--x", "--y"][j],
+                    paths[j]
+                ),
+            }
+            .into())
+        }
+        _ => {}
+    }
     let load = |sets: &[String]| -> Result<Scenario, InvalidInput> {
         let mut s = scenario::load_str(&text, &origin, sets)?;
         sim.apply(&mut s)?;

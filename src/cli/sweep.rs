@@ -5,7 +5,7 @@
 use super::common::{part_of, SimArgs, Stdout};
 use super::progress;
 use crate::decimal::count;
-use crate::error::{Error, InvalidInput, OutputError};
+use crate::error::{Error, GridError, InvalidInput, OutputError};
 use crate::report::heatmap::{heatmap_png, varying_pair};
 use crate::report::staging::Staging;
 use crate::sweep::range::expand_values;
@@ -83,6 +83,17 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     let origin = crate::scenario::origin(&args.scenario);
     sim.guard_points(&origin, shard.count_of(grid.len()), "points")?;
     let text = crate::scenario::read_text(&args.scenario)?;
+    // Two axes on one field however written (`faults.0.duration` and
+    // `faults.0.outage.duration`): the later would replace the earlier's
+    // values at every point, under the earlier's labels.
+    let paths: Vec<&str> = grid.axes.iter().map(|a| a.path.as_str()).collect();
+    if let Some((i, j)) = crate::scenario::overlapping(&text, &origin, &paths) {
+        return Err(GridError::Overlap {
+            path: paths[i].to_string(),
+            other: paths[j].to_string(),
+        }
+        .into());
+    }
     let mut points = sweep::load_points(&text, &origin, &[], &grid, shard)?;
     for (_, s) in &mut points {
         sim.apply(s)?;

@@ -8,7 +8,7 @@
 //! the spec read from that value: field paths are kept, positions are not.
 
 use super::locate::locate;
-use super::set::apply_set;
+use super::set::{apply_set, Written};
 use super::spec::ScenarioSpec;
 use crate::error::{InvalidInput, Located};
 use serde::de::DeserializeOwned;
@@ -38,41 +38,51 @@ impl Format {
     }
 }
 
+/// What each `--set` wrote: the assignment as given and the field as the
+/// scenario holds it ([`Written`]), in order.
+pub(crate) type Writes = Vec<(String, Written)>;
+
 /// Reads the typed spec from `text`, applying `sets` in order; `origin`
-/// names the text in errors.
+/// names the text in errors. Returns what each override wrote too, so that
+/// later problems can be blamed on the override or placed in the file.
 pub(crate) fn parse(
     text: &str,
     origin: &str,
     format: Format,
     sets: &[String],
-) -> Result<ScenarioSpec, InvalidInput> {
+) -> Result<(ScenarioSpec, Writes), InvalidInput> {
     // The file as written, read first: its errors keep their line and
-    // column. A key written twice is an error whatever the overrides say;
-    // any other error may be about a field an override replaces, and is
-    // judged after them.
+    // column. A syntax error or a key written twice is an error whatever
+    // the overrides say; any other error may be about a field an override
+    // replaces or supplies, and is judged after them.
     let as_written = from_text::<ScenarioSpec>(text, origin, format);
     if sets.is_empty() {
-        return as_written.map_err(InvalidInput::At);
+        return as_written
+            .map(|s| (s, Writes::new()))
+            .map_err(InvalidInput::At);
     }
     if let Err(loc) = &as_written {
-        if loc.path.is_none() || loc.message.starts_with("duplicate field") {
+        if error_field(loc).is_none() || loc.message.starts_with("duplicate field") {
             return Err(InvalidInput::At(loc.clone()));
         }
     }
     let mut value = to_value(text, origin, format).map_err(InvalidInput::At)?;
+    let mut writes = Writes::new();
     for set in sets {
-        apply_set(&mut value, set).map_err(|error| InvalidInput::Set {
+        let written = apply_set(&mut value, set).map_err(|error| InvalidInput::Set {
             origin: origin.to_string(),
             assignment: set.clone(),
             error,
         })?;
+        writes.push((set.clone(), written));
     }
-    serde_path_to_error::deserialize::<_, ScenarioSpec>(&value).map_err(|e| {
+    let spec = serde_path_to_error::deserialize::<_, ScenarioSpec>(&value).map_err(|e| {
         let mut loc = json_error(e.inner(), origin, Some(e.path()));
         name_settings::<ScenarioSpec>(&mut loc, || Some(value.clone()));
-        match loc.path.as_deref().and_then(|p| set_touching(p, sets)) {
+        let field = error_field(&loc).unwrap_or_default();
+        match set_touching(&field, &writes) {
             Some(set) => loc.message.push_str(&format!(" (after --set {set})")),
-            // Not a field any override touched: the file's own error, as
+            // Not a field any override wrote: the file's own error, as
             // reading it alone put it, or where the file wrote the field.
             None => match &as_written {
                 Err(own) if own.path == loc.path => return InvalidInput::At(own.clone()),
@@ -83,40 +93,49 @@ pub(crate) fn parse(
             },
         }
         InvalidInput::At(loc)
-    })
+    })?;
+    Ok((spec, writes))
 }
 
-/// The first of `sets` (`PATH=VALUE`) that writes the field at `path` (a
-/// path as errors print it), a field within it or one around it; `None`
-/// when the field is as the file wrote it.
-///
-/// An override names a list item by index or by name and may skip a
-/// variant's tag (`policies.fast.backoff.initial`), while `path` has the
-/// index and the tag (`policies[1].backoff.exponential.initial`); without
-/// the scenario at hand an index and a name are taken to match, and a
-/// segment of `path` an override skips is passed over, so this leans to
-/// "touched": the error then loses its position, never its blame.
-pub(crate) fn set_touching<'a>(path: &str, sets: &'a [String]) -> Option<&'a str> {
-    let path = crate::scenario::set::path_segments(path).ok()?;
-    sets.iter().map(String::as_str).find(|set| {
-        let target = set.split_once('=').map_or(*set, |(p, _)| p).trim();
-        crate::scenario::set::path_segments(target).is_ok_and(|t| touches(&path, &t, false))
-    })
-}
-
-/// Whether the override path `set` reaches the field `path`, one within it,
-/// or one around it (see [`set_touching`]); below the top level (`within`)
-/// a segment of `path` may be passed over, as an override may skip a tag.
-fn touches(path: &[&str], set: &[&str], within: bool) -> bool {
-    let is_index = |s: &str| s.parse::<usize>().is_ok();
-    match (path.split_first(), set.split_first()) {
-        (None, _) | (_, None) => true,
-        (Some((p, path_rest)), Some((s, set_rest))) => {
-            let same = p == s || is_index(p) != is_index(s);
-            (same && touches(path_rest, set_rest, true))
-                || (within && !path_rest.is_empty() && touches(path_rest, set, true))
-        }
+/// The field an error is about, step by step: its path, and for a missing
+/// field the field itself (`missing field \`rate\`` at `traffic` is about
+/// `traffic.rate`); `None` for an error about no field (a syntax error).
+fn error_field(loc: &Located) -> Option<Written> {
+    let mut field: Written = match loc.path.as_deref() {
+        Some(p) => super::set::path_segments(p)
+            .ok()?
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+        None => Written::new(),
+    };
+    if let Some(missing) = loc
+        .message
+        .strip_prefix("missing field `")
+        .and_then(|m| m.split('`').next())
+    {
+        field.push(missing.to_string());
     }
+    (!field.is_empty()).then_some(field)
+}
+
+/// The last override of `writes` that wrote the field `field` (as
+/// [`Written`] steps), a field within it or one around it: the override
+/// whose value is in effect there. `None` when the field is as the file
+/// wrote it.
+pub(crate) fn set_touching<'a>(field: &[String], writes: &'a Writes) -> Option<&'a str> {
+    writes
+        .iter()
+        .rev()
+        .find(|(_, written)| field.iter().zip(written).all(|(a, b)| a == b))
+        .map(|(set, _)| set.as_str())
+}
+
+/// A problem's path (`policies[1].max_attempts`) as [`Written`] steps.
+pub(crate) fn field_of(path: &str) -> Written {
+    super::set::path_segments(path)
+        .map(|s| s.into_iter().map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 /// Reads JSON or TOML text into a generic JSON value (TOML converted), for

@@ -263,6 +263,27 @@ pub fn read_text(path: &Path) -> Result<String, InvalidInput> {
     Ok(text)
 }
 
+/// The first pair `(later, earlier)` of `--set` `paths` that land on one
+/// field of the scenario `text`, or one within the other, however they
+/// are written (`faults.0.duration` and `faults[0].outage.duration`, a
+/// policy by index and by name). A path that lands nowhere overlaps
+/// nothing here: loading the scenario reports it.
+pub fn overlapping(text: &str, origin: &str, paths: &[&str]) -> Option<(usize, usize)> {
+    let format = Format::detect(origin, text);
+    let value = load::to_value(text, origin, format).ok()?;
+    let placed: Vec<Option<set::Written>> = paths
+        .iter()
+        .map(|p| set::set_at(&mut value.clone(), p, serde_json::Value::Null).ok())
+        .collect();
+    (0..paths.len()).find_map(|i| {
+        let a = placed[i].as_ref()?;
+        (0..i).find_map(|j| {
+            let b = placed[j].as_ref()?;
+            a.iter().zip(b).all(|(x, y)| x == y).then_some((i, j))
+        })
+    })
+}
+
 /// Like [`load`], for text already in memory; `origin` names it in errors
 /// and its extension (`.json`/`.toml`) picks the format (text without one
 /// is JSON when it starts with `{`, else TOML).
@@ -284,14 +305,14 @@ pub fn load_str(text: &str, origin: &str, sets: &[String]) -> Result<Scenario, I
         )));
     }
     let format = Format::detect(origin, text);
-    let spec = load::parse(text, origin, format, sets)?;
+    let (spec, writes) = load::parse(text, origin, format, sets)?;
     if let Err(problems) = validate(&spec) {
         let located = problems
             .into_iter()
             .map(|p| {
                 // A value an override wrote has no place in the file: the
                 // override is named instead.
-                let (at, message) = match load::set_touching(&p.path, sets) {
+                let (at, message) = match load::set_touching(&load::field_of(&p.path), &writes) {
                     Some(set) => (None, format!("{} (after --set {set})", p.message)),
                     None => (locate::locate(text, format, &p.path), p.message),
                 };
@@ -433,28 +454,70 @@ mod tests {
         assert_ne!(no_rate, EXAMPLE);
         assert!(load_str(&no_rate, "e.json", &[]).is_err());
         assert!(load_str(&no_rate, "e.json", &["traffic.rate=7000".to_string()]).is_ok());
+        // One at the top level.
+        let no_duration = EXAMPLE.replacen("\"duration\": \"30m\",", "", 1);
+        assert_ne!(no_duration, EXAMPLE);
+        assert!(load_str(&no_duration, "e.json", &[]).is_err());
+        assert!(load_str(&no_duration, "e.json", &["duration=30m".to_string()]).is_ok());
+        // An override of one list item does not take the blame for another's
+        // error, which keeps its place in the file.
+        let bad_first = EXAMPLE.replacen("\"max_attempts\": 0", "\"max_attempts\": \"x\"", 1);
+        assert_ne!(bad_first, EXAMPLE);
+        let alone = err(&bad_first, "e.json", &[]);
+        assert_eq!(
+            err(&bad_first, "e.json", &["policies.platform.max_attempts=3"]),
+            alone
+        );
     }
 
+    /// An override is blamed for the field it wrote as the scenario holds
+    /// it (a name resolved to its index, a variant tag looked through),
+    /// for the fields within it and around it, and the last override of a
+    /// field is the one in effect.
     #[test]
-    fn overrides_touch_the_fields_they_name_within_and_around() {
-        let sets: Vec<String> = ["seed=3", "policies.fast.backoff.initial=1s", "traffic=5"]
+    fn overrides_are_blamed_for_the_fields_they_wrote() {
+        let sets = [
+            "seed=3",
+            "policies.platform.backoff.initial=1s",
+            "traffic={\"rate\": 5}",
+            "traffic.clients=-7",
+        ];
+        let mut value: serde_json::Value = serde_json::from_str(EXAMPLE).unwrap();
+        let writes: load::Writes = sets
             .iter()
-            .map(|s| s.to_string())
+            .map(|s| (s.to_string(), apply_set(&mut value, s).unwrap()))
             .collect();
-        let touching = |p: &str| load::set_touching(p, &sets);
+        let platform = value["policies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|p| p["name"] == "platform")
+            .unwrap();
+        let touching = |p: &str| load::set_touching(&load::field_of(p), &writes);
         assert_eq!(touching("seed"), Some("seed=3"));
-        assert_eq!(touching("traffic.rate"), Some("traffic=5"));
+        assert_eq!(touching("traffic.rate"), Some("traffic={\"rate\": 5}"));
+        assert_eq!(touching("traffic.clients"), Some("traffic.clients=-7"));
+        assert_eq!(touching("traffic"), Some("traffic.clients=-7"));
+        let tag = value["policies"][platform]["backoff"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .next()
+            .unwrap()
+            .clone();
         assert_eq!(
-            touching("policies[1].backoff.exponential.initial"),
-            Some("policies.fast.backoff.initial=1s")
+            touching(&format!("policies[{platform}].backoff.{tag}.initial")),
+            Some("policies.platform.backoff.initial=1s")
         );
         assert_eq!(
-            touching("policies[1]"),
-            Some("policies.fast.backoff.initial=1s")
+            touching(&format!("policies[{platform}].max_attempts")),
+            None
         );
-        assert_eq!(touching("policies[1].max_attempts"), None);
+        assert_eq!(
+            touching(&format!("policies[{}].backoff", platform + 1)),
+            None
+        );
         assert_eq!(touching("backend.workers"), None);
-        assert_eq!(touching("rate"), None);
     }
 
     #[test]

@@ -18,8 +18,9 @@ use serde_json::Value;
 /// `VALUE` is read as JSON when it parses (`120`, `true`, `{"constant":
 /// {"delay": "1s"}}`, `"text"`), else taken as a plain string (`200ms`).
 /// Setting a missing leaf key creates it; a missing intermediate is an
-/// error.
-pub fn apply_set(value: &mut Value, assignment: &str) -> Result<(), SetError> {
+/// error. Returns the field written as the value holds it (see
+/// [`Written`]).
+pub fn apply_set(value: &mut Value, assignment: &str) -> Result<Written, SetError> {
     let (path, raw) = assignment.split_once('=').ok_or(SetError::NoEquals)?;
     let path = path.trim();
     if path.is_empty() {
@@ -28,8 +29,14 @@ pub fn apply_set(value: &mut Value, assignment: &str) -> Result<(), SetError> {
     set_at(value, path, parse_value(raw))
 }
 
+/// The field an assignment wrote, step by step as the value holds it: a
+/// list item by its index, with the variant tags it looked through
+/// (`policies.fast.backoff.initial` may be `policies`, `1`, `backoff`,
+/// `exponential`, `initial`), as errors about that field name it.
+pub type Written = Vec<String>;
+
 /// Puts `new` at `path` under `value`, as `--set PATH=...` does.
-pub(crate) fn set_at(value: &mut Value, path: &str, new: Value) -> Result<(), SetError> {
+pub(crate) fn set_at(value: &mut Value, path: &str, new: Value) -> Result<Written, SetError> {
     let segments = path_segments(path)?;
     set_path(value, &segments, new)
 }
@@ -96,48 +103,53 @@ pub fn parse_value(raw: &str) -> Value {
     serde_json::from_str(raw.trim()).unwrap_or_else(|_| Value::String(raw.to_string()))
 }
 
-/// Sets `new` at `segments` under `root`.
-fn set_path(root: &mut Value, segments: &[&str], new: Value) -> Result<(), SetError> {
+/// Sets `new` at `segments` under `root`; returns where.
+fn set_path(root: &mut Value, segments: &[&str], new: Value) -> Result<Written, SetError> {
+    let mut written = Written::new();
     let mut cur = root;
     let mut i = 0;
     loop {
         let (seg, used) = step_at(cur, &segments[i..]);
         let so_far = segments[..i].join(".");
         if i + used == segments.len() {
-            let target = leaf_parent(cur, &seg).map_err(|why| at(&so_far, &seg, why))?;
+            let target =
+                leaf_parent(cur, &seg, &mut written).map_err(|why| at(&so_far, &seg, why))?;
             match target {
                 Value::Object(map) => {
+                    written.push(seg.clone());
                     map.insert(seg, new);
                 }
                 Value::Array(items) => {
                     let k = array_index(items, &seg).map_err(|why| at(&so_far, &seg, why))?;
+                    written.push(k.to_string());
                     items[k] = new;
                 }
                 _ => unreachable!("leaf_parent returns containers only"),
             }
-            return Ok(());
+            return Ok(written);
         }
-        cur = descend(cur, &seg).map_err(|why| at(&so_far, &seg, why))?;
+        cur = descend(cur, &seg, &mut written).map_err(|why| at(&so_far, &seg, why))?;
         i += used;
     }
 }
 
 /// The next step from `cur` along `segments`, and how many segments it
-/// takes: one, except in a list where no item has the first segment as
-/// its index or name but one is named by several segments joined with
-/// dots (`policies.example.EchoService.max_attempts` reaches the policy
-/// `example.EchoService`, as `import grpc` names them).
+/// takes: in a list, the longest run of segments joined with dots that
+/// names an item (`policies.example.EchoService.max_attempts` reaches the
+/// policy `example.EchoService`, as `import grpc` names them, even beside
+/// one named `example`), else the first segment alone.
 fn step_at(cur: &Value, segments: &[&str]) -> (String, usize) {
     if let Value::Array(items) = cur {
-        if array_index(items, segments[0]).is_err() {
-            let named = |name: &str| {
-                items
-                    .iter()
-                    .any(|v| v.get("name").and_then(Value::as_str) == Some(name))
-            };
-            if let Some(n) = (2..=segments.len()).find(|&n| named(&segments[..n].join("."))) {
-                return (segments[..n].join("."), n);
-            }
+        let named = |name: &str| {
+            items
+                .iter()
+                .any(|v| v.get("name").and_then(Value::as_str) == Some(name))
+        };
+        if let Some(n) = (2..=segments.len())
+            .rev()
+            .find(|&n| named(&segments[..n].join(".")))
+        {
+            return (segments[..n].join("."), n);
         }
     }
     (segments[0].to_string(), 1)
@@ -154,21 +166,28 @@ fn at(so_far: &str, seg: &str, problem: PathProblem) -> SetError {
 }
 
 /// The child of `cur` named by `seg` (key, index, or policy name), looking
-/// through single-key variant objects.
-fn descend<'a>(cur: &'a mut Value, seg: &str) -> Result<&'a mut Value, PathProblem> {
+/// through single-key variant objects; the steps taken go on `written`.
+fn descend<'a>(
+    cur: &'a mut Value,
+    seg: &str,
+    written: &mut Written,
+) -> Result<&'a mut Value, PathProblem> {
     match cur {
         Value::Object(map) => {
             if map.contains_key(seg) {
+                written.push(seg.to_string());
                 return Ok(map.get_mut(seg).expect("checked"));
             }
             if is_single_variant(map) {
-                let inner = map.values_mut().next().expect("one key");
-                return descend(inner, seg);
+                let (tag, inner) = map.iter_mut().next().expect("one key");
+                written.push(tag.clone());
+                return descend(inner, seg, written);
             }
             Err(PathProblem::NoSuchField { fields: keys(map) })
         }
         Value::Array(items) => {
             let i = array_index(items, seg)?;
+            written.push(i.to_string());
             Ok(&mut items[i])
         }
         other => Err(PathProblem::TooLong(kind(other))),
@@ -176,8 +195,13 @@ fn descend<'a>(cur: &'a mut Value, seg: &str) -> Result<&'a mut Value, PathProbl
 }
 
 /// The container in which the final segment `seg` is set: `cur` itself,
-/// or the body of a single-key variant that already holds `seg`.
-fn leaf_parent<'a>(cur: &'a mut Value, seg: &str) -> Result<&'a mut Value, PathProblem> {
+/// or the body of a single-key variant that already holds `seg`; the tags
+/// looked through go on `written`.
+fn leaf_parent<'a>(
+    cur: &'a mut Value,
+    seg: &str,
+    written: &mut Written,
+) -> Result<&'a mut Value, PathProblem> {
     let into_variant = match &*cur {
         Value::Object(map) => !map.contains_key(seg) && is_single_variant(map),
         Value::Array(items) => {
@@ -187,11 +211,12 @@ fn leaf_parent<'a>(cur: &'a mut Value, seg: &str) -> Result<&'a mut Value, PathP
         other => return Err(PathProblem::NotAContainer(kind(other))),
     };
     if into_variant {
-        let inner = match cur {
-            Value::Object(map) => map.values_mut().next().expect("one key"),
+        let (tag, inner) = match cur {
+            Value::Object(map) => map.iter_mut().next().expect("one key"),
             _ => unreachable!("checked above"),
         };
-        return leaf_parent(inner, seg);
+        written.push(tag.clone());
+        return leaf_parent(inner, seg, written);
     }
     Ok(cur)
 }
