@@ -91,7 +91,13 @@ impl Staging {
             .last()
             .map(Path::to_path_buf);
         create_dir(target)?;
-        let (parent, name) = split(target);
+        // Named after the directory itself, not after how it was written:
+        // `-o .` and `-o ../x` get the lock and temporary names of the
+        // directory they are.
+        let real = target
+            .canonicalize()
+            .unwrap_or_else(|_| target.to_path_buf());
+        let (parent, name) = split(&real);
         let lock_path = parent.join(format!(".{name}.lock"));
         let lock = lock(&lock_path, target)?;
         // Whatever a killed run left behind (we hold the lock: nobody else
@@ -102,8 +108,10 @@ impl Staging {
                 if e.file_name().to_string_lossy().starts_with(&prefix) {
                     // A commit cut short by a kill: its files are complete
                     // and some are in place already; put the rest there.
+                    // If that cannot be done, they stay for the next try
+                    // and nothing else is written.
                     if e.path().join(COMPLETE).is_file() {
-                        let _ = publish(&e.path(), target);
+                        publish(&e.path(), target)?;
                     }
                     let _ = std::fs::remove_dir_all(e.path());
                 }
@@ -153,28 +161,12 @@ impl Staging {
             return Err(OutputError::Interrupted);
         }
         let staged = staged_files(&self.temp)?;
-        // Every place a file goes or is removed from, checked before the
-        // first move: a directory there fails the commit with nothing moved.
         let stale: Vec<&str> = stale
             .iter()
             .copied()
             .filter(|name| !staged.iter().any(|s| s.file_name() == Some(name.as_ref())))
             .collect();
-        let places = staged
-            .iter()
-            .map(|from| self.final_path(from))
-            .chain(stale.iter().map(|name| self.target.join(name)));
-        for place in places {
-            if place.symlink_metadata().is_ok_and(|m| m.is_dir()) {
-                return Err(OutputError::Publish {
-                    path: place,
-                    source: std::io::Error::new(
-                        std::io::ErrorKind::IsADirectory,
-                        "a directory of that name is in the way; nothing was replaced",
-                    ),
-                });
-            }
-        }
+        check_places(&staged, &stale, &self.target)?;
         // The new report complete on disk, then the marker that says so.
         let sync = |path: &Path| {
             File::open(path)
@@ -248,11 +240,38 @@ fn staged_files(temp: &Path) -> Result<Vec<PathBuf>, OutputError> {
     Ok(staged)
 }
 
+/// Checks every place in `target` a file of `staged` goes to or a `stale`
+/// output is removed from, before the first move: a directory there fails
+/// the commit with nothing moved.
+fn check_places(staged: &[PathBuf], stale: &[&str], target: &Path) -> Result<(), OutputError> {
+    let places = staged
+        .iter()
+        .filter_map(|from| from.file_name())
+        .chain(stale.iter().map(|name| name.as_ref()))
+        .map(|name| target.join(name));
+    for place in places {
+        if place.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+            return Err(OutputError::Publish {
+                path: place,
+                source: std::io::Error::new(
+                    std::io::ErrorKind::IsADirectory,
+                    "a directory of that name is in the way; nothing was replaced",
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Moves every file of the complete temporary directory `temp` into
 /// `target` and removes the stale outputs its marker names: the second half
 /// of a commit, or all that is left of one a kill cut short.
 fn publish(temp: &Path, target: &Path) -> Result<(), OutputError> {
-    for (i, from) in staged_files(temp)?.into_iter().enumerate() {
+    let staged = staged_files(temp)?;
+    let stale = std::fs::read_to_string(temp.join(COMPLETE)).unwrap_or_default();
+    let stale: Vec<&str> = stale.lines().filter(|n| !n.is_empty()).collect();
+    check_places(&staged, &stale, target)?;
+    for (i, from) in staged.into_iter().enumerate() {
         if i == 1 {
             fail_point("publish")?;
         }
@@ -262,8 +281,7 @@ fn publish(temp: &Path, target: &Path) -> Result<(), OutputError> {
             source,
         })?;
     }
-    let stale = std::fs::read_to_string(temp.join(COMPLETE)).unwrap_or_default();
-    for name in stale.lines().filter(|n| !n.is_empty()) {
+    for name in stale {
         let path = target.join(name);
         match std::fs::remove_file(&path) {
             Ok(()) => {}
@@ -468,6 +486,52 @@ mod tests {
         assert!(!target.join("load.png").exists());
         assert!(!cut.exists() && !abandoned.exists());
         drop(s);
+    }
+
+    /// Finishing a killed run's moves is all or nothing too: with a
+    /// directory in the way, nothing moves, the files stay for a later
+    /// try, and no new report is begun.
+    #[test]
+    fn a_commit_that_cannot_be_finished_is_kept_and_stops_the_next_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("report");
+        std::fs::create_dir_all(target.join("b.csv")).unwrap();
+        std::fs::write(target.join("a.csv"), "old").unwrap();
+        let cut = dir.path().join(".report.tmp-4000000");
+        std::fs::create_dir(&cut).unwrap();
+        std::fs::write(cut.join("a.csv"), "new").unwrap();
+        std::fs::write(cut.join("b.csv"), "new").unwrap();
+        std::fs::write(cut.join(COMPLETE), "").unwrap();
+        let e = Staging::begin(&target).unwrap_err();
+        assert!(e.to_string().contains("b.csv"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(target.join("a.csv")).unwrap(),
+            "old"
+        );
+        assert!(cut.join("a.csv").is_file() && cut.join(COMPLETE).is_file());
+        // Out of the way, the next run finishes it.
+        std::fs::remove_dir(target.join("b.csv")).unwrap();
+        drop(Staging::begin(&target).unwrap());
+        assert_eq!(
+            std::fs::read_to_string(target.join("b.csv")).unwrap(),
+            "new"
+        );
+        assert!(!cut.exists());
+    }
+
+    /// `-o .` is named after the directory it is, like `-o ../NAME`.
+    #[test]
+    fn the_lock_is_named_after_the_directory_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("report");
+        let dotted = target.join("sub").join("..");
+        std::fs::create_dir_all(target.join("sub")).unwrap();
+        let s = Staging::begin(&dotted).unwrap();
+        assert!(dir.path().join(".report.lock").exists());
+        assert_eq!(
+            s.path().parent(),
+            Some(dir.path().canonicalize().unwrap().as_path())
+        );
     }
 
     #[test]
