@@ -348,9 +348,28 @@ where
     })
 }
 
+/// Why the load `path` (one [`is_load_path`] accepts) brings no work in
+/// traffic of `mode`, if it does not: the number of clients of open
+/// traffic (its rate is the load), or the rate of a closed loop or a burst
+/// (their clients are).
+pub fn load_mode_mismatch(path: &str, mode: Mode) -> Option<&'static str> {
+    let clients = path.trim().ends_with("clients");
+    match (mode, clients) {
+        (Mode::Open, true) => Some(
+            "in open mode the clients share the rate and add no load: search traffic.rate \
+             (or a traffic.profile knot's scale)",
+        ),
+        (Mode::Closed | Mode::Burst, false) => Some(
+            "in a closed loop or a burst the clients are the load (the scenario has no rate): \
+             search traffic.clients",
+        ),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::is_load_path;
+    use super::{is_load_path, load_mode_mismatch, Mode};
 
     #[test]
     fn only_what_brings_work_is_a_load() {
@@ -373,5 +392,11 @@ mod tests {
         ] {
             assert!(!is_load_path(not), "{not}");
         }
+        assert!(load_mode_mismatch("traffic.rate", Mode::Open).is_none());
+        assert!(load_mode_mismatch("traffic.profile.0.scale", Mode::Open).is_none());
+        assert!(load_mode_mismatch("traffic.clients", Mode::Closed).is_none());
+        assert!(load_mode_mismatch("traffic.clients", Mode::Burst).is_none());
+        assert!(load_mode_mismatch("traffic.clients", Mode::Open).is_some());
+        assert!(load_mode_mismatch("traffic.rate", Mode::Closed).is_some());
     }
 }

@@ -36,7 +36,7 @@ pub struct AssessArgs {
     pub sim: SimArgs,
     /// The load to search: traffic.rate, traffic.clients or a
     /// traffic.profile knot's scale (traffic.profile.0.scale).
-    #[arg(long = "load", value_name = "PATH", default_value = "traffic.rate")]
+    #[arg(long = "load", value_name = "PATH", default_value = "traffic.rate", value_parser = trimmed)]
     pub load: String,
     /// Relative width of the threshold interval at which a search stops.
     #[arg(long, default_value_t = 0.02, value_parser = tolerance)]
@@ -49,6 +49,11 @@ fn tolerance(text: &str) -> Result<f64, String> {
         Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
         _ => Err(format!("{text:?}: a relative width in (0, 1), e.g. 0.02")),
     }
+}
+
+/// A path as given, without the spaces around it.
+fn trimmed(text: &str) -> Result<String, String> {
+    Ok(text.trim().to_string())
 }
 
 /// Runs the command.
@@ -96,6 +101,13 @@ pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
         Ok(s)
     };
     let base = load(&[])?;
+    if let Some(why) = crate::assess::load_mode_mismatch(&args.load, base.spec().traffic.mode) {
+        return Err(InvalidInput::Flag {
+            flag: format!("--load {}", args.load),
+            message: why.to_string(),
+        }
+        .into());
+    }
     if !sim.quiet {
         for w in base.warnings() {
             common::note(format_args!("{}: warning: {w}", base.spec().name));
