@@ -29,6 +29,10 @@ struct Queue {
     rate_limits: Option<RateLimits>,
     #[serde(default)]
     retry_config: Option<RetryConfig>,
+    /// The other keys `describe` prints (`stackdriverLoggingConfig`,
+    /// `purgeTime`, ...), and misspellings of the two blocks read here.
+    #[serde(flatten)]
+    other: BTreeMap<String, IgnoredAny>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -214,13 +218,35 @@ fn unknown_keys(q: &Queue) -> Vec<String> {
         .retry_config
         .iter()
         .flat_map(|r| r.other.keys().map(|k| ("retryConfig", k)));
+    let misspelt_blocks = q.other.keys().filter_map(|key| {
+        let block = ["rateLimits", "retryConfig"]
+            .into_iter()
+            .find(|block| same_word(key, block))?;
+        Some(format!(
+            "{key}: not a key of a queue; did you mean {block}? ignored, the defaults are used"
+        ))
+    });
     rate.chain(retry)
         .map(|(block, key)| {
             format!(
                 "{block}.{key}: not a Cloud Tasks setting (a typo?); ignored, the default is used"
             )
         })
+        .chain(misspelt_blocks)
         .collect()
+}
+
+/// Whether `key` is `word` written another way: in another case, with
+/// `_` or `-` between its parts, or with an `s` more or less at the end
+/// (`retryconfig`, `retry_config`, `rateLimit`).
+fn same_word(key: &str, word: &str) -> bool {
+    let plain = |s: &str| -> String {
+        s.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect::<String>()
+    };
+    plain(key).trim_end_matches('s') == plain(word).trim_end_matches('s')
 }
 
 /// A YAML error as a [`Located`] problem of `origin`: the position taken
@@ -423,6 +449,21 @@ state: RUNNING
         assert_eq!(typos.len(), 2, "{:?}", imp.warnings);
         assert!(typos[0].starts_with("rateLimits.maxBurst:"), "{typos:?}");
         assert!(typos[1].starts_with("retryConfig.maxAttemps:"), "{typos:?}");
+        // A block under another spelling, beside the keys describe prints.
+        let text = "name: projects/p/locations/l/queues/q\nretryconfig:\n  maxAttempts: 5\n\
+                    rate_limit:\n  maxBurstSize: 3\npurgeTime: '2024-01-01T00:00:00Z'\n";
+        let imp = import_str(text, "q.yaml").unwrap();
+        let misspelt: Vec<&String> = imp
+            .warnings
+            .iter()
+            .filter(|w| w.contains("did you mean"))
+            .collect();
+        assert_eq!(misspelt.len(), 2, "{:?}", imp.warnings);
+        assert!(
+            misspelt[0].starts_with("rate_limit: not a key of a queue; did you mean rateLimits?"),
+            "{misspelt:?}"
+        );
+        assert!(misspelt[1].starts_with("retryconfig:"), "{misspelt:?}");
     }
 
     #[test]
