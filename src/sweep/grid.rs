@@ -124,14 +124,12 @@ impl Grid {
     }
 
     /// Refuses `--seed` (`seed`, when given) beside an axis that varies the
-    /// seed; a single `--set seed=N` is a fixed override that `--seed`
-    /// replaces, as in every command.
+    /// seed.
     pub fn check_seed(&self, seed: Option<u64>) -> Result<(), GridError> {
         let Some(seed) = seed else {
             return Ok(());
         };
-        let varies_seed = |a: &&Axis| a.values.len() > 1 && paths_overlap(&a.path, "seed");
-        match self.axes.iter().find(varies_seed) {
+        match self.axes.iter().find(|a| paths_overlap(&a.path, "seed")) {
             Some(a) => Err(GridError::SeedAxis {
                 seed,
                 path: a.path.clone(),
@@ -305,8 +303,6 @@ mod tests {
             Err(GridError::SeedAxis { seed: 5, .. })
         ));
         assert!(g.check_seed(None).is_ok());
-        // A single value is a fixed override, which --seed replaces.
-        assert!(grid(&["seed=1"]).unwrap().check_seed(Some(5)).is_ok());
     }
 
     #[test]
