@@ -66,35 +66,60 @@ pub(crate) fn parse(
             return Err(InvalidInput::At(loc.clone()));
         }
     }
-    let mut value = to_value(text, origin, format).map_err(InvalidInput::At)?;
-    let mut writes = Writes::new();
-    for set in sets {
-        let written = apply_set(&mut value, set).map_err(|error| InvalidInput::Set {
-            origin: origin.to_string(),
-            assignment: set.clone(),
-            error,
-        })?;
-        writes.push((set.clone(), written));
-    }
-    let spec = serde_path_to_error::deserialize::<_, ScenarioSpec>(&value).map_err(|e| {
-        let mut loc = json_error(e.inner(), origin, Some(e.path()));
-        name_settings::<ScenarioSpec>(&mut loc, || Some(value.clone()));
-        let field = error_field(&loc).unwrap_or_default();
-        match set_touching(&field, &writes) {
-            Some(set) => loc.message.push_str(&format!(" (after --set {set})")),
-            // Not a field any override wrote: the file's own error, as
-            // reading it alone put it, or where the file wrote the field.
-            None => match &as_written {
-                Err(own) if own.path == loc.path => return InvalidInput::At(own.clone()),
-                _ => {
-                    let at = loc.path.as_deref().and_then(|p| locate(text, format, p));
-                    (loc.line, loc.column) = (at.map(|a| a.0), at.map(|a| a.1));
-                }
-            },
+    let apply = |here: Option<usize>| -> Result<(serde_json::Value, Writes), InvalidInput> {
+        let mut value = to_value(text, origin, format).map_err(InvalidInput::At)?;
+        let mut writes = Writes::new();
+        for (i, set) in sets.iter().enumerate() {
+            let written = if here == Some(i) {
+                super::set::apply_set_here(&mut value, set)
+            } else {
+                apply_set(&mut value, set)
+            }
+            .map_err(|error| InvalidInput::Set {
+                origin: origin.to_string(),
+                assignment: set.clone(),
+                error,
+            })?;
+            writes.push((set.clone(), written));
         }
-        InvalidInput::At(loc)
-    })?;
-    Ok((spec, writes))
+        Ok((value, writes))
+    };
+    let (value, writes) = apply(None)?;
+    let e = match serde_path_to_error::deserialize::<_, ScenarioSpec>(&value) {
+        Ok(spec) => return Ok((spec, writes)),
+        Err(e) => e,
+    };
+    // An override of a key a one-key block lacks went into that block, as
+    // into a variant's body (`backoff.max` into `exponential`); when the
+    // block is a plain object instead (`report` holding only `alerts`),
+    // the key is unknown there: it belongs beside the block.
+    let unknown = e.inner().to_string().starts_with("unknown field");
+    let at = field_of(&e.path().to_string());
+    if let Some(i) = writes.iter().position(|(_, w)| unknown && *w == at) {
+        if let Ok((beside, writes)) = apply(Some(i)) {
+            if let Ok(spec) = serde_path_to_error::deserialize::<_, ScenarioSpec>(&beside) {
+                return Ok((spec, writes));
+            }
+        }
+    }
+    let mut loc = json_error(e.inner(), origin, Some(e.path()));
+    name_settings::<ScenarioSpec>(&mut loc, || Some(value.clone()));
+    let field = error_field(&loc).unwrap_or_default();
+    match set_touching(&field, &writes) {
+        Some(set) => loc.message.push_str(&format!(" (after --set {set})")),
+        // Not a field any override wrote: the file's own error, as reading
+        // it alone put it, or where the file wrote the field.
+        None => match &as_written {
+            Err(own) if error_field(own) == error_field(&loc) => {
+                return Err(InvalidInput::At(own.clone()))
+            }
+            _ => {
+                let at = loc.path.as_deref().and_then(|p| locate(text, format, p));
+                (loc.line, loc.column) = (at.map(|a| a.0), at.map(|a| a.1));
+            }
+        },
+    }
+    Err(InvalidInput::At(loc))
 }
 
 /// The field an error is about, step by step: its path, and for a missing

@@ -459,6 +459,13 @@ mod tests {
         assert_ne!(no_duration, EXAMPLE);
         assert!(load_str(&no_duration, "e.json", &[]).is_err());
         assert!(load_str(&no_duration, "e.json", &["duration=30m".to_string()]).is_ok());
+        // Two missing, one given: the error names the other.
+        let neither = no_duration.replacen("\"name\": \"example\",", "", 1);
+        assert_ne!(neither, no_duration);
+        let e = err(&neither, "e.json", &["duration=30m"]);
+        assert!(e.contains("missing field `name`"), "{e}");
+        let e = err(&neither, "e.json", &["name=x"]);
+        assert!(e.contains("missing field `duration`"), "{e}");
         // An override of one list item does not take the blame for another's
         // error, which keeps its place in the file.
         let bad_first = EXAMPLE.replacen("\"max_attempts\": 0", "\"max_attempts\": \"x\"", 1);
@@ -467,6 +474,36 @@ mod tests {
         assert_eq!(
             err(&bad_first, "e.json", &["policies.platform.max_attempts=3"]),
             alone
+        );
+    }
+
+    /// A key set into a block that holds one other block: into that block
+    /// when it is a variant's body (`backoff.max` into `exponential`),
+    /// beside it when the block is a plain object (`report` holding only
+    /// `alerts`).
+    #[test]
+    fn a_key_beside_a_lone_block_goes_where_the_scenario_takes_it() {
+        let text = EXAMPLE.replacen(
+            r#""report": {"recovery_threshold": 0.9, "stable_for": "30s"}"#,
+            r#""report": {"alerts": {"retry_rate": 0.5}}"#,
+            1,
+        );
+        assert_ne!(text, EXAMPLE);
+        let sets = ["report.recovery_threshold=0.8".to_string()];
+        let s = load_str(&text, "e.json", &sets).unwrap();
+        assert_eq!(s.spec().report.recovery_threshold, 0.8);
+        assert_eq!(s.spec().report.alerts.retry_rate, 0.5);
+        let sets = ["policies.platform.backoff.max=9s".to_string()];
+        let s = load_str(EXAMPLE, "e.json", &sets).unwrap();
+        let i = s
+            .policies()
+            .iter()
+            .position(|p| p.name == "platform")
+            .unwrap();
+        let mut value: serde_json::Value = serde_json::to_value(s.spec()).unwrap();
+        assert_eq!(
+            value["policies"][i]["backoff"]["exponential"]["max"].take(),
+            "9s"
         );
     }
 

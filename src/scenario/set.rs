@@ -29,6 +29,17 @@ pub fn apply_set(value: &mut Value, assignment: &str) -> Result<Written, SetErro
     set_at(value, path, parse_value(raw))
 }
 
+/// [`apply_set`], except that a leaf key the object lacks is created in
+/// that object itself, never inside a one-key block it holds: for an
+/// object such as `report` holding only `alerts`, which looks like a
+/// variant (`{"exponential": {...}}`) without being one. The loader tries
+/// this when the variant reading makes the field unknown.
+pub(crate) fn apply_set_here(value: &mut Value, assignment: &str) -> Result<Written, SetError> {
+    let (path, raw) = assignment.split_once('=').ok_or(SetError::NoEquals)?;
+    let segments = path_segments(path.trim())?;
+    set_path(value, &segments, parse_value(raw), false)
+}
+
 /// The field an assignment wrote, step by step as the value holds it: a
 /// list item by its index, with the variant tags it looked through
 /// (`policies.fast.backoff.initial` may be `policies`, `1`, `backoff`,
@@ -38,7 +49,7 @@ pub type Written = Vec<String>;
 /// Puts `new` at `path` under `value`, as `--set PATH=...` does.
 pub(crate) fn set_at(value: &mut Value, path: &str, new: Value) -> Result<Written, SetError> {
     let segments = path_segments(path)?;
-    set_path(value, &segments, new)
+    set_path(value, &segments, new, true)
 }
 
 /// Splits a `--set` path into its steps: `faults[0].outage.start` and
@@ -103,8 +114,14 @@ pub fn parse_value(raw: &str) -> Value {
     serde_json::from_str(raw.trim()).unwrap_or_else(|_| Value::String(raw.to_string()))
 }
 
-/// Sets `new` at `segments` under `root`; returns where.
-fn set_path(root: &mut Value, segments: &[&str], new: Value) -> Result<Written, SetError> {
+/// Sets `new` at `segments` under `root`; returns where. A missing leaf
+/// key goes into a one-key block the object holds when `look_through`.
+fn set_path(
+    root: &mut Value,
+    segments: &[&str],
+    new: Value,
+    look_through: bool,
+) -> Result<Written, SetError> {
     let mut written = Written::new();
     let mut cur = root;
     let mut i = 0;
@@ -112,8 +129,8 @@ fn set_path(root: &mut Value, segments: &[&str], new: Value) -> Result<Written, 
         let (seg, used) = step_at(cur, &segments[i..]);
         let so_far = segments[..i].join(".");
         if i + used == segments.len() {
-            let target =
-                leaf_parent(cur, &seg, &mut written).map_err(|why| at(&so_far, &seg, why))?;
+            let target = leaf_parent(cur, &seg, &mut written, look_through)
+                .map_err(|why| at(&so_far, &seg, why))?;
             match target {
                 Value::Object(map) => {
                     written.push(seg.clone());
@@ -201,9 +218,10 @@ fn leaf_parent<'a>(
     cur: &'a mut Value,
     seg: &str,
     written: &mut Written,
+    look_through: bool,
 ) -> Result<&'a mut Value, PathProblem> {
     let into_variant = match &*cur {
-        Value::Object(map) => !map.contains_key(seg) && is_single_variant(map),
+        Value::Object(map) => look_through && !map.contains_key(seg) && is_single_variant(map),
         Value::Array(items) => {
             array_index(items, seg)?;
             false
@@ -216,7 +234,7 @@ fn leaf_parent<'a>(
             _ => unreachable!("checked above"),
         };
         written.push(tag.clone());
-        return leaf_parent(inner, seg, written);
+        return leaf_parent(inner, seg, written, look_through);
     }
     Ok(cur)
 }
