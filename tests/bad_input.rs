@@ -741,6 +741,30 @@ fn check_reports_every_invalid_file_and_checks_the_rest() {
     assert_eq!(code, Some(0), "{err}");
 }
 
+/// `run` names every file it refuses, not only the first, and runs none.
+#[test]
+fn run_reports_every_invalid_file_before_running_any() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out").display().to_string();
+    let (code, err) = retrysim(&[
+        "run",
+        "tests/bad/empty.json",
+        "tests/good/minimal.json",
+        "tests/bad/negative_rate.json",
+        "-o",
+        &out,
+        "--no-plots",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    for bad in ["tests/bad/empty.json", "tests/bad/negative_rate.json"] {
+        assert!(
+            err.lines().any(|l| l.starts_with(&format!("error: {bad}"))),
+            "{bad} is reported:\n{err}"
+        );
+    }
+    assert!(!t.path().join("out").exists(), "nothing ran");
+}
+
 #[test]
 fn an_endless_input_is_refused_not_read_into_memory() {
     // `/dev/zero` never ends; without a cap the process fills the memory.

@@ -211,7 +211,7 @@ pub fn exit_for(e: &Error) -> ExitCode {
 
 /// Prints an error on stderr as every command ends with one: `error: `
 /// and the error with its sources, or the interruption.
-fn print_error(e: &Error) {
+pub(super) fn print_error(e: &Error) {
     if e.exit_code() == 130 {
         common::note("interrupted; the report in progress was not written");
     } else {

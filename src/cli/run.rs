@@ -67,32 +67,44 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
         )?);
     }
     let output = sim.output.as_deref().unwrap_or(Path::new("output"));
-    for path in &args.scenarios {
-        let s = scenario::load(path, &sim.sets)?;
-        // Each report is the folder named after its scenario. With files
-        // given there is no built-in scenario: `scenarios[i]` is file `i`.
+    // Every file is read, and every one refused is named, before any runs.
+    let mut refused: Vec<Error> = Vec::new();
+    let mut files: Vec<usize> = Vec::new();
+    for (k, path) in args.scenarios.iter().enumerate() {
+        let s = match scenario::load(path, &sim.sets) {
+            Ok(s) => s,
+            Err(e) => {
+                refused.push(e.into());
+                continue;
+            }
+        };
+        // Each report is the folder named after its scenario.
         let name = &s.spec().name;
         if let Some(i) = scenarios.iter().position(|o| o.spec().name == *name) {
-            if args.scenarios[i] == *path {
-                return Err(InvalidInput::At(Located::whole(
-                    scenario::origin(path),
-                    "given twice: each scenario is run once; give it once (or copy it under \
-                     another `name` to compare it with itself)",
-                ))
-                .into());
-            }
-            return Err(InvalidInput::At(Located::whole(
-                scenario::origin(path),
+            let first = &args.scenarios[files[i]];
+            let why = if first == path {
+                "given twice: each scenario is run once; give it once (or copy it under \
+                 another `name` to compare it with itself)"
+                    .to_string()
+            } else {
                 format!(
                     "scenario name {name:?} is also the name of {}: both reports would be \
                      written to {}; give each scenario its own name",
-                    scenario::origin(&args.scenarios[i]),
+                    scenario::origin(first),
                     output.join(name).display()
-                ),
-            ))
-            .into());
+                )
+            };
+            refused.push(InvalidInput::At(Located::whole(scenario::origin(path), why)).into());
+            continue;
         }
+        files.push(k);
         scenarios.push(s);
+    }
+    if let Some(last) = refused.pop() {
+        for e in &refused {
+            super::print_error(e);
+        }
+        return Err(last);
     }
     // Every scenario is ready (its --policy found, its cost within the
     // limits) before the first report is written.
