@@ -355,6 +355,12 @@ pub(crate) fn plain_words(message: &str) -> String {
         "expected string or map",
         "expected a name or a one-key object",
     );
+    // A kind written with several keys (`{"proportional": 0.1, "full":
+    // ...}`, or a setting added beside the kind's name).
+    out = out.replace(
+        "invalid value: map, expected map with a single key",
+        "an object of several keys, expected one key, the kind's name, holding its settings",
+    );
     // A kind that takes settings, or a group of settings (`expected
     // struct TrafficSpec`).
     if let Some(at) = out.find("expected struct ") {
@@ -451,6 +457,11 @@ mod tests {
             (
                 "invalid type: floating point `0.5`, expected string or map",
                 "invalid type: floating point `0.5`, expected a name or a one-key object",
+            ),
+            (
+                "invalid value: map, expected map with a single key",
+                "an object of several keys, expected one key, the kind's name, holding its \
+                 settings",
             ),
             // Other messages pass unchanged.
             ("missing field `name`", "missing field `name`"),
