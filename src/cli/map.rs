@@ -126,18 +126,6 @@ pub fn shard_and_dir(
 pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     let sim = &args.sim;
     let grid = MapGrid::new(axis("--x", &args.x)?, axis("--y", &args.y)?)?;
-    for set in &sim.sets {
-        let path = set.split_once('=').map_or(set.as_str(), |(p, _)| p.trim());
-        for (flag, a) in [("--x", &grid.x), ("--y", &grid.y)] {
-            if paths_overlap(&a.path, path) {
-                return Err(InvalidInput::Flag {
-                    flag: format!("--set {set}"),
-                    message: format!("{flag} varies {} over the map: set it in one place", a.path),
-                }
-                .into());
-            }
-        }
-    }
     for (flag, a) in [("--x", &grid.x), ("--y", &grid.y)] {
         if let (Some(seed), true) = (sim.seed, paths_overlap(&a.path, "seed")) {
             return Err(InvalidInput::Flag {
@@ -166,7 +154,8 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     let origin = scenario::origin(&args.scenario);
     let text = scenario::read_text(&args.scenario)?;
     // The axes and the fixed overrides on one field however written
-    // (`faults.0.duration` and `faults.0.outage.duration`).
+    // (`traffic.rate` twice, or `faults.0.duration` and
+    // `faults.0.outage.duration`): checked once, on the scenario.
     let set_paths: Vec<&str> = sim
         .sets
         .iter()
