@@ -571,10 +571,7 @@ state: RUNNING
                     rateLimits:\n  maxDispatchesPerSecond: 0\n  maxBurstSize: 0\n  \
                     maxConcurrentDispatches: 0\n";
         let msg = import_str(text, "q.yaml").unwrap_err().to_string();
-        let keys: Vec<&str> = msg
-            .lines()
-            .map(|l| l.split(": ").nth(1).unwrap_or_default())
-            .collect();
+        let keys = super::super::refused_keys(&msg);
         assert_eq!(
             keys,
             [

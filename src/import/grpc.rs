@@ -831,10 +831,7 @@ mod tests {
               {"retryPolicy": {"maxAttempts": 3, "initialBackoff": "1s", "maxBackoff": "2s",
                 "backoffMultiplier": 2, "retryableStatusCodes": [14]}}]}"#;
         let msg = import_str(text, "sc.json").unwrap_err().to_string();
-        let keys: Vec<&str> = msg
-            .lines()
-            .map(|l| l.split(": ").nth(1).unwrap_or_default())
-            .collect();
+        let keys = super::super::refused_keys(&msg);
         assert_eq!(
             keys,
             [

@@ -107,6 +107,15 @@ pub(crate) fn bad_key(origin: &str, key: &str, msg: impl std::fmt::Display) -> I
     InvalidInput::At(Located::at_path(origin, key, msg.to_string()))
 }
 
+/// The key each line of an importer's error names (`FILE: KEY: why`), for
+/// tests of what was refused.
+#[cfg(test)]
+pub(crate) fn refused_keys(msg: &str) -> Vec<&str> {
+    msg.lines()
+        .map(|l| l.split(": ").nth(1).unwrap_or_default())
+        .collect()
+}
+
 /// Every value an importer refuses, gathered so that one run of `import`
 /// names them all, not only the first: a configuration with three bad
 /// keys is fixed in one pass.
