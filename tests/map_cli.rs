@@ -416,3 +416,54 @@ fn sweep_shards_from_a_slurm_array_merge_like_numbered_ones() {
         assert!(a == b, "{f} differs");
     }
 }
+
+/// A field the file lacks can come from an axis, as in `sweep`: every cell
+/// then has it, and the map has no operating point to mark (the file
+/// states none). A field missing from every cell is still an error.
+#[test]
+fn an_axis_supplies_a_field_the_file_lacks() {
+    let t = tempfile::tempdir().unwrap();
+    let mut toy: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(TOY).unwrap()).unwrap();
+    toy.as_object_mut().unwrap().remove("duration");
+    let file = p(t.path(), "no-duration.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&toy).unwrap()).unwrap();
+    let out = p(t.path(), "map");
+    let args = |x: &'static str| {
+        vec![
+            "map".to_string(),
+            file.clone(),
+            "--x".into(),
+            x.into(),
+            "--y".into(),
+            "traffic.rate=120,180".into(),
+            "--set".into(),
+            "faults.0.start=5s".into(),
+            "--replications".into(),
+            "1".into(),
+            "--no-refine".into(),
+            "--no-plots".into(),
+            "-o".into(),
+            out.clone(),
+            "-q".into(),
+        ]
+    };
+    let run = |x| {
+        let a = args(x);
+        retrysim(&a.iter().map(String::as_str).collect::<Vec<_>>(), &[])
+    };
+    ok(&run("duration=30s,40s"));
+    let cells = rows(&Path::new(&out).join("map.csv"));
+    assert_eq!(cells.len(), 4 * 3, "2 × 2 cells, three policies");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(Path::new(&out).join("map.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["scenario"], "hotos21-toy");
+    assert!(manifest["operating_point"]["x"].is_null());
+    assert!(manifest["operating_point"]["y"].is_null());
+
+    let o = run("bin=1s,2s");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("missing field `duration`"), "{err}");
+}

@@ -185,7 +185,21 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
         sim.apply(&mut s)?;
         Ok(s)
     };
-    let base = load(&sim.sets)?;
+    // The base is the scenario with the fixed overrides. When it cannot
+    // be run as it stands (a field the file lacks, or a value the axes
+    // replace), the map's first cell stands in for its name and policies,
+    // as `sweep` does, and the map has no operating point to mark.
+    let (base, at_base) = match load(&sim.sets) {
+        Ok(s) => (s, true),
+        Err(whole) => {
+            let mut sets = sim.sets.clone();
+            sets.extend(grid.assignments(0));
+            match load(&sets) {
+                Ok(s) => (s, false),
+                Err(_) => return Err(whole.into()),
+            }
+        }
+    };
     if !sim.quiet {
         for w in base.warnings() {
             common::note(format_args!("{}: warning: {w}", base.spec().name));
@@ -246,9 +260,13 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
         y: grid.y.clone(),
         policies: names,
         passes,
-        operating_point: OperatingPoint {
-            x: map::value_at(&json, &grid.x.path),
-            y: map::value_at(&json, &grid.y.path),
+        operating_point: if at_base {
+            OperatingPoint {
+                x: map::value_at(&json, &grid.x.path),
+                y: map::value_at(&json, &grid.y.path),
+            }
+        } else {
+            OperatingPoint::default()
         },
         shard,
         runs: 0,
