@@ -93,7 +93,7 @@ pub enum Command {
     /// Search a policy's parameters for the best setting that meets constraints.
     #[command(
         after_help = tune::EXAMPLES,
-        mut_arg("output", |a| a.help("Also write the result as JSON to DIR/<scenario name>/tune.json")),
+        mut_arg("output", |a| a.help("Also write the result into DIR/<scenario name>/: tune.json, candidates.csv and, for a queue, dispatcher.json")),
         mut_arg("replications", |a| a.help("Replications per candidate")),
         mut_arg("policies", |a| a.help("The policy to tune (default: the first); at most once")),
         mut_arg("quiet", |a| a.help("Print nothing but errors (the result included: keep it with -o)")),
