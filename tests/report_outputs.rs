@@ -131,8 +131,8 @@ fn results(reps: u32) -> Vec<RunResult> {
 fn perf() -> Perf {
     Perf {
         events: 1,
-        wall_s: 0.5,
-        events_per_s: 2.0,
+        wall_s: 0.123456789,
+        events_per_s: 8.100000073710001,
         threads: 2,
         runs: 3,
         requests: 10,
@@ -396,6 +396,12 @@ fn no_plots_skips_pngs() {
     let written = write(dir.path(), 1, true);
     assert!(!dir.path().join("load.png").exists());
     assert!(written.iter().any(|p| p.ends_with("perf.json")));
+    // Measured figures follow the number rule of every other output.
+    let perf: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("perf.json")).unwrap())
+            .unwrap();
+    assert_eq!(perf["wall_s"].to_string(), "0.123457");
+    assert_eq!(perf["events_per_s"].to_string(), "8.1");
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     well_formed(&html).unwrap();
     assert!(!html.contains("data:image/png"));

@@ -40,14 +40,17 @@ pub fn recovered_at(
 /// `fault_end_s` to the end of the first bin ending at or after it whose
 /// `backlog` (read at the bin's end) is no higher than the highest backlog
 /// read at the end of any bin that ended by `fault_start_s` (0 when no bin
-/// did); `None` when that never happened before the run ended. Bins are
-/// `bin_s` wide, the last one cut at `run_end_s`.
+/// did); `None` when that never happened before the run ended, or when the
+/// run stayed `degraded` and its last bin's backlog is above that level
+/// again (a storm that built up after a fault which emptied the queue has
+/// not drained, whatever a bin at the fault's end showed). Bins are `bin_s`
+/// wide, the last one cut at `run_end_s`.
 pub fn drained_after(
     bins: &[BinRow],
     bin_s: f64,
-    fault_start_s: f64,
-    fault_end_s: f64,
+    (fault_start_s, fault_end_s): (f64, f64),
     run_end_s: f64,
+    degraded: bool,
 ) -> Option<f64> {
     let end = |b: &BinRow| (b.t_s + bin_s).min(run_end_s);
     let before = bins
@@ -55,6 +58,9 @@ pub fn drained_after(
         .filter(|b| end(b) <= fault_start_s + 1e-9)
         .map(|b| b.backlog)
         .fold(0.0, f64::max);
+    if degraded && bins.last().is_some_and(|b| b.backlog > before + 1e-9) {
+        return None;
+    }
     bins.iter()
         .find(|b| end(b) + 1e-9 >= fault_end_s && b.backlog <= before + 1e-9)
         .map(|b| (end(b) - fault_end_s).max(0.0))
@@ -131,14 +137,46 @@ mod tests {
         // Incident 30–50 s: before it the backlog read at most 5 (bins
         // ending at 10, 20, 30 s); it is 5 again at the end of the bin
         // 80–90 s, 40 s after the incident.
-        assert_eq!(drained_after(&b, 10.0, 30.0, 50.0, 100.0), Some(40.0));
+        assert_eq!(
+            drained_after(&b, 10.0, (30.0, 50.0), 100.0, false),
+            Some(40.0)
+        );
         // Never back to 2 or less before the last bin, which ends at 100 s.
         let mut c = b.clone();
         c[9].backlog = 3.0;
         c[0].backlog = 0.0;
         c[1].backlog = 0.0;
         c[2].backlog = 0.0;
-        assert_eq!(drained_after(&c, 10.0, 30.0, 50.0, 100.0), None);
+        assert_eq!(drained_after(&c, 10.0, (30.0, 50.0), 100.0, false), None);
+    }
+
+    #[test]
+    fn a_storm_that_builds_after_an_emptied_queue_has_not_drained() {
+        // The fault empties the queue (0 at its end), then a storm holds
+        // the backlog at 300 against 40 before it.
+        let backlog = [40.0, 35.0, 30.0, 0.0, 0.0, 300.0, 310.0, 305.0];
+        let b: Vec<BinRow> = backlog
+            .iter()
+            .enumerate()
+            .map(|(i, &q)| BinRow {
+                t_s: 10.0 * i as f64,
+                backlog: q,
+                ..Default::default()
+            })
+            .collect();
+        assert_eq!(drained_after(&b, 10.0, (30.0, 40.0), 80.0, true), None);
+        // A run that recovered keeps the first bin back at the level.
+        assert_eq!(
+            drained_after(&b, 10.0, (30.0, 40.0), 80.0, false),
+            Some(0.0)
+        );
+        // Degraded with the backlog low at the end: it did drain.
+        let mut low = b.clone();
+        low[7].backlog = 20.0;
+        assert_eq!(
+            drained_after(&low, 10.0, (30.0, 40.0), 80.0, true),
+            Some(0.0)
+        );
     }
 
     #[test]

@@ -34,8 +34,10 @@ pub struct Perf {
     /// Events the engine processed, all runs together.
     pub events: u64,
     /// Wall-clock seconds the runs took.
+    #[serde(serialize_with = "six_decimals")]
     pub wall_s: f64,
     /// `events / wall_s`.
+    #[serde(serialize_with = "six_decimals")]
     pub events_per_s: f64,
     /// Worker threads used.
     pub threads: usize,
@@ -43,6 +45,11 @@ pub struct Perf {
     pub runs: usize,
     /// Requests counted in all runs.
     pub requests: u64,
+}
+
+/// A measured figure under the report's number rule (six decimals).
+fn six_decimals<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64((x * 1e6).round() / 1e6)
 }
 
 /// Which optional outputs to make.
