@@ -103,7 +103,7 @@ pub(crate) fn parse(
         }
     }
     let mut loc = json_error(e.inner(), origin, Some(e.path()));
-    name_settings::<ScenarioSpec>(&mut loc, || Some(value.clone()));
+    explain::<ScenarioSpec>(&mut loc, || Some(value.clone()));
     let field = error_field(&loc).unwrap_or_default();
     match set_touching(&field, &writes) {
         Some(set) => loc.message.push_str(&format!(" (after --set {set})")),
@@ -191,11 +191,7 @@ pub(crate) fn from_text<T: DeserializeOwned>(
             let mut de = serde_json::Deserializer::from_str(text);
             let value = serde_path_to_error::deserialize::<_, T>(&mut de).map_err(|e| {
                 let mut loc = json_error(e.inner(), origin, Some(e.path()));
-                if let Some(found) = value_where_choice_expected(text, &loc) {
-                    loc.message =
-                        format!("invalid type: {found}, expected a name or a one-key object");
-                }
-                name_settings::<T>(&mut loc, || to_value(text, origin, format).ok());
+                explain::<T>(&mut loc, || to_value(text, origin, format).ok());
                 loc
             })?;
             de.end().map_err(|e| json_error(&e, origin, None))?;
@@ -206,7 +202,7 @@ pub(crate) fn from_text<T: DeserializeOwned>(
                 toml::Deserializer::parse(text).map_err(|e| toml_error(text, &e, origin, None))?;
             serde_path_to_error::deserialize::<_, T>(de).map_err(|e| {
                 let mut loc = toml_error(text, e.inner(), origin, Some(e.path()));
-                name_settings::<T>(&mut loc, || to_value(text, origin, format).ok());
+                explain::<T>(&mut loc, || to_value(text, origin, format).ok());
                 loc
             })
         }
@@ -222,26 +218,14 @@ const SETTINGS_EXPECTED: &str = "expected an object of its settings";
 /// "backend.service_time.exponential: invalid type: string "10ms",
 /// expected an object of its settings (`mean`)". serde's type error does
 /// not list them, but its unknown-field error does: the input is read
-/// again from `document` (the input as a generic value, made only when
-/// needed) with an object holding a key nothing has where the settings
+/// again (from `value`, the input as a generic value) with an object
+/// holding a key nothing has where the settings
 /// go, and the names are taken from that error. The settings go at the
 /// path itself, or, when the path ends in the name of a kind given alone
 /// (`"backoff": "exponential"`), under that name at the path's parent.
 /// Nothing is added when the second read fails otherwise.
-fn name_settings<T: DeserializeOwned>(
-    loc: &mut Located,
-    document: impl FnOnce() -> Option<serde_json::Value>,
-) {
+fn name_settings<T: DeserializeOwned>(loc: &mut Located, mut value: serde_json::Value, path: &str) {
     const NO_SUCH_KEY: &str = "\u{1}";
-    if !loc.message.ends_with(SETTINGS_EXPECTED) {
-        return;
-    }
-    let Some(path) = loc.path.as_deref() else {
-        return;
-    };
-    let Some(mut value) = document() else {
-        return;
-    };
     let probe = serde_json::json!({ NO_SUCH_KEY: 0 });
     let placed = super::set::set_at(&mut value, path, probe.clone()).is_ok()
         || path.rsplit_once('.').is_some_and(|(field, kind)| {
@@ -267,24 +251,114 @@ fn name_settings<T: DeserializeOwned>(
     loc.message.push_str(&format!(" ({names})"));
 }
 
+/// Says more than serde does about a problem with a setting, reading the
+/// input again as a generic value (`document`, made only when needed):
+/// what was found where one of several kinds was expected, the settings a
+/// kind or a group takes, and the kinds a setting may be.
+fn explain<T: DeserializeOwned>(
+    loc: &mut Located,
+    document: impl FnOnce() -> Option<serde_json::Value>,
+) {
+    let choice = loc.message == "expected value"
+        || loc.message.ends_with(CHOICE_EXPECTED)
+        || loc.message == SEVERAL_KEYS;
+    if !choice && !loc.message.ends_with(SETTINGS_EXPECTED) {
+        return;
+    }
+    let (Some(path), Some(doc)) = (loc.path.clone(), document()) else {
+        return;
+    };
+    // serde_json's "expected value", TOML's bare type error and the
+    // single-key error (alike for no key and for several) do not say what
+    // was found: the document does.
+    if [SEVERAL_KEYS, CHOICE_EXPECTED, "expected value"].contains(&loc.message.as_str()) {
+        match found_where_choice_expected(&doc, &path) {
+            Some(found) => loc.message = found,
+            // A real syntax error: nothing where a value should be.
+            None if loc.message == "expected value" => return,
+            None => {}
+        }
+    }
+    if choice {
+        name_kinds::<T>(loc, &doc, &path);
+    } else {
+        name_settings::<T>(loc, doc, &path);
+    }
+}
+
+/// What [`plain_words`] says when a setting that is one of several kinds
+/// holds an object of several keys (`{"proportional": 0.1, "full": ...}`,
+/// or a setting added beside the kind's name).
+const SEVERAL_KEYS: &str =
+    "an object of several keys, expected one key, the kind's name, holding its settings";
+
+/// The problem when a setting that is one of several kinds holds `{}`.
+const NO_KEY: &str = "an empty object, expected one key, the kind's name, holding its settings";
+
+/// The end of the problem when a setting that is one of several kinds
+/// holds a value of another type.
+const CHOICE_EXPECTED: &str = "expected a name or a one-key object";
+
 /// serde_json says only "expected value" when a setting that is one of
 /// several kinds (`"jitter": "full"` or `{"proportional": 0.1}`) holds a
-/// number, an array, `true` or `null`: the value is there, of the wrong
-/// type. Names what was found instead, or `None` for a real syntax error
-/// (nothing where a value should be).
-fn value_where_choice_expected(text: &str, loc: &Located) -> Option<&'static str> {
-    if loc.message != "expected value" {
-        return None;
+/// number, a list, `true`, `null` or an object of several keys: the value
+/// is there, of the wrong shape. The problem in words, from the value the
+/// document holds at `path`; `None` when it holds none there (a real
+/// syntax error).
+fn found_where_choice_expected(doc: &serde_json::Value, path: &str) -> Option<String> {
+    use serde_json::Value;
+    let found = match value_at(doc, path)? {
+        Value::Object(map) if map.len() > 1 => return Some(SEVERAL_KEYS.to_string()),
+        Value::Object(map) if map.is_empty() => return Some(NO_KEY.to_string()),
+        Value::Number(_) => "a number",
+        Value::Array(_) => "a list",
+        Value::Bool(_) => "a boolean",
+        Value::Null => "null",
+        _ => return None,
+    };
+    Some(format!("invalid type: {found}, {CHOICE_EXPECTED}"))
+}
+
+/// The value `doc` holds at a problem's `path` (`policies[0].jitter`):
+/// objects by key, lists by index.
+fn value_at<'a>(doc: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
+    let mut cur = doc;
+    for step in super::set::path_segments(path).ok()? {
+        cur = match cur {
+            serde_json::Value::Array(items) => items.get(step.parse::<usize>().ok()?)?,
+            other => other.get(step)?,
+        };
     }
-    let (line, column) = (loc.line?, loc.column?);
-    let at = text.lines().nth(line - 1)?.chars().nth(column - 1)?;
-    match at {
-        '-' | '0'..='9' => Some("a number"),
-        '[' => Some("a list"),
-        't' | 'f' => Some("a boolean"),
-        'n' => Some("null"),
-        _ => None,
+    Some(cur)
+}
+
+/// Adds the kinds a setting may be to a problem with it: "policies[0].
+/// jitter: an object of several keys, ... (one of `none`, `full`, ...)".
+/// serde lists them only for a name it does not know, so the input is
+/// read again with a name no kind has at `path`, and the names are taken
+/// from that error. Nothing is added when the second read fails otherwise.
+fn name_kinds<T: DeserializeOwned>(loc: &mut Located, doc: &serde_json::Value, path: &str) {
+    const NO_SUCH_KIND: &str = "\u{1}";
+    let mut value = doc.clone();
+    if super::set::set_at(&mut value, path, serde_json::json!(NO_SUCH_KIND)).is_err() {
+        return;
     }
+    let Err(e) = serde_path_to_error::deserialize::<_, T>(&value) else {
+        return;
+    };
+    if e.path().to_string() != path {
+        return;
+    }
+    let message = e.inner().to_string();
+    let Some(kinds) = message.strip_prefix(&format!("unknown variant `{NO_SUCH_KIND}`, expected "))
+    else {
+        return;
+    };
+    let kinds = kinds
+        .strip_prefix("one of ")
+        .unwrap_or(kinds)
+        .replace(" or ", ", ");
+    loc.message.push_str(&format!(" (one of {kinds})"));
 }
 
 /// A path as text, or `None` for the document root.
@@ -351,15 +425,19 @@ pub(crate) fn plain_words(message: &str) -> String {
         &format!("a bare name, {SETTINGS_EXPECTED}"),
     );
     // serde_json's wording for an enum read from a value (after --set).
-    out = out.replace(
-        "expected string or map",
-        "expected a name or a one-key object",
-    );
+    out = out.replace("expected string or map", CHOICE_EXPECTED);
+    // TOML's wording of the same two problems.
+    if out == "wanted string or table" {
+        return CHOICE_EXPECTED.to_string();
+    }
+    if out.starts_with("wanted exactly 1 element, ") {
+        return SEVERAL_KEYS.to_string();
+    }
     // A kind written with several keys (`{"proportional": 0.1, "full":
     // ...}`, or a setting added beside the kind's name).
     out = out.replace(
         "invalid value: map, expected map with a single key",
-        "an object of several keys, expected one key, the kind's name, holding its settings",
+        SEVERAL_KEYS,
     );
     // A kind that takes settings, or a group of settings (`expected
     // struct TrafficSpec`).
@@ -485,16 +563,72 @@ mod tests {
             kind: Kind,
         }
         let message = |text: &str| from_text::<S>(text, "f", Format::Json).unwrap_err().message;
+        let kinds = " (one of `Full`, `Share`)";
         assert_eq!(
             message("{\"kind\": 0.5}"),
-            "invalid type: a number, expected a name or a one-key object"
+            format!("invalid type: a number, expected a name or a one-key object{kinds}")
         );
         assert_eq!(
             message("{\"kind\":\n [1]}"),
-            "invalid type: a list, expected a name or a one-key object"
+            format!("invalid type: a list, expected a name or a one-key object{kinds}")
         );
         // A value missing altogether is still a syntax error.
         assert_eq!(message("{\"kind\": }"), "expected value");
+    }
+
+    #[test]
+    fn a_kind_given_as_several_keys_or_none_is_named_with_the_kinds() {
+        let problem = |text: &str, format: Format, sets: &[&str]| {
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            match parse(text, "f", format, &sets) {
+                Err(InvalidInput::At(loc)) => (loc.path.unwrap_or_default(), loc.message),
+                other => panic!("expected a located problem, got {other:?}"),
+            }
+        };
+        let fine = r#"{"constant": {"value": "1ms"}}"#;
+        let kinds = " (one of `none`, `full`, `equal`, `proportional`, `next_step`)";
+        let several = format!("{SEVERAL_KEYS}{kinds}");
+        let none = format!("{NO_KEY}{kinds}");
+        let jitter = |j: &str| scenario(fine, &format!(r#"{{"name": "p", "jitter": {j}}}"#));
+        for (j, want) in [
+            (r#"{"proportional": 0.1, "full": null}"#, &several),
+            // serde_json stops at the end of the first kind's value, here
+            // a single digit: the document, not the text, says what it was.
+            (r#"{"proportional": 1 , "full": null}"#, &several),
+            ("{}", &none),
+        ] {
+            assert_eq!(
+                problem(&jitter(j), Format::Json, &[]),
+                ("policies[0].jitter".into(), want.clone()),
+                "{j}"
+            );
+        }
+        // The same after an override, which serde reads from a value.
+        let set = r#"policies.0.jitter={"full": null, "equal": null}"#;
+        assert_eq!(
+            problem(&jitter(r#""none""#), Format::Json, &[set]),
+            (
+                "policies[0].jitter".into(),
+                format!("{several} (after --set {set})")
+            )
+        );
+        // And in TOML, whose parser words them otherwise.
+        let toml = |j: &str| {
+            format!(
+                "name = \"t\"\nduration = \"5s\"\n[traffic]\nrate = 10\n[backend]\nworkers = 2\n\
+                 service_time = {{constant = {{value = \"1ms\"}}}}\n[[policies]]\nname = \"p\"\n\
+                 jitter = {j}\n"
+            )
+        };
+        assert_eq!(
+            problem(&toml("{full = {}, equal = {}}"), Format::Toml, &[]).1,
+            several
+        );
+        assert_eq!(problem(&toml("{}"), Format::Toml, &[]).1, none);
+        assert_eq!(
+            problem(&toml("3"), Format::Toml, &[]).1,
+            format!("invalid type: a number, {CHOICE_EXPECTED}{kinds}")
+        );
     }
 
     /// A small scenario whose service time and first policy are given.
