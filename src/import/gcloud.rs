@@ -8,7 +8,7 @@
 //! absent `maxRetryDuration` means unlimited. Unknown keys (`state`,
 //! `stackdriverLoggingConfig`, `httpTarget`, ...) are ignored.
 
-use super::{bad_key, policy_name, Imported, Refusals};
+use super::{bad_key, policy_name, same_word, Imported, Refusals};
 use crate::error::{InvalidInput, Located};
 use crate::policy::{BackoffSpec, PolicySpec};
 use crate::scenario::spec::DispatcherSpec;
@@ -234,19 +234,6 @@ fn unknown_keys(q: &Queue) -> Vec<String> {
         })
         .chain(misspelt_blocks)
         .collect()
-}
-
-/// Whether `key` is `word` written another way: in another case, with
-/// `_` or `-` between its parts, or with an `s` more or less at the end
-/// (`retryconfig`, `retry_config`, `rateLimit`).
-fn same_word(key: &str, word: &str) -> bool {
-    let plain = |s: &str| -> String {
-        s.chars()
-            .filter(|c| c.is_alphanumeric())
-            .flat_map(char::to_lowercase)
-            .collect::<String>()
-    };
-    plain(key).trim_end_matches('s') == plain(word).trim_end_matches('s')
 }
 
 /// A YAML error as a [`Located`] problem of `origin`: the position taken

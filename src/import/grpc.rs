@@ -28,8 +28,8 @@
 //!
 //! Keys are the camelCase names of the proto3-JSON form.
 
-use super::{bad_key, policy_name, Imported, Refusals};
-use crate::error::InvalidInput;
+use super::{bad_key, placed, policy_name, same_word, Imported, Refusals};
+use crate::error::{InvalidInput, Located};
 use crate::policy::hedging::HedgingSpec;
 use crate::policy::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec};
 use crate::scenario::load::{from_text, Format};
@@ -239,6 +239,29 @@ fn map_code(code: &Code, origin: &str, key: &str) -> Result<Option<Status>, Inva
 
 /// Imports a service config; `origin` names the file in errors.
 pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
+    import_placed(text, origin).map_err(|e| placed(e, text, Format::Json))
+}
+
+/// [`import_str`], its refusals without positions.
+fn import_placed(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
+    // A list or a plain value at the top is not a service config, whatever
+    // it holds; serde would read a list as the fields in order.
+    if let Ok(top) = serde_json::from_str::<serde_json::Value>(text) {
+        if !top.is_object() {
+            return Err(InvalidInput::At(Located::whole(
+                origin,
+                "the top level must be an object, a service config with a methodConfig list",
+            )));
+        }
+        if top.get("methodConfig").is_none() && other_top_keys(&top).is_empty() {
+            return Err(bad_key(
+                origin,
+                "methodConfig",
+                "missing: a service config lists its retry and hedging policies there; \
+                 nothing to import",
+            ));
+        }
+    }
     let cfg: ServiceConfig = from_text(text, origin, Format::Json).map_err(InvalidInput::At)?;
     let mut warnings = vec![];
     // Every value refused, so that one run names them all.
@@ -295,6 +318,7 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
                 warnings.push(format!(
                     "methodConfig[{i}] skipped: no retryPolicy or hedgingPolicy"
                 ));
+                warnings.extend(other_keys(&raw["methodConfig"][i], i));
                 continue;
             }
         };
@@ -320,12 +344,31 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             ..spec
         });
     }
+    warnings.extend(other_top_keys(&raw));
     refused.check()?;
     if policies.is_empty() {
+        // A misspelt key is the likely cause: named in the error, since
+        // no warning is printed beside it.
+        let misspelt: Vec<String> = warnings
+            .iter()
+            .filter_map(|w| {
+                let (_, hint) = w.split_once(DID_YOU_MEAN)?;
+                let key = w.split(": ").next()?;
+                Some(format!(
+                    "{key}: {DID_YOU_MEAN}{}",
+                    hint.trim_end_matches(')')
+                ))
+            })
+            .collect();
+        let why = if misspelt.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", misspelt.join("; "))
+        };
         return Err(bad_key(
             origin,
             "methodConfig",
-            "no entry has a retryPolicy or a hedgingPolicy: nothing to import",
+            format!("no entry has a retryPolicy or a hedgingPolicy: nothing to import{why}"),
         ));
     }
     Imported {
@@ -618,6 +661,48 @@ fn describe_name((service, method): (&str, &str)) -> String {
     }
 }
 
+/// The keys gRPC reads at the top of a service config.
+const SERVICE_CONFIG_KEYS: [&str; 5] = [
+    "methodConfig",
+    "retryThrottling",
+    "loadBalancingPolicy",
+    "loadBalancingConfig",
+    "healthCheckConfig",
+];
+
+/// How a warning about a key gRPC does not read names the key it is
+/// most likely a misspelling of.
+const DID_YOU_MEAN: &str = "did you mean";
+
+/// ` (did you mean `word`?)` when `key` is one of `known` written another
+/// way (another case, `_` between its parts), else nothing.
+fn did_you_mean(key: &str, known: &[&str]) -> String {
+    known
+        .iter()
+        .find(|k| same_word(key, k))
+        .map(|k| format!(" ({DID_YOU_MEAN} `{k}`?)"))
+        .unwrap_or_default()
+}
+
+/// Warnings for the keys at the top of the service config `raw` that gRPC
+/// does not read: a misspelt `retryThrottling` would otherwise drop the
+/// budget without a word.
+fn other_top_keys(raw: &serde_json::Value) -> Vec<String> {
+    let Some(top) = raw.as_object() else {
+        return vec![];
+    };
+    top.keys()
+        .filter(|k| !SERVICE_CONFIG_KEYS.contains(&k.as_str()))
+        .map(|k| {
+            format!(
+                "{}: not a service config key gRPC reads; ignored{}",
+                k.escape_debug(),
+                did_you_mean(k, &SERVICE_CONFIG_KEYS)
+            )
+        })
+        .collect()
+}
+
 /// The keys gRPC reads in a `methodConfig` entry.
 const METHOD_CONFIG_KEYS: [&str; 7] = [
     "name",
@@ -660,8 +745,9 @@ fn other_keys(mc: &serde_json::Value, i: usize) -> Vec<String> {
                 out.push(format!("{path}: not simulated; dropped"));
             }
             k if METHOD_CONFIG_KEYS.contains(&k) => {}
-            _ => out.push(format!(
-                "{path}: not a methodConfig key gRPC reads; ignored"
+            k => out.push(format!(
+                "{path}: not a methodConfig key gRPC reads; ignored{}",
+                did_you_mean(k, &METHOD_CONFIG_KEYS)
             )),
         }
     }
@@ -675,8 +761,9 @@ fn other_keys(mc: &serde_json::Value, i: usize) -> Vec<String> {
     for key in keys(&mc[block]) {
         if !known.contains(&key.as_str()) {
             out.push(format!(
-                "methodConfig[{i}].{block}.{}: not a {block} key gRPC reads (gRFC A6); ignored",
-                key.escape_debug()
+                "methodConfig[{i}].{block}.{}: not a {block} key gRPC reads (gRFC A6); ignored{}",
+                key.escape_debug(),
+                did_you_mean(&key, known)
             ));
         }
     }
@@ -821,6 +908,54 @@ mod tests {
     /// Every refused value is named in one run, one per line, across the
     /// budget, the names and every entry.
     #[test]
+    fn misspelt_keys_and_other_shapes_are_named() {
+        let rp = r#"{"maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s",
+            "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}"#;
+        let err = |text: &str| import_str(text, "sc.json").unwrap_err().to_string();
+        // A misspelt retryThrottling would drop the budget without a word.
+        let imp = import_str(
+            &format!(
+                r#"{{"methodConfig": [{{"retryPolicy": {rp}}}],
+                "retry_throttling": {{"maxTokens": 10, "tokenRatio": 0.1}}}}"#
+            ),
+            "sc.json",
+        )
+        .unwrap();
+        assert!(imp.policies[0].budget.is_none());
+        assert_eq!(
+            imp.warnings,
+            [
+                "retry_throttling: not a service config key gRPC reads; ignored \
+              (did you mean `retryThrottling`?)"
+            ]
+        );
+        // With nothing imported, the error names the likely misspelling.
+        assert_eq!(
+            err(&format!(r#"{{"methodconfig": [{{"retryPolicy": {rp}}}]}}"#)),
+            "sc.json: methodConfig: no entry has a retryPolicy or a hedgingPolicy: nothing to \
+             import; methodconfig: did you mean `methodConfig`?"
+        );
+        assert_eq!(
+            err(&format!(r#"{{"methodConfig": [{{"RetryPolicy": {rp}}}]}}"#)),
+            "sc.json:1:18: methodConfig: no entry has a retryPolicy or a hedgingPolicy: nothing to \
+             import; methodConfig[0].RetryPolicy: did you mean `retryPolicy`?"
+        );
+        // Not a service config at all.
+        assert_eq!(
+            err(&format!(
+                r#"[{{"methodConfig": [{{"retryPolicy": {rp}}}]}}]"#
+            )),
+            "sc.json: the top level must be an object, a service config with a methodConfig list"
+        );
+        assert!(err("{}").starts_with("sc.json: methodConfig: missing"));
+        // A refused value is placed in the file.
+        assert!(
+            err("{\"methodConfig\": [\n{\"retryPolicy\": {\"maxAttempts\": 0}}]}")
+                .starts_with("sc.json:2:33: methodConfig[0].retryPolicy.maxAttempts: "),
+        );
+    }
+
+    #[test]
     fn every_refused_value_is_named_at_once() {
         let text = r#"{"retryThrottling": {"maxTokens": 0, "tokenRatio": -1},
             "methodConfig": [
@@ -847,7 +982,24 @@ mod tests {
             ],
             "{msg}"
         );
-        assert!(msg.lines().all(|l| l.starts_with("sc.json: ")), "{msg}");
+        // Each placed in the file.
+        assert!(
+            msg.lines()
+                .all(|l| l.starts_with("sc.json:") && !l.starts_with("sc.json: ")),
+            "{msg}"
+        );
+    }
+
+    /// An error's lines without their line and column: `sc.json:3:30: x`
+    /// as `sc.json: x`.
+    fn unplaced(msg: &str) -> String {
+        msg.lines()
+            .map(|l| match l.split_once(": ") {
+                Some((head, rest)) => format!("{}: {rest}", head.split(':').next().unwrap()),
+                None => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// What gRPC accepts and runs the same way under other values is
@@ -1071,9 +1223,11 @@ mod tests {
                  method) is named again (first in methodConfig[0].name[0])",
             ),
         ] {
-            let msg = import_str(&config(entries), "sc.json")
-                .unwrap_err()
-                .to_string();
+            let msg = unplaced(
+                &import_str(&config(entries), "sc.json")
+                    .unwrap_err()
+                    .to_string(),
+            );
             assert!(msg.starts_with(needle), "{needle}\n{msg}");
         }
     }

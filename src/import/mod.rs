@@ -15,6 +15,8 @@ pub mod grpc;
 use crate::check::Problem;
 use crate::error::{InvalidInput, Located};
 use crate::policy::PolicySpec;
+use crate::scenario::load::Format;
+use crate::scenario::locate::locate;
 use crate::scenario::spec::{DispatcherSpec, ScenarioSpec};
 use serde::Serialize;
 
@@ -107,6 +109,27 @@ pub(crate) fn bad_key(origin: &str, key: &str, msg: impl std::fmt::Display) -> I
     InvalidInput::At(Located::at_path(origin, key, msg.to_string()))
 }
 
+/// `e` with a line and column, where the text shows them, on each problem
+/// that names a key but no position: an importer refuses values after
+/// reading them, when serde's positions are gone.
+pub(crate) fn placed(e: InvalidInput, text: &str, format: Format) -> InvalidInput {
+    let place = |mut l: Located| {
+        if l.line.is_none() {
+            if let Some((line, column)) = l.path.as_deref().and_then(|p| locate(text, format, p)) {
+                (l.line, l.column) = (Some(line), Some(column));
+            }
+        }
+        l
+    };
+    match e {
+        InvalidInput::At(l) => InvalidInput::At(place(l)),
+        InvalidInput::Problems(list) => {
+            InvalidInput::Problems(list.into_iter().map(place).collect())
+        }
+        other => other,
+    }
+}
+
 /// The key each line of an importer's error names (`FILE: KEY: why`), for
 /// tests of what was refused.
 #[cfg(test)]
@@ -162,6 +185,19 @@ impl<'a> Refusals<'a> {
             _ => Err(InvalidInput::Problems(self.list)),
         }
     }
+}
+
+/// Whether `key` is `word` written another way: in another case, with
+/// `_` or `-` between its parts, or with an `s` more or less at the end
+/// (`retryconfig`, `retry_config`, `rateLimit`).
+pub(crate) fn same_word(key: &str, word: &str) -> bool {
+    let plain = |s: &str| -> String {
+        s.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect::<String>()
+    };
+    plain(key).trim_end_matches('s') == plain(word).trim_end_matches('s')
 }
 
 #[cfg(test)]
