@@ -485,3 +485,42 @@ fn aws_sweep_over_clients_reports_completion_time() {
         assert!(done > 0.03 && done < 60.0, "{l}");
     }
 }
+
+/// A grid too large to hold is refused even with `--force`, and a shard
+/// of a grid of 10^16 points loads only its own points: the first point's
+/// problem is found at once, not after walking the whole grid.
+#[test]
+fn huge_grids_are_refused_or_sharded_without_walking_them() {
+    let t = tempfile::tempdir().unwrap();
+    let out = p(t.path(), "huge");
+    let axes = [
+        "--set",
+        "traffic.rate=100..300:10000",
+        "--set",
+        "backend.workers=1..10000:10000",
+        "--set",
+        "backend.queue_limit=1..10000:10000",
+        "--set",
+        "seed=1..10000:10000",
+    ];
+    let mut args = vec!["sweep", TOY, "-o", &out, "-q", "--force"];
+    args.extend_from_slice(&axes[..4]);
+    let o = retrysim(&args);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "100000000 points to run in one process, more than one can hold even with --force"
+        ),
+        "{err}"
+    );
+    // 10 points per shard; the toy's fault starts at 30 s, after a
+    // 20 s run: the shard's first point is refused as soon as it loads.
+    let mut args = vec!["sweep", TOY, "-o", &out, "-q", "--set", "duration=20s"];
+    args.extend_from_slice(&axes);
+    args.extend_from_slice(&["--shard", "1/1000000000000000"]);
+    let o = retrysim(&args);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("sweep point 0 "), "{err}");
+}

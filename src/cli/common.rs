@@ -19,6 +19,10 @@ pub const MAX_REPLICATIONS: u32 = 10_000;
 /// `--force`: about 4 KB of memory each before any runs.
 pub const MAX_POINTS: usize = 100_000;
 
+/// Points (cells) one process loads at most even with `--force`: about
+/// 4 GB before any runs. A larger grid is split with `--shards`.
+pub const MAX_FORCED_POINTS: usize = 10 * MAX_POINTS;
+
 /// The flags of every command that simulates (`run`, `sweep`, `tune`), so
 /// each means the same everywhere. A command may sharpen a flag's help
 /// (`-o`'s default differs) but not its meaning.
@@ -76,12 +80,22 @@ impl SimArgs {
         points: usize,
         what: &str,
     ) -> Result<(), InvalidInput> {
+        let n = if points == usize::MAX {
+            "more than 10^19".to_string()
+        } else {
+            points.to_string()
+        };
+        if points > MAX_FORCED_POINTS {
+            return Err(InvalidInput::TooBig {
+                origin: origin.to_string(),
+                what: format!(
+                    "{n} {what} to run in one process, more than one can hold even with --force \
+                     ({MAX_FORCED_POINTS}); use fewer values per axis, or split them with \
+                     --shards"
+                ),
+            });
+        }
         if points > MAX_POINTS && !self.force {
-            let n = if points == usize::MAX {
-                "more than 10^19".to_string()
-            } else {
-                points.to_string()
-            };
             return Err(InvalidInput::TooBig {
                 origin: origin.to_string(),
                 what: format!(

@@ -5,7 +5,7 @@
 use super::common::{self, part_of, SimArgs, Stdout};
 use super::progress;
 use crate::decimal::count;
-use crate::error::{Error, InvalidInput, MapError, OutputError};
+use crate::error::{Error, InvalidInput, MapError, OutputError, RunError};
 use crate::map::{self, MapGrid, MapManifest, OperatingPoint, Passes};
 use crate::report::map::map_png;
 use crate::report::staging::Staging;
@@ -217,6 +217,9 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     let names: Vec<String> = base.policies().iter().map(|p| p.name.clone()).collect();
     let mut scenarios = BTreeMap::new();
     for c in map::cells_needed(&grid, shard, passes) {
+        if crate::engine::stop::requested() {
+            return Err(RunError::Interrupted.into());
+        }
         let cell = grid.assignments(c);
         let mut sets = sim.sets.clone();
         sets.extend(cell.iter().cloned());

@@ -255,6 +255,11 @@ impl Shard {
         i % self.count == self.index - 1
     }
 
+    /// The points of `0..len` that belong to this shard, in order.
+    pub fn points(&self, len: usize) -> impl Iterator<Item = usize> {
+        (self.index - 1..len).step_by(self.count.max(1))
+    }
+
     /// How many of points `0..len` belong to this shard.
     pub fn count_of(&self, len: usize) -> usize {
         len.saturating_sub(self.index - 1).div_ceil(self.count)
@@ -331,6 +336,9 @@ mod tests {
                 let shard = Shard { index, count };
                 for len in 0..12 {
                     let n = (0..len).filter(|&i| shard.includes(i)).count();
+                    assert!(shard
+                        .points(len)
+                        .eq((0..len).filter(|&i| shard.includes(i))));
                     assert_eq!(shard.count_of(len), n, "{index}/{count} of {len}");
                 }
             }
