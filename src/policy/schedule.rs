@@ -24,9 +24,124 @@ use crate::time::{Nanos, NS_PER_SEC};
 /// fewer retries).
 pub const DEFAULT_ROWS: u32 = 20;
 
-/// Retries walked one by one before the rest is extrapolated from the last
-/// delay (every backoff is constant by then: capped, or out of doublings).
+/// Retries walked one by one; beyond them the delays are summed in
+/// closed form ([`Tail`]).
 const WALK_LIMIT: u64 = 1_000_000;
+
+/// The nominal delays of a backoff from some retry past the 64th on, as a
+/// progression that grows until it reaches its cap and stays there: every
+/// backoff's schedule is one from there (linear, and Cloud Tasks' after
+/// its doublings, are arithmetic; exponential is geometric; doubling and
+/// tripling have reached any cap within 64 retries; constant is both with
+/// no growth). Sums of millions of retries without walking them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Tail {
+    /// `first + i·step`, capped at `cap`.
+    Arithmetic { first: f64, step: f64, cap: f64 },
+    /// `first · ratio^i`, capped at `cap`.
+    Geometric { first: f64, ratio: f64, cap: f64 },
+}
+
+impl Tail {
+    /// The delays of `backoff` from retry `from` (1-based, above 64) on.
+    fn of(backoff: &Backoff, from: u64) -> Tail {
+        debug_assert!(from > 64, "doubling phases end within 64 retries");
+        let k = u32::try_from(from).unwrap_or(u32::MAX);
+        let here = backoff.nominal(k) as f64;
+        let flat = Tail::Arithmetic {
+            first: here,
+            step: 0.0,
+            cap: here,
+        };
+        match *backoff {
+            Backoff::Constant { .. } => flat,
+            Backoff::Linear { step, max, .. } => Tail::Arithmetic {
+                first: here,
+                step: step as f64,
+                cap: max as f64,
+            },
+            Backoff::Exponential {
+                initial,
+                multiplier,
+                max,
+                max_doublings,
+            } if k - 1 < max_doublings => Tail::Geometric {
+                first: initial as f64 * multiplier.powf(f64::from(k - 1)),
+                ratio: multiplier,
+                cap: (max as f64).min(initial as f64 * multiplier.powf(f64::from(max_doublings))),
+            },
+            // Still doubling past the 64th retry: capped.
+            Backoff::CloudTasks {
+                min_backoff,
+                max_backoff,
+                max_doublings,
+            } if k > max_doublings => Tail::Arithmetic {
+                first: here,
+                step: min_backoff as f64 * 2f64.powf(f64::from(max_doublings)),
+                cap: max_backoff as f64,
+            },
+            Backoff::CloudTasks { .. }
+            | Backoff::Decorrelated { .. }
+            | Backoff::Exponential { .. } => flat,
+        }
+    }
+
+    /// The sum of its first `n` delays.
+    fn sum(self, n: u64) -> f64 {
+        let n = n as f64;
+        match self {
+            Tail::Arithmetic { first, step, cap } => {
+                if step <= 0.0 || first >= cap {
+                    return n * first.min(cap);
+                }
+                // Terms below the cap: first + i·step < cap.
+                let below = ((cap - first) / step).ceil().min(n);
+                below * first + step * below * (below - 1.0) / 2.0 + (n - below) * cap
+            }
+            Tail::Geometric { first, ratio, cap } => {
+                if ratio <= 1.0 || first >= cap || first <= 0.0 {
+                    return n * first.min(cap);
+                }
+                let below = ((cap / first).ln() / ratio.ln()).ceil().min(n);
+                // first · (ratio^below − 1) / (ratio − 1), exact for a
+                // ratio near 1 too.
+                let grown = (below * ratio.ln()).exp_m1() / (ratio - 1.0);
+                first * grown + (n - below) * cap
+            }
+        }
+    }
+
+    /// The fewest delays whose sum reaches `target` (> 0); `None` when the
+    /// delays are all zero.
+    fn count_to(self, target: f64) -> Option<u64> {
+        if self.sum(1) <= 0.0 && self.sum(u64::MAX >> 1) <= 0.0 {
+            return None;
+        }
+        let (mut lo, mut hi) = (0u64, 1u64);
+        while self.sum(hi) < target {
+            lo = hi;
+            hi = hi.checked_mul(2)?;
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if self.sum(mid) < target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Some(hi)
+    }
+}
+
+/// A sum of delays in nanoseconds as [`Nanos`], saturating.
+fn ns(x: f64) -> Nanos {
+    if x >= Nanos::MAX as f64 {
+        Nanos::MAX
+    } else {
+        x.round().max(0.0) as Nanos
+    }
+}
 
 /// One retry of the schedule.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,8 +206,8 @@ pub fn delay_range(policy: &Policy, k: u32) -> (Nanos, Nanos) {
 }
 
 /// How many retries the policy's limits allow, judged on nominal delays;
-/// `None` when they are unlimited (or more than a million under a
-/// duration limit).
+/// `None` when they are unlimited (no attempt limit, or a duration limit
+/// that delays of zero never reach).
 pub fn retries_allowed(policy: &Policy) -> Option<u64> {
     let Some(status) = policy.retry_on.to_vec().into_iter().next() else {
         return Some(0);
@@ -111,7 +226,19 @@ pub fn retries_allowed(policy: &Policy) -> Option<u64> {
         }
         age = age.saturating_add(policy.backoff.nominal(attempts));
     }
-    None
+    // Attempt W + 1 + n fails at age + (the first n delays from retry
+    // W + 1); it ends the request once both limits are reached.
+    let walked = WALK_LIMIT;
+    let limit = policy.max_retry_duration.unwrap_or(0);
+    let by_age = if age >= limit {
+        0
+    } else {
+        Tail::of(&policy.backoff, walked + 1).count_to((limit - age) as f64)?
+    };
+    let by_attempts = policy
+        .max_attempts
+        .map_or(0, |m| u64::from(m).saturating_sub(walked + 1));
+    Some(walked + by_age.max(by_attempts))
 }
 
 /// The schedule of `policy`, with up to `rows` rows (default
@@ -145,17 +272,39 @@ pub fn schedule(policy: &Policy, rows: Option<u32>) -> Schedule {
             });
         }
     }
-    let total = |sum: u64, each: Nanos| -> Option<Nanos> {
-        let r = retries?;
-        let rest = r.saturating_sub(walk);
-        Some(sum.saturating_add(each.saturating_mul(rest)))
+    // The retries past the walk, summed in closed form; jitter's range is
+    // linear in the nominal delays (and the next retry's, for next_step),
+    // so it applies to their sums as to one delay.
+    let rest = retries.map_or(0, |r| r.saturating_sub(walk));
+    let (tail, tail_lo, tail_hi) = if rest == 0 {
+        (0, 0, 0)
+    } else if policy.backoff.is_decorrelated() {
+        // Its range is capped long before the walk ends.
+        (
+            ns(last.0 as f64 * rest as f64),
+            ns(last.1 as f64 * rest as f64),
+            ns(last.2 as f64 * rest as f64),
+        )
+    } else {
+        let sum = ns(Tail::of(&policy.backoff, walk + 1).sum(rest));
+        let next = ns(Tail::of(&policy.backoff, walk + 2).sum(rest));
+        let (lo, hi) = policy.jitter.range_next(
+            sum,
+            if policy.jitter.needs_next() {
+                next
+            } else {
+                sum
+            },
+        );
+        (sum, lo, hi)
     };
+    let total = |sum: u64, tail: Nanos| retries.map(|_| sum.saturating_add(tail));
     Schedule {
         rows: out,
         retries,
-        window: total(cum, last.0),
-        window_min: total(lo_sum, last.1),
-        window_max: total(hi_sum, last.2),
+        window: total(cum, tail),
+        window_min: total(lo_sum, tail_lo),
+        window_max: total(hi_sum, tail_hi),
     }
 }
 
@@ -299,6 +448,116 @@ mod tests {
         let r = u64::from(u32::MAX) - 1;
         assert_eq!(s.retries, Some(r));
         assert_eq!(s.window, Some(S + (r - 1) * 2 * S));
+    }
+
+    /// Every kind of backoff, in a phase that still grows and one capped.
+    fn growing_backoffs() -> Vec<Backoff> {
+        vec![
+            Backoff::Constant { delay: 7 },
+            Backoff::Linear {
+                initial: 3,
+                step: 5,
+                max: 400,
+            },
+            Backoff::Exponential {
+                initial: 10,
+                multiplier: 1.5,
+                max: 1_000_000,
+                max_doublings: 20,
+            },
+            Backoff::Exponential {
+                initial: 1_000,
+                multiplier: 1.001,
+                max: u64::MAX,
+                max_doublings: u32::MAX,
+            },
+            Backoff::Linear {
+                initial: 3,
+                step: 5,
+                max: 4_000,
+            },
+            Backoff::CloudTasks {
+                min_backoff: 10,
+                max_backoff: 500_000,
+                max_doublings: 3,
+            },
+            Backoff::CloudTasks {
+                min_backoff: 10,
+                max_backoff: 5_000,
+                max_doublings: 100,
+            },
+            Backoff::Decorrelated { base: 5, max: 900 },
+        ]
+    }
+
+    #[test]
+    fn closed_form_sums_match_the_walk() {
+        for b in growing_backoffs() {
+            for from in [65u64, 66, 70, 100, 1_000] {
+                let tail = Tail::of(&b, from);
+                let mut walked = 0u64;
+                for n in 0..300u64 {
+                    let sum = tail.sum(n);
+                    // Within the rounding of each walked delay to whole ns.
+                    assert!(
+                        (sum - walked as f64).abs() <= 0.5 * n as f64 + 1e-6 * walked as f64,
+                        "{b:?} from {from}, {n} delays: {sum} against {walked}"
+                    );
+                    let k = u32::try_from(from + n).unwrap();
+                    walked += b.nominal(k);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn retries_past_the_walk_are_summed_in_closed_form() {
+        let policy = |backoff: BackoffSpec, attempts: i64, limit: Option<Dur>| {
+            resolve(&PolicySpec {
+                name: "p".into(),
+                max_attempts: Some(attempts),
+                max_retry_duration: limit,
+                backoff: Some(backoff),
+                ..Default::default()
+            })
+            .unwrap()
+        };
+        // A linear schedule of 1 ns steps is nowhere near its cap after
+        // ten million retries: Σ k for k = 1..=9,999,999.
+        let linear = BackoffSpec::Linear {
+            initial: Dur(1),
+            step: Dur(1),
+            max: Some(Dur::from_secs(86_400)),
+        };
+        let s = schedule(&policy(linear, 10_000_000, None), Some(1));
+        let r = 9_999_999u64;
+        assert_eq!(s.retries, Some(r));
+        assert_eq!(s.window, Some(r * (r + 1) / 2));
+        // Both limits, the age last: a constant 1 ms for an hour is
+        // 3.6 million retries, past the walk (it had read as unlimited).
+        let constant = BackoffSpec::Constant {
+            delay: Dur::from_millis(1),
+        };
+        let s = schedule(&policy(constant, 2, Some(Dur::from_secs(3_600))), Some(1));
+        assert_eq!(s.retries, Some(3_600_000));
+        assert_eq!(s.window, Some(3_600 * S));
+        // A slow exponential: 1.00001 per retry from 1 ns reaches its
+        // 1 h cap at retry ln(3.6e12)/ln(1.00001) + 1 = 2,891,233; the
+        // window is the geometric sum below it plus the cap after it.
+        let slow = BackoffSpec::Exponential {
+            initial: Dur(1),
+            multiplier: 1.00001,
+            max: Some(Dur::from_secs(3_600)),
+            max_doublings: None,
+        };
+        let s = schedule(&policy(slow, 3_000_000, None), Some(1));
+        let (cap, r) = (3.6e12f64, 1.00001f64);
+        let below = (cap.ln() / r.ln()).ceil();
+        // Σ r^(k−1) over the retries below the cap, r^below within a
+        // factor r of the cap.
+        let want = (cap - 1.0) / (r - 1.0) + (2_999_999.0 - below) * cap;
+        let got = s.window.unwrap() as f64;
+        assert!((got / want - 1.0).abs() < 1e-3, "{got} against {want}");
     }
 
     #[test]
