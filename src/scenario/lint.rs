@@ -247,6 +247,9 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
     if let Some(msg) = noisy_bins(spec, policies) {
         warn("bin", msg);
     }
+    for (path, msg) in never_healthy(spec) {
+        warn(path, msg);
+    }
     let b = &spec.backend;
     let t = &spec.traffic;
     if b.drop_expired
@@ -433,6 +436,135 @@ fn noisy_bins(spec: &ScenarioSpec, policies: &[Policy]) -> Option<String> {
             spec.report.stable_for
         )
     })
+}
+
+/// Why the run cannot show a recovery whatever the policy, as (field,
+/// message): no requests to measure, clients that never all send, demand
+/// above what the backend serves without faults all run, or a time limit
+/// no attempt can meet. A run like that reads as degraded (`metastable`)
+/// or empty, which would blame, or credit, the retries.
+fn never_healthy(spec: &ScenarioSpec) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let t = &spec.traffic;
+    let run_s = spec.duration.secs();
+    let scales = || t.profile.iter().map(|p| p.scale);
+    if let (Mode::Open, Some(rate)) = (t.mode, t.rate) {
+        let highest = rate * scales().reduce(f64::max).unwrap_or(1.0);
+        let lowest = rate * scales().reduce(f64::min).unwrap_or(1.0);
+        if highest * run_s < 1.0 {
+            out.push((
+                "traffic",
+                format!(
+                    "fewer than one request is expected in the whole run ({:.2e} at most, \
+                     over {}): the report has nothing to measure",
+                    highest * run_s,
+                    spec.duration
+                ),
+            ));
+        } else if let Some(cap) = capacity_rps(spec).filter(|&c| lowest > c) {
+            let verdict = if spec.faults.is_empty() {
+                ""
+            } else {
+                ", so no policy can recover from the fault: every one reads as degraded \
+                 whatever it does"
+            };
+            out.push((
+                "traffic",
+                format!(
+                    "new requests alone, at least {}/s, exceed what the backend serves without \
+                     any fault (about {}/s): it is overloaded all run{verdict}; lower the rate \
+                     or add capacity",
+                    crate::decimal::num(lowest.round()),
+                    crate::decimal::num(cap.round())
+                ),
+            ));
+        }
+    }
+    if t.mode == Mode::Burst {
+        let at = t.burst_at.unwrap_or_default().secs();
+        let spread = t.burst_spread.unwrap_or_default().secs();
+        if spread > 0.0 && at + spread > run_s {
+            out.push((
+                "traffic.burst_spread",
+                format!(
+                    "the burst runs past the end of the run: only about {:.0} % of the clients \
+                     send before it ends",
+                    100.0 * ((run_s - at) / spread).clamp(0.0, 1.0)
+                ),
+            ));
+        }
+    }
+    let b = &spec.backend;
+    let least = |d: Option<&DistSpec>| d.map_or(0, dist_min_ns);
+    let service = match b.kind {
+        BackendKind::Queue => least(b.service_time.as_ref()),
+        BackendKind::Concurrency => b.base.unwrap_or_default().ns(),
+        BackendKind::Contention => 0,
+    };
+    let attempt = b
+        .admission_cost
+        .ns()
+        .saturating_add(service)
+        .saturating_add(least(t.network_delay.as_ref()).saturating_mul(2));
+    for (path, limit, what) in [
+        ("traffic.attempt_timeout", t.attempt_timeout, "attempt"),
+        ("traffic.deadline", t.deadline, "request"),
+    ] {
+        if let Some(limit) = limit.filter(|l| l.ns() < attempt) {
+            out.push((
+                path,
+                format!(
+                    "{limit} is shorter than the least time an attempt takes ({} s: network \
+                     both ways, admission and service): no {what} can succeed",
+                    crate::decimal::num(crate::time::secs(attempt))
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// Requests per second the backend serves without faults, at most:
+/// workers ÷ (admission cost + mean service time) for a queue (a USL
+/// slowdown only lowers it), the throughput at `max_concurrency` (or the
+/// peak, `1 / per_request`) for a concurrency backend; `None` when it
+/// cannot be stated (a contention backend, work that takes no time).
+fn capacity_rps(spec: &ScenarioSpec) -> Option<f64> {
+    let b = &spec.backend;
+    let cost = |c: f64, m: f64| (c > 0.0).then(|| m / c);
+    match b.kind {
+        BackendKind::Contention => None,
+        BackendKind::Queue => {
+            let service = b.service_time.as_ref().map_or(0.0, dist_mean_s);
+            cost(
+                b.admission_cost.secs() + service,
+                f64::from(b.workers.unwrap_or(1)),
+            )
+        }
+        BackendKind::Concurrency => {
+            let (base, per) = (
+                b.base.unwrap_or_default().secs(),
+                b.per_request.unwrap_or_default().secs(),
+            );
+            match b.max_concurrency {
+                Some(m) => {
+                    let m = f64::from(m);
+                    cost(b.admission_cost.secs() + base + per * (m - 1.0), m)
+                }
+                None => cost(per, 1.0),
+            }
+        }
+    }
+}
+
+/// The least value a distribution takes, in nanoseconds (0 for those
+/// bounded below by zero alone).
+fn dist_min_ns(d: &DistSpec) -> u64 {
+    match d {
+        DistSpec::Constant { value } => value.ns(),
+        DistSpec::Uniform { min, max } => min.ns().min(max.ns()),
+        _ => 0,
+    }
 }
 
 /// A distribution's standard deviation in seconds (a folded normal's
@@ -866,5 +998,80 @@ mod tests {
             let w = warnings(s.spec(), s.policies());
             assert!(w.iter().any(|p| p.path == "bin"), "rate {rate}: {w:?}");
         }
+    }
+
+    /// The warnings of `never_healthy` for a scenario, as (field, message).
+    fn never(traffic: &str, backend: &str) -> Vec<(&'static str, String)> {
+        let s = scenario(
+            traffic,
+            backend,
+            r#", "faults": [{"outage": {"start": "5s", "duration": "5s"}}]"#,
+            r#"{"name": "once"}"#,
+        );
+        never_healthy(s.spec())
+    }
+
+    #[test]
+    fn runs_no_policy_can_make_healthy_are_flagged() {
+        // 20 workers of 50 ms serve 400/s.
+        let backend = r#""workers": 20, "service_time": {"constant": {"value": "50ms"}}"#;
+        assert_eq!(never(r#""rate": 300"#, backend), []);
+        let over = never(r#""rate": 500"#, backend);
+        assert_eq!(over.len(), 1, "{over:?}");
+        assert_eq!(over[0].0, "traffic");
+        assert!(over[0].1.contains("at least 500/s"), "{}", over[0].1);
+        assert!(over[0].1.contains("about 400/s"), "{}", over[0].1);
+        // A spike above capacity is a trigger, not a steady overload: the
+        // lowest rate of the run is what counts.
+        let spike = r#""rate": 300, "profile": [{"at": "0s", "scale": 1},
+            {"at": "5s", "scale": 2}, {"at": "10s", "scale": 1}]"#;
+        assert_eq!(never(spike, backend), []);
+        // A concurrency backend's throughput at its limit: 10 in service
+        // at 10 ms + 1 ms for each other one, 10 / 19 ms = 526/s.
+        let conc = r#""kind": "concurrency", "base": "10ms", "per_request": "1ms",
+            "max_concurrency": 10"#;
+        assert_eq!(never(r#""rate": 500"#, conc), []);
+        assert_eq!(never(r#""rate": 600"#, conc).len(), 1);
+        // Nothing to measure.
+        for rate in [
+            r#""rate": 0.01"#,
+            r#""rate": 5, "profile": [{"at": "0s", "scale": 0}]"#,
+        ] {
+            let none = never(rate, backend);
+            assert!(none[0].1.starts_with("fewer than one request"), "{none:?}");
+        }
+        // No attempt can finish within the time limits: 50 ms of service
+        // and 2 × 5 ms of network.
+        let slow = never(
+            r#""rate": 100, "attempt_timeout": "59ms", "deadline": "60ms",
+               "network_delay": {"uniform": {"min": "5ms", "max": "7ms"}}"#,
+            backend,
+        );
+        let paths: Vec<&str> = slow.iter().map(|w| w.0).collect();
+        assert_eq!(paths, ["traffic.attempt_timeout"], "{slow:?}");
+        assert!(slow[0].1.contains("(0.06 s:"), "{}", slow[0].1);
+        // Exactly as long: it can.
+        assert_eq!(never(r#""rate": 100, "deadline": "50ms""#, backend), []);
+    }
+
+    #[test]
+    fn a_burst_spread_past_the_run_is_flagged() {
+        let burst = |spread: &str| {
+            never(
+                &format!(
+                    r#""clients": 100, "mode": "burst", "burst_at": "30s",
+                       "burst_spread": "{spread}""#
+                ),
+                r#""workers": 20, "service_time": {"constant": {"value": "50ms"}}"#,
+            )
+        };
+        assert_eq!(burst("30s"), []);
+        let past = burst("120s");
+        assert_eq!(past.len(), 1);
+        assert!(
+            past[0].1.contains("only about 25 % of the clients"),
+            "{}",
+            past[0].1
+        );
     }
 }
