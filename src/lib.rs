@@ -45,7 +45,7 @@
 //! | `assess` | `decimal`, `error`, `map`, `metrics`, `model`, `policy`, `runner`, `scenario`, `status`, `time` |
 //! | `tune` | `decimal`, `metrics`, `policy`, `runner`, `scenario`, `time` |
 //! | `report` | `assess`, `decimal`, `engine`, `error`, `map`, `metrics`, `policy`, `scenario`, `sweep`, `time` |
-//! | `import` | `check`, `error`, `policy`, `scenario`, `status`, `time` |
+//! | `import` | `check`, `decimal`, `error`, `policy`, `scenario`, `status`, `time` |
 //! | `cli` | `assess`, `check`, `decimal`, `engine`, `error`, `import`, `map`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
 //!
 //! `docs/architecture.md` walks through the modules, follows one request

@@ -9,6 +9,7 @@
 //! `stackdriverLoggingConfig`, `httpTarget`, ...) are ignored.
 
 use super::{bad_key, policy_name, same_word, Imported, Refusals};
+use crate::decimal::Given;
 use crate::error::{InvalidInput, Located};
 use crate::policy::{BackoffSpec, PolicySpec};
 use crate::scenario::spec::DispatcherSpec;
@@ -161,15 +162,23 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     };
     let rl = q.rate_limits.unwrap_or_default();
     let rate = rl.max_dispatches_per_second.unwrap_or(DEFAULT_RATE);
-    if !(rate.is_finite() && rate > 0.0) {
+    if !rate.is_finite() {
         refused.add(bad_key(
             origin,
             "rateLimits.maxDispatchesPerSecond",
-            format!("{rate} must be a positive number"),
+            format!("{rate} is not a finite number"),
+        ));
+    } else if rate <= 0.0 {
+        refused.add(bad_key(
+            origin,
+            "rateLimits.maxDispatchesPerSecond",
+            format!("{} must be greater than 0", Given(rate)),
         ));
     } else if rate > DEFAULT_RATE {
         warnings.push(format!(
-            "rateLimits.maxDispatchesPerSecond {rate} is above the API maximum of 500"
+            "rateLimits.maxDispatchesPerSecond {} is above the API maximum of 500: Cloud Tasks \
+             would refuse it; simulated as written",
+            Given(rate)
         ));
     }
     let burst = rl.max_burst_size.unwrap_or(100);
@@ -548,6 +557,28 @@ state: RUNNING
                 "{text}: {msg}"
             );
         }
+    }
+
+    #[test]
+    fn dispatch_rates_are_said_in_plain_numbers() {
+        let rate = |r: &str| format!("rateLimits:\n  maxDispatchesPerSecond: {r}\n");
+        let err = |r: &str| import_str(&rate(r), "q.yaml").unwrap_err().to_string();
+        assert_eq!(
+            err(".inf"),
+            "q.yaml: rateLimits.maxDispatchesPerSecond: inf is not a finite number"
+        );
+        assert_eq!(
+            err("-5"),
+            "q.yaml: rateLimits.maxDispatchesPerSecond: -5 must be greater than 0"
+        );
+        let imp = import_str(&rate("1e308"), "q.yaml").unwrap();
+        assert!(
+            imp.warnings.iter().any(|w| w.starts_with(
+                "rateLimits.maxDispatchesPerSecond 1e308 is above the API maximum of 500"
+            )),
+            "{:?}",
+            imp.warnings
+        );
     }
 
     /// Every refused value is named in one run, one per line, in the
