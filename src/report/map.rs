@@ -129,13 +129,33 @@ pub fn map_png(path: &Path, m: &MapManifest, table: &Table) -> Result<()> {
             )
         ),
     };
+    // The largest size up to `size` at which `text` fits in `room` pixels
+    // (a map of one policy is narrow, its title as long as any).
+    let fit = |text: &str, size: u32, room: i32| -> Result<u32> {
+        let mut size = size;
+        while size > 9 {
+            let (w, _) = root
+                .estimate_text_size(text, &(FONT, size).into_font().into())
+                .map_err(pe)?;
+            if w as i32 <= room {
+                break;
+            }
+            size -= 1;
+        }
+        Ok(size)
+    };
+    let title = format!(
+        "{}: share of replications that recover, by {} × {} ({reps})",
+        m.scenario, grid.x.path, grid.y.path
+    );
     root.draw(&Text::new(
-        format!(
-            "{}: share of replications that recover, by {} × {} ({reps})",
-            m.scenario, grid.x.path, grid.y.path
-        ),
+        title.clone(),
         (width as i32 / 2, TITLE_H as i32 / 2),
-        style(22, HPos::Center, VPos::Center),
+        style(
+            fit(&title, 22, width as i32 - 20)?,
+            HPos::Center,
+            VPos::Center,
+        ),
     ))
     .map_err(pe)?;
     let own_x = m
@@ -300,12 +320,25 @@ pub fn map_png(path: &Path, m: &MapManifest, table: &Table) -> Result<()> {
         (Some(x), Some(y), None) => format!("the scenario's own point ({x}, {y}) is off the map"),
         _ => "the scenario does not state both values".to_string(),
     };
-    root.draw(&Text::new(
-        format!("black line: 50 % boundary   grey: no run could be judged   {note}"),
-        (bar_x + bar_w + 60, ly + 8),
-        style(14, HPos::Left, VPos::Center),
-    ))
-    .map_err(pe)?;
+    let marks = "black line: 50 % boundary   grey: no run could be judged";
+    let (at, room) = (bar_x + bar_w + 60, width as i32 - bar_x - bar_w - 70);
+    let one_line = format!("{marks}   {note}");
+    let size = fit(&one_line, 14, room)?;
+    // On one line while it stays legible, else the note under the marks.
+    let lines = if size >= 12 {
+        vec![(one_line, size, ly + 8)]
+    } else {
+        let size = fit(marks, 14, room)?.min(fit(&note, 14, room)?);
+        vec![(marks.to_string(), size, ly), (note, size, ly + 20)]
+    };
+    for (text, size, y) in lines {
+        root.draw(&Text::new(
+            text,
+            (at, y),
+            style(size, HPos::Left, VPos::Center),
+        ))
+        .map_err(pe)?;
+    }
     root.present().map_err(|e| OutputError::Encode {
         path: path.to_path_buf(),
         source: Box::new(e),
