@@ -40,7 +40,7 @@
 //! | `scenario` | `check`, `decimal`, `error`, `math`, `policy`, `status`, `time` |
 //! | `model` | `engine`, `error`, `math`, `metrics`, `policy`, `scenario`, `status`, `time` |
 //! | `runner` | `engine`, `metrics`, `model`, `policy`, `scenario` |
-//! | `sweep` | `decimal`, `error`, `metrics`, `runner`, `scenario`, `time` |
+//! | `sweep` | `decimal`, `engine`, `error`, `metrics`, `runner`, `scenario`, `time` |
 //! | `map` | `decimal`, `error`, `metrics`, `runner`, `scenario`, `sweep` |
 //! | `assess` | `decimal`, `error`, `map`, `metrics`, `model`, `policy`, `runner`, `scenario`, `status`, `time` |
 //! | `tune` | `decimal`, `metrics`, `policy`, `runner`, `scenario`, `time` |
