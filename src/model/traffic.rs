@@ -205,6 +205,13 @@ impl Profile {
     /// The time at which the intensity accumulated from `t` reaches `amount`
     /// (in expected arrivals), or `None` when the rate stays at zero.
     pub fn advance(&self, mut t: f64, mut amount: f64) -> Option<f64> {
+        // Past the last knot (always, for a rate that never changes) the
+        // rate is constant: the loop's first step below, without its two
+        // searches of the knots.
+        let (last, r) = self.knots[self.knots.len() - 1];
+        if t >= last {
+            return (r > 0.0).then(|| t + amount / r);
+        }
         let mut seg = self.segment_of(t);
         loop {
             let end = self.segment_end(seg);
@@ -330,6 +337,15 @@ mod tests {
         // Profile ending at zero: traffic stops.
         let stop = Profile::new(10.0, &[pt(0, 1.0), pt(1, 0.0)]);
         assert_eq!(stop.advance(0.0, 100.0), None);
+        assert_eq!(stop.advance(2.0, 1.0), None);
+        // Past the last knot the rate is the last knot's (200/s here), and
+        // the same whether the step starts there or crosses into it.
+        assert_eq!(p.advance(25.0, 100.0), Some(25.5));
+        let t = p.advance(20.0, 1.0).unwrap();
+        assert_eq!(p.advance(t, 1.0), Some(t + 1.0 / 200.0));
+        // Before a lone knot, its rate holds too.
+        let late = Profile::new(50.0, &[pt(10, 1.0)]);
+        assert!((late.advance(0.0, 100.0).unwrap() - 2.0).abs() < 1e-12);
     }
 
     #[test]
