@@ -638,6 +638,13 @@ pub enum GridError {
         /// The axis's path.
         path: String,
     },
+    /// A grid of more points than a count can hold: its points could not
+    /// even be numbered, let alone sharded.
+    #[error("the grid has more than 10^19 points ({sizes}): use fewer values per axis")]
+    Uncountable {
+        /// The axes' sizes, `10000 × 10000 × ...`.
+        sizes: String,
+    },
     /// A `--shard` that is not `I/N` with 1 <= I <= N.
     #[error("--shard {0}: expected I/N with 1 <= I <= N (e.g. 2/4)")]
     Shard(String),
