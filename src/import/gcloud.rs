@@ -8,7 +8,7 @@
 //! absent `maxRetryDuration` means unlimited. Unknown keys (`state`,
 //! `stackdriverLoggingConfig`, `httpTarget`, ...) are ignored.
 
-use super::{bad_key, policy_name, same_word, Imported, Refusals};
+use super::{bad_key, closest, policy_name, same_word, Imported, Refusals};
 use crate::decimal::Given;
 use crate::error::{InvalidInput, Located};
 use crate::policy::{BackoffSpec, PolicySpec};
@@ -237,9 +237,31 @@ fn unknown_keys(q: &Queue) -> Vec<String> {
     });
     rate.chain(retry)
         .map(|(block, key)| {
-            format!(
-                "{block}.{key}: not a Cloud Tasks setting (a typo?); ignored, the default is used"
-            )
+            let known: &[&str] = if block == "rateLimits" {
+                &[
+                    "maxDispatchesPerSecond",
+                    "maxBurstSize",
+                    "maxConcurrentDispatches",
+                ]
+            } else {
+                &[
+                    "maxAttempts",
+                    "maxRetryDuration",
+                    "minBackoff",
+                    "maxBackoff",
+                    "maxDoublings",
+                ]
+            };
+            match closest(key, known) {
+                Some(k) => format!(
+                    "{block}.{key}: not a Cloud Tasks setting; did you mean {k}? ignored, the \
+                     default is used"
+                ),
+                None => format!(
+                    "{block}.{key}: not a Cloud Tasks setting (a typo?); ignored, the default \
+                     is used"
+                ),
+            }
         })
         .chain(misspelt_blocks)
         .collect()

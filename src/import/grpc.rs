@@ -28,7 +28,7 @@
 //!
 //! Keys are the camelCase names of the proto3-JSON form.
 
-use super::{bad_key, placed, policy_name, same_word, Imported, Refusals};
+use super::{bad_key, closest, placed, policy_name, Imported, Refusals};
 use crate::error::{InvalidInput, Located};
 use crate::policy::hedging::HedgingSpec;
 use crate::policy::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec};
@@ -253,12 +253,35 @@ fn import_placed(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
                 "the top level must be an object, a service config with a methodConfig list",
             )));
         }
-        if top.get("methodConfig").is_none() && other_top_keys(&top).is_empty() {
+        if top.get("methodConfig").is_none() {
+            let others: Vec<String> = top
+                .as_object()
+                .into_iter()
+                .flat_map(|o| o.keys())
+                .filter(|k| !SERVICE_CONFIG_KEYS.contains(&k.as_str()))
+                .map(|k| {
+                    format!(
+                        "`{}`{}",
+                        k.escape_debug(),
+                        did_you_mean(k, &SERVICE_CONFIG_KEYS)
+                    )
+                })
+                .collect();
+            let found = if others.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (the file has {}, which gRPC does not read)",
+                    others.join(", ")
+                )
+            };
             return Err(bad_key(
                 origin,
                 "methodConfig",
-                "missing: a service config lists its retry and hedging policies there; \
-                 nothing to import",
+                format!(
+                    "missing: a service config lists its retry and hedging policies there; \
+                     nothing to import{found}"
+                ),
             ));
         }
     }
@@ -677,20 +700,35 @@ const DID_YOU_MEAN: &str = "did you mean";
 /// ` (did you mean `word`?)` when `key` is one of `known` written another
 /// way (another case, `_` between its parts), else nothing.
 fn did_you_mean(key: &str, known: &[&str]) -> String {
-    known
-        .iter()
-        .find(|k| same_word(key, k))
+    closest(key, known)
         .map(|k| format!(" ({DID_YOU_MEAN} `{k}`?)"))
         .unwrap_or_default()
 }
 
-/// Warnings for the keys at the top of the service config `raw` that gRPC
-/// does not read: a misspelt `retryThrottling` would otherwise drop the
-/// budget without a word.
+/// The keys gRPC reads in `retryThrottling`.
+const RETRY_THROTTLING_KEYS: [&str; 2] = ["maxTokens", "tokenRatio"];
+
+/// Warnings for the keys at the top of the service config `raw`, and in
+/// its `retryThrottling`, that gRPC does not read: a misspelt
+/// `retryThrottling` (or `maxTokens`) would otherwise drop the budget (or
+/// take a default) without a word.
 fn other_top_keys(raw: &serde_json::Value) -> Vec<String> {
     let Some(top) = raw.as_object() else {
         return vec![];
     };
+    let throttling = top
+        .get("retryThrottling")
+        .and_then(|t| t.as_object())
+        .into_iter()
+        .flat_map(|t| t.keys())
+        .filter(|k| !RETRY_THROTTLING_KEYS.contains(&k.as_str()))
+        .map(|k| {
+            format!(
+                "retryThrottling.{}: not a retryThrottling key gRPC reads; ignored{}",
+                k.escape_debug(),
+                did_you_mean(k, &RETRY_THROTTLING_KEYS)
+            )
+        });
     top.keys()
         .filter(|k| !SERVICE_CONFIG_KEYS.contains(&k.as_str()))
         .map(|k| {
@@ -700,6 +738,7 @@ fn other_top_keys(raw: &serde_json::Value) -> Vec<String> {
                 did_you_mean(k, &SERVICE_CONFIG_KEYS)
             )
         })
+        .chain(throttling)
         .collect()
 }
 
@@ -932,8 +971,25 @@ mod tests {
         // With nothing imported, the error names the likely misspelling.
         assert_eq!(
             err(&format!(r#"{{"methodconfig": [{{"retryPolicy": {rp}}}]}}"#)),
-            "sc.json: methodConfig: no entry has a retryPolicy or a hedgingPolicy: nothing to \
-             import; methodconfig: did you mean `methodConfig`?"
+            "sc.json: methodConfig: missing: a service config lists its retry and hedging \
+             policies there; nothing to import (the file has `methodconfig` (did you mean \
+             `methodConfig`?), which gRPC does not read)"
+        );
+        // A slip of the keyboard, inside retryThrottling too.
+        let imp = import_str(
+            &format!(
+                r#"{{"methodConfig": [{{"retryPolicy": {rp}}}],
+                "retryThrottling": {{"maxTokens": 10, "tokenRatio": 0.1, "tokenRatoi": 1}}}}"#
+            ),
+            "sc.json",
+        )
+        .unwrap();
+        assert_eq!(
+            imp.warnings,
+            [
+                "retryThrottling.tokenRatoi: not a retryThrottling key gRPC reads; ignored (did \
+              you mean `tokenRatio`?)"
+            ]
         );
         assert_eq!(
             err(&format!(r#"{{"methodConfig": [{{"RetryPolicy": {rp}}}]}}"#)),

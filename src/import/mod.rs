@@ -188,8 +188,10 @@ impl<'a> Refusals<'a> {
 }
 
 /// Whether `key` is `word` written another way: in another case, with
-/// `_` or `-` between its parts, or with an `s` more or less at the end
-/// (`retryconfig`, `retry_config`, `rateLimit`).
+/// `_` or `-` between its parts, with an `s` more or less at the end
+/// (`retryconfig`, `retry_config`, `rateLimit`), or with a typing slip:
+/// a letter left out, added, changed or two swapped (one in a word of
+/// up to eight letters, two in a longer one: `retryThrotling`).
 pub(crate) fn same_word(key: &str, word: &str) -> bool {
     let plain = |s: &str| -> String {
         s.chars()
@@ -197,12 +199,52 @@ pub(crate) fn same_word(key: &str, word: &str) -> bool {
             .flat_map(char::to_lowercase)
             .collect::<String>()
     };
-    plain(key).trim_end_matches('s') == plain(word).trim_end_matches('s')
+    let (key, word) = (plain(key), plain(word));
+    let (key, word) = (key.trim_end_matches('s'), word.trim_end_matches('s'));
+    let slips = if word.chars().count() > 8 { 2 } else { 1 };
+    key == word || strsim::damerau_levenshtein(key, word) <= slips
+}
+
+/// The word of `known` that `key` is most likely a misspelling of (the
+/// nearest of those it is [`same_word`] as), if any.
+pub(crate) fn closest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
+    known
+        .iter()
+        .filter(|w| same_word(key, w))
+        .min_by_key(|w| strsim::damerau_levenshtein(&key.to_lowercase(), &w.to_lowercase()))
+        .copied()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_word_written_another_way_is_the_same_word() {
+        for (key, word) in [
+            ("retryconfig", "retryConfig"),
+            ("retry_config", "retryConfig"),
+            ("rateLimit", "rateLimits"),
+            ("retryThrotling", "retryThrottling"),
+            ("maxTokns", "maxTokens"),
+            ("mxaAttempts", "maxAttempts"),
+        ] {
+            assert!(same_word(key, word), "{key} is {word}");
+        }
+        for (key, word) in [
+            ("name", "state"),
+            ("timeout", "maxTokens"),
+            ("httpTarget", "rateLimits"),
+            ("maxBackoff", "minBackoff2"),
+        ] {
+            assert!(!same_word(key, word), "{key} is not {word}");
+        }
+        // The nearest of several candidates.
+        let backoffs = ["minBackoff", "maxBackoff"];
+        assert_eq!(closest("maxBackof", &backoffs), Some("maxBackoff"));
+        assert_eq!(closest("minbackoff", &backoffs), Some("minBackoff"));
+        assert_eq!(closest("timeout", &backoffs), None);
+    }
     use crate::check::unsafe_name;
     use crate::policy::BackoffSpec;
     use crate::time::Dur;
