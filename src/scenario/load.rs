@@ -268,19 +268,14 @@ fn explain<T: DeserializeOwned>(
     let (Some(path), Some(doc)) = (loc.path.clone(), document()) else {
         return;
     };
-    // serde_json's "expected value", TOML's bare type error and the
-    // single-key error (alike for no key and for several) do not say what
-    // was found: the document does.
-    if [SEVERAL_KEYS, CHOICE_EXPECTED, "expected value"].contains(&loc.message.as_str()) {
-        match found_where_choice_expected(&doc, &path) {
-            Some(found) => loc.message = found,
-            // A real syntax error: nothing where a value should be.
-            None if loc.message == "expected value" => return,
-            None => {}
-        }
-    }
     if choice {
-        name_kinds::<T>(loc, &doc, &path);
+        // serde_json's "expected value", TOML's bare type error and the
+        // single-key error (alike for no key and for several) do not say
+        // what was found, nor what each kind takes: the document does.
+        // Without a value there, "expected value" is a real syntax error.
+        if let Some(message) = describe_choice::<T>(&doc, &path) {
+            loc.message = message;
+        }
     } else {
         name_settings::<T>(loc, doc, &path);
     }
@@ -292,31 +287,69 @@ fn explain<T: DeserializeOwned>(
 const SEVERAL_KEYS: &str =
     "an object of several keys, expected one key, the kind's name, holding its settings";
 
-/// The problem when a setting that is one of several kinds holds `{}`.
-const NO_KEY: &str = "an empty object, expected one key, the kind's name, holding its settings";
-
-/// The end of the problem when a setting that is one of several kinds
-/// holds a value of another type.
+/// The end of serde's problem (in [`plain_words`]) when a setting that is
+/// one of several kinds holds a value of another type.
 const CHOICE_EXPECTED: &str = "expected a name or a one-key object";
 
-/// serde_json says only "expected value" when a setting that is one of
-/// several kinds (`"jitter": "full"` or `{"proportional": 0.1}`) holds a
-/// number, a list, `true`, `null` or an object of several keys: the value
-/// is there, of the wrong shape. The problem in words, from the value the
-/// document holds at `path`; `None` when it holds none there (a real
-/// syntax error).
-fn found_where_choice_expected(doc: &serde_json::Value, path: &str) -> Option<String> {
+/// The problem with a setting that is one of several kinds (`"jitter":
+/// "full"` or `{"proportional": 0.1}`) and holds a number, a list, a
+/// boolean, null, or an object of no key or several: what was found, the
+/// shape expected, and the kinds. Whether a kind is written as its bare
+/// name or as a one-key object holding its settings is found by trying
+/// each at `path`. `None` when the document holds no such value there.
+fn describe_choice<T: DeserializeOwned>(doc: &serde_json::Value, path: &str) -> Option<String> {
     use serde_json::Value;
     let found = match value_at(doc, path)? {
-        Value::Object(map) if map.len() > 1 => return Some(SEVERAL_KEYS.to_string()),
-        Value::Object(map) if map.is_empty() => return Some(NO_KEY.to_string()),
-        Value::Number(_) => "a number",
-        Value::Array(_) => "a list",
-        Value::Bool(_) => "a boolean",
-        Value::Null => "null",
+        Value::Object(map) if map.len() > 1 => "an object of several keys",
+        Value::Object(map) if map.is_empty() => "an empty object",
+        Value::Number(_) => "invalid type: a number",
+        Value::Array(_) => "invalid type: a list",
+        Value::Bool(_) => "invalid type: a boolean",
+        Value::Null => "invalid type: null",
         _ => return None,
     };
-    Some(format!("invalid type: {found}, {CHOICE_EXPECTED}"))
+    let kinds = kinds_at::<T>(doc, path)?;
+    let bare = kinds
+        .iter()
+        .filter(|k| accepts::<T>(doc, path, serde_json::json!(k)))
+        .count();
+    let expected = if bare == kinds.len() {
+        "a name"
+    } else if bare == 0 {
+        "an object of one key, the kind's name, holding its settings"
+    } else {
+        "a name, or an object of one key, the kind's name, holding its settings"
+    };
+    let kinds: Vec<String> = kinds.iter().map(|k| format!("`{k}`")).collect();
+    Some(format!(
+        "{found}, expected {expected} (one of {})",
+        kinds.join(", ")
+    ))
+}
+
+/// Whether `doc` with `value` at `path` reads without a problem there or
+/// within it.
+fn accepts<T: DeserializeOwned>(
+    doc: &serde_json::Value,
+    path: &str,
+    value: serde_json::Value,
+) -> bool {
+    let mut doc = doc.clone();
+    if super::set::set_at(&mut doc, path, value).is_err() {
+        return false;
+    }
+    match serde_path_to_error::deserialize::<_, T>(&doc) {
+        Ok(_) => true,
+        // A problem elsewhere is not about this value; serde names the
+        // variant too (`kind.Share`) when a bare name lacks its settings.
+        Err(e) => {
+            let at = e.path().to_string();
+            let within = at
+                .strip_prefix(path)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']));
+            !within
+        }
+    }
 }
 
 /// The value `doc` holds at a problem's `path` (`policies[0].jitter`):
@@ -332,33 +365,28 @@ fn value_at<'a>(doc: &'a serde_json::Value, path: &str) -> Option<&'a serde_json
     Some(cur)
 }
 
-/// Adds the kinds a setting may be to a problem with it: "policies[0].
-/// jitter: an object of several keys, ... (one of `none`, `full`, ...)".
-/// serde lists them only for a name it does not know, so the input is
-/// read again with a name no kind has at `path`, and the names are taken
-/// from that error. Nothing is added when the second read fails otherwise.
-fn name_kinds<T: DeserializeOwned>(loc: &mut Located, doc: &serde_json::Value, path: &str) {
+/// The kinds a setting at `path` may be. serde lists them only for a name
+/// it does not know, so the input is read again with a name no kind has
+/// at `path`, and the names are taken from that error; `None` when the
+/// second read fails otherwise.
+fn kinds_at<T: DeserializeOwned>(doc: &serde_json::Value, path: &str) -> Option<Vec<String>> {
     const NO_SUCH_KIND: &str = "\u{1}";
     let mut value = doc.clone();
-    if super::set::set_at(&mut value, path, serde_json::json!(NO_SUCH_KIND)).is_err() {
-        return;
-    }
-    let Err(e) = serde_path_to_error::deserialize::<_, T>(&value) else {
-        return;
-    };
+    super::set::set_at(&mut value, path, serde_json::json!(NO_SUCH_KIND)).ok()?;
+    let e = serde_path_to_error::deserialize::<_, T>(&value).err()?;
     if e.path().to_string() != path {
-        return;
+        return None;
     }
     let message = e.inner().to_string();
-    let Some(kinds) = message.strip_prefix(&format!("unknown variant `{NO_SUCH_KIND}`, expected "))
-    else {
-        return;
-    };
-    let kinds = kinds
-        .strip_prefix("one of ")
-        .unwrap_or(kinds)
-        .replace(" or ", ", ");
-    loc.message.push_str(&format!(" (one of {kinds})"));
+    let kinds = message.strip_prefix(&format!("unknown variant `{NO_SUCH_KIND}`, expected "))?;
+    let kinds = kinds.strip_prefix("one of ").unwrap_or(kinds);
+    Some(
+        kinds
+            .replace(" or ", ", ")
+            .split(", ")
+            .map(|k| k.trim_matches('`').to_string())
+            .collect(),
+    )
 }
 
 /// A path as text, or `None` for the document root.
@@ -563,14 +591,15 @@ mod tests {
             kind: Kind,
         }
         let message = |text: &str| from_text::<S>(text, "f", Format::Json).unwrap_err().message;
-        let kinds = " (one of `Full`, `Share`)";
+        let expected = "expected a name, or an object of one key, the kind's name, holding its \
+                        settings (one of `Full`, `Share`)";
         assert_eq!(
             message("{\"kind\": 0.5}"),
-            format!("invalid type: a number, expected a name or a one-key object{kinds}")
+            format!("invalid type: a number, {expected}")
         );
         assert_eq!(
             message("{\"kind\":\n [1]}"),
-            format!("invalid type: a list, expected a name or a one-key object{kinds}")
+            format!("invalid type: a list, {expected}")
         );
         // A value missing altogether is still a syntax error.
         assert_eq!(message("{\"kind\": }"), "expected value");
@@ -586,9 +615,10 @@ mod tests {
             }
         };
         let fine = r#"{"constant": {"value": "1ms"}}"#;
-        let kinds = " (one of `none`, `full`, `equal`, `proportional`, `next_step`)";
-        let several = format!("{SEVERAL_KEYS}{kinds}");
-        let none = format!("{NO_KEY}{kinds}");
+        let expected = "expected a name, or an object of one key, the kind's name, holding its \
+                        settings (one of `none`, `full`, `equal`, `proportional`, `next_step`)";
+        let several = format!("an object of several keys, {expected}");
+        let none = format!("an empty object, {expected}");
         let jitter = |j: &str| scenario(fine, &format!(r#"{{"name": "p", "jitter": {j}}}"#));
         for (j, want) in [
             (r#"{"proportional": 0.1, "full": null}"#, &several),
@@ -627,7 +657,38 @@ mod tests {
         assert_eq!(problem(&toml("{}"), Format::Toml, &[]).1, none);
         assert_eq!(
             problem(&toml("3"), Format::Toml, &[]).1,
-            format!("invalid type: a number, {CHOICE_EXPECTED}{kinds}")
+            format!("invalid type: a number, {expected}")
+        );
+        // The same words after an override as in the file.
+        assert_eq!(
+            problem(&jitter(r#""none""#), Format::Json, &["policies.0.jitter=3"]).1,
+            format!("invalid type: a number, {expected} (after --set policies.0.jitter=3)")
+        );
+        // Kinds that are names only, and kinds that all take settings.
+        let arrival = problem(
+            &scenario(fine, r#"{"name": "p"}"#),
+            Format::Json,
+            &["traffic.arrival={}"],
+        );
+        assert_eq!(
+            arrival,
+            (
+                "traffic.arrival".into(),
+                "an empty object, expected a name (one of `poisson`, `uniform`) (after --set \
+                 traffic.arrival={})"
+                    .into()
+            )
+        );
+        let service = problem(&scenario("3", r#"{"name": "p"}"#), Format::Json, &[]);
+        assert_eq!(
+            service,
+            (
+                "backend.service_time".into(),
+                "invalid type: a number, expected an object of one key, the kind's name, \
+                 holding its settings (one of `constant`, `exponential`, `uniform`, \
+                 `lognormal`, `normal`)"
+                    .into()
+            )
         );
     }
 
