@@ -201,8 +201,15 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
         }
     };
     if !sim.quiet {
+        // The first cell's warnings, when it stands in for the base, are
+        // said to be its own: another cell may not share them.
+        let whose = if at_base {
+            String::new()
+        } else {
+            format!(" (at the first cell, {})", grid.assignments(0).join(" "))
+        };
         for w in base.warnings() {
-            common::note(format_args!("{}: warning: {w}", base.spec().name));
+            common::note(format_args!("{}{whose}: warning: {w}", base.spec().name));
         }
     }
     let default_dir = Path::new("output").join(&base.spec().name).join("map");

@@ -695,11 +695,20 @@ fn write_table(out: &mut dyn Write, p: &Policy, s: &Schedule) -> std::io::Result
             }
             writeln!(out, "{line}")?;
         }
-        _ => writeln!(
-            out,
-            "total retry window: unlimited (attempts are unlimited; first {} retries shown)",
-            s.rows.len()
-        )?,
+        _ => {
+            // Both limits must be reached to end the retries: with an
+            // attempt limit, it is the duration limit that never is.
+            let why = if p.max_attempts.is_some() {
+                "the delays never add up to max_retry_duration"
+            } else {
+                "attempts are unlimited"
+            };
+            writeln!(
+                out,
+                "total retry window: unlimited ({why}; first {} retries shown)",
+                s.rows.len()
+            )?
+        }
     }
     Ok(())
 }

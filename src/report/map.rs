@@ -144,18 +144,25 @@ pub fn map_png(path: &Path, m: &MapManifest, table: &Table) -> Result<()> {
         }
         Ok(size)
     };
-    let title = format!(
-        "{}: share of replications that recover, by {} × {} ({reps})",
-        m.scenario, grid.x.path, grid.y.path
-    );
+    let title_of = |name: &str| {
+        format!(
+            "{name}: share of replications that recover, by {} × {} ({reps})",
+            grid.x.path, grid.y.path
+        )
+    };
+    let room = width as i32 - 20;
+    let mut title = title_of(&m.scenario);
+    // A name too long to fit even in small type is cut, with an ellipsis.
+    let mut keep = m.scenario.chars().count();
+    while fit(&title, 22, room)? < 12 && keep > 8 {
+        keep -= 4;
+        let cut: String = m.scenario.chars().take(keep).collect();
+        title = title_of(&format!("{cut}…"));
+    }
     root.draw(&Text::new(
         title.clone(),
         (width as i32 / 2, TITLE_H as i32 / 2),
-        style(
-            fit(&title, 22, width as i32 - 20)?,
-            HPos::Center,
-            VPos::Center,
-        ),
+        style(fit(&title, 22, room)?, HPos::Center, VPos::Center),
     ))
     .map_err(pe)?;
     let own_x = m

@@ -602,7 +602,16 @@ fn dist_mean_s(d: &DistSpec) -> f64 {
         DistSpec::Uniform { min, max } => (min.secs() + max.secs()) / 2.0,
         DistSpec::Lognormal {
             median, mean, p99, ..
-        } => mean.or(*median).or(*p99).map_or(0.0, |d| d.secs()),
+        } => match (mean, median, p99) {
+            (Some(m), _, _) => m.secs(),
+            // The mean lies above the median by exp(σ²/2), σ the
+            // logarithm's spread that puts the p99 where it is.
+            (None, Some(m), Some(p)) => {
+                let sigma = (p.secs() / m.secs()).ln() / Z99;
+                m.secs() * (sigma * sigma / 2.0).exp()
+            }
+            (None, m, p) => m.or(*p).map_or(0.0, |d| d.secs()),
+        },
         DistSpec::Normal { mean, .. } => mean.secs(),
     }
 }
@@ -1052,6 +1061,20 @@ mod tests {
         assert!(slow[0].1.contains("(0.06 s:"), "{}", slow[0].1);
         // Exactly as long: it can.
         assert_eq!(never(r#""rate": 100, "deadline": "50ms""#, backend), []);
+    }
+
+    #[test]
+    fn a_log_normal_given_by_quantiles_has_its_mean_above_its_median() {
+        let d: DistSpec =
+            serde_json::from_str(r#"{"lognormal": {"median": "10ms", "p99": "100ms"}}"#).unwrap();
+        // σ = ln 10 / 2.326 = 0.990; mean = 10 ms · e^(σ²/2) = 16.3 ms.
+        let sigma = 10f64.ln() / Z99;
+        assert!((dist_mean_s(&d) - 0.010 * (sigma * sigma / 2.0).exp()).abs() < 1e-12);
+        assert!(
+            (dist_mean_s(&d) - 0.0163).abs() < 1e-4,
+            "{}",
+            dist_mean_s(&d)
+        );
     }
 
     #[test]
