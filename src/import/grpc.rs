@@ -254,18 +254,8 @@ fn import_placed(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             )));
         }
         if top.get("methodConfig").is_none() {
-            let others: Vec<String> = top
-                .as_object()
-                .into_iter()
-                .flat_map(|o| o.keys())
-                .filter(|k| !SERVICE_CONFIG_KEYS.contains(&k.as_str()))
-                .map(|k| {
-                    format!(
-                        "`{}`{}",
-                        k.escape_debug(),
-                        did_you_mean(k, &SERVICE_CONFIG_KEYS)
-                    )
-                })
+            let others: Vec<String> = unread_keys(&top, &SERVICE_CONFIG_KEYS)
+                .map(|(k, hint)| format!("`{k}`{hint}"))
                 .collect();
             let found = if others.is_empty() {
                 String::new()
@@ -718,28 +708,28 @@ fn other_top_keys(raw: &serde_json::Value) -> Vec<String> {
     };
     let throttling = top
         .get("retryThrottling")
-        .and_then(|t| t.as_object())
         .into_iter()
-        .flat_map(|t| t.keys())
-        .filter(|k| !RETRY_THROTTLING_KEYS.contains(&k.as_str()))
-        .map(|k| {
-            format!(
-                "retryThrottling.{}: not a retryThrottling key gRPC reads; ignored{}",
-                k.escape_debug(),
-                did_you_mean(k, &RETRY_THROTTLING_KEYS)
-            )
+        .flat_map(|t| unread_keys(t, &RETRY_THROTTLING_KEYS))
+        .map(|(k, hint)| {
+            format!("retryThrottling.{k}: not a retryThrottling key gRPC reads; ignored{hint}")
         });
-    top.keys()
-        .filter(|k| !SERVICE_CONFIG_KEYS.contains(&k.as_str()))
-        .map(|k| {
-            format!(
-                "{}: not a service config key gRPC reads; ignored{}",
-                k.escape_debug(),
-                did_you_mean(k, &SERVICE_CONFIG_KEYS)
-            )
-        })
+    unread_keys(raw, &SERVICE_CONFIG_KEYS)
+        .map(|(k, hint)| format!("{k}: not a service config key gRPC reads; ignored{hint}"))
         .chain(throttling)
         .collect()
+}
+
+/// The keys of the object `v` that are not among `known`, each escaped
+/// for printing, with its [`did_you_mean`] hint.
+fn unread_keys<'a>(
+    v: &'a serde_json::Value,
+    known: &'a [&'a str],
+) -> impl Iterator<Item = (String, String)> + 'a {
+    v.as_object()
+        .into_iter()
+        .flat_map(|o| o.keys())
+        .filter(|k| !known.contains(&k.as_str()))
+        .map(|k| (k.escape_debug().to_string(), did_you_mean(k, known)))
 }
 
 /// The keys gRPC reads in a `methodConfig` entry.

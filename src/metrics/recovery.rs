@@ -122,10 +122,9 @@ mod tests {
         assert_eq!(recovered_at(&b, 1.0, 1.0, 0.9, 2.0, 6.0), Some(4.0));
     }
 
-    #[test]
-    fn the_backlog_drains_when_it_is_back_to_its_level_before_the_incident() {
-        let backlog = [3.0, 5.0, 4.0, 40.0, 80.0, 60.0, 30.0, 6.0, 5.0, 2.0];
-        let b: Vec<BinRow> = backlog
+    /// Bins of 10 s reading these backlogs at their ends.
+    fn backlog_bins(backlog: &[f64]) -> Vec<BinRow> {
+        backlog
             .iter()
             .enumerate()
             .map(|(i, &q)| BinRow {
@@ -133,7 +132,13 @@ mod tests {
                 backlog: q,
                 ..Default::default()
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn the_backlog_drains_when_it_is_back_to_its_level_before_the_incident() {
+        let backlog = [3.0, 5.0, 4.0, 40.0, 80.0, 60.0, 30.0, 6.0, 5.0, 2.0];
+        let b = backlog_bins(&backlog);
         // Incident 30–50 s: before it the backlog read at most 5 (bins
         // ending at 10, 20, 30 s); it is 5 again at the end of the bin
         // 80–90 s, 40 s after the incident.
@@ -155,15 +160,7 @@ mod tests {
         // The fault empties the queue (0 at its end), then a storm holds
         // the backlog at 300 against 40 before it.
         let backlog = [40.0, 35.0, 30.0, 0.0, 0.0, 300.0, 310.0, 305.0];
-        let b: Vec<BinRow> = backlog
-            .iter()
-            .enumerate()
-            .map(|(i, &q)| BinRow {
-                t_s: 10.0 * i as f64,
-                backlog: q,
-                ..Default::default()
-            })
-            .collect();
+        let b = backlog_bins(&backlog);
         assert_eq!(drained_after(&b, 10.0, (30.0, 40.0), 80.0, true), None);
         // A run that recovered keeps the first bin back at the level.
         assert_eq!(

@@ -607,13 +607,6 @@ mod tests {
 
     #[test]
     fn a_kind_given_as_several_keys_or_none_is_named_with_the_kinds() {
-        let problem = |text: &str, format: Format, sets: &[&str]| {
-            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-            match parse(text, "f", format, &sets) {
-                Err(InvalidInput::At(loc)) => (loc.path.unwrap_or_default(), loc.message),
-                other => panic!("expected a located problem, got {other:?}"),
-            }
-        };
         let fine = r#"{"constant": {"value": "1ms"}}"#;
         let expected = "expected a name, or an object of one key, the kind's name, holding its \
                         settings (one of `none`, `full`, `equal`, `proportional`, `next_step`)";
@@ -692,6 +685,16 @@ mod tests {
         );
     }
 
+    /// The path and message of the one problem `parse` finds in `text`
+    /// with the overrides `sets`.
+    fn problem(text: &str, format: Format, sets: &[&str]) -> (String, String) {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        match parse(text, "f", format, &sets) {
+            Err(InvalidInput::At(loc)) => (loc.path.unwrap_or_default(), loc.message),
+            other => panic!("expected a located problem, got {other:?}"),
+        }
+    }
+
     /// A small scenario whose service time and first policy are given.
     fn scenario(service_time: &str, policy: &str) -> String {
         format!(
@@ -703,13 +706,6 @@ mod tests {
 
     #[test]
     fn a_kind_without_its_settings_names_them() {
-        let problem = |text: &str, format: Format, sets: &[&str]| {
-            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-            match parse(text, "f", format, &sets) {
-                Err(InvalidInput::At(loc)) => (loc.path.unwrap_or_default(), loc.message),
-                other => panic!("expected a located problem, got {other:?}"),
-            }
-        };
         let fine = r#"{"constant": {"value": "1ms"}}"#;
         // A plain value where the settings go.
         assert_eq!(
