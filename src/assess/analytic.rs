@@ -29,7 +29,7 @@ use super::bounds::{budget_limit, Context};
 use crate::decimal::num;
 use crate::model::dist::Dist;
 use crate::policy::{Policy, RetryVerdict};
-use crate::scenario::spec::{BackendKind, Discipline, ScenarioSpec};
+use crate::scenario::spec::{Discipline, ScenarioSpec};
 use crate::status::Status;
 use crate::time::{secs, Nanos};
 
@@ -59,32 +59,12 @@ pub struct StormEstimate {
 /// `1 / per_request`.
 pub fn capacity_rps(spec: &ScenarioSpec) -> Option<f64> {
     let b = &spec.backend;
-    match b.kind {
-        BackendKind::Contention => return None,
-        BackendKind::Concurrency => {
-            let base = b.base.unwrap_or_default().ns() as f64;
-            let per = b.per_request.unwrap_or_default().ns() as f64;
-            return match b.max_concurrency {
-                // M in service, each taking base + per·(M−1).
-                Some(m) => {
-                    let m = f64::from(m);
-                    let cost = b.admission_cost.ns() as f64 + base + per * (m - 1.0);
-                    (cost > 0.0).then(|| m * 1e9 / cost)
-                }
-                // The peak as the concurrency grows.
-                None => (per > 0.0).then(|| 1e9 / per),
-            };
-        }
-        BackendKind::Queue => {}
-    }
     let mut service = b.service_time.as_ref().map_or(0.0, |d| Dist::new(d).mean());
-    let workers = f64::from(b.workers.unwrap_or(1));
     if let Some(usl) = b.usl {
         // Every worker busy.
-        service *= usl.factor(workers);
+        service *= usl.factor(f64::from(b.workers.unwrap_or(1)));
     }
-    let cost_ns = b.admission_cost.ns() as f64 + service;
-    (cost_ns > 0.0).then(|| workers * 1e9 / cost_ns)
+    b.capacity_rps(service)
 }
 
 /// Why the storm mechanism is missing from this backend and client, if it

@@ -114,7 +114,7 @@ impl Tail {
     /// The fewest delays whose sum reaches `target` (> 0); `None` when the
     /// delays are all zero.
     fn count_to(self, target: f64) -> Option<u64> {
-        if self.sum(1) <= 0.0 && self.sum(u64::MAX >> 1) <= 0.0 {
+        if self.sum(u64::MAX >> 1) <= 0.0 {
             return None;
         }
         let (mut lo, mut hi) = (0u64, 1u64);
@@ -228,17 +228,16 @@ pub fn retries_allowed(policy: &Policy) -> Option<u64> {
     }
     // Attempt W + 1 + n fails at age + (the first n delays from retry
     // W + 1); it ends the request once both limits are reached.
-    let walked = WALK_LIMIT;
     let limit = policy.max_retry_duration.unwrap_or(0);
     let by_age = if age >= limit {
         0
     } else {
-        Tail::of(&policy.backoff, walked + 1).count_to((limit - age) as f64)?
+        Tail::of(&policy.backoff, WALK_LIMIT + 1).count_to((limit - age) as f64)?
     };
     let by_attempts = policy
         .max_attempts
-        .map_or(0, |m| u64::from(m).saturating_sub(walked + 1));
-    Some(walked + by_age.max(by_attempts))
+        .map_or(0, |m| u64::from(m).saturating_sub(WALK_LIMIT + 1));
+    Some(WALK_LIMIT + by_age.max(by_attempts))
 }
 
 /// The schedule of `policy`, with up to `rows` rows (default
@@ -287,15 +286,12 @@ pub fn schedule(policy: &Policy, rows: Option<u32>) -> Schedule {
         )
     } else {
         let sum = ns(Tail::of(&policy.backoff, walk + 1).sum(rest));
-        let next = ns(Tail::of(&policy.backoff, walk + 2).sum(rest));
-        let (lo, hi) = policy.jitter.range_next(
-            sum,
-            if policy.jitter.needs_next() {
-                next
-            } else {
-                sum
-            },
-        );
+        let next = if policy.jitter.needs_next() {
+            ns(Tail::of(&policy.backoff, walk + 2).sum(rest))
+        } else {
+            sum
+        };
+        let (lo, hi) = policy.jitter.range_next(sum, next);
         (sum, lo, hi)
     };
     let total = |sum: u64, tail: Nanos| retries.map(|_| sum.saturating_add(tail));

@@ -383,15 +383,7 @@ fn noisy_bins(spec: &ScenarioSpec, policies: &[Policy]) -> Option<String> {
     if t.mode != Mode::Open || spec.faults.is_empty() {
         return None;
     }
-    // The profile holds its first and last knots' scales outside them, so
-    // its lowest knot is the lowest rate of the run.
-    let scale = t
-        .profile
-        .iter()
-        .map(|p| p.scale)
-        .reduce(f64::min)
-        .unwrap_or(1.0);
-    let rate = t.rate? * scale;
+    let rate = t.rate? * t.scale_range().0;
     if rate <= 0.0 || policies.is_empty() {
         return None;
     }
@@ -438,6 +430,14 @@ fn noisy_bins(spec: &ScenarioSpec, policies: &[Policy]) -> Option<String> {
     })
 }
 
+/// Requests per second the backend serves without faults, at most: its
+/// capacity at the mean service time as written (a USL slowdown, which
+/// only lowers it, left out).
+fn capacity_rps(spec: &ScenarioSpec) -> Option<f64> {
+    let b = &spec.backend;
+    b.capacity_rps(b.service_time.as_ref().map_or(0.0, dist_mean_s) * 1e9)
+}
+
 /// Why the run cannot show a recovery whatever the policy, as (field,
 /// message): no requests to measure, clients that never all send, demand
 /// above what the backend serves without faults all run, or a time limit
@@ -447,10 +447,9 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     let t = &spec.traffic;
     let run_s = spec.duration.secs();
-    let scales = || t.profile.iter().map(|p| p.scale);
     if let (Mode::Open, Some(rate)) = (t.mode, t.rate) {
-        let highest = rate * scales().reduce(f64::max).unwrap_or(1.0);
-        let lowest = rate * scales().reduce(f64::min).unwrap_or(1.0);
+        let (lowest, highest) = t.scale_range();
+        let (lowest, highest) = (rate * lowest, rate * highest);
         if highest * run_s < 1.0 {
             out.push((
                 "traffic",
@@ -522,39 +521,6 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(&'static str, String)> {
         }
     }
     out
-}
-
-/// Requests per second the backend serves without faults, at most:
-/// workers ÷ (admission cost + mean service time) for a queue (a USL
-/// slowdown only lowers it), the throughput at `max_concurrency` (or the
-/// peak, `1 / per_request`) for a concurrency backend; `None` when it
-/// cannot be stated (a contention backend, work that takes no time).
-fn capacity_rps(spec: &ScenarioSpec) -> Option<f64> {
-    let b = &spec.backend;
-    let cost = |c: f64, m: f64| (c > 0.0).then(|| m / c);
-    match b.kind {
-        BackendKind::Contention => None,
-        BackendKind::Queue => {
-            let service = b.service_time.as_ref().map_or(0.0, dist_mean_s);
-            cost(
-                b.admission_cost.secs() + service,
-                f64::from(b.workers.unwrap_or(1)),
-            )
-        }
-        BackendKind::Concurrency => {
-            let (base, per) = (
-                b.base.unwrap_or_default().secs(),
-                b.per_request.unwrap_or_default().secs(),
-            );
-            match b.max_concurrency {
-                Some(m) => {
-                    let m = f64::from(m);
-                    cost(b.admission_cost.secs() + base + per * (m - 1.0), m)
-                }
-                None => cost(per, 1.0),
-            }
-        }
-    }
 }
 
 /// The least value a distribution takes, in nanoseconds (0 for those

@@ -234,21 +234,39 @@ fn name_settings<T: DeserializeOwned>(loc: &mut Located, mut value: serde_json::
     if !placed {
         return;
     }
-    let Err(e) = serde_path_to_error::deserialize::<_, T>(&value) else {
+    let Some((at, message)) = problem_in::<T>(&value) else {
         return;
     };
-    let message = e.inner().to_string();
     let Some(expected) = message
         .strip_prefix(&format!("unknown field `{NO_SUCH_KEY}`, expected "))
-        .filter(|_| e.path().to_string().starts_with(path))
+        .filter(|_| at.starts_with(path))
     else {
         return;
     };
-    let names = expected
-        .strip_prefix("one of ")
-        .unwrap_or(expected)
-        .replace(" or ", ", ");
-    loc.message.push_str(&format!(" ({names})"));
+    let names: Vec<String> = expected_names(expected)
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect();
+    loc.message.push_str(&format!(" ({})", names.join(", ")));
+}
+
+/// What serde says of `doc` read as `T`: `None` when it reads, else the
+/// problem's path and message.
+fn problem_in<T: DeserializeOwned>(doc: &serde_json::Value) -> Option<(String, String)> {
+    serde_path_to_error::deserialize::<_, T>(doc)
+        .err()
+        .map(|e| (e.path().to_string(), e.inner().to_string()))
+}
+
+/// The names in serde's list of what it expected (`` `a` ``, or
+/// `` one of `a`, `b` or `c` ``), without their quotes.
+fn expected_names(list: &str) -> Vec<String> {
+    list.strip_prefix("one of ")
+        .unwrap_or(list)
+        .replace(" or ", ", ")
+        .split(", ")
+        .map(|n| n.trim_matches('`').to_string())
+        .collect()
 }
 
 /// Says more than serde does about a problem with a setting, reading the
@@ -338,18 +356,12 @@ fn accepts<T: DeserializeOwned>(
     if super::set::set_at(&mut doc, path, value).is_err() {
         return false;
     }
-    match serde_path_to_error::deserialize::<_, T>(&doc) {
-        Ok(_) => true,
-        // A problem elsewhere is not about this value; serde names the
-        // variant too (`kind.Share`) when a bare name lacks its settings.
-        Err(e) => {
-            let at = e.path().to_string();
-            let within = at
-                .strip_prefix(path)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']));
-            !within
-        }
-    }
+    // A problem elsewhere is not about this value; serde names the variant
+    // too (`kind.Share`) when a bare name lacks its settings.
+    problem_in::<T>(&doc).is_none_or(|(at, _)| {
+        !at.strip_prefix(path)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+    })
 }
 
 /// The value `doc` holds at a problem's `path` (`policies[0].jitter`):
@@ -373,20 +385,12 @@ fn kinds_at<T: DeserializeOwned>(doc: &serde_json::Value, path: &str) -> Option<
     const NO_SUCH_KIND: &str = "\u{1}";
     let mut value = doc.clone();
     super::set::set_at(&mut value, path, serde_json::json!(NO_SUCH_KIND)).ok()?;
-    let e = serde_path_to_error::deserialize::<_, T>(&value).err()?;
-    if e.path().to_string() != path {
+    let (at, message) = problem_in::<T>(&value)?;
+    if at != path {
         return None;
     }
-    let message = e.inner().to_string();
     let kinds = message.strip_prefix(&format!("unknown variant `{NO_SUCH_KIND}`, expected "))?;
-    let kinds = kinds.strip_prefix("one of ").unwrap_or(kinds);
-    Some(
-        kinds
-            .replace(" or ", ", ")
-            .split(", ")
-            .map(|k| k.trim_matches('`').to_string())
-            .collect(),
-    )
+    Some(expected_names(kinds))
 }
 
 /// A path as text, or `None` for the document root.

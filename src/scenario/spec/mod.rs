@@ -329,6 +329,17 @@ pub enum Discipline {
 }
 
 impl TrafficSpec {
+    /// The lowest and highest scale of the rate over the run: the profile
+    /// holds its first and last knots' scales outside them, so they are
+    /// its knots' extremes (1 without a profile).
+    pub fn scale_range(&self) -> (f64, f64) {
+        let scales = || self.profile.iter().map(|p| p.scale);
+        (
+            scales().reduce(f64::min).unwrap_or(1.0),
+            scales().reduce(f64::max).unwrap_or(1.0),
+        )
+    }
+
     /// The load spikes of open traffic as one window (ns): from the first
     /// instant the profile's rate rises above its rate at time 0 to the
     /// last instant it comes back down to that rate (or below), both
@@ -438,6 +449,40 @@ pub struct UslSpec {
     /// Coherency: the cost of keeping every pair of workers in step.
     #[serde(default)]
     pub kappa: f64,
+}
+
+impl BackendSpec {
+    /// Requests per second the backend serves without faults when an
+    /// attempt's service takes `service_ns` on average: workers ÷
+    /// (admission cost + service) for a queue; for a concurrency backend
+    /// its throughput at `max_concurrency` in service, or without a limit
+    /// the peak `1 / per_request` (its service is its own, `service_ns`
+    /// unused); `None` for the contention backend or work that costs
+    /// nothing. The one formula `assess` and `check` both use.
+    pub fn capacity_rps(&self, service_ns: f64) -> Option<f64> {
+        match self.kind {
+            BackendKind::Contention => None,
+            BackendKind::Concurrency => {
+                let base = self.base.unwrap_or_default().ns() as f64;
+                let per = self.per_request.unwrap_or_default().ns() as f64;
+                match self.max_concurrency {
+                    // M in service, each taking base + per·(M−1).
+                    Some(m) => {
+                        let m = f64::from(m);
+                        let cost = self.admission_cost.ns() as f64 + base + per * (m - 1.0);
+                        (cost > 0.0).then(|| m * 1e9 / cost)
+                    }
+                    // The peak as the concurrency grows.
+                    None => (per > 0.0).then(|| 1e9 / per),
+                }
+            }
+            BackendKind::Queue => {
+                let workers = f64::from(self.workers.unwrap_or(1));
+                let cost_ns = self.admission_cost.ns() as f64 + service_ns;
+                (cost_ns > 0.0).then(|| workers * 1e9 / cost_ns)
+            }
+        }
+    }
 }
 
 impl UslSpec {
