@@ -451,6 +451,11 @@ state: RUNNING
         );
     }
 
+    /// The import's warnings that say `needle`.
+    fn warnings_with<'a>(imp: &'a Imported, needle: &str) -> Vec<&'a String> {
+        imp.warnings.iter().filter(|w| w.contains(needle)).collect()
+    }
+
     /// A misspelt key in `retryConfig` or `rateLimits` is warned about:
     /// its value is not used and the default takes its place.
     #[test]
@@ -459,11 +464,7 @@ state: RUNNING
         let imp = import_str(text, "q.yaml").unwrap();
         assert_eq!(imp.policies[0].max_attempts, Some(DEFAULT_MAX_ATTEMPTS));
         assert_eq!(imp.dispatcher.as_ref().map(|d| d.max_burst_size), Some(4));
-        let typos: Vec<&String> = imp
-            .warnings
-            .iter()
-            .filter(|w| w.contains("not a Cloud Tasks setting"))
-            .collect();
+        let typos = warnings_with(&imp, "not a Cloud Tasks setting");
         assert_eq!(typos.len(), 2, "{:?}", imp.warnings);
         assert!(typos[0].starts_with("rateLimits.maxBurst:"), "{typos:?}");
         assert!(typos[1].starts_with("retryConfig.maxAttemps:"), "{typos:?}");
@@ -471,11 +472,7 @@ state: RUNNING
         let text = "name: projects/p/locations/l/queues/q\nretryconfig:\n  maxAttempts: 5\n\
                     rate_limit:\n  maxBurstSize: 3\npurgeTime: '2024-01-01T00:00:00Z'\n";
         let imp = import_str(text, "q.yaml").unwrap();
-        let misspelt: Vec<&String> = imp
-            .warnings
-            .iter()
-            .filter(|w| w.contains("did you mean"))
-            .collect();
+        let misspelt = warnings_with(&imp, "did you mean");
         assert_eq!(misspelt.len(), 2, "{:?}", imp.warnings);
         assert!(
             misspelt[0].starts_with("rate_limit: not a key of a queue; did you mean rateLimits?"),
