@@ -117,6 +117,8 @@ pub struct Clients<'a> {
     limiters: Option<Scoped<Limiter>>,
     rng: SimRng,
     retries_disabled: bool,
+    /// The policy's [`Policy::fixed_delay`], read once.
+    fixed_delay: Option<Nanos>,
 }
 
 impl<'a> Clients<'a> {
@@ -146,6 +148,7 @@ impl<'a> Clients<'a> {
             limiters,
             rng,
             retries_disabled: false,
+            fixed_delay: policy.fixed_delay(),
         }
     }
 
@@ -266,6 +269,11 @@ impl<'a> Clients<'a> {
                         Some(w) => wait = w,
                         None => return Decision::GiveUp(GiveUp::Budget),
                     }
+                }
+                let pushback = pushback.filter(|_| self.policy.honor_retry_after);
+                if let (Some(d), None) = (self.fixed_delay, pushback) {
+                    r.backoff.previous = d;
+                    return Decision::Retry(d.max(wait));
                 }
                 let u = if self.policy.delay_is_random() {
                     self.rng.random::<f64>()

@@ -210,6 +210,22 @@ impl Policy {
         self.backoff.is_decorrelated() || self.jitter.is_random()
     }
 
+    /// The one delay every retry waits when nothing about a failure can
+    /// change it (a constant backoff without random jitter or a throttling
+    /// backoff of its own): [`Policy::next_delay`] without a pushback, for
+    /// any attempt and retry state. Lets a run skip the schedule's
+    /// arithmetic on every retry of the commonest policy.
+    pub fn fixed_delay(&self) -> Option<Nanos> {
+        match self.backoff {
+            Backoff::Constant { delay }
+                if !self.delay_is_random() && self.throttling_backoff.is_none() =>
+            {
+                Some(self.jitter.apply(delay, 0.0))
+            }
+            _ => None,
+        }
+    }
+
     /// Whether this policy ever retries or hedges (more than one attempt
     /// allowed).
     pub fn may_retry(&self) -> bool {
@@ -314,6 +330,54 @@ mod tests {
             ..Default::default()
         })
         .unwrap()
+    }
+
+    /// A fixed delay is what the schedule gives every retry, whatever
+    /// the attempt, the state and the failure; policies whose delay can
+    /// vary have none.
+    #[test]
+    fn a_fixed_delay_is_the_schedule_of_every_retry() {
+        let spec = |backoff: BackoffSpec, jitter: Option<JitterSpec>| {
+            resolve(&PolicySpec {
+                name: "p".into(),
+                backoff: Some(backoff),
+                jitter,
+                ..Default::default()
+            })
+            .unwrap()
+        };
+        let constant = || BackoffSpec::Constant {
+            delay: Dur::from_millis(50),
+        };
+        let fixed = [
+            spec(constant(), None),
+            spec(constant(), Some(JitterSpec::Proportional(0.0))),
+            policy(Some(3), None),
+        ];
+        for p in &fixed {
+            let d = p.fixed_delay().expect("a constant, unjittered backoff");
+            for attempts in [1, 2, 7, 1000] {
+                for throttled in [false, true] {
+                    let mut state = RetryState {
+                        previous: 123,
+                        restart_at: 0,
+                    };
+                    assert_eq!(p.next_delay(attempts, &mut state, 0.0, None, throttled), d);
+                    assert_eq!(state.previous, d);
+                }
+            }
+        }
+        let exponential = BackoffSpec::Exponential {
+            initial: Dur::from_millis(50),
+            multiplier: 2.0,
+            max: None,
+            max_doublings: None,
+        };
+        assert_eq!(spec(exponential, None).fixed_delay(), None);
+        assert_eq!(spec(constant(), Some(JitterSpec::Full)).fixed_delay(), None);
+        let mut throttling = spec(constant(), None);
+        throttling.throttling_backoff = Some(Backoff::Constant { delay: S });
+        assert_eq!(throttling.fixed_delay(), None);
     }
 
     #[test]
