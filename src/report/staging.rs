@@ -299,10 +299,30 @@ fn publish(temp: &Path, target: &Path) -> Result<(), OutputError> {
 /// partial file; the temporary file is removed. For a lone output file
 /// such as `schedule --png FILE`, whose directory is the user's and not
 /// ours to lock or stage.
+///
+/// A symbolic link at `path` stays a link: the file it names is the one
+/// replaced. Something at `path` that is not a regular file (`/dev/null`,
+/// a named pipe) is written into directly, as a shell's `>` would, since
+/// a rename would put a plain file in its place; a directory is refused.
 pub fn replace_file(
     path: &Path,
     write: impl FnOnce(&Path) -> Result<(), OutputError>,
 ) -> Result<(), OutputError> {
+    let path = &follow_links(path);
+    if let Ok(meta) = std::fs::metadata(path) {
+        if meta.is_dir() {
+            return Err(OutputError::Write {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::IsADirectory,
+                    "it is a directory; give a file name",
+                ),
+            });
+        }
+        if !meta.is_file() {
+            return write(path);
+        }
+    }
     let (parent, name) = split(path);
     let temp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = write(&temp)
@@ -320,6 +340,28 @@ pub fn replace_file(
         let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+/// The file a chain of symbolic links at `path` ends at (`path` itself
+/// when it is not a link). A link's relative target is read from the
+/// link's directory; a chain that loops is left to the write to report.
+fn follow_links(path: &Path) -> PathBuf {
+    let mut p = path.to_path_buf();
+    // The kernel's own bound on links followed in one lookup.
+    for _ in 0..40 {
+        let is_link = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            return p;
+        }
+        let Ok(target) = std::fs::read_link(&p) else {
+            return p;
+        };
+        p = match p.parent() {
+            Some(dir) if target.is_relative() => dir.join(target),
+            _ => target,
+        };
+    }
+    p
 }
 
 /// Takes the lock at `path` for `target`, or says who holds it.
@@ -606,6 +648,82 @@ mod tests {
         })
         .unwrap();
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// Writes `text` to `path` through [`replace_file`].
+    fn replace_with(path: &Path, text: &'static str) -> Result<(), OutputError> {
+        replace_file(path, |tmp| {
+            std::fs::write(tmp, text).map_err(|source| OutputError::Write {
+                path: tmp.to_path_buf(),
+                source,
+            })
+        })
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_stays_a_link_and_its_file_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("real")).unwrap();
+        let file = dir.path().join("real").join("plot.png");
+        std::fs::write(&file, "old").unwrap();
+        // A relative link, then a link to that link.
+        let link = dir.path().join("link.png");
+        std::os::unix::fs::symlink("real/plot.png", &link).unwrap();
+        let chain = dir.path().join("chain.png");
+        std::os::unix::fs::symlink(&link, &chain).unwrap();
+        replace_with(&chain, "new").unwrap();
+        for l in [&link, &chain] {
+            let meta = std::fs::symlink_metadata(l).unwrap();
+            assert!(
+                meta.file_type().is_symlink(),
+                "{} was replaced",
+                l.display()
+            );
+        }
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
+        // Nothing left beside either end.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("real")).unwrap().count(),
+            1
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_is_written_into_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("out.png");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("no mkfifo here: skipped");
+            return;
+        }
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        replace_with(&fifo, "through the pipe").unwrap();
+        // Checked before the reader is joined: had the pipe been replaced,
+        // the reader would wait on it for ever.
+        let meta = std::fs::symlink_metadata(&fifo).unwrap();
+        assert!(meta.file_type().is_fifo(), "the pipe was replaced");
+        assert_eq!(reader.join().unwrap(), "through the pipe");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_directory_is_refused_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("plots");
+        std::fs::create_dir(&target).unwrap();
+        let e = replace_with(&target, "x").unwrap_err();
+        let chain = format!("{e}: {}", std::error::Error::source(&e).unwrap());
+        assert!(chain.contains("is a directory"), "{chain}");
+        assert!(target.is_dir());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
