@@ -37,20 +37,23 @@ pub fn recovered_at(
 }
 
 /// How long the backlog took to drain after the incident: seconds from
-/// `fault_end_s` to the end of the first bin ending at or after it whose
-/// `backlog` (read at the bin's end) is no higher than the highest backlog
-/// read at the end of any bin that ended by `fault_start_s` (0 when no bin
-/// did); `None` when that never happened before the run ended, or when the
-/// run stayed `degraded` and its last bin's backlog is above that level
-/// again (a storm that built up after a fault which emptied the queue has
-/// not drained, whatever a bin at the fault's end showed). Bins are `bin_s`
-/// wide, the last one cut at `run_end_s`.
+/// `fault_end_s` to the end of the first bin, ending at or after it, whose
+/// `backlog` (read at the bin's end) is back at its level before the
+/// incident (no higher than the highest backlog read at the end of any
+/// bin that ended by `fault_start_s`; 0 when no bin did) and not above it
+/// again before the run recovered (`recovered_at_s`; for a run that did
+/// not, before its end). A fault that empties the queue shows a low
+/// backlog at its end; the surge of retries after it has to pass before
+/// the backlog counts as drained, while its ups and downs once the run
+/// has recovered do not count. `None` when the backlog was not back at
+/// that level by the run's end. Bins are `bin_s` wide, the last one cut
+/// at `run_end_s`.
 pub fn drained_after(
     bins: &[BinRow],
     bin_s: f64,
     (fault_start_s, fault_end_s): (f64, f64),
     run_end_s: f64,
-    degraded: bool,
+    recovered_at_s: Option<f64>,
 ) -> Option<f64> {
     let end = |b: &BinRow| (b.t_s + bin_s).min(run_end_s);
     let before = bins
@@ -58,11 +61,18 @@ pub fn drained_after(
         .filter(|b| end(b) <= fault_start_s + 1e-9)
         .map(|b| b.backlog)
         .fold(0.0, f64::max);
-    if degraded && bins.last().is_some_and(|b| b.backlog > before + 1e-9) {
-        return None;
-    }
-    bins.iter()
-        .find(|b| end(b) + 1e-9 >= fault_end_s && b.backlog <= before + 1e-9)
+    let after_fault = |b: &BinRow| end(b) + 1e-9 >= fault_end_s;
+    let back = |b: &BinRow| b.backlog <= before + 1e-9;
+    // The last bin above the level, after the fault and before the run
+    // recovered: the backlog drains after it.
+    let horizon = recovered_at_s.unwrap_or(f64::INFINITY);
+    let from = bins
+        .iter()
+        .rposition(|b| after_fault(b) && b.t_s + 1e-9 < horizon && !back(b))
+        .map_or(0, |i| i + 1);
+    bins[from..]
+        .iter()
+        .find(|b| after_fault(b) && back(b))
         .map(|b| (end(b) - fault_end_s).max(0.0))
 }
 
@@ -143,7 +153,7 @@ mod tests {
         // ending at 10, 20, 30 s); it is 5 again at the end of the bin
         // 80–90 s, 40 s after the incident.
         assert_eq!(
-            drained_after(&b, 10.0, (30.0, 50.0), 100.0, false),
+            drained_after(&b, 10.0, (30.0, 50.0), 100.0, Some(60.0)),
             Some(40.0)
         );
         // Never back to 2 or less before the last bin, which ends at 100 s.
@@ -152,27 +162,48 @@ mod tests {
         c[0].backlog = 0.0;
         c[1].backlog = 0.0;
         c[2].backlog = 0.0;
-        assert_eq!(drained_after(&c, 10.0, (30.0, 50.0), 100.0, false), None);
+        assert_eq!(drained_after(&c, 10.0, (30.0, 50.0), 100.0, None), None);
+    }
+
+    #[test]
+    fn a_surge_after_an_emptied_queue_drains_when_it_has_passed() {
+        // Before the fault the backlog reads at most 26; the fault (30–40 s)
+        // rejects everything, so the queue is empty at its end; the
+        // retries then pile up and take until the bin ending at 80 s to
+        // clear. The run recovered at 60 s, while the backlog was still
+        // high.
+        let backlog = [20.0, 26.0, 18.0, 0.0, 300.0, 200.0, 90.0, 12.0, 25.0, 10.0];
+        let b = backlog_bins(&backlog);
+        let drained =
+            |b: &[BinRow], recovered| drained_after(b, 10.0, (30.0, 40.0), 100.0, recovered);
+        assert_eq!(drained(&b, Some(60.0)), Some(40.0));
+        // A bump above the level once the run has recovered is not the
+        // surge: the backlog had drained before it.
+        let mut bump = b.clone();
+        bump[8].backlog = 40.0;
+        assert_eq!(drained(&bump, Some(60.0)), Some(40.0));
+        // Had the run recovered only at 80 s, the bump came first.
+        assert_eq!(drained(&bump, Some(90.0)), Some(60.0));
+        // Without a fault that emptied the queue, a backlog at the level
+        // at the fault's end has drained at once.
+        let quiet = backlog_bins(&[20.0, 26.0, 18.0, 10.0, 22.0, 25.0, 19.0]);
+        assert_eq!(drained(&quiet, Some(40.0)), Some(0.0));
     }
 
     #[test]
     fn a_storm_that_builds_after_an_emptied_queue_has_not_drained() {
         // The fault empties the queue (0 at its end), then a storm holds
-        // the backlog at 300 against 40 before it.
+        // the backlog at 300 against 40 before it, to the run's end.
         let backlog = [40.0, 35.0, 30.0, 0.0, 0.0, 300.0, 310.0, 305.0];
         let b = backlog_bins(&backlog);
-        assert_eq!(drained_after(&b, 10.0, (30.0, 40.0), 80.0, true), None);
-        // A run that recovered keeps the first bin back at the level.
-        assert_eq!(
-            drained_after(&b, 10.0, (30.0, 40.0), 80.0, false),
-            Some(0.0)
-        );
-        // Degraded with the backlog low at the end: it did drain.
+        assert_eq!(drained_after(&b, 10.0, (30.0, 40.0), 80.0, None), None);
+        // The storm gives way in the last bin: drained there, 40 s after
+        // the fault, not at its end.
         let mut low = b.clone();
         low[7].backlog = 20.0;
         assert_eq!(
-            drained_after(&low, 10.0, (30.0, 40.0), 80.0, true),
-            Some(0.0)
+            drained_after(&low, 10.0, (30.0, 40.0), 80.0, None),
+            Some(40.0)
         );
     }
 

@@ -28,7 +28,7 @@ use super::tier::{Holds, Tier};
 use super::traffic::{Start, Traffic};
 use crate::engine::{stop, stream, watch, EventQueue, LaneId, OldestFirst, Stream};
 pub use crate::error::RunError;
-use crate::metrics::{recovery, Recovery, RunResult};
+use crate::metrics::{recovery, RunResult};
 use crate::policy::{Backoff, Policy};
 use crate::scenario::spec::{Mode, ScenarioSpec};
 use crate::scenario::Scenario;
@@ -940,7 +940,7 @@ impl<'a> Sim<'a> {
                 spec.bin.secs(),
                 (secs(start), secs(end)),
                 secs(self.run_end),
-                s.recovery == Recovery::Degraded,
+                s.recovered_at_s,
             );
         }
         let ms = |v: Option<f64>| v.map(|x| x / 1e6);
