@@ -27,21 +27,27 @@ use crate::scenario::spec::DispatcherSpec;
 use crate::scenario::Scenario;
 use crate::time::{format_duration, Dur, NS_PER_SEC};
 
-/// What "best" means.
+/// What "best" means. Each objective lists its tie-breakers in the order
+/// they are applied; success rates within 0.1 % and dead-letter shares
+/// within 0.01 % count as equal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Objective {
     /// Shortest recovery after the fault (never recovering is worst), then
-    /// fewest retries.
+    /// highest success rate, then fewest attempts per request.
     Recovery,
-    /// Fewest attempts per request, then highest success rate.
+    /// Fewest attempts per request, then highest success rate, then
+    /// shortest recovery.
     Amplification,
-    /// Highest success rate, then fewest attempts per request.
+    /// Highest success rate, then shortest recovery, then fewest attempts
+    /// per request.
     Success,
     /// Shortest time to drain the backlog after the incident (never
-    /// draining is worst), then fewest dead letters.
+    /// draining is worst), then fewest dead letters, then highest success
+    /// rate, then fewest attempts per request.
     Drain,
     /// Fewest requests dead-lettered (given up at their retry limits),
-    /// then the shortest drain.
+    /// then the shortest drain, then highest success rate, then fewest
+    /// attempts per request.
     DeadLetters,
 }
 
@@ -941,6 +947,32 @@ mod tests {
         );
         s.unfinished_rate = 0.0069;
         assert_eq!(describe(&s), finished);
+    }
+
+    /// Each objective breaks ties in the order its help gives.
+    #[test]
+    fn ties_are_broken_in_the_documented_order() {
+        let s = |recovery: f64, success_rate: f64, amplification: f64| Score {
+            recovery_after_fault_s: Some(recovery),
+            success_rate,
+            amplification,
+            ..Score::default()
+        };
+        // Same recovery: the higher success rate wins over fewer attempts.
+        let sure = s(5.0, 0.99, 1.4);
+        let lean = s(5.0, 0.90, 1.1);
+        assert!(better(&sure, &lean, Objective::Recovery));
+        // Within 0.1 % of success, fewer attempts win.
+        let close = s(5.0, 0.9895, 1.2);
+        assert!(better(&close, &sure, Objective::Recovery));
+        // Amplification first, then success, then recovery.
+        assert!(better(&lean, &sure, Objective::Amplification));
+        let slow = s(9.0, 0.90, 1.1);
+        assert!(better(&lean, &slow, Objective::Amplification));
+        // Success first, then recovery, then attempts.
+        let quick = s(2.0, 0.99, 1.9);
+        assert!(better(&quick, &sure, Objective::Success));
+        assert!(better(&sure, &lean, Objective::Success));
     }
 
     #[test]
