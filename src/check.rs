@@ -105,11 +105,15 @@ pub fn unsafe_name(name: &str) -> Option<&'static str> {
             "must not start with `=`, `+`, `-` or `@` (a spreadsheet would read it as a formula)",
         );
     }
-    if name.len() > 200 {
+    if name.len() > MAX_NAME_BYTES {
         return Some("is too long (at most 200 bytes)");
     }
     None
 }
+
+/// The longest name (of a scenario, a policy) in bytes: names become
+/// folder names and CSV cells.
+pub const MAX_NAME_BYTES: usize = 200;
 
 /// A finite number greater than 0.
 pub fn finite_pos(x: f64) -> bool {

@@ -28,7 +28,8 @@
 //!
 //! Keys are the camelCase names of the proto3-JSON form.
 
-use super::{bad_key, closest, placed, policy_name, Imported, Refusals};
+use super::{bad_key, closest, cut_to, placed, policy_name, Imported, Refusals};
+use crate::check::MAX_NAME_BYTES;
 use crate::error::{InvalidInput, Located};
 use crate::policy::hedging::HedgingSpec;
 use crate::policy::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec};
@@ -651,7 +652,11 @@ fn unique_name(
     let mut name = base_name.clone();
     let mut suffix = i;
     while policies.iter().any(|p| p.name == name) {
-        name = format!("{base_name}-{suffix}");
+        // The suffix is kept whole: a long name gives way to it.
+        let tail = format!("-{suffix}");
+        let mut head = base_name.clone();
+        cut_to(&mut head, MAX_NAME_BYTES - tail.len());
+        name = head + &tail;
         suffix += 1;
     }
     if let Some(k) = policies.iter().position(|p| p.name == base_name) {
@@ -1297,6 +1302,24 @@ mod tests {
                 "methodConfig[3]: its policy name a.B-1 is already methodConfig[1]'s: imported as a.B-1-3",
             ]
         );
+    }
+
+    /// Service names past the longest policy name that differ only at
+    /// their end make distinct names, suffix included, within the limit.
+    #[test]
+    fn long_names_cut_to_the_same_prefix_are_told_apart_within_the_limit() {
+        let long = "s".repeat(250);
+        let text = config(&format!(
+            r#"{{"name": [{{"service": "{long}A"}}], {{RP}}}},
+               {{"name": [{{"service": "{long}B"}}], {{RP}}}},
+               {{"name": [{{"service": "{long}C"}}], {{RP}}}}"#
+        ));
+        let imp = import_str(&text, "sc.json").unwrap();
+        let names: Vec<&str> = imp.policies.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names[0], &long[..MAX_NAME_BYTES]);
+        assert_eq!(names[1], format!("{}-1", &long[..MAX_NAME_BYTES - 2]));
+        assert_eq!(names[2], format!("{}-2", &long[..MAX_NAME_BYTES - 2]));
+        assert!(names.iter().all(|n| n.len() <= MAX_NAME_BYTES));
     }
 
     proptest::proptest! {

@@ -12,7 +12,7 @@
 pub mod gcloud;
 pub mod grpc;
 
-use crate::check::Problem;
+use crate::check::{Problem, MAX_NAME_BYTES};
 use crate::error::{InvalidInput, Located};
 use crate::policy::PolicySpec;
 use crate::scenario::load::Format;
@@ -92,16 +92,21 @@ pub(crate) fn policy_name(raw: &str, fallback: &str) -> String {
         .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '.' | '=' | '+' | '-' | '@'))
         .trim_end()
         .to_string();
-    let mut cut = name.len().min(200);
-    while !name.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    name.truncate(cut);
+    cut_to(&mut name, MAX_NAME_BYTES);
     if name.is_empty() {
         fallback.to_string()
     } else {
         name
     }
+}
+
+/// Cuts `name` to at most `max` bytes, at a character boundary.
+pub(crate) fn cut_to(name: &mut String, max: usize) {
+    let mut cut = name.len().min(max);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    name.truncate(cut);
 }
 
 /// An [`InvalidInput`] error about `key` of the file `origin`.
