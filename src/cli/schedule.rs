@@ -105,7 +105,9 @@ pub struct ScheduleArgs {
     /// allows; the policy's own limit is --max-attempts).
     #[arg(long, value_name = "N")]
     pub attempts: Option<u32>,
-    /// Print CSV (one row per retry, seconds) instead of a table.
+    /// Print CSV (one row per retry, seconds) instead of a table; a delay
+    /// or sum past what the simulator's clock holds (about 584 years)
+    /// reads `inf`.
     #[arg(long)]
     pub csv: bool,
     /// Also draw the schedule as a PNG (delay per retry with its jitter

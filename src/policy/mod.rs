@@ -279,6 +279,7 @@ pub fn resolve(written: &PolicySpec) -> Result<Policy, ResolveError> {
     let max_attempts = if max_attempts <= 0 {
         None
     } else {
+        // Validation refuses more than `u32::MAX`.
         Some(u32::try_from(max_attempts).unwrap_or(u32::MAX))
     };
     let max_retry_duration = spec.max_retry_duration.map(|d| d.ns()).filter(|&d| d > 0);

@@ -170,6 +170,15 @@ impl PolicySpec {
                     format!("{path}.max_attempts"),
                     format!("{m} is not allowed: attempts in all, the first included (0 or -1 = unlimited)"),
                 );
+            } else if m > i64::from(u32::MAX) {
+                c.err(
+                    format!("{path}.max_attempts"),
+                    format!(
+                        "{m} is more than the {} attempts a request can count \
+                         (0 or -1 = unlimited)",
+                        u32::MAX
+                    ),
+                );
             }
         }
         if let Some(b) = &self.backoff {
@@ -213,5 +222,44 @@ impl PolicySpec {
                 c.err(path, e.to_string());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The problems `check` finds in a policy with `max_attempts`.
+    fn attempts_problems(max_attempts: i64) -> Vec<String> {
+        let spec = PolicySpec {
+            name: "p".into(),
+            max_attempts: Some(max_attempts),
+            backoff: Some(BackoffSpec::Constant {
+                delay: Dur::from_millis(100),
+            }),
+            ..Default::default()
+        };
+        let mut c = Problems::default();
+        spec.check("policies[0]", &mut c);
+        match c.into_result() {
+            Ok(()) => Vec::new(),
+            Err(list) => list.iter().map(|p| p.to_string()).collect(),
+        }
+    }
+
+    /// Attempt limits a request can count pass; past them they are
+    /// refused, not cut down to the largest.
+    #[test]
+    fn an_attempt_limit_past_what_is_counted_is_refused() {
+        for ok in [-1, 0, 1, 5, i64::from(u32::MAX)] {
+            assert_eq!(attempts_problems(ok), Vec::<String>::new(), "{ok}");
+        }
+        let big = attempts_problems(i64::from(u32::MAX) + 1);
+        assert_eq!(big.len(), 1, "{big:?}");
+        assert!(
+            big[0].starts_with("policies[0].max_attempts: 4294967296 is more than the 4294967295"),
+            "{big:?}"
+        );
+        assert_eq!(attempts_problems(-2).len(), 1);
     }
 }
