@@ -308,6 +308,19 @@ impl Checker {
                     format!("traffic.profile[{i}].scale"),
                     format!("{} must be a number >= 0", Given(p.scale)),
                 );
+            } else if let Some(r) = t.rate.filter(|&r| finite_pos(r) && r <= MAX_RATE) {
+                // The rate the scale gives is bounded as the rate itself.
+                if r * p.scale > MAX_RATE {
+                    self.err(
+                        format!("traffic.profile[{i}].scale"),
+                        format!(
+                            "{} times the rate ({}/s) is too many requests per second \
+                             (at most {MAX_RATE:e})",
+                            Given(p.scale),
+                            Given(r)
+                        ),
+                    );
+                }
             }
         }
         if let Some(d) = t.attempt_timeout {
@@ -753,6 +766,24 @@ mod tests {
         assert_eq!(paths(&s), vec!["traffic.rate"]);
         s.traffic.rate = None;
         assert_eq!(validate(&s), Ok(()));
+    }
+
+    /// A profile may not scale the rate past the most a rate may be: a
+    /// product that overflowed to infinity had run with no arrivals.
+    #[test]
+    fn a_profile_scale_is_bounded_with_the_rate() {
+        let mut s = example();
+        let rate = s.traffic.rate.unwrap();
+        assert!(!s.traffic.profile.is_empty());
+        s.traffic.profile[0].scale = (MAX_RATE / rate).floor();
+        assert_eq!(validate(&s), Ok(()));
+        for scale in [MAX_RATE / rate * 1.001, 1e307, f64::MAX] {
+            s.traffic.profile[0].scale = scale;
+            assert_eq!(paths(&s), vec!["traffic.profile[0].scale"], "{scale}");
+        }
+        // A bad rate is reported once, on the rate.
+        s.traffic.rate = Some(f64::INFINITY);
+        assert_eq!(paths(&s), vec!["traffic.rate"]);
     }
 
     #[test]
