@@ -147,6 +147,26 @@ fn huge_batches_are_refused_before_they_start() {
         assert!(err.contains(needle), "{needle:?} not in {err}");
     }
     assert!(!out.join("huge").exists(), "nothing is written");
+    // `check` warns of what `run` refuses: at one replication, a million
+    // requests a second for two hours, so the advice is not fewer
+    // replications.
+    let check = Command::new(bin)
+        .args(["check", "--set", "traffic.rate=1000000"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(0));
+    let warned = String::from_utf8_lossy(&check.stderr);
+    assert!(
+        warned.contains("warning: `run` refuses it: this would need about"),
+        "{warned}"
+    );
+    assert!(!warned.contains("replications"), "{warned}");
+    let quiet = Command::new(bin).arg("check").arg(&file).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&quiet.stderr).contains("refuses"),
+        "one replication of two hours fits"
+    );
     // Sweeps keep no time series: the same scenario is not refused for
     // memory, and a coarse bin runs.
     let ok = Command::new(bin)

@@ -49,6 +49,8 @@ pub struct Estimate {
     pub bins: u64,
     /// Scenarios estimated (the points of a sweep, the cells of a map).
     pub scenarios: u64,
+    /// Replications of the most replicated run.
+    pub replications: u32,
 }
 
 impl Estimate {
@@ -86,7 +88,10 @@ impl Estimate {
         if self.scenarios > 1 {
             ways.push("fewer points (or split them with --shards)");
         }
-        ways.extend(["fewer --replications", "a shorter duration"]);
+        if self.replications > 1 {
+            ways.push("fewer --replications");
+        }
+        ways.push("a shorter duration");
         format!(
             "this would need {}; use {}, or --force to run it anyway",
             over.join(" and "),
@@ -141,6 +146,7 @@ pub fn estimate(jobs: &[Job<'_>], keep_bins: bool, threads: usize) -> Estimate {
             total.scenarios += 1;
             last = Some(job.scenario);
         }
+        total.replications = total.replications.max(job.replication.saturating_add(1));
         let spec = job.scenario.spec();
         let policy = &job.scenario.policies()[job.policy];
         let t = &spec.traffic;
@@ -334,6 +340,9 @@ mod tests {
             sweep.contains("fewer points") && !sweep.contains("bin"),
             "{sweep}"
         );
+        // Fewer replications are a way out only when there are several.
+        assert!(run.contains("fewer --replications"), "{run}");
+        assert!(!sweep.contains("replications"), "{sweep}");
     }
 
     #[test]
