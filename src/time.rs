@@ -118,7 +118,7 @@ pub enum DurationError {
     #[error("invalid duration {0:?}: expected a number with a unit such as \"250ms\", \"1.5s\" or \"2m\"")]
     NotANumber(String),
     /// A unit this parser does not know.
-    #[error("invalid duration {text:?}: unknown unit {unit:?} (use ns, us, ms, s, m, h or d)")]
+    #[error("invalid duration {text:?}: unknown unit {unit:?} (use ns, us, ms, s, m, h or d, in lower case)")]
     UnknownUnit {
         /// The duration as written.
         text: String,

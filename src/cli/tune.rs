@@ -159,6 +159,8 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         "baseline: {}",
         details(&result.baseline.score)
     ))?;
+    // What the report directory receives, said once it is in place.
+    let mut wrote = Vec::new();
     if let Some(stage) = &stage {
         let path = stage.path().join("candidates.csv");
         let mut w = csv::WriterBuilder::new()
@@ -173,10 +175,10 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         if let Err(source) = std::fs::write(&path, bytes) {
             return Err(OutputError::Write { path, source }.into());
         }
-        say(format_args!(
+        wrote.push(format!(
             "wrote {} (every candidate, with its spread over the replications)",
             stage.final_path(&path).display()
-        ))?;
+        ));
     }
     let Some(best) = result.best else {
         let why = "no candidate met the constraints in every replication; relax the --max-* limits or pass --allow-metastable";
@@ -190,6 +192,9 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         // a tune.json of an earlier search that no longer holds.
         if let Some(stage) = stage {
             stage.commit(&["tune.json", "candidates.csv", "dispatcher.json"])?;
+            for line in &wrote {
+                say(format_args!("{line}"))?;
+            }
         }
         return Ok(ExitCode::from(1));
     };
@@ -252,17 +257,17 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         if let Err(source) = std::fs::write(&path, json + "\n") {
             return Err(OutputError::Write { path, source }.into());
         }
-        let mut wrote = vec![stage.final_path(&path)];
+        wrote.push(format!("wrote {}", stage.final_path(&path).display()));
         if let Some(text) = dispatcher_json {
             let path = stage.path().join("dispatcher.json");
             if let Err(source) = std::fs::write(&path, text + "\n") {
                 return Err(OutputError::Write { path, source }.into());
             }
-            wrote.push(stage.final_path(&path));
+            wrote.push(format!("wrote {}", stage.final_path(&path).display()));
         }
         stage.commit(&["tune.json", "candidates.csv", "dispatcher.json"])?;
-        for path in wrote {
-            say(format_args!("wrote {}", path.display()))?;
+        for line in &wrote {
+            say(format_args!("{line}"))?;
         }
     }
     Ok(ExitCode::SUCCESS)
