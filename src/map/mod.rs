@@ -136,6 +136,9 @@ pub fn shard_cells(shard: Shard, len: usize) -> Range<usize> {
 
 /// How many replications each (cell, policy) gets, and in which passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    expecting = "an object with the `replications` of a refined cell and those of the `coarse` pass"
+)]
 pub struct Passes {
     /// Replications of a refined (or, without refinement, every) cell.
     pub replications: u32,
@@ -395,6 +398,7 @@ pub fn table(grid: &MapGrid, policies: &[String], run: &MapRun) -> Table {
 
 /// The scenario's own value of each axis, as the scenario states it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(expecting = "an object with the scenario's own `x` and `y` values (each a string or null)")]
 pub struct OperatingPoint {
     /// The scenario's value at the x path (`None`: not stated).
     pub x: Option<String>,
@@ -405,6 +409,7 @@ pub struct OperatingPoint {
 /// What a map (or one shard of it) covered: `map.json` next to `map.csv`,
 /// checked by `merge`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(expecting = "the object `map` writes to map.json")]
 pub struct MapManifest {
     /// The scenario's name.
     pub scenario: String,

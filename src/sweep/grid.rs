@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// One swept parameter: a dotted scenario path and the values it takes,
 /// kept as written on the command line (the CSV echoes them verbatim).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(expecting = "an object with the axis `path` and its `values`")]
 pub struct Axis {
     /// Dotted path into the scenario (`traffic.rate`, `policies.0.backoff.initial`).
     pub path: String,
@@ -195,6 +196,7 @@ impl Grid {
 /// One of N interleaved slices of the points: shard `index` (1-based) of
 /// `count` runs the points whose index `i` has `i % count == index - 1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(expecting = "an object with the shard `index` and `count`")]
 pub struct Shard {
     /// Which slice, from 1.
     pub index: usize,

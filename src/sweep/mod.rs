@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 /// What a sweep (or one shard of it) covered: written as `sweep.json` next
 /// to `sweep.csv`, and checked by `merge`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(expecting = "the object `sweep` writes to sweep.json")]
 pub struct Manifest {
     /// The scenario's name.
     pub scenario: String,
