@@ -9,7 +9,7 @@
 
 use super::spec::{ActionSpec, Arrival, BackendKind, DistSpec, FaultSpec, Mode, ScenarioSpec};
 use crate::check::Problem;
-use crate::decimal::count;
+use crate::decimal::{count, Given};
 use crate::math::{normal_cdf, Z99};
 use crate::policy::{self, Backoff, Policy, Pushback};
 use crate::time::Dur;
@@ -282,8 +282,8 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
             format!(
                 "{} is not below max_dispatches_per_second ({}): the throttled rate can never \
                  drop below the maximum (only its `retry_after` pauses act)",
-                crate::decimal::num(t.min_rate),
-                crate::decimal::num(d.max_dispatches_per_second)
+                Given(t.min_rate),
+                Given(d.max_dispatches_per_second)
             ),
         );
     }
@@ -489,6 +489,27 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
                     "the burst runs past the end of the run: only about {:.0} % of the clients \
                      send before it ends",
                     100.0 * ((run_s - at) / spread).clamp(0.0, 1.0)
+                ),
+            ));
+        }
+    }
+    if let Some(d) = &spec.dispatcher {
+        // The bucket starts full and refills at this rate: over a run too
+        // short for one token (or at a rate whose tokens per nanosecond
+        // round to 0, which never refills at all) it dispatches the
+        // first `max_burst_size` tasks and no other.
+        let tokens = d.max_dispatches_per_second * run_s;
+        if tokens < 1.0 {
+            out.push((
+                "dispatcher.max_dispatches_per_second".to_string(),
+                format!(
+                    "{} adds fewer than one token to the bucket in the whole run ({tokens:.2e} \
+                     over {}): after the first {} (the full bucket, `max_burst_size`) no task \
+                     is dispatched again, so no policy can make the run healthy once more \
+                     tasks than that are due",
+                    Given(d.max_dispatches_per_second),
+                    spec.duration,
+                    count(f64::from(d.max_burst_size), "dispatch", "dispatches"),
                 ),
             ));
         }
@@ -1268,6 +1289,42 @@ mod tests {
         let w = db("");
         assert_eq!(w.len(), 1, "{w:?}");
         assert_eq!(w[0].0, "downstream[0].attempt_timeout");
+    }
+
+    #[test]
+    fn a_dispatch_rate_of_less_than_one_token_a_run_is_flagged() {
+        // A run of 60 s, a bucket of 7 tokens.
+        let queue = |rate: &str| {
+            never_with(
+                r#""rate": 10"#,
+                r#""workers": 20, "service_time": {"constant": {"value": "5ms"}}"#,
+                &format!(
+                    r#", "dispatcher": {{"max_dispatches_per_second": {rate},
+                        "max_burst_size": 7}}"#
+                ),
+            )
+        };
+        // A subnormal rate, whose tokens per nanosecond are 0; a tiny
+        // normal one; 0.6 tokens over the run.
+        for (rate, tokens) in [
+            ("1e-320", "6.00e-319"),
+            ("1e-10", "6.00e-9"),
+            ("0.01", "6.00e-1"),
+        ] {
+            let w = queue(rate);
+            assert_eq!(w.len(), 1, "{rate}: {w:?}");
+            assert_eq!(w[0].0, "dispatcher.max_dispatches_per_second");
+            assert!(
+                w[0].1.starts_with(&format!(
+                    "{rate} adds fewer than one token to the bucket in the whole run \
+                     ({tokens} over 1m): after the first 7 dispatches"
+                )),
+                "{}",
+                w[0].1
+            );
+        }
+        // 1.2 tokens: one more dispatch comes within the run.
+        assert_eq!(queue("0.02"), []);
     }
 
     #[test]
