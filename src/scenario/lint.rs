@@ -440,9 +440,10 @@ fn capacity_rps(spec: &ScenarioSpec) -> Option<f64> {
 
 /// Why the run cannot show a recovery whatever the policy, as (field,
 /// message): no requests to measure, clients that never all send, demand
-/// above what the backend serves without faults all run, or a time limit
-/// no attempt can meet. A run like that reads as degraded (`metastable`)
-/// or empty, which would blame, or credit, the retries.
+/// above what the backend serves without faults all run, a queue that
+/// dispatches no more than its first full bucket, or a time limit no
+/// attempt can meet. A run like that reads as degraded (`metastable`) or
+/// empty, which would blame, or credit, the retries.
 fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let t = &spec.traffic;
