@@ -297,3 +297,44 @@ fn throttling_keeps_the_configured_limits_end_to_end_and_slows_into_a_failing_ha
         during(&off)
     );
 }
+
+/// A rate too small for one token in the run dispatches what the full
+/// bucket holds and nothing more, as `check` warns: whether its tokens per
+/// nanosecond round to 0 (a subnormal rate) or are merely tiny, the next
+/// token is never due within the run, and the run does not fail.
+#[test]
+fn a_rate_below_one_token_a_run_dispatches_the_bucket_alone() {
+    for rate in ["1e-320", "1e-300", "1e-10", "0.01"] {
+        let s = Scenario::from_json(&format!(
+            r#"{{"name": "tiny", "duration": "60s",
+                "traffic": {{"rate": 10}},
+                "backend": {{"workers": 20, "service_time": {{"constant": {{"value": "5ms"}}}}}},
+                "dispatcher": {{"max_dispatches_per_second": {rate}, "max_burst_size": 7}},
+                "policies": [{{"name": "p"}}]}}"#
+        ))
+        .expect("valid scenario");
+        assert!(
+            s.warnings()
+                .iter()
+                .any(|w| w.path == "dispatcher.max_dispatches_per_second"),
+            "{rate}: no warning"
+        );
+        let r = simulate(&s, 0, 0).expect("runs");
+        assert_eq!(r.summary.attempts, 7, "{rate}");
+        assert_eq!(r.summary.succeeded, 7, "{rate}");
+        assert!(r.summary.requests > 500, "{rate}");
+    }
+    // 0.05/s: three tokens over the run, the first 20 s after the bucket
+    // is empty; those that come before the end dispatch more tasks.
+    let s = Scenario::from_json(
+        r#"{"name": "slow", "duration": "60s",
+            "traffic": {"rate": 10},
+            "backend": {"workers": 20, "service_time": {"constant": {"value": "5ms"}}},
+            "dispatcher": {"max_dispatches_per_second": 0.05, "max_burst_size": 7},
+            "policies": [{"name": "p"}]}"#,
+    )
+    .expect("valid scenario");
+    assert!(s.warnings().is_empty(), "{:?}", s.warnings());
+    let attempts = simulate(&s, 0, 0).expect("runs").summary.attempts;
+    assert!((8..=10).contains(&attempts), "{attempts}");
+}

@@ -184,6 +184,18 @@ fn import_errors_are_one_line_and_warnings_name_what_was_dropped() {
             "error: {y}:2:16: retryConfig.maxAttempts: expected a whole number, found \"1e9\"\n"
         )
     );
+    // A value read, then refused, is placed the same way.
+    let y = write(
+        dir.path(),
+        "r.yaml",
+        "retryConfig:\n  maxAttempts: 3\nrateLimits:\n  maxBurstSize: 0\n",
+    );
+    let o = retrysim(&["import", "gcloud", &y]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!("error: {y}:4:17: rateLimits.maxBurstSize: must be at least 1\n")
+    );
 
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/service_config.json");
     let o = retrysim(&["import", "grpc", example]);

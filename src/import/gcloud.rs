@@ -8,14 +8,14 @@
 //! absent `maxRetryDuration` means unlimited. Unknown keys (`state`,
 //! `stackdriverLoggingConfig`, `httpTarget`, ...) are ignored.
 
-use super::{bad_key, closest, policy_name, same_word, Imported, Refusals};
+use super::{bad_key, closest, placed_by, policy_name, same_word, Imported, Refusals};
 use crate::decimal::Given;
 use crate::error::{InvalidInput, Located};
 use crate::policy::{BackoffSpec, PolicySpec};
 use crate::scenario::spec::DispatcherSpec;
 use crate::status::Status;
 use crate::time::Dur;
-use serde::de::IgnoredAny;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -74,8 +74,15 @@ pub const DEFAULT_MAX_ATTEMPTS: i64 = 100;
 pub const DEFAULT_RATE: f64 = 500.0;
 
 /// Imports one queue from `describe` YAML; `origin` names the file in
-/// errors.
+/// errors, each refused value with the line and column where it is
+/// written.
 pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
+    import_unplaced(text, origin).map_err(|e| placed_by(e, |key| position(text, key)))
+}
+
+/// [`import_str`] before its refusals are placed: values are refused
+/// after reading, when the parser's positions are gone.
+fn import_unplaced(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     let mut path = String::new();
     let parsed: Result<Queue, _> = serde_saphyr::with_deserializer_from_str(text, |de| {
         serde_path_to_error::deserialize(de).map_err(|e| {
@@ -265,6 +272,72 @@ fn unknown_keys(q: &Queue) -> Vec<String> {
         })
         .chain(misspelt_blocks)
         .collect()
+}
+
+/// Line and column (1-based) where the value of `key`
+/// (`rateLimits.maxBurstSize`) is written in the YAML `text`, or, when
+/// the text leaves it out, where its block is: a refusal points at the
+/// value as a parse error does.
+fn position(text: &str, key: &str) -> Option<(usize, usize)> {
+    let steps: Vec<&str> = key.split('.').collect();
+    (1..=steps.len()).rev().find_map(|n| {
+        // Values of any kind are passed over, `.inf` and `.nan` included
+        // (which the parser refuses by default where no type asks for a
+        // number).
+        let options = serde_saphyr::options! {
+            non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::PassThrough,
+        };
+        let at = serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
+            Find(&steps[..n]).deserialize(de)
+        })
+        .ok()??;
+        Some((
+            usize::try_from(at.line()).ok()?,
+            usize::try_from(at.column()).ok()?,
+        ))
+    })
+}
+
+/// Follows the keys of a path down nested mappings and gives where the
+/// value at its end is written (`None` when a key is missing).
+struct Find<'a>(&'a [&'a str]);
+
+impl<'de> DeserializeSeed<'de> for Find<'_> {
+    type Value = Option<serde_saphyr::Location>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        if self.0.is_empty() {
+            let value = serde_saphyr::Spanned::<IgnoredAny>::deserialize(d)?;
+            Ok(Some(value.referenced))
+        } else {
+            d.deserialize_map(self)
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for Find<'_> {
+    type Value = Option<serde_saphyr::Location>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a mapping")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let Some((want, rest)) = self.0.split_first() else {
+            return Ok(None);
+        };
+        let mut found = None;
+        // Every entry is read, so that the document ends where the parser
+        // expects it to.
+        while let Some(key) = map.next_key::<String>()? {
+            if found.is_none() && key == *want {
+                found = map.next_value_seed(Find(rest))?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
 }
 
 /// A YAML error as a [`Located`] problem of `origin`: the position taken
@@ -584,11 +657,11 @@ state: RUNNING
         let err = |r: &str| import_str(&rate(r), "q.yaml").unwrap_err().to_string();
         assert_eq!(
             err(".inf"),
-            "q.yaml: rateLimits.maxDispatchesPerSecond: inf is not a finite number"
+            "q.yaml:2:27: rateLimits.maxDispatchesPerSecond: inf is not a finite number"
         );
         assert_eq!(
             err("-5"),
-            "q.yaml: rateLimits.maxDispatchesPerSecond: -5 must be greater than 0"
+            "q.yaml:2:27: rateLimits.maxDispatchesPerSecond: -5 must be greater than 0"
         );
         let imp = import_str(&rate("1e308"), "q.yaml").unwrap();
         assert!(
@@ -620,7 +693,55 @@ state: RUNNING
             ],
             "{msg}"
         );
-        assert!(msg.lines().all(|l| l.starts_with("q.yaml: ")), "{msg}");
+        let places: Vec<&str> = msg.lines().map(|l| l.split(": ").next().unwrap()).collect();
+        assert_eq!(
+            places,
+            [
+                "q.yaml:2:16",
+                "q.yaml:3:15",
+                "q.yaml:6:27",
+                "q.yaml:7:17",
+                "q.yaml:8:28"
+            ],
+            "{msg}"
+        );
+    }
+
+    /// A refused value is placed where it is written, as a value the
+    /// parser could not read is: `FILE:LINE:COL`, the column its first
+    /// character's, in either block.
+    #[test]
+    fn a_refused_value_is_placed_where_it_is_written() {
+        let err = |text: &str| import_str(text, "q.yaml").unwrap_err().to_string();
+        // The parser's own error and a refusal, for one key.
+        let unread = err("rateLimits:\n  maxBurstSize: -1\n");
+        let refused = err("rateLimits:\n  maxBurstSize: 0\n");
+        assert!(unread.starts_with("q.yaml:2:17: rateLimits.maxBurstSize: "));
+        assert_eq!(
+            refused,
+            "q.yaml:2:17: rateLimits.maxBurstSize: must be at least 1"
+        );
+        // Among other keys, in another order, after comments and blank
+        // lines; the column follows the indentation.
+        let text = "name: projects/p/locations/l/queues/q\n# limits\nrateLimits:\n\n    \
+                    maxBurstSize: 10\n    maxConcurrentDispatches: 0\n    \
+                    maxDispatchesPerSecond: .nan\nretryConfig:\n  maxAttempts: -2\n";
+        assert_eq!(
+            err(text),
+            "q.yaml:9:16: retryConfig.maxAttempts: -2 is not allowed (>= -1; -1 = unlimited)\n\
+             q.yaml:7:29: rateLimits.maxDispatchesPerSecond: NaN is not a finite number\n\
+             q.yaml:6:30: rateLimits.maxConcurrentDispatches: must be at least 1"
+        );
+        // A flow mapping: the value within its line.
+        assert_eq!(
+            err("rateLimits: {maxDispatchesPerSecond: 5, maxBurstSize: 0}\n"),
+            "q.yaml:1:55: rateLimits.maxBurstSize: must be at least 1"
+        );
+        // A key left out, refused for another's sake: its block.
+        assert_eq!(
+            err("retryConfig:\n  maxAttempts: 3\n  maxBackoff: 0.05s\n"),
+            "q.yaml:2:3: retryConfig.minBackoff: 100ms is above maxBackoff 50ms"
+        );
     }
 
     /// A YAML error is one line: the file, line and column, the field,

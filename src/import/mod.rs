@@ -118,9 +118,18 @@ pub(crate) fn bad_key(origin: &str, key: &str, msg: impl std::fmt::Display) -> I
 /// that names a key but no position: an importer refuses values after
 /// reading them, when serde's positions are gone.
 pub(crate) fn placed(e: InvalidInput, text: &str, format: Format) -> InvalidInput {
+    placed_by(e, |path| locate(text, format, path))
+}
+
+/// [`placed`] for a format of its own: `find` gives the line and column
+/// of a key's value, as `FILE:LINE:COL` places the parser's own errors.
+pub(crate) fn placed_by(
+    e: InvalidInput,
+    find: impl Fn(&str) -> Option<(usize, usize)>,
+) -> InvalidInput {
     let place = |mut l: Located| {
         if l.line.is_none() {
-            if let Some((line, column)) = l.path.as_deref().and_then(|p| locate(text, format, p)) {
+            if let Some((line, column)) = l.path.as_deref().and_then(&find) {
                 (l.line, l.column) = (Some(line), Some(column));
             }
         }

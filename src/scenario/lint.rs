@@ -9,7 +9,7 @@
 
 use super::spec::{ActionSpec, Arrival, BackendKind, DistSpec, FaultSpec, Mode, ScenarioSpec};
 use crate::check::Problem;
-use crate::decimal::count;
+use crate::decimal::{count, Given};
 use crate::math::{normal_cdf, Z99};
 use crate::policy::{self, Backoff, Policy, Pushback};
 use crate::time::Dur;
@@ -248,7 +248,7 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
         warn("bin", msg);
     }
     for (path, msg) in never_healthy(spec) {
-        warn(path, msg);
+        warn(&path, msg);
     }
     let b = &spec.backend;
     let t = &spec.traffic;
@@ -282,8 +282,8 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
             format!(
                 "{} is not below max_dispatches_per_second ({}): the throttled rate can never \
                  drop below the maximum (only its `retry_after` pauses act)",
-                crate::decimal::num(t.min_rate),
-                crate::decimal::num(d.max_dispatches_per_second)
+                Given(t.min_rate),
+                Given(d.max_dispatches_per_second)
             ),
         );
     }
@@ -440,10 +440,11 @@ fn capacity_rps(spec: &ScenarioSpec) -> Option<f64> {
 
 /// Why the run cannot show a recovery whatever the policy, as (field,
 /// message): no requests to measure, clients that never all send, demand
-/// above what the backend serves without faults all run, or a time limit
-/// no attempt can meet. A run like that reads as degraded (`metastable`)
-/// or empty, which would blame, or credit, the retries.
-fn never_healthy(spec: &ScenarioSpec) -> Vec<(&'static str, String)> {
+/// above what the backend serves without faults all run, a queue that
+/// dispatches no more than its first full bucket, or a time limit no
+/// attempt can meet. A run like that reads as degraded (`metastable`) or
+/// empty, which would blame, or credit, the retries.
+fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let t = &spec.traffic;
     let run_s = spec.duration.secs();
@@ -452,7 +453,7 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(&'static str, String)> {
         let (lowest, highest) = (rate * lowest, rate * highest);
         if highest * run_s < 1.0 {
             out.push((
-                "traffic",
+                "traffic".to_string(),
                 format!(
                     "fewer than one request is expected in the whole run ({:.2e} at most, \
                      over {}): the report has nothing to measure",
@@ -468,7 +469,7 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(&'static str, String)> {
                  whatever it does"
             };
             out.push((
-                "traffic",
+                "traffic".to_string(),
                 format!(
                     "new requests alone, at least {}/s, exceed what the backend serves without \
                      any fault (about {}/s): it is overloaded all run{verdict}; lower the rate \
@@ -484,7 +485,7 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(&'static str, String)> {
         let spread = t.burst_spread.unwrap_or_default().secs();
         if spread > 0.0 && at + spread > run_s {
             out.push((
-                "traffic.burst_spread",
+                "traffic.burst_spread".to_string(),
                 format!(
                     "the burst runs past the end of the run: only about {:.0} % of the clients \
                      send before it ends",
@@ -493,34 +494,160 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(&'static str, String)> {
             ));
         }
     }
-    let b = &spec.backend;
-    let least = |d: Option<&DistSpec>| d.map_or(0, dist_min_ns);
-    let service = match b.kind {
-        BackendKind::Queue => least(b.service_time.as_ref()),
-        BackendKind::Concurrency => b.base.unwrap_or_default().ns(),
-        BackendKind::Contention => 0,
-    };
-    let attempt = b
-        .admission_cost
-        .ns()
-        .saturating_add(service)
-        .saturating_add(least(t.network_delay.as_ref()).saturating_mul(2));
-    for (path, limit, what) in [
-        ("traffic.attempt_timeout", t.attempt_timeout, "attempt"),
-        ("traffic.deadline", t.deadline, "request"),
-    ] {
-        if let Some(limit) = limit.filter(|l| l.ns() < attempt) {
+    if let Some(d) = &spec.dispatcher {
+        // The bucket starts full and refills at this rate: over a run too
+        // short for one token (or at a rate whose tokens per nanosecond
+        // round to 0, which never refills at all) it dispatches the
+        // first `max_burst_size` tasks and no other.
+        let tokens = d.max_dispatches_per_second * run_s;
+        if tokens < 1.0 {
             out.push((
-                path,
+                "dispatcher.max_dispatches_per_second".to_string(),
                 format!(
-                    "{limit} is shorter than the least time an attempt takes ({} s: network \
-                     both ways, admission and service): no {what} can succeed",
-                    crate::decimal::num(crate::time::secs(attempt))
+                    "{} adds fewer than one token to the bucket in the whole run ({tokens:.2e} \
+                     over {}): after the first {} (the full bucket, `max_burst_size`) no task \
+                     is dispatched again, so no policy can make the run healthy once more \
+                     tasks than that are due",
+                    Given(d.max_dispatches_per_second),
+                    spec.duration,
+                    count(f64::from(d.max_burst_size), "dispatch", "dispatches"),
                 ),
             ));
         }
     }
+    let top = least_attempt_ns(spec);
+    let top_parts = match spec.backend.kind {
+        BackendKind::Contention => {
+            "four network hops: to the record, the write's round trip and back"
+        }
+        _ if spec.downstream.is_empty() => "network both ways, admission and service",
+        _ => "network both ways, admission and service, and the calls to the tiers below",
+    };
+    let mut limits = vec![
+        (
+            "traffic.attempt_timeout".to_string(),
+            t.attempt_timeout,
+            top,
+            top_parts,
+            "no attempt can succeed".to_string(),
+        ),
+        (
+            "traffic.deadline".to_string(),
+            t.deadline,
+            top,
+            top_parts,
+            "no request can succeed".to_string(),
+        ),
+    ];
+    // A Cloud Tasks queue's attempt timeout (`traffic.attempt_timeout` is
+    // refused beside it).
+    if let Some(d) = &spec.dispatcher {
+        limits.push((
+            "dispatcher.dispatch_deadline".to_string(),
+            Some(d.dispatch_deadline),
+            top,
+            top_parts,
+            "no attempt can succeed".to_string(),
+        ));
+    }
+    for (i, d) in spec.downstream.iter().enumerate() {
+        let parts = if i + 1 < spec.downstream.len() {
+            "admission and service, and the calls to the tiers below"
+        } else {
+            "admission and service"
+        };
+        limits.push((
+            format!("downstream[{i}].attempt_timeout"),
+            d.attempt_timeout,
+            least_answer_ns(spec, i + 1),
+            parts,
+            format!("no call to {:?} can succeed, so no request can", d.name),
+        ));
+    }
+    for (path, limit, least, parts, outcome) in limits {
+        if let Some(why) = limit.and_then(|l| too_short(l, least, parts, &outcome)) {
+            out.push((path, why));
+        }
+    }
     out
+}
+
+/// Why a time limit of `limit` on something that takes at least `least`
+/// ns (`parts` says of what) leaves `outcome`, if it does. An answer
+/// that comes at the very instant the limit runs out is too late (the
+/// limit's event was scheduled first), so a limit of exactly `least` is
+/// as hopeless as a shorter one.
+fn too_short(limit: Dur, least: u64, parts: &str, outcome: &str) -> Option<String> {
+    let least_s = crate::decimal::num(crate::time::secs(least));
+    match limit.ns().cmp(&least) {
+        std::cmp::Ordering::Less => Some(format!(
+            "{limit} is shorter than the least time an attempt takes ({least_s} s: {parts}): \
+             {outcome}"
+        )),
+        std::cmp::Ordering::Equal => Some(format!(
+            "{limit} is just the least time an attempt takes ({least_s} s: {parts}), and an \
+             answer that comes as the limit runs out is too late: {outcome}"
+        )),
+        std::cmp::Ordering::Greater => None,
+    }
+}
+
+/// The least time, in nanoseconds, from a client sending an attempt to
+/// its `ok` answer: the network hops there and back (four for a
+/// contention record: its write makes a round trip of its own) and the
+/// least time the top backend and the tiers below it take to answer.
+fn least_attempt_ns(spec: &ScenarioSpec) -> u64 {
+    let hops = match spec.backend.kind {
+        BackendKind::Contention => 4,
+        _ => 2,
+    };
+    let network = spec.traffic.network_delay.as_ref().map_or(0, dist_min_ns);
+    network
+        .saturating_mul(hops)
+        .saturating_add(least_answer_ns(spec, 0))
+}
+
+/// The least time, in nanoseconds, tier `k` (0 = the top backend) takes
+/// from an attempt's arrival to its `ok` answer: its own admission and
+/// service, then, since a worker that has served an attempt waits for its
+/// calls to the tier below and calls take no network time, the same for
+/// every tier below it.
+fn least_answer_ns(spec: &ScenarioSpec, k: usize) -> u64 {
+    (k..=spec.downstream.len())
+        .map(|j| least_own_ns(spec, j))
+        .fold(0, u64::saturating_add)
+}
+
+/// The least time, in nanoseconds, a worker of tier `k` spends serving an
+/// attempt before it answers or calls the tier below: `admission_cost`
+/// and the least service time (`base` for a concurrency backend, which
+/// only grows with the attempts beside it), shortened by any `slowdown`
+/// of that tier with a factor below 1. A contention record charges
+/// neither.
+fn least_own_ns(spec: &ScenarioSpec, k: usize) -> u64 {
+    let b = spec.tier_backend(k);
+    let service = match b.kind {
+        BackendKind::Queue => b.service_time.as_ref().map_or(0, dist_min_ns),
+        BackendKind::Concurrency => b.base.unwrap_or_default().ns(),
+        BackendKind::Contention => return 0,
+    };
+    // Slowdowns multiply where they overlap; every speed-up at once is the
+    // fastest service can be.
+    let speedup: f64 = spec
+        .faults
+        .iter()
+        .filter(|f| spec.tier_index(f.tier()) == Some(k))
+        .filter_map(|f| match *f {
+            FaultSpec::Slowdown { factor, .. } if factor < 1.0 => Some(factor),
+            _ => None,
+        })
+        .product();
+    let service = if speedup < 1.0 {
+        (service as f64 * speedup).floor() as u64
+    } else {
+        service
+    };
+    b.admission_cost.ns().saturating_add(service)
 }
 
 /// The least value a distribution takes, in nanoseconds (0 for those
@@ -976,11 +1103,16 @@ mod tests {
     }
 
     /// The warnings of `never_healthy` for a scenario, as (field, message).
-    fn never(traffic: &str, backend: &str) -> Vec<(&'static str, String)> {
+    fn never(traffic: &str, backend: &str) -> Vec<(String, String)> {
+        never_with(traffic, backend, "")
+    }
+
+    /// [`never`] with more top-level fields (`rest`, starting with a comma).
+    fn never_with(traffic: &str, backend: &str, rest: &str) -> Vec<(String, String)> {
         let s = scenario(
             traffic,
             backend,
-            r#", "faults": [{"outage": {"start": "5s", "duration": "5s"}}]"#,
+            &format!(r#", "faults": [{{"outage": {{"start": "5s", "duration": "5s"}}}}]{rest}"#),
             r#"{"name": "once"}"#,
         );
         never_healthy(s.spec())
@@ -1016,17 +1148,215 @@ mod tests {
             assert!(none[0].1.starts_with("fewer than one request"), "{none:?}");
         }
         // No attempt can finish within the time limits: 50 ms of service
-        // and 2 × 5 ms of network.
+        // and 2 × 5 ms of network; a deadline of 61 ms leaves room.
         let slow = never(
-            r#""rate": 100, "attempt_timeout": "59ms", "deadline": "60ms",
+            r#""rate": 100, "attempt_timeout": "59ms", "deadline": "61ms",
                "network_delay": {"uniform": {"min": "5ms", "max": "7ms"}}"#,
             backend,
         );
-        let paths: Vec<&str> = slow.iter().map(|w| w.0).collect();
+        let paths: Vec<&str> = slow.iter().map(|w| w.0.as_str()).collect();
         assert_eq!(paths, ["traffic.attempt_timeout"], "{slow:?}");
         assert!(slow[0].1.contains("(0.06 s:"), "{}", slow[0].1);
-        // Exactly as long: it can.
-        assert_eq!(never(r#""rate": 100, "deadline": "50ms""#, backend), []);
+        // Exactly as long: the answer comes as the deadline runs out, which
+        // is too late. A nanosecond more and it can.
+        let just = never(r#""rate": 100, "deadline": "50ms""#, backend);
+        assert_eq!(just.len(), 1, "{just:?}");
+        assert_eq!(just[0].0, "traffic.deadline");
+        assert!(
+            just[0]
+                .1
+                .starts_with("50ms is just the least time an attempt takes (0.05 s:"),
+            "{}",
+            just[0].1
+        );
+        assert!(
+            just[0].1.ends_with("no request can succeed"),
+            "{}",
+            just[0].1
+        );
+        assert_eq!(
+            never(r#""rate": 100, "deadline": "50000001ns""#, backend),
+            []
+        );
+    }
+
+    #[test]
+    fn a_contention_record_costs_four_hops_and_no_admission() {
+        // Each hop 10 ms: to the record, the write's round trip, and back;
+        // the record charges no `admission_cost`.
+        let record = |timeout: &str| {
+            never(
+                &format!(
+                    r#""rate": 10, "attempt_timeout": "{timeout}",
+                       "network_delay": {{"constant": {{"value": "10ms"}}}}"#
+                ),
+                r#""kind": "contention", "admission_cost": "1s""#,
+            )
+        };
+        let w = record("39ms");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].1.contains("(0.04 s: four network hops"), "{}", w[0].1);
+        assert_eq!(record("41ms"), []);
+    }
+
+    #[test]
+    fn time_limits_count_the_tiers_below() {
+        // frontend 2 ms → service 1 ms admission + 3..4 ms → database 5 ms
+        // base: a call to the service takes at least 9 ms, one to the
+        // database 5 ms, an attempt at the top 11 ms and 2 × 1 ms of network.
+        let chain = |top: &str, service: &str, database: &str| {
+            never_with(
+                &format!(
+                    r#""rate": 10, "attempt_timeout": "{top}",
+                       "network_delay": {{"constant": {{"value": "1ms"}}}}"#
+                ),
+                r#""workers": 20, "service_time": {"constant": {"value": "2ms"}}"#,
+                &format!(
+                    r#", "downstream": [
+                        {{"name": "service", "attempt_timeout": "{service}",
+                          "backend": {{"workers": 20, "admission_cost": "1ms",
+                            "service_time": {{"uniform": {{"min": "3ms", "max": "4ms"}}}}}}}},
+                        {{"name": "database", "attempt_timeout": "{database}",
+                          "backend": {{"kind": "concurrency", "base": "5ms",
+                            "per_request": "1us"}}}}]"#
+                ),
+            )
+        };
+        assert_eq!(chain("13.1ms", "9.1ms", "5.1ms"), []);
+        let w = chain("13ms", "8ms", "5ms");
+        let paths: Vec<&str> = w.iter().map(|w| w.0.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "traffic.attempt_timeout",
+                "downstream[0].attempt_timeout",
+                "downstream[1].attempt_timeout"
+            ],
+            "{w:?}"
+        );
+        assert!(
+            w[0].1.starts_with(
+                "13ms is just the least time an attempt takes (0.013 s: network both ways, \
+                 admission and service, and the calls to the tiers below)"
+            ),
+            "{}",
+            w[0].1
+        );
+        assert_eq!(
+            w[1].1,
+            "8ms is shorter than the least time an attempt takes (0.009 s: admission and \
+             service, and the calls to the tiers below): no call to \"service\" can succeed, \
+             so no request can"
+        );
+        assert!(
+            w[2].1.contains("(0.005 s: admission and service)")
+                && w[2]
+                    .1
+                    .ends_with("no call to \"database\" can succeed, so no request can"),
+            "{}",
+            w[2].1
+        );
+        // A tier without a timeout is waited for however long it takes.
+        let s = scenario(
+            r#""rate": 10"#,
+            r#""workers": 20, "service_time": {"constant": {"value": "2ms"}}"#,
+            r#", "downstream": [{"name": "db",
+                "backend": {"workers": 20, "service_time": {"constant": {"value": "1s"}}}}]"#,
+            r#"{"name": "once"}"#,
+        );
+        assert_eq!(never_healthy(s.spec()), []);
+    }
+
+    #[test]
+    fn a_speed_up_shortens_the_least_service_time() {
+        // A slowdown of factor 0.5 on the database halves its 10 ms; one on
+        // the top backend leaves the database alone.
+        let db = |tier: &str| {
+            let s = scenario(
+                r#""rate": 10"#,
+                r#""workers": 20, "service_time": {"constant": {"value": "2ms"}}"#,
+                &format!(
+                    r#", "downstream": [{{"name": "db", "attempt_timeout": "6ms",
+                        "backend": {{"workers": 20,
+                          "service_time": {{"constant": {{"value": "10ms"}}}}}}}}],
+                       "faults": [{{"slowdown": {{"start": "5s", "duration": "5s",
+                         "factor": 0.5{tier}}}}}]"#
+                ),
+                r#"{"name": "once"}"#,
+            );
+            never_healthy(s.spec())
+        };
+        assert_eq!(db(r#", "tier": "db""#), []);
+        let w = db("");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].0, "downstream[0].attempt_timeout");
+    }
+
+    #[test]
+    fn a_dispatch_rate_of_less_than_one_token_a_run_is_flagged() {
+        // A run of 60 s, a bucket of 7 tokens.
+        let queue = |rate: &str| {
+            never_with(
+                r#""rate": 10"#,
+                r#""workers": 20, "service_time": {"constant": {"value": "5ms"}}"#,
+                &format!(
+                    r#", "dispatcher": {{"max_dispatches_per_second": {rate},
+                        "max_burst_size": 7}}"#
+                ),
+            )
+        };
+        // A subnormal rate, whose tokens per nanosecond are 0; a tiny
+        // normal one; 0.6 tokens over the run.
+        for (rate, tokens) in [
+            ("1e-320", "6.00e-319"),
+            ("1e-10", "6.00e-9"),
+            ("0.01", "6.00e-1"),
+        ] {
+            let w = queue(rate);
+            assert_eq!(w.len(), 1, "{rate}: {w:?}");
+            assert_eq!(w[0].0, "dispatcher.max_dispatches_per_second");
+            assert!(
+                w[0].1.starts_with(&format!(
+                    "{rate} adds fewer than one token to the bucket in the whole run \
+                     ({tokens} over 1m): after the first 7 dispatches"
+                )),
+                "{}",
+                w[0].1
+            );
+        }
+        // 1.2 tokens: one more dispatch comes within the run.
+        assert_eq!(queue("0.02"), []);
+    }
+
+    #[test]
+    fn a_dispatch_deadline_is_the_attempt_timeout() {
+        // 50 ms of service and 2 × 5 ms of network.
+        let queue = |deadline: &str| {
+            never_with(
+                r#""rate": 10, "network_delay": {"constant": {"value": "5ms"}}"#,
+                r#""workers": 20, "service_time": {"constant": {"value": "50ms"}}"#,
+                &format!(r#", "dispatcher": {{"dispatch_deadline": "{deadline}"}}"#),
+            )
+        };
+        let w = queue("59ms");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].0, "dispatcher.dispatch_deadline");
+        assert_eq!(
+            w[0].1,
+            "59ms is shorter than the least time an attempt takes (0.06 s: network both ways, \
+             admission and service): no attempt can succeed"
+        );
+        assert_eq!(queue("60ms")[0].0, "dispatcher.dispatch_deadline");
+        assert_eq!(queue("61ms"), []);
+        // The default, 10 minutes, is longer than any attempt here.
+        assert_eq!(
+            never_with(
+                r#""rate": 10"#,
+                r#""workers": 20, "service_time": {"constant": {"value": "50ms"}}"#,
+                r#", "dispatcher": {}"#,
+            ),
+            []
+        );
     }
 
     #[test]
