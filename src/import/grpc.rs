@@ -247,7 +247,24 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
 fn import_placed(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     // A list or a plain value at the top is not a service config, whatever
     // it holds; serde would read a list as the fields in order.
-    if let Ok(top) = serde_json::from_str::<serde_json::Value>(text) {
+    let top = serde_json::from_str::<serde_json::Value>(text);
+    if let Err(e) = &top {
+        // Syntax errors are reported below, with their place; nesting
+        // past the parser's limit would be read as whatever part of the
+        // file the typed reading gets to.
+        if e.to_string().starts_with("recursion limit exceeded") {
+            return Err(InvalidInput::At(Located {
+                line: Some(e.line()),
+                column: Some(e.column()),
+                ..Located::whole(
+                    origin,
+                    "nested more than 128 levels deep, which no service config is; \
+                     nothing to import",
+                )
+            }));
+        }
+    }
+    if let Ok(top) = top {
         if !top.is_object() {
             return Err(InvalidInput::At(Located::whole(
                 origin,
@@ -1281,6 +1298,24 @@ mod tests {
             );
             assert!(msg.starts_with(needle), "{needle}\n{msg}");
         }
+    }
+
+    /// Nesting past the parser's limit is said as such, for objects and
+    /// lists alike, instead of being read as a config without policies.
+    #[test]
+    fn nesting_too_deep_is_refused_as_such() {
+        for (open, close) in [("{\"a\":", "}"), ("[", "]")] {
+            let text = format!("{}{{}}{}", open.repeat(200), close.repeat(200));
+            let msg = import_str(&text, "deep.json").unwrap_err().to_string();
+            assert!(
+                msg.starts_with("deep.json:1:") && msg.contains("nested more than 128 levels deep"),
+                "{msg}"
+            );
+        }
+        // 100 levels are read, and found to be no service config.
+        let text = format!("{}{{}}{}", "{\"a\":".repeat(100), "}".repeat(100));
+        let msg = import_str(&text, "deep.json").unwrap_err().to_string();
+        assert!(msg.contains("methodConfig: missing"), "{msg}");
     }
 
     #[test]
