@@ -10,6 +10,7 @@ mod lint;
 pub(crate) mod load;
 pub(crate) mod locate;
 pub mod set;
+mod shape;
 pub mod spec;
 pub mod validate;
 
