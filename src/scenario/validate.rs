@@ -199,6 +199,10 @@ impl Checker {
                 "traffic.rate",
                 "missing: open-mode traffic needs new requests per second (or set mode \"closed\" or \"burst\")",
             ),
+            (Mode::Open, Some(r)) if !r.is_finite() => self.err(
+                "traffic.rate",
+                format!("{} is not a finite number: give new requests per second, greater than 0", Given(r)),
+            ),
             (Mode::Open, Some(r)) if !finite_pos(r) => self.err(
                 "traffic.rate",
                 format!("{} is not a number of requests per second greater than 0", Given(r)),
@@ -797,6 +801,24 @@ mod tests {
         let mut s = example();
         s.traffic.clients = u32::MAX;
         assert_eq!(paths(&s), vec!["traffic.clients"]);
+    }
+
+    #[test]
+    fn a_rate_that_is_not_finite_is_called_so() {
+        let mut s = example();
+        for (rate, want) in [
+            (f64::INFINITY, "inf is not a finite number"),
+            (f64::NAN, "NaN is not a finite number"),
+            (
+                -1.0,
+                "-1 is not a number of requests per second greater than 0",
+            ),
+        ] {
+            s.traffic.rate = Some(rate);
+            let e = validate(&s).unwrap_err();
+            assert_eq!(e[0].path, "traffic.rate");
+            assert!(e[0].message.starts_with(want), "{}", e[0]);
+        }
     }
 
     #[test]
