@@ -105,7 +105,7 @@ pub(crate) fn parse(
             }
         }
     }
-    let mut loc = json_error(e.inner(), origin, Some(e.path()));
+    let mut loc = json_error(e.inner(), "", origin, Some(e.path()));
     explain::<ScenarioSpec>(&mut loc, SCENARIO, || Some(value.clone()));
     let field = error_field(&loc).unwrap_or_default();
     match set_touching(&field, &writes) {
@@ -184,7 +184,7 @@ pub(crate) fn to_value(
 ) -> Result<serde_json::Value, Located> {
     match format {
         Format::Json => serde_json::from_str::<serde_json::Value>(text)
-            .map_err(|e| json_error(&e, origin, None)),
+            .map_err(|e| json_error(&e, text, origin, None)),
         Format::Toml => toml::Deserializer::parse(text)
             .and_then(serde_json::Value::deserialize)
             .map_err(|e| toml_error(text, &e, origin, None)),
@@ -204,11 +204,11 @@ pub(crate) fn from_text<T: DeserializeOwned>(
         Format::Json => {
             let mut de = serde_json::Deserializer::from_str(text);
             let value = read::<_, T>(&mut de).map_err(|e| {
-                let mut loc = json_error(e.inner(), origin, Some(e.path()));
+                let mut loc = json_error(e.inner(), text, origin, Some(e.path()));
                 explain::<T>(&mut loc, what, || to_value(text, origin, format).ok());
                 loc
             })?;
-            de.end().map_err(|e| json_error(&e, origin, None))?;
+            de.end().map_err(|e| json_error(&e, text, origin, None))?;
             Ok(value)
         }
         Format::Toml => {
@@ -469,17 +469,19 @@ fn path_text(path: Option<&serde_path_to_error::Path>) -> Option<String> {
 }
 
 /// A serde_json error as a [`Located`] problem of `origin`: its line and
-/// column taken out of the message into the position.
+/// column taken out of the message into the position, the column counted
+/// in characters of `text`, the text read (empty for a value read after
+/// overrides, whose errors have no position).
 pub(crate) fn json_error(
     e: &serde_json::Error,
+    text: &str,
     origin: &str,
     path: Option<&serde_path_to_error::Path>,
 ) -> Located {
     let full = e.to_string();
-    let (line, column) = if e.line() > 0 {
-        (Some(e.line()), Some(e.column().max(1)))
-    } else {
-        (None, None)
+    let (line, column) = match json_position(text, e) {
+        Some((line, column)) => (Some(line), Some(column)),
+        None => (None, None),
     };
     let suffix = format!(" at line {} column {}", e.line(), e.column());
     let message = plain_words(full.strip_suffix(&suffix).unwrap_or(&full));
@@ -580,6 +582,25 @@ pub(crate) fn plain_words(message: &str) -> String {
         return format!("{head}expected a whole number");
     }
     out
+}
+
+/// The line and column (in characters, 1-based) of a serde_json error in
+/// `text`; `None` for an error without a position. serde_json counts the
+/// column in bytes, up to and including the last byte it read: a name
+/// such as "ééééé" would push every column after it to the right.
+pub(crate) fn json_position(text: &str, e: &serde_json::Error) -> Option<(usize, usize)> {
+    if e.line() == 0 {
+        return None;
+    }
+    let Some(row) = text.split('\n').nth(e.line() - 1) else {
+        return Some((e.line(), e.column().max(1)));
+    };
+    // A character read in part counts whole.
+    let mut end = e.column().min(row.len());
+    while !row.is_char_boundary(end) {
+        end += 1;
+    }
+    Some((e.line(), row[..end].chars().count().max(1)))
 }
 
 /// 1-based line and column (in characters) of byte offset `at` in `text`.
@@ -1047,6 +1068,27 @@ mod tests {
             format!("{path}: {message}"),
             "traffic.rate: invalid type: a date-time, expected a number"
         );
+    }
+
+    #[test]
+    fn json_columns_count_characters() {
+        // Each "é" is two bytes: counting bytes put the column at 39.
+        let text = r#"{"name": "ééééé", "duration": "1x"}"#;
+        let loc = from_text::<ScenarioSpec>(text, "f", Format::Json, SCENARIO).unwrap_err();
+        assert_eq!((loc.line, loc.column), (Some(1), Some(34)));
+        assert_eq!(&text.chars().collect::<Vec<_>>()[33..34], ['"']);
+        // A syntax error after such a name, on a later line.
+        let text = "{\"name\": \"é\",\n \"ü\": 1 \"x\"}";
+        let loc = to_value(text, "f", Format::Json).unwrap_err();
+        assert_eq!(
+            (loc.line, loc.column),
+            (Some(2), Some(9)),
+            "{}",
+            loc.message
+        );
+        // And where a problem found after reading is placed.
+        let text = "{\"name\": \"ééééé\", \"duration\": \"0s\"}";
+        assert_eq!(locate(text, Format::Json, "duration"), Some((1, 34)));
     }
 
     #[test]
