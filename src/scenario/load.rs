@@ -575,7 +575,9 @@ pub(crate) fn plain_words(message: &str) -> String {
     ];
     for (rust, max) in unsigned {
         if let Some(head) = out.strip_suffix(&format!("expected {rust}")) {
-            return format!("{head}expected a whole number from 0 to {max}");
+            // Not "from 0": many counts start at 1 (`workers`, `clients`),
+            // and their own check says so.
+            return format!("{head}expected a whole number up to {max}");
         }
     }
     if let Some(head) = out.strip_suffix("expected i64") {
@@ -641,7 +643,7 @@ mod tests {
             ),
             (
                 "invalid value: integer `-4`, expected u32",
-                "invalid value: integer `-4`, expected a whole number from 0 to 4294967295",
+                "invalid value: integer `-4`, expected a whole number up to 4294967295",
             ),
             (
                 "invalid type: string \"5ms\", expected struct variant DistSpec::Constant",

@@ -415,6 +415,24 @@ mod tests {
         assert!(e.contains("backend.workers"), "{e}");
     }
 
+    /// A count that starts at 1 is not said to start at 0 when it is not
+    /// a whole number, then refused at 0.
+    #[test]
+    fn counts_are_not_said_to_start_at_zero() {
+        for field in ["backend.workers", "traffic.clients", "downstream.0.calls"] {
+            let tier = r#"downstream=[{"name": "db", "backend": {"workers": 2,
+                "service_time": {"constant": {"value": "1ms"}}}}]"#;
+            let e = err(EXAMPLE, "e.json", &[tier, &format!("{field}=-1")]);
+            assert!(
+                e.contains("expected a whole number up to 4294967295"),
+                "{e}"
+            );
+            assert!(!e.contains("from 0"), "{e}");
+        }
+        let e = err(EXAMPLE, "e.json", &["backend.workers=0"]);
+        assert!(e.contains("backend.workers: must be at least 1"), "{e}");
+    }
+
     #[test]
     fn validation_problems_carry_positions() {
         let text = EXAMPLE.replace("\"rate\": 7000", "\"rate\": 0");
