@@ -311,11 +311,20 @@ pub fn load_str(text: &str, origin: &str, sets: &[String]) -> Result<Scenario, I
         let located = problems
             .into_iter()
             .map(|p| {
+                let touching = |path: &str| load::set_touching(&load::field_of(path), &writes);
                 // A value an override wrote has no place in the file: the
-                // override is named instead.
-                let (at, message) = match load::set_touching(&load::field_of(&p.path), &writes) {
+                // override is named instead. A field the file holds that
+                // was checked against one an override wrote keeps its
+                // place, and the override is named too.
+                let (at, message) = match touching(&p.path) {
                     Some(set) => (None, format!("{} (after --set {set})", p.message)),
-                    None => (locate::locate(text, format, &p.path), p.message),
+                    None => {
+                        let at = locate::locate(text, format, &p.path);
+                        match p.related.iter().find_map(|r| touching(r)) {
+                            Some(set) => (at, format!("{} (after --set {set})", p.message)),
+                            None => (at, p.message),
+                        }
+                    }
                 };
                 Located {
                     origin: origin.to_string(),
@@ -447,6 +456,55 @@ mod tests {
         let e = err(&text, "e.json", &["seed=3"]);
         assert!(e.starts_with("e.json:9:13: traffic.rate:"), "{e}");
         assert!(!e.contains("--set"), "{e}");
+    }
+
+    /// A problem with a field the file holds, found by checking it against
+    /// one an override wrote, keeps its place in the file and names the
+    /// override; an override of a field it was not checked against is not
+    /// named.
+    #[test]
+    fn overrides_of_the_fields_a_problem_was_checked_against_are_named() {
+        let located = |sets: &[&str]| {
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            match load_str(EXAMPLE, "e.json", &sets) {
+                Err(InvalidInput::Problems(list)) => {
+                    assert_eq!(list.len(), 1, "{list:?}");
+                    let p = &list[0];
+                    assert!(p.line.is_some(), "{p:?}");
+                    (p.path.clone().unwrap_or_default(), p.message.clone())
+                }
+                other => panic!("{other:?}"),
+            }
+        };
+        let initial = "policies.jitter-10.backoff.initial=20s";
+        assert_eq!(
+            located(&[initial]),
+            (
+                "policies[1].backoff.exponential.max".into(),
+                format!("10s is less than initial (20s) (after --set {initial})")
+            )
+        );
+        // The first policy renamed to the second's name: the second, as
+        // the file holds it, is the one reported.
+        let name = "policies.no-jitter.name=jitter-10";
+        let (path, message) = located(&[name]);
+        assert_eq!(path, "policies[1].name");
+        assert!(
+            message.ends_with(&format!("(after --set {name})")),
+            "{message}"
+        );
+        // A fault the file holds, after the run a shorter duration ends.
+        let (path, message) = located(&["duration=4m"]);
+        assert_eq!(path, "faults[0].outage.start");
+        assert!(message.ends_with("(after --set duration=4m)"), "{message}");
+        // An override the problem is not about is not named.
+        let (_, message) = located(&["seed=3", initial]);
+        assert!(!message.contains("seed"), "{message}");
+        let (_, message) = located(&[initial, "policies.jitter-10.max_attempts=4"]);
+        assert!(
+            message.ends_with(&format!("(after --set {initial})")),
+            "{message}"
+        );
     }
 
     /// Overrides neither hide the file's own errors nor take their place:
