@@ -109,7 +109,7 @@ pub(crate) fn parse(
     explain::<ScenarioSpec>(&mut loc, SCENARIO, || Some(value.clone()));
     let field = error_field(&loc).unwrap_or_default();
     match set_touching(&field, &writes) {
-        Some(set) => loc.message.push_str(&format!(" (after --set {set})")),
+        Some(set) => loc.message.push_str(&after_set(set)),
         // Not a field any override wrote: the file's own error, as reading
         // it alone put it, or where the file wrote the field.
         None => match &as_written {
@@ -123,6 +123,12 @@ pub(crate) fn parse(
         },
     }
     Err(InvalidInput::At(loc))
+}
+
+/// The note that ends a problem with a field an override wrote, or one it
+/// was checked against: ` (after --set PATH=VALUE)`, a long value cut.
+pub(crate) fn after_set(set: &str) -> String {
+    format!(" (after --set {})", crate::error::shown(set))
 }
 
 /// The field an error is about, step by step: its path, and for a missing

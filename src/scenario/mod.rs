@@ -317,11 +317,11 @@ pub fn load_str(text: &str, origin: &str, sets: &[String]) -> Result<Scenario, I
                 // was checked against one an override wrote keeps its
                 // place, and the override is named too.
                 let (at, message) = match touching(&p.path) {
-                    Some(set) => (None, format!("{} (after --set {set})", p.message)),
+                    Some(set) => (None, p.message + &load::after_set(set)),
                     None => {
                         let at = locate::locate(text, format, &p.path);
                         match p.related.iter().find_map(|r| touching(r)) {
-                            Some(set) => (at, format!("{} (after --set {set})", p.message)),
+                            Some(set) => (at, p.message + &load::after_set(set)),
                             None => (at, p.message),
                         }
                     }
@@ -632,6 +632,25 @@ mod tests {
             None
         );
         assert_eq!(touching("backend.workers"), None);
+    }
+
+    /// A huge value is quoted back cut, in the problem and in the
+    /// override named with it.
+    #[test]
+    fn huge_values_are_not_echoed_whole() {
+        let deep = format!("{}{}", "[".repeat(30_000), "]".repeat(30_000));
+        for set in [
+            format!("traffic.rate={deep}"),
+            format!("policies.0.jitter={deep}"),
+            format!("name={deep}"),
+            format!("traffic.{}=1", "x".repeat(60_000)),
+            format!("traffic.rate.x={deep}"),
+            format!("{deep}=1"),
+        ] {
+            let e = err(EXAMPLE, "e.json", &[&set]);
+            assert!(e.len() < 500, "{} bytes: {}", e.len(), &e[..500]);
+            assert!(e.contains("…"), "{e}");
+        }
     }
 
     #[test]
