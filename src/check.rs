@@ -17,8 +17,23 @@ use std::fmt;
 pub struct Problem {
     /// Field path as the deserialiser writes it (`traffic.profile[2].at`).
     pub path: String,
+    /// The other fields the problem is about, in the same form: those the
+    /// field at `path` was checked against (`initial` for a `max` below
+    /// it). A `--set` that wrote one of them is named with the problem.
+    pub related: Vec<String>,
     /// What is wrong, written for the person who wrote the file.
     pub message: String,
+}
+
+impl Problem {
+    /// A problem about the field at `path` alone.
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Problem {
+        Problem {
+            path: path.into(),
+            related: Vec::new(),
+            message: message.into(),
+        }
+    }
 }
 
 impl fmt::Display for Problem {
@@ -36,9 +51,20 @@ pub struct Problems {
 impl Problems {
     /// Records a problem at `path`.
     pub fn err(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.list.push(Problem::new(path, message));
+    }
+
+    /// Records a problem at `path` found by checking it against the
+    /// fields at `related` (see [`Problem::related`]).
+    pub fn err_with<R: Into<String>>(
+        &mut self,
+        path: impl Into<String>,
+        related: impl IntoIterator<Item = R>,
+        message: impl Into<String>,
+    ) {
         self.list.push(Problem {
-            path: path.into(),
-            message: message.into(),
+            related: related.into_iter().map(Into::into).collect(),
+            ..Problem::new(path, message)
         });
     }
 

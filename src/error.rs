@@ -179,10 +179,63 @@ impl fmt::Display for Located {
         }
         f.write_str(": ")?;
         if let Some(p) = &self.path {
-            write!(f, "{}: ", one_line(p))?;
+            write!(f, "{}: ", one_line(&shown(p)))?;
         }
-        f.write_str(&one_line(&self.message))
+        f.write_str(&one_line(&cut_quoted(&self.message)))
     }
+}
+
+/// The most characters of a value the user gave that a message quotes.
+pub const SHOWN_CHARS: usize = 80;
+
+/// A value the user gave (a `--set`, a key, a name), as a message quotes
+/// it: whole when short, else its first [`SHOWN_CHARS`] characters and
+/// `…`, so that a message stays readable when the value is 60 KB.
+pub fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        None => text.into(),
+        Some((at, _)) => format!("{}…", text[..at].trim_end_matches('\\')).into(),
+    }
+}
+
+/// `message` with every quoted value in it (`"..."`, as serde and `{:?}`
+/// quote strings, with `\"` inside, or `` `...` ``) [`shown`]: the words
+/// around them are the crate's, the values may be anything. A quote
+/// without its closing one is left as it is.
+fn cut_quoted(message: &str) -> std::borrow::Cow<'_, str> {
+    let mut out = String::new();
+    let mut rest = message;
+    let mut cut = false;
+    while let Some(open) = rest.find(['"', '`']) {
+        let quote = char::from(rest.as_bytes()[open]);
+        let body = &rest[open + 1..];
+        let close = if quote == '"' {
+            let mut escaped = false;
+            body.char_indices()
+                .find(|&(_, c)| {
+                    let end = c == '"' && !escaped;
+                    escaped = c == '\\' && !escaped;
+                    end
+                })
+                .map(|(i, _)| i)
+        } else {
+            body.find('`')
+        };
+        let Some(close) = close else {
+            break;
+        };
+        let value = shown(&body[..close]);
+        cut |= matches!(value, std::borrow::Cow::Owned(_));
+        out.push_str(&rest[..=open]);
+        out.push_str(&value);
+        out.push(quote);
+        rest = &body[close + 1..];
+    }
+    if !cut {
+        return message.into();
+    }
+    out.push_str(rest);
+    out.into()
 }
 
 /// `text` with its control characters escaped (`\n`, `\u{0}`): a problem
@@ -241,7 +294,7 @@ pub enum InvalidInput {
     #[error("{}", lines(.0))]
     Problems(Vec<Located>),
     /// A `--set PATH=VALUE` that cannot be applied to the scenario.
-    #[error("{origin}: --set {assignment}: {error}")]
+    #[error("{origin}: --set {}: {error}", shown(.assignment))]
     Set {
         /// The scenario file.
         origin: String,
@@ -260,7 +313,8 @@ pub enum InvalidInput {
     },
     /// `--policy NAME` names no policy of the scenario.
     #[error(
-        "--policy {name:?}: scenario {scenario:?} has no such policy (it has: {})",
+        "--policy {:?}: scenario {scenario:?} has no such policy (it has: {})",
+        shown(.name),
         .known.join(", ")
     )]
     NoSuchPolicy {
@@ -274,7 +328,7 @@ pub enum InvalidInput {
     /// One point of a sweep is invalid; the inner error says why.
     #[error(
         "sweep point {index} ({}):\n{error}",
-        .assignments.iter().map(|a| format!("--set {a}")).collect::<Vec<_>>().join(" ")
+        .assignments.iter().map(|a| format!("--set {}", shown(a))).collect::<Vec<_>>().join(" ")
     )]
     SweepPoint {
         /// The point's index in the grid.
@@ -316,7 +370,7 @@ pub enum InvalidInput {
     /// One cell of a map is invalid; the inner error says why.
     #[error(
         "map cell {index} ({}):\n{error}",
-        .assignments.iter().map(|a| format!("--set {a}")).collect::<Vec<_>>().join(" ")
+        .assignments.iter().map(|a| format!("--set {}", shown(a))).collect::<Vec<_>>().join(" ")
     )]
     MapCell {
         /// The cell's index in the map.
@@ -516,7 +570,7 @@ pub enum SetError {
     #[error("empty PATH before `=`")]
     EmptyPath,
     /// Two dots in a row, or a dot at an end.
-    #[error("empty segment {index} in path `{path}`")]
+    #[error("empty segment {index} in path `{}`", shown(.path))]
     EmptySegment {
         /// 1-based position of the empty segment.
         index: usize,
@@ -524,14 +578,14 @@ pub enum SetError {
         path: String,
     },
     /// A `[` without its `]`, an empty `[]`, or text after a `]`.
-    #[error("brackets in path `{path}` do not close around an index: write `faults[0].outage` or `faults.0.outage`")]
+    #[error("brackets in path `{}` do not close around an index: write `faults[0].outage` or `faults.0.outage`", shown(.path))]
     Brackets {
         /// The whole path.
         path: String,
     },
     /// A segment that cannot be followed; `at` is the path up to and
     /// including it.
-    #[error("`{at}`: {problem}")]
+    #[error("`{}`: {problem}", shown(.at))]
     At {
         /// The path walked so far, ending at the segment that failed.
         at: String,
@@ -584,19 +638,19 @@ pub enum PathProblem {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum GridError {
     /// No `=` in the axis.
-    #[error("--set {arg}: expected PATH=V1,V2,... (e.g. traffic.rate=100,200)")]
+    #[error("--set {}: expected PATH=V1,V2,... (e.g. traffic.rate=100,200)", shown(.arg))]
     NoEquals {
         /// The flag's value.
         arg: String,
     },
     /// Nothing before the `=`.
-    #[error("--set {arg}: empty PATH before `=`")]
+    #[error("--set {}: empty PATH before `=`", shown(.arg))]
     EmptyPath {
         /// The flag's value.
         arg: String,
     },
     /// Brackets, braces or quotes that do not close.
-    #[error("--set {arg}: unbalanced quotes or brackets in `{values}`")]
+    #[error("--set {}: unbalanced quotes or brackets in `{}`", shown(.arg), shown(.values))]
     Unbalanced {
         /// The flag's value.
         arg: String,
@@ -604,7 +658,7 @@ pub enum GridError {
         values: String,
     },
     /// An empty value between commas.
-    #[error("--set {arg}: value {index} is empty")]
+    #[error("--set {}: value {index} is empty", shown(.arg))]
     EmptyValue {
         /// The flag's value.
         arg: String,
@@ -612,7 +666,7 @@ pub enum GridError {
         index: usize,
     },
     /// The same path swept by two `--set` flags.
-    #[error("--set {path}: the path is given twice; list all its values in one --set")]
+    #[error("--set {}: the path is given twice; list all its values in one --set", shown(.path))]
     Repeated {
         /// The path.
         path: String,
@@ -620,8 +674,10 @@ pub enum GridError {
     /// Two `--set` flags where one sets a field within the other's: the
     /// later would silently replace the earlier's values at every point.
     #[error(
-        "--set {path}: overlaps --set {other} (one sets a field within the other): \
-         set each field in one place"
+        "--set {}: overlaps --set {} (one sets a field within the other): \
+         set each field in one place",
+        shown(.path),
+        shown(.other)
     )]
     Overlap {
         /// The later path.
@@ -646,7 +702,7 @@ pub enum GridError {
         sizes: String,
     },
     /// A `--shard` that is not `I/N` with 1 <= I <= N.
-    #[error("--shard {0}: expected I/N with 1 <= I <= N (e.g. 2/4)")]
+    #[error("--shard {}: expected I/N with 1 <= I <= N (e.g. 2/4)", shown(.0))]
     Shard(String),
     /// More shards than the grid has points or cells.
     #[error("{count} shards for {items} {noun}: use at most {items} (a shard with nothing to run would hold up the merge)")]
@@ -785,10 +841,14 @@ pub enum MergeError {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RangeError {
     /// No `:N` after `A..B`.
-    #[error("range {0:?}: write A..B:N, N values from A to B inclusive (e.g. 100..300:11 or 2s..60s:12)")]
+    #[error("range {:?}: write A..B:N, N values from A to B inclusive (e.g. 100..300:11 or 2s..60s:12)", shown(.0))]
     NoCount(String),
     /// `N` is not a whole number in range.
-    #[error("range {text:?}: the count {count:?} must be a whole number from 2 to {max}")]
+    #[error(
+        "range {:?}: the count {:?} must be a whole number from 2 to {max}",
+        shown(.text),
+        shown(.count)
+    )]
     BadCount {
         /// The range as written.
         text: String,
@@ -798,10 +858,14 @@ pub enum RangeError {
         max: usize,
     },
     /// `N` is 1 but the ends differ.
-    #[error("range {0:?}: one value cannot go from A to a different B; use N >= 2")]
+    #[error("range {:?}: one value cannot go from A to a different B; use N >= 2", shown(.0))]
     OneValue(String),
     /// An end is neither a number nor a duration.
-    #[error("range {text:?}: {end:?} is not a number or a duration such as 250ms, 2s or 1m")]
+    #[error(
+        "range {:?}: {:?} is not a number or a duration such as 250ms, 2s or 1m",
+        shown(.text),
+        shown(.end)
+    )]
     BadEnd {
         /// The range as written.
         text: String,
@@ -810,7 +874,10 @@ pub enum RangeError {
     },
     /// One end is a duration and the other a plain number.
     #[error(
-        "range {text:?}: both ends must be numbers or both durations ({a:?} and {b:?} differ)"
+        "range {:?}: both ends must be numbers or both durations ({:?} and {:?} differ)",
+        shown(.text),
+        shown(.a),
+        shown(.b)
     )]
     Mixed {
         /// The range as written.
@@ -821,7 +888,7 @@ pub enum RangeError {
         b: String,
     },
     /// A duration end is negative or out of range.
-    #[error("range {text:?}: {why}")]
+    #[error("range {:?}: {why}", shown(.text))]
     BadDuration {
         /// The range as written.
         text: String,
@@ -1086,6 +1153,51 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn long_values_are_cut_on_a_character_boundary() {
+        assert_eq!(shown("short"), "short");
+        let exact = "é".repeat(SHOWN_CHARS);
+        assert_eq!(shown(&exact), exact);
+        let long = format!("{exact}ü and more");
+        assert_eq!(shown(&long), format!("{exact}…"));
+        // A cut escape leaves no lone backslash before the ellipsis.
+        let escaped = format!("{}\\\"x", "a".repeat(SHOWN_CHARS - 1));
+        assert_eq!(shown(&escaped), format!("{}…", "a".repeat(SHOWN_CHARS - 1)));
+    }
+
+    #[test]
+    fn a_located_problem_cuts_the_values_it_quotes() {
+        let long = "[".repeat(60_000);
+        let l = Located::at_path(
+            "s.json",
+            format!("traffic.{long}"),
+            format!("invalid type: string {long:?}, expected a number; unknown field `{long}`"),
+        );
+        let cut = "[".repeat(SHOWN_CHARS);
+        assert_eq!(
+            l.to_string(),
+            format!(
+                "s.json: traffic.{}…: invalid type: string \"{cut}…\", expected a number; \
+                 unknown field `{cut}…`",
+                "[".repeat(SHOWN_CHARS - "traffic.".len())
+            )
+        );
+        // Quotes inside a quoted value, short values and a quote left
+        // open are kept.
+        let inner = format!("{:?}", format!("a\"b{long}"));
+        let l = Located::whole(
+            "s.json",
+            format!("name {inner} and \"250ms\", `x` or \"open"),
+        );
+        assert_eq!(
+            l.to_string(),
+            format!(
+                "s.json: name \"a\\\"b{}…\" and \"250ms\", `x` or \"open",
+                "[".repeat(SHOWN_CHARS - 4)
+            )
+        );
+    }
 
     fn pipe() -> io::Error {
         io::Error::from(io::ErrorKind::BrokenPipe)

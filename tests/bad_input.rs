@@ -523,7 +523,7 @@ fn numbers_that_do_not_fit() {
         &[
             ":3:",
             "seed",
-            "expected a whole number from 0 to 18446744073709551615",
+            "expected a whole number up to 18446744073709551615",
         ],
     );
     check_bad(
@@ -532,7 +532,7 @@ fn numbers_that_do_not_fit() {
             ":3:",
             "seed",
             "`-7`",
-            "expected a whole number from 0 to 18446744073709551615",
+            "expected a whole number up to 18446744073709551615",
         ],
     );
 }
@@ -555,7 +555,7 @@ fn set_values_are_checked_like_the_file() {
         "traffic.clients=99999999999",
         &[
             "traffic.clients",
-            "expected a whole number from 0 to 4294967295",
+            "expected a whole number up to 4294967295",
         ],
     );
     // A section the file does not have cannot be reached into.

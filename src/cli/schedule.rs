@@ -18,7 +18,7 @@ use crate::error::{Error, InvalidInput, Located, OutputError};
 use crate::policy::schedule::{human, schedule, Schedule};
 use crate::policy::{presets, resolve, Jitter, Policy};
 use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
-use crate::scenario::load::{from_text, plain_words, to_value, Format};
+use crate::scenario::load::{from_text, plain_words, read, to_value, Format};
 use crate::scenario::locate::locate;
 use crate::scenario::set::parse_value;
 use crate::time::{format_duration, Nanos, NS_PER_SEC};
@@ -332,7 +332,7 @@ fn start(args: &ScheduleArgs) -> Result<Draft, InvalidInput> {
             draft.prefix = format!("policies[{i}].");
             draft.file = Some((origin, text, format));
             // Read typed first: problems in the entry get exact positions.
-            if let Err(e) = serde_path_to_error::deserialize::<_, PolicySpec>(entry.clone()) {
+            if let Err(e) = read::<_, PolicySpec>(entry.clone()) {
                 let path = e.path().to_string();
                 let path = if path == "." { String::new() } else { path };
                 return Err(InvalidInput::At(
@@ -349,7 +349,8 @@ fn start(args: &ScheduleArgs) -> Result<Draft, InvalidInput> {
             }
             // Read typed first: problems in the file itself get exact
             // positions.
-            from_text::<PolicySpec>(&text, &origin, format).map_err(InvalidInput::At)?;
+            from_text::<PolicySpec>(&text, &origin, format, "a policy")
+                .map_err(InvalidInput::At)?;
             draft.file = Some((origin, text, format));
             value
         };
@@ -490,7 +491,7 @@ pub fn policy_from_args(args: &ScheduleArgs) -> Result<Policy, InvalidInput> {
         draft.set("max_retry_duration", "--max-retry-duration", parse_value(d));
     }
     let doc = Value::Object(draft.doc.clone());
-    let spec: PolicySpec = serde_path_to_error::deserialize(&doc).map_err(|e| {
+    let spec: PolicySpec = read(&doc).map_err(|e| {
         let path = e.path().to_string();
         let path = if path == "." { String::new() } else { path };
         let mut message = plain_words(&e.inner().to_string());

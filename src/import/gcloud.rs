@@ -430,7 +430,7 @@ fn scalar_message(ty: &str, found: Option<&str>) -> String {
         _ => None,
     };
     let expected = match (ty, range) {
-        (_, Some((0, max))) => format!("expected a whole number from 0 to {max}"),
+        (_, Some((0, max))) => format!("expected a whole number up to {max}"),
         (_, Some(_)) => "expected a whole number".to_string(),
         ("floating point" | "f64" | "f32", None) => "expected a number".to_string(),
         ("boolean" | "bool", None) => "expected true or false".to_string(),
@@ -438,6 +438,11 @@ fn scalar_message(ty: &str, found: Option<&str>) -> String {
     };
     match (found, range) {
         // Digits alone, yet not read: out of the type's range.
+        // Not "from 0" for an unsigned field: `maxBurstSize` starts at 1,
+        // and its own check says so.
+        (Some(f), Some((0, max))) if is_integer(f) => {
+            format!("{f} is out of range: expected a whole number up to {max}")
+        }
         (Some(f), Some((min, max))) if is_integer(f) => {
             format!("{f} is out of range: expected a whole number from {min} to {max}")
         }
@@ -766,7 +771,7 @@ state: RUNNING
             (
                 "rateLimits:\n  maxBurstSize: -1\n",
                 "q.yaml:2:17: rateLimits.maxBurstSize: -1 is out of range: expected a whole \
-                 number from 0 to 4294967295",
+                 number up to 4294967295",
             ),
             (
                 "rateLimits:\n  maxDispatchesPerSecond: fast\n",

@@ -293,7 +293,8 @@ fn import_placed(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             ));
         }
     }
-    let cfg: ServiceConfig = from_text(text, origin, Format::Json).map_err(InvalidInput::At)?;
+    let cfg: ServiceConfig =
+        from_text(text, origin, Format::Json, "a service config").map_err(InvalidInput::At)?;
     let mut warnings = vec![];
     // Every value refused, so that one run names them all.
     let mut refused = Refusals::new(origin);

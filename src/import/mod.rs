@@ -59,10 +59,7 @@ impl Imported {
         }
         let problems = match serde_json::from_value::<ScenarioSpec>(doc) {
             Ok(spec) => crate::scenario::validate(&spec).err().unwrap_or_default(),
-            Err(e) => vec![Problem {
-                path: "block".into(),
-                message: e.to_string(),
-            }],
+            Err(e) => vec![Problem::new("block", e.to_string())],
         };
         if problems.is_empty() {
             return Ok(self);

@@ -129,8 +129,9 @@ impl BackoffSpec {
             BackoffSpec::Linear { initial, max, .. } => {
                 if let Some(max) = max {
                     if max < initial {
-                        c.err(
+                        c.err_with(
                             format!("{path}.linear.max"),
+                            [format!("{path}.linear.initial")],
                             format!("{max} is less than initial ({initial})"),
                         );
                     }
@@ -152,8 +153,9 @@ impl BackoffSpec {
                 }
                 if let Some(max) = max {
                     if max < initial {
-                        c.err(
+                        c.err_with(
                             format!("{p}.max"),
+                            [format!("{p}.initial")],
                             format!("{max} is less than initial ({initial})"),
                         );
                     }
@@ -165,8 +167,9 @@ impl BackoffSpec {
                 ..
             } => {
                 if min_backoff > max_backoff {
-                    c.err(
+                    c.err_with(
                         format!("{path}.cloud_tasks.min_backoff"),
+                        [format!("{path}.cloud_tasks.max_backoff")],
                         format!("{min_backoff} is greater than max_backoff ({max_backoff})"),
                     );
                 }
@@ -176,8 +179,9 @@ impl BackoffSpec {
                 if base.ns() == 0 {
                     c.err(format!("{p}.base"), "must be greater than 0");
                 } else if base > max {
-                    c.err(
+                    c.err_with(
                         format!("{p}.base"),
+                        [format!("{p}.max")],
                         format!("{base} is greater than max ({max})"),
                     );
                 }

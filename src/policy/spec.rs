@@ -132,18 +132,22 @@ impl PolicySpec {
             ("pushback", self.pushback.is_some()),
             ("throttling_backoff", self.throttling_backoff.is_some()),
         ];
+        // Either field may come from the preset.
+        let related = [format!("{path}.hedging"), format!("{path}.preset")];
         for (field, set) in retry_fields {
             if set {
-                c.err(
+                c.err_with(
                     format!("{path}.{field}"),
+                    related.clone(),
                     "a hedging policy does not retry (gRFC A6: one or the other); \
                      hedging has its own max_attempts and non_fatal statuses",
                 );
             }
         }
         if self.rate_limiter.is_some() {
-            c.err(
+            c.err_with(
                 format!("{path}.rate_limiter"),
+                related,
                 "hedging behind a client-side rate limiter is not modelled; use one or the other",
             );
         }

@@ -172,12 +172,7 @@ pub(crate) fn zero_time_loop(spec: &ScenarioSpec, policy: &Policy) -> Option<Str
 /// Every warning for a validated scenario with its resolved policies.
 pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem> {
     let mut out = Vec::new();
-    let mut warn = |path: &str, message: String| {
-        out.push(Problem {
-            path: path.to_string(),
-            message,
-        })
-    };
+    let mut warn = |path: &str, message: String| out.push(Problem::new(path, message));
     for (i, p) in policies.iter().enumerate() {
         if let Some(why) = zero_time_loop(spec, p) {
             warn(

@@ -8,7 +8,7 @@
 //! the spec read from that value: field paths are kept, positions are not.
 
 use super::locate::locate;
-use super::set::{apply_set, Written};
+use super::set::{apply_set, is_datetime, Written};
 use super::spec::ScenarioSpec;
 use crate::error::{InvalidInput, Located};
 use serde::de::DeserializeOwned;
@@ -38,6 +38,9 @@ impl Format {
     }
 }
 
+/// What a scenario file holds, as errors about its top level name it.
+const SCENARIO: &str = "a scenario";
+
 /// What each `--set` wrote: the assignment as given and the field as the
 /// scenario holds it ([`Written`]), in order.
 pub(crate) type Writes = Vec<(String, Written)>;
@@ -55,7 +58,7 @@ pub(crate) fn parse(
     // column. A syntax error or a key written twice is an error whatever
     // the overrides say; any other error may be about a field an override
     // replaces or supplies, and is judged after them.
-    let as_written = from_text::<ScenarioSpec>(text, origin, format);
+    let as_written = from_text::<ScenarioSpec>(text, origin, format, SCENARIO);
     if sets.is_empty() {
         return as_written
             .map(|s| (s, Writes::new()))
@@ -85,7 +88,7 @@ pub(crate) fn parse(
         Ok((value, writes))
     };
     let (value, writes) = apply(None)?;
-    let e = match serde_path_to_error::deserialize::<_, ScenarioSpec>(&value) {
+    let e = match read::<_, ScenarioSpec>(&value) {
         Ok(spec) => return Ok((spec, writes)),
         Err(e) => e,
     };
@@ -97,16 +100,16 @@ pub(crate) fn parse(
     let at = field_of(&e.path().to_string());
     if let Some(i) = writes.iter().position(|(_, w)| unknown && *w == at) {
         if let Ok((beside, writes)) = apply(Some(i)) {
-            if let Ok(spec) = serde_path_to_error::deserialize::<_, ScenarioSpec>(&beside) {
+            if let Ok(spec) = read::<_, ScenarioSpec>(&beside) {
                 return Ok((spec, writes));
             }
         }
     }
-    let mut loc = json_error(e.inner(), origin, Some(e.path()));
-    explain::<ScenarioSpec>(&mut loc, || Some(value.clone()));
+    let mut loc = json_error(e.inner(), "", origin, Some(e.path()));
+    explain::<ScenarioSpec>(&mut loc, SCENARIO, || Some(value.clone()));
     let field = error_field(&loc).unwrap_or_default();
     match set_touching(&field, &writes) {
-        Some(set) => loc.message.push_str(&format!(" (after --set {set})")),
+        Some(set) => loc.message.push_str(&after_set(set)),
         // Not a field any override wrote: the file's own error, as reading
         // it alone put it, or where the file wrote the field.
         None => match &as_written {
@@ -120,6 +123,12 @@ pub(crate) fn parse(
         },
     }
     Err(InvalidInput::At(loc))
+}
+
+/// The note that ends a problem with a field an override wrote, or one it
+/// was checked against: ` (after --set PATH=VALUE)`, a long value cut.
+pub(crate) fn after_set(set: &str) -> String {
+    format!(" (after --set {})", crate::error::shown(set))
 }
 
 /// The field an error is about, step by step: its path, and for a missing
@@ -163,6 +172,15 @@ pub(crate) fn field_of(path: &str) -> Written {
         .unwrap_or_default()
 }
 
+/// Reads a typed value from `de` with the path of any problem: the one
+/// typed read of scenario input, so that a group of settings is an object
+/// wherever it is read (see [`shape`](super::shape)).
+pub(crate) fn read<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    de: D,
+) -> Result<T, serde_path_to_error::Error<D::Error>> {
+    serde_path_to_error::deserialize(super::shape::Objects(de))
+}
+
 /// Reads JSON or TOML text into a generic JSON value (TOML converted), for
 /// changes before the typed read.
 pub(crate) fn to_value(
@@ -172,7 +190,7 @@ pub(crate) fn to_value(
 ) -> Result<serde_json::Value, Located> {
     match format {
         Format::Json => serde_json::from_str::<serde_json::Value>(text)
-            .map_err(|e| json_error(&e, origin, None)),
+            .map_err(|e| json_error(&e, text, origin, None)),
         Format::Toml => toml::Deserializer::parse(text)
             .and_then(serde_json::Value::deserialize)
             .map_err(|e| toml_error(text, &e, origin, None)),
@@ -180,29 +198,31 @@ pub(crate) fn to_value(
 }
 
 /// Reads a typed value straight from the text, so errors carry exact
-/// positions and field paths.
+/// positions and field paths; `what` the text holds ("a scenario") is
+/// named when its top level is not an object.
 pub(crate) fn from_text<T: DeserializeOwned>(
     text: &str,
     origin: &str,
     format: Format,
+    what: &str,
 ) -> Result<T, Located> {
     match format {
         Format::Json => {
             let mut de = serde_json::Deserializer::from_str(text);
-            let value = serde_path_to_error::deserialize::<_, T>(&mut de).map_err(|e| {
-                let mut loc = json_error(e.inner(), origin, Some(e.path()));
-                explain::<T>(&mut loc, || to_value(text, origin, format).ok());
+            let value = read::<_, T>(&mut de).map_err(|e| {
+                let mut loc = json_error(e.inner(), text, origin, Some(e.path()));
+                explain::<T>(&mut loc, what, || to_value(text, origin, format).ok());
                 loc
             })?;
-            de.end().map_err(|e| json_error(&e, origin, None))?;
+            de.end().map_err(|e| json_error(&e, text, origin, None))?;
             Ok(value)
         }
         Format::Toml => {
             let de =
                 toml::Deserializer::parse(text).map_err(|e| toml_error(text, &e, origin, None))?;
-            serde_path_to_error::deserialize::<_, T>(de).map_err(|e| {
+            read::<_, T>(de).map_err(|e| {
                 let mut loc = toml_error(text, e.inner(), origin, Some(e.path()));
-                explain::<T>(&mut loc, || to_value(text, origin, format).ok());
+                explain::<T>(&mut loc, what, || to_value(text, origin, format).ok());
                 loc
             })
         }
@@ -253,7 +273,7 @@ fn name_settings<T: DeserializeOwned>(loc: &mut Located, mut value: serde_json::
 /// What serde says of `doc` read as `T`: `None` when it reads, else the
 /// problem's path and message.
 fn problem_in<T: DeserializeOwned>(doc: &serde_json::Value) -> Option<(String, String)> {
-    serde_path_to_error::deserialize::<_, T>(doc)
+    read::<_, T>(doc)
         .err()
         .map(|e| (e.path().to_string(), e.inner().to_string()))
 }
@@ -271,19 +291,40 @@ fn expected_names(list: &str) -> Vec<String> {
 
 /// Says more than serde does about a problem with a setting, reading the
 /// input again as a generic value (`document`, made only when needed):
-/// what was found where one of several kinds was expected, the settings a
-/// kind or a group takes, and the kinds a setting may be.
+/// what was found where one of several kinds was expected or at the top
+/// level (`what` the input is, "a scenario"), a TOML date-time serde
+/// takes for an object, the settings a kind or a group takes, and the
+/// kinds a setting may be.
 fn explain<T: DeserializeOwned>(
     loc: &mut Located,
+    what: &str,
     document: impl FnOnce() -> Option<serde_json::Value>,
 ) {
     let choice = loc.message == "expected value"
         || loc.message.ends_with(CHOICE_EXPECTED)
         || loc.message == SEVERAL_KEYS;
-    if !choice && !loc.message.ends_with(SETTINGS_EXPECTED) {
+    let settings = loc.message.ends_with(SETTINGS_EXPECTED);
+    // A TOML date-time reaches serde as an object of one private key.
+    let object = loc.message.starts_with(OBJECT_FOUND) || loc.message.starts_with("unknown field");
+    if !choice && !settings && !object {
         return;
     }
-    let (Some(path), Some(doc)) = (loc.path.clone(), document()) else {
+    let doc = document();
+    let Some(path) = loc.path.clone() else {
+        // The text may not read as a value (a list left open): the
+        // problem still says what was found.
+        let list = loc.message.starts_with("invalid type: a list,");
+        let top = match &doc {
+            Some(doc) => Some(found(doc)),
+            None => list.then_some("a list"),
+        };
+        if let Some(top) = top.filter(|_| settings && loc.message.starts_with("invalid type: ")) {
+            loc.message =
+                format!("the top level must be an object of settings ({what}), not {top}");
+        }
+        return;
+    };
+    let Some(doc) = doc else {
         return;
     };
     if choice {
@@ -294,8 +335,38 @@ fn explain<T: DeserializeOwned>(
         if let Some(message) = describe_choice::<T>(&doc, &path) {
             loc.message = message;
         }
-    } else {
+    } else if settings {
         name_settings::<T>(loc, doc, &path);
+    } else if value_at(&doc, &path).is_some_and(is_datetime) {
+        // A plain setting (`rate = 07:32:00`).
+        let rest = &loc.message[OBJECT_FOUND.len()..];
+        loc.message = format!("invalid type: a date-time,{rest}");
+    } else if let Some((group, _)) = path
+        .rsplit_once('.')
+        .filter(|(group, _)| value_at(&doc, group).is_some_and(is_datetime))
+    {
+        // A group of settings, or a kind's settings: serde read the
+        // date-time's private key as one of them.
+        loc.path = Some(group.to_string());
+        loc.message = format!("invalid type: a date-time, {SETTINGS_EXPECTED}");
+        name_settings::<T>(loc, doc, group);
+    }
+}
+
+/// The start of [`plain_words`]' type error when an object was found.
+const OBJECT_FOUND: &str = "invalid type: an object,";
+
+/// What `v` is, in the words of the type errors: "a list", "a number".
+fn found(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        v if is_datetime(v) => "a date-time",
+        Value::Object(_) => "an object",
+        Value::Array(_) => "a list",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+        Value::Null => "null",
     }
 }
 
@@ -317,13 +388,14 @@ const CHOICE_EXPECTED: &str = "expected a name or a one-key object";
 /// each at `path`. `None` when the document holds no such value there.
 fn describe_choice<T: DeserializeOwned>(doc: &serde_json::Value, path: &str) -> Option<String> {
     use serde_json::Value;
-    let found = match value_at(doc, path)? {
-        Value::Object(map) if map.len() > 1 => "an object of several keys",
-        Value::Object(map) if map.is_empty() => "an empty object",
-        Value::Number(_) => "invalid type: a number",
-        Value::Array(_) => "invalid type: a list",
-        Value::Bool(_) => "invalid type: a boolean",
-        Value::Null => "invalid type: null",
+    let value = value_at(doc, path)?;
+    let found = match value {
+        v if is_datetime(v) => format!("invalid type: {}", found(v)),
+        Value::Object(map) if map.len() > 1 => "an object of several keys".into(),
+        Value::Object(map) if map.is_empty() => "an empty object".into(),
+        Value::Number(_) | Value::Array(_) | Value::Bool(_) | Value::Null => {
+            format!("invalid type: {}", found(value))
+        }
         _ => return None,
     };
     let kinds = kinds_at::<T>(doc, path)?;
@@ -403,17 +475,19 @@ fn path_text(path: Option<&serde_path_to_error::Path>) -> Option<String> {
 }
 
 /// A serde_json error as a [`Located`] problem of `origin`: its line and
-/// column taken out of the message into the position.
+/// column taken out of the message into the position, the column counted
+/// in characters of `text`, the text read (empty for a value read after
+/// overrides, whose errors have no position).
 pub(crate) fn json_error(
     e: &serde_json::Error,
+    text: &str,
     origin: &str,
     path: Option<&serde_path_to_error::Path>,
 ) -> Located {
     let full = e.to_string();
-    let (line, column) = if e.line() > 0 {
-        (Some(e.line()), Some(e.column().max(1)))
-    } else {
-        (None, None)
+    let (line, column) = match json_position(text, e) {
+        Some((line, column)) => (Some(line), Some(column)),
+        None => (None, None),
     };
     let suffix = format!(" at line {} column {}", e.line(), e.column());
     let message = plain_words(full.strip_suffix(&suffix).unwrap_or(&full));
@@ -507,13 +581,34 @@ pub(crate) fn plain_words(message: &str) -> String {
     ];
     for (rust, max) in unsigned {
         if let Some(head) = out.strip_suffix(&format!("expected {rust}")) {
-            return format!("{head}expected a whole number from 0 to {max}");
+            // Not "from 0": many counts start at 1 (`workers`, `clients`),
+            // and their own check says so.
+            return format!("{head}expected a whole number up to {max}");
         }
     }
     if let Some(head) = out.strip_suffix("expected i64") {
         return format!("{head}expected a whole number");
     }
     out
+}
+
+/// The line and column (in characters, 1-based) of a serde_json error in
+/// `text`; `None` for an error without a position. serde_json counts the
+/// column in bytes, up to and including the last byte it read: a name
+/// such as "ééééé" would push every column after it to the right.
+pub(crate) fn json_position(text: &str, e: &serde_json::Error) -> Option<(usize, usize)> {
+    if e.line() == 0 {
+        return None;
+    }
+    let Some(row) = text.split('\n').nth(e.line() - 1) else {
+        return Some((e.line(), e.column().max(1)));
+    };
+    // A character read in part counts whole.
+    let mut end = e.column().min(row.len());
+    while !row.is_char_boundary(end) {
+        end += 1;
+    }
+    Some((e.line(), row[..end].chars().count().max(1)))
 }
 
 /// 1-based line and column (in characters) of byte offset `at` in `text`.
@@ -554,7 +649,7 @@ mod tests {
             ),
             (
                 "invalid value: integer `-4`, expected u32",
-                "invalid value: integer `-4`, expected a whole number from 0 to 4294967295",
+                "invalid value: integer `-4`, expected a whole number up to 4294967295",
             ),
             (
                 "invalid type: string \"5ms\", expected struct variant DistSpec::Constant",
@@ -594,7 +689,11 @@ mod tests {
         struct S {
             kind: Kind,
         }
-        let message = |text: &str| from_text::<S>(text, "f", Format::Json).unwrap_err().message;
+        let message = |text: &str| {
+            from_text::<S>(text, "f", Format::Json, "an S")
+                .unwrap_err()
+                .message
+        };
         let expected = "expected a name, or an object of one key, the kind's name, holding its \
                         settings (one of `Full`, `Share`)";
         assert_eq!(
@@ -789,6 +888,215 @@ mod tests {
             .1,
             "invalid type: string \"5\", expected a whole number"
         );
+    }
+
+    /// The line, column, path and message of the one problem `parse`
+    /// finds in `text`.
+    fn placed(text: &str, format: Format, sets: &[&str]) -> (String, String) {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        match parse(text, "f", format, &sets) {
+            Err(InvalidInput::At(loc)) => (
+                format!("{}:{}", loc.line.unwrap_or(0), loc.column.unwrap_or(0)),
+                format!("{}: {}", loc.path.unwrap_or_default(), loc.message),
+            ),
+            other => panic!("expected a located problem, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_list_at_the_top_level_is_not_a_scenario() {
+        // serde alone reads a scenario from a list, its fields in order.
+        let positional = r#"["x", "", 1, "60s", "0s", "1s", {"rate": 100},
+            {"workers": 2, "service_time": {"constant": {"value": "1ms"}}},
+            [], [], [], null, [{"name": "p", "max_attempts": 1}], {}]"#;
+        assert!(serde_json::from_str::<ScenarioSpec>(positional).is_ok());
+        let top = ": the top level must be an object of settings (a scenario), not a list";
+        for text in [positional, "[1]", "[\"x\"]", "["] {
+            assert_eq!(
+                placed(text, Format::Json, &[]),
+                ("1:1".to_string(), top.to_string()),
+                "{text}"
+            );
+        }
+        // Other values at the top are named too.
+        assert_eq!(
+            placed("3", Format::Json, &[]).1,
+            ": the top level must be an object of settings (a scenario), not a number"
+        );
+        // Another file read as settings names what it holds.
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct S {
+            a: u32,
+        }
+        assert_eq!(
+            from_text::<S>("[1]", "f", Format::Json, "an S")
+                .unwrap_err()
+                .message,
+            "the top level must be an object of settings (an S), not a list"
+        );
+    }
+
+    #[test]
+    fn a_list_where_settings_go_is_refused_and_the_settings_named() {
+        let fine = r#"{"constant": {"value": "1ms"}}"#;
+        let traffic = "traffic: invalid type: a list, expected an object of its settings \
+                       (`rate`, `clients`, `arrival`, `mode`, `profile`, `attempt_timeout`, \
+                       `deadline`, `network_delay`, `think_time`, `burst_at`, `burst_spread`)";
+        let text = scenario(fine, r#"{"name": "p"}"#).replace(r#"{"rate": 10}"#, "[10, 1]");
+        assert_eq!(
+            placed(&text, Format::Json, &[]),
+            ("1:44".into(), traffic.into())
+        );
+        // A kind's settings.
+        assert_eq!(
+            placed(
+                &scenario(r#"{"uniform": ["1ms", "2ms"]}"#, r#"{"name": "p"}"#),
+                Format::Json,
+                &[]
+            ),
+            (
+                "2:70".into(),
+                "backend.service_time.uniform: invalid type: a list, expected an object of its \
+                 settings (`min`, `max`)"
+                    .into()
+            )
+        );
+        // A policy, and a fault's settings.
+        let (_, policy) = placed(&scenario(fine, r#"["p", null, 1]"#), Format::Json, &[]);
+        assert!(
+            policy.starts_with(
+                "policies[0]: invalid type: a list, expected an object of its settings (`name`,"
+            ),
+            "{policy}"
+        );
+        let fault = scenario(fine, r#"{"name": "p"}"#).replace(
+            r#""policies""#,
+            r#""faults": [{"outage": ["1s", "2s"]}], "policies""#,
+        );
+        let (_, fault) = placed(&fault, Format::Json, &[]);
+        assert!(
+            fault.starts_with("faults[0].outage: invalid type: a list, expected an object of its settings (`start`"),
+            "{fault}"
+        );
+        // Through an override.
+        let (at, message) = placed(
+            &scenario(fine, r#"{"name": "p"}"#),
+            Format::Json,
+            &["traffic=[10, 1]"],
+        );
+        assert_eq!(at, "0:0");
+        assert_eq!(message, format!("{traffic} (after --set traffic=[10, 1])"));
+        // TOML: an inline list, and a list of tables, where a table goes.
+        let toml = |traffic: &str| {
+            format!(
+                "name = \"t\"\nduration = \"5s\"\n{traffic}\n[backend]\nworkers = 2\n\
+                 service_time = {{constant = {{value = \"1ms\"}}}}\n[[policies]]\nname = \"p\"\n"
+            )
+        };
+        assert_eq!(
+            placed(&toml("traffic = [10, 1]"), Format::Toml, &[]),
+            ("3:11".into(), traffic.into())
+        );
+        assert_eq!(
+            placed(&toml("[[traffic]]\nrate = 10"), Format::Toml, &[]),
+            ("3:1".into(), traffic.into())
+        );
+        // Lists where lists go read as before.
+        let lists = scenario(
+            fine,
+            r#"{"name": "p", "max_attempts": 2, "retry_on": ["unavailable"],
+            "backoff": {"constant": {"delay": "1ms"}}}"#,
+        );
+        assert!(parse(&lists, "f", Format::Json, &[]).is_ok());
+    }
+
+    #[test]
+    fn a_toml_date_time_is_called_one() {
+        let toml = |from: &str, to: &str| {
+            let text = "name = \"t\"\nduration = \"5s\"\n[traffic]\nrate = 10\n[backend]\n\
+                        workers = 2\nservice_time = { constant = { value = \"1ms\" } }\n\
+                        [[policies]]\nname = \"p\"\njitter = \"full\"\n";
+            assert!(text.contains(from), "{from}");
+            text.replace(from, to)
+        };
+        for (from, to, want) in [
+            (
+                "duration = \"5s\"",
+                "duration = 1979-05-27T07:32:00Z",
+                "duration: invalid type: a date-time, expected a duration such as \"250ms\", \
+                 \"1.5s\", \"2m\" or a number of seconds",
+            ),
+            (
+                "rate = 10",
+                "rate = 07:32:00",
+                "traffic.rate: invalid type: a date-time, expected a number",
+            ),
+            (
+                "jitter = \"full\"",
+                "jitter = 1979-05-27",
+                "policies[0].jitter: invalid type: a date-time, expected a name, or an object of \
+                 one key, the kind's name, holding its settings (one of `none`, `full`, `equal`, \
+                 `proportional`, `next_step`)",
+            ),
+            (
+                "[traffic]\nrate = 10",
+                "traffic = 1979-05-27",
+                "traffic: invalid type: a date-time, expected an object of its settings (`rate`, \
+                 `clients`, `arrival`, `mode`, `profile`, `attempt_timeout`, `deadline`, \
+                 `network_delay`, `think_time`, `burst_at`, `burst_spread`)",
+            ),
+            (
+                "{ value = \"1ms\" }",
+                "1979-05-27",
+                "backend.service_time.constant: invalid type: a date-time, expected an object of \
+                 its settings (`value`)",
+            ),
+        ] {
+            let text = toml(from, to);
+            let (path, message) = problem(&text, Format::Toml, &[]);
+            assert_eq!(format!("{path}: {message}"), want);
+            // The same after an override elsewhere, read from a value.
+            let (path, message) = problem(&text, Format::Toml, &["seed=3"]);
+            assert_eq!(format!("{path}: {message}"), want);
+        }
+        // An override may not reach into a date-time, nor take it for a
+        // kind holding settings.
+        let text = toml("rate = 10", "rate = 07:32:00");
+        let sets = ["traffic.rate.x=1".to_string()];
+        match parse(&text, "f", Format::Toml, &sets) {
+            Err(InvalidInput::Set { error, .. }) => assert_eq!(
+                error.to_string(),
+                "`traffic.rate.x`: cannot set a field of a date-time"
+            ),
+            other => panic!("{other:?}"),
+        }
+        let (path, message) = problem(&text, Format::Toml, &["traffic.clients=3"]);
+        assert_eq!(
+            format!("{path}: {message}"),
+            "traffic.rate: invalid type: a date-time, expected a number"
+        );
+    }
+
+    #[test]
+    fn json_columns_count_characters() {
+        // Each "é" is two bytes: counting bytes put the column at 39.
+        let text = r#"{"name": "ééééé", "duration": "1x"}"#;
+        let loc = from_text::<ScenarioSpec>(text, "f", Format::Json, SCENARIO).unwrap_err();
+        assert_eq!((loc.line, loc.column), (Some(1), Some(34)));
+        assert_eq!(&text.chars().collect::<Vec<_>>()[33..34], ['"']);
+        // A syntax error after such a name, on a later line.
+        let text = "{\"name\": \"é\",\n \"ü\": 1 \"x\"}";
+        let loc = to_value(text, "f", Format::Json).unwrap_err();
+        assert_eq!(
+            (loc.line, loc.column),
+            (Some(2), Some(9)),
+            "{}",
+            loc.message
+        );
+        // And where a problem found after reading is placed.
+        let text = "{\"name\": \"ééééé\", \"duration\": \"0s\"}";
+        assert_eq!(locate(text, Format::Json, "duration"), Some((1, 34)));
     }
 
     #[test]

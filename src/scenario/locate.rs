@@ -8,7 +8,7 @@
 //! other value, and fails on purpose at the target: the failure's position
 //! is the field's position.
 
-use super::load::{line_col, Format};
+use super::load::{json_position, line_col, Format};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 
@@ -61,8 +61,8 @@ fn locate_exact(text: &str, format: Format, segs: &[Seg]) -> Option<(usize, usiz
         Format::Json => {
             let mut de = serde_json::Deserializer::from_str(text);
             match seed.deserialize(&mut de) {
-                Err(e) if e.line() > 0 => Some((e.line(), e.column().max(1))),
-                _ => None,
+                Err(e) => json_position(text, &e),
+                Ok(()) => None,
             }
         }
         Format::Toml => {

@@ -10,6 +10,7 @@ mod lint;
 pub(crate) mod load;
 pub(crate) mod locate;
 pub mod set;
+mod shape;
 pub mod spec;
 pub mod validate;
 
@@ -310,11 +311,20 @@ pub fn load_str(text: &str, origin: &str, sets: &[String]) -> Result<Scenario, I
         let located = problems
             .into_iter()
             .map(|p| {
+                let touching = |path: &str| load::set_touching(&load::field_of(path), &writes);
                 // A value an override wrote has no place in the file: the
-                // override is named instead.
-                let (at, message) = match load::set_touching(&load::field_of(&p.path), &writes) {
-                    Some(set) => (None, format!("{} (after --set {set})", p.message)),
-                    None => (locate::locate(text, format, &p.path), p.message),
+                // override is named instead. A field the file holds that
+                // was checked against one an override wrote keeps its
+                // place, and the override is named too.
+                let (at, message) = match touching(&p.path) {
+                    Some(set) => (None, p.message + &load::after_set(set)),
+                    None => {
+                        let at = locate::locate(text, format, &p.path);
+                        match p.related.iter().find_map(|r| touching(r)) {
+                            Some(set) => (at, p.message + &load::after_set(set)),
+                            None => (at, p.message),
+                        }
+                    }
                 };
                 Located {
                     origin: origin.to_string(),
@@ -414,6 +424,24 @@ mod tests {
         assert!(e.contains("backend.workers"), "{e}");
     }
 
+    /// A count that starts at 1 is not said to start at 0 when it is not
+    /// a whole number, then refused at 0.
+    #[test]
+    fn counts_are_not_said_to_start_at_zero() {
+        for field in ["backend.workers", "traffic.clients", "downstream.0.calls"] {
+            let tier = r#"downstream=[{"name": "db", "backend": {"workers": 2,
+                "service_time": {"constant": {"value": "1ms"}}}}]"#;
+            let e = err(EXAMPLE, "e.json", &[tier, &format!("{field}=-1")]);
+            assert!(
+                e.contains("expected a whole number up to 4294967295"),
+                "{e}"
+            );
+            assert!(!e.contains("from 0"), "{e}");
+        }
+        let e = err(EXAMPLE, "e.json", &["backend.workers=0"]);
+        assert!(e.contains("backend.workers: must be at least 1"), "{e}");
+    }
+
     #[test]
     fn validation_problems_carry_positions() {
         let text = EXAMPLE.replace("\"rate\": 7000", "\"rate\": 0");
@@ -428,6 +456,55 @@ mod tests {
         let e = err(&text, "e.json", &["seed=3"]);
         assert!(e.starts_with("e.json:9:13: traffic.rate:"), "{e}");
         assert!(!e.contains("--set"), "{e}");
+    }
+
+    /// A problem with a field the file holds, found by checking it against
+    /// one an override wrote, keeps its place in the file and names the
+    /// override; an override of a field it was not checked against is not
+    /// named.
+    #[test]
+    fn overrides_of_the_fields_a_problem_was_checked_against_are_named() {
+        let located = |sets: &[&str]| {
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            match load_str(EXAMPLE, "e.json", &sets) {
+                Err(InvalidInput::Problems(list)) => {
+                    assert_eq!(list.len(), 1, "{list:?}");
+                    let p = &list[0];
+                    assert!(p.line.is_some(), "{p:?}");
+                    (p.path.clone().unwrap_or_default(), p.message.clone())
+                }
+                other => panic!("{other:?}"),
+            }
+        };
+        let initial = "policies.jitter-10.backoff.initial=20s";
+        assert_eq!(
+            located(&[initial]),
+            (
+                "policies[1].backoff.exponential.max".into(),
+                format!("10s is less than initial (20s) (after --set {initial})")
+            )
+        );
+        // The first policy renamed to the second's name: the second, as
+        // the file holds it, is the one reported.
+        let name = "policies.no-jitter.name=jitter-10";
+        let (path, message) = located(&[name]);
+        assert_eq!(path, "policies[1].name");
+        assert!(
+            message.ends_with(&format!("(after --set {name})")),
+            "{message}"
+        );
+        // A fault the file holds, after the run a shorter duration ends.
+        let (path, message) = located(&["duration=4m"]);
+        assert_eq!(path, "faults[0].outage.start");
+        assert!(message.ends_with("(after --set duration=4m)"), "{message}");
+        // An override the problem is not about is not named.
+        let (_, message) = located(&["seed=3", initial]);
+        assert!(!message.contains("seed"), "{message}");
+        let (_, message) = located(&[initial, "policies.jitter-10.max_attempts=4"]);
+        assert!(
+            message.ends_with(&format!("(after --set {initial})")),
+            "{message}"
+        );
     }
 
     /// Overrides neither hide the file's own errors nor take their place:
@@ -555,6 +632,25 @@ mod tests {
             None
         );
         assert_eq!(touching("backend.workers"), None);
+    }
+
+    /// A huge value is quoted back cut, in the problem and in the
+    /// override named with it.
+    #[test]
+    fn huge_values_are_not_echoed_whole() {
+        let deep = format!("{}{}", "[".repeat(30_000), "]".repeat(30_000));
+        for set in [
+            format!("traffic.rate={deep}"),
+            format!("policies.0.jitter={deep}"),
+            format!("name={deep}"),
+            format!("traffic.{}=1", "x".repeat(60_000)),
+            format!("traffic.rate.x={deep}"),
+            format!("{deep}=1"),
+        ] {
+            let e = err(EXAMPLE, "e.json", &[&set]);
+            assert!(e.len() < 500, "{} bytes: {}", e.len(), &e[..500]);
+            assert!(e.contains("…"), "{e}");
+        }
     }
 
     #[test]

@@ -190,6 +190,7 @@ fn descend<'a>(
     written: &mut Written,
 ) -> Result<&'a mut Value, PathProblem> {
     match cur {
+        other if is_datetime(other) => Err(PathProblem::TooLong(kind(other))),
         Value::Object(map) => {
             if map.contains_key(seg) {
                 written.push(seg.to_string());
@@ -221,6 +222,7 @@ fn leaf_parent<'a>(
     look_through: bool,
 ) -> Result<&'a mut Value, PathProblem> {
     let into_variant = match &*cur {
+        other if is_datetime(other) => return Err(PathProblem::NotAContainer(kind(other))),
         Value::Object(map) => look_through && !map.contains_key(seg) && is_single_variant(map),
         Value::Array(items) => {
             array_index(items, seg)?;
@@ -242,7 +244,15 @@ fn leaf_parent<'a>(
 /// Whether `map` looks like an externally tagged variant with data: one
 /// key whose value is itself an object.
 fn is_single_variant(map: &serde_json::Map<String, Value>) -> bool {
-    map.len() == 1 && map.values().all(Value::is_object)
+    map.len() == 1 && map.values().all(|v| v.is_object() && !is_datetime(v))
+}
+
+/// Whether `v` is a TOML date-time as a generic value holds it: an object
+/// of one private key that reads back as a date-time. It is one value, as
+/// a string is, not an object of settings.
+pub(crate) fn is_datetime(v: &Value) -> bool {
+    v.as_object().is_some_and(|m| m.len() == 1)
+        && serde::Deserialize::deserialize(v).is_ok_and(|_: toml::value::Datetime| true)
 }
 
 /// Resolves an array segment: a numeric index, or the `name` of an element.
@@ -285,6 +295,7 @@ fn keys(map: &serde_json::Map<String, Value>) -> String {
 
 fn kind(v: &Value) -> &'static str {
     match v {
+        v if is_datetime(v) => "date-time",
         Value::Null => "null",
         Value::Bool(_) => "boolean",
         Value::Number(_) => "number",

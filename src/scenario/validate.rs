@@ -43,6 +43,15 @@ impl Checker {
         self.p.err(path, message);
     }
 
+    fn err_with<R: Into<String>>(
+        &mut self,
+        path: impl Into<String>,
+        related: impl IntoIterator<Item = R>,
+        message: impl Into<String>,
+    ) {
+        self.p.err_with(path, related, message);
+    }
+
     fn positive_dur(&mut self, path: &str, d: Dur) {
         self.p.positive_dur(path, d);
     }
@@ -56,16 +65,18 @@ impl Checker {
             self.err("bin", "must be greater than 0");
         } else if s.duration.ns() > 0 {
             if s.bin > s.duration {
-                self.err(
+                self.err_with(
                     "bin",
+                    ["duration"],
                     format!(
                         "{} is longer than the run's duration ({})",
                         s.bin, s.duration
                     ),
                 );
             } else if s.duration.ns() / s.bin.ns() > MAX_BINS {
-                self.err(
+                self.err_with(
                     "bin",
+                    ["duration"],
                     format!(
                         "{} bins of {} over {} is too many (at most {MAX_BINS}); use a larger bin",
                         s.duration.ns() / s.bin.ns(),
@@ -76,8 +87,9 @@ impl Checker {
             }
         }
         if s.duration.ns() > 0 && s.warmup >= s.duration {
-            self.err(
+            self.err_with(
                 "warmup",
+                ["duration"],
                 format!(
                     "{} must be shorter than the run's duration ({})",
                     s.warmup, s.duration
@@ -195,9 +207,14 @@ impl Checker {
     fn traffic(&mut self, s: &ScenarioSpec) {
         let t = &s.traffic;
         match (t.mode, t.rate) {
-            (Mode::Open, None) => self.err(
+            (Mode::Open, None) => self.err_with(
                 "traffic.rate",
+                ["traffic.mode"],
                 "missing: open-mode traffic needs new requests per second (or set mode \"closed\" or \"burst\")",
+            ),
+            (Mode::Open, Some(r)) if !r.is_finite() => self.err(
+                "traffic.rate",
+                format!("{} is not a finite number: give new requests per second, greater than 0", Given(r)),
             ),
             (Mode::Open, Some(r)) if !finite_pos(r) => self.err(
                 "traffic.rate",
@@ -207,12 +224,14 @@ impl Checker {
                 "traffic.rate",
                 format!("{} requests per second is too many (at most {MAX_RATE:e})", Given(r)),
             ),
-            (Mode::Closed, Some(r)) if r != 0.0 => self.err(
+            (Mode::Closed, Some(r)) if r != 0.0 => self.err_with(
                 "traffic.rate",
+                ["traffic.mode"],
                 "has no meaning in closed mode: each client sends its next request when its last one ends (after `think_time`); remove it, or use mode \"open\"",
             ),
-            (Mode::Burst, Some(r)) if r != 0.0 => self.err(
+            (Mode::Burst, Some(r)) if r != 0.0 => self.err_with(
                 "traffic.rate",
+                ["traffic.mode"],
                 "has no meaning in burst mode: every client sends one request (at `burst_at`, spread over `burst_spread`); remove it, or use mode \"open\"",
             ),
             _ => {}
@@ -262,12 +281,13 @@ impl Checker {
             }
         }
         for (path, message) in misplaced {
-            self.err(path, message);
+            self.err_with(path, ["traffic.mode"], message);
         }
         if let (Mode::Burst, Some(at)) = (t.mode, t.burst_at) {
             if s.duration.ns() > 0 && at >= s.duration {
-                self.err(
+                self.err_with(
                     "traffic.burst_at",
+                    ["duration"],
                     format!(
                         "{at} is at or after the end of the run ({}); the burst would never be sent",
                         s.duration
@@ -276,8 +296,9 @@ impl Checker {
             }
         }
         if s.dispatcher.is_some() && t.attempt_timeout.is_some() {
-            self.err(
+            self.err_with(
                 "traffic.attempt_timeout",
+                ["dispatcher"],
                 "has no effect with a dispatcher: the attempt timeout of a Cloud Tasks queue is `dispatcher.dispatch_deadline`; remove it (or move its value there)",
             );
         }
@@ -293,8 +314,9 @@ impl Checker {
         for (i, p) in t.profile.iter().enumerate() {
             if let Some(prev) = prev {
                 if p.at <= prev {
-                    self.err(
+                    self.err_with(
                         format!("traffic.profile[{i}].at"),
+                        [format!("traffic.profile[{}].at", i - 1)],
                         format!(
                             "{} is not after the previous point ({prev}); `at` must be strictly increasing",
                             p.at
@@ -338,11 +360,14 @@ impl Checker {
     }
 
     fn backend(&mut self, path: &str, b: &BackendSpec) {
+        // What a backend needs and refuses depends on its kind.
+        let kind = [format!("{path}.kind")];
         match b.kind {
             BackendKind::Queue => {
                 match b.workers {
-                    None => self.err(
+                    None => self.err_with(
                         format!("{path}.workers"),
+                        kind.clone(),
                         "missing: a queue backend needs a number of workers",
                     ),
                     Some(0) => self.err(format!("{path}.workers"), "must be at least 1"),
@@ -353,8 +378,9 @@ impl Checker {
                     _ => {}
                 }
                 match &b.service_time {
-                    None => self.err(
+                    None => self.err_with(
                         format!("{path}.service_time"),
+                        kind.clone(),
                         "missing: a queue backend needs a service time distribution",
                     ),
                     Some(d) => d.check(&format!("{path}.service_time"), &mut self.p),
@@ -400,8 +426,9 @@ impl Checker {
             BackendKind::Concurrency => {
                 for (field, given) in [("base", b.base), ("per_request", b.per_request)] {
                     if given.is_none() {
-                        self.err(
+                        self.err_with(
                             format!("{path}.{field}"),
+                            kind.clone(),
                             "missing: a concurrency backend needs `base` and `per_request` (an attempt takes base + per_request × the attempts already in service)",
                         );
                     }
@@ -436,8 +463,9 @@ impl Checker {
     fn not_for_kind(&mut self, path: &str, kind: &str, why: &str, fields: &[(&str, bool)]) {
         for &(field, given) in fields {
             if given {
-                self.err(
+                self.err_with(
                     format!("{path}.{field}"),
+                    [format!("{path}.kind")],
                     format!("has no meaning for a \"{kind}\" backend {why}; remove it"),
                 );
             }
@@ -465,8 +493,9 @@ impl Checker {
             return;
         }
         if !s.downstream.is_empty() && s.backend.kind == BackendKind::Contention {
-            self.err(
+            self.err_with(
                 "downstream",
+                ["backend.kind"],
                 "a contention backend makes no downstream calls; use a queue or concurrency backend at the top",
             );
         }
@@ -476,13 +505,16 @@ impl Checker {
                 self.err(format!("{path}.name"), format!("{:?} {why}", d.name));
             } else if let Some(first) = names.iter().position(|n| *n == d.name) {
                 if first != i + 1 {
-                    let other = if first == 0 {
-                        "the top backend".to_string()
+                    let (other, its_name) = if first == 0 {
+                        ("the top backend".to_string(), "backend.name".to_string())
                     } else {
-                        format!("downstream[{}]", first - 1)
+                        let other = format!("downstream[{}]", first - 1);
+                        let its_name = format!("{other}.name");
+                        (other, its_name)
                     };
-                    self.err(
+                    self.err_with(
                         format!("{path}.name"),
+                        [its_name],
                         format!(
                             "{:?} is already the name of {other}; tier names must be unique",
                             d.name
@@ -541,7 +573,7 @@ impl Checker {
             }
             match d.policy.fixed() {
                 // One policy whatever is compared: checked once.
-                Some(fixed) => self.tier_policy(&ppath, &d.name, &fixed),
+                Some(fixed) => self.tier_policy(&ppath, &[], &d.name, &fixed),
                 // Each compared policy (or its `downstream_policy`) calls
                 // the tier: each is checked, under its own path.
                 None => {
@@ -550,7 +582,8 @@ impl Checker {
                             Some(_) => format!("policies[{k}].downstream_policy"),
                             None => format!("policies[{k}]"),
                         };
-                        self.tier_policy(&at, &d.name, &d.policy.spec(compared));
+                        let related = [ppath.clone()];
+                        self.tier_policy(&at, &related, &d.name, &d.policy.spec(compared));
                     }
                 }
             }
@@ -561,8 +594,9 @@ impl Checker {
             };
             let path = format!("policies[{k}].downstream_policy");
             if s.downstream.is_empty() {
-                self.err(
+                self.err_with(
                     path.clone(),
+                    ["downstream"],
                     "the scenario has no `downstream` tier to apply it to; remove it or add tiers",
                 );
             }
@@ -575,10 +609,13 @@ impl Checker {
             dp.check(&path, &mut self.p);
         }
         let known = || names.join(", ");
+        // The tiers are the top backend and the downstream ones.
+        let tiers = ["backend.name", "downstream"];
         for (i, f) in s.faults.iter().enumerate() {
             if s.tier_index(f.tier()).is_none() {
-                self.err(
+                self.err_with(
                     format!("faults[{i}].{}.tier", f.kind()),
+                    tiers,
                     format!(
                         "{:?} names no tier; the tiers are {}",
                         f.tier().unwrap_or(""),
@@ -589,8 +626,9 @@ impl Checker {
         }
         for (i, a) in s.actions.iter().enumerate() {
             if s.tier_index(a.tier()).is_none() {
-                self.err(
+                self.err_with(
                     format!("actions[{i}].tier"),
+                    tiers,
                     format!(
                         "{:?} names no tier; the tiers are {}",
                         a.tier().unwrap_or(""),
@@ -602,20 +640,23 @@ impl Checker {
     }
 
     /// A policy the workers of one tier call the next with: hedging and a
-    /// client-side rate limiter are modelled at the top only.
-    fn tier_policy(&mut self, path: &str, tier: &str, p: &PolicySpec) {
+    /// client-side rate limiter are modelled at the top only. `related`:
+    /// the tier's `policy`, when `p` is the compared policy at `path`.
+    fn tier_policy(&mut self, path: &str, related: &[String], tier: &str, p: &PolicySpec) {
         let Ok(resolved) = policy::resolve(p) else {
             return;
         };
         if resolved.hedging.is_some() {
-            self.err(
+            self.err_with(
                 path.to_string(),
+                related,
                 format!("hedging is modelled at the top only, not on calls to the {tier:?} tier; give that tier a retry policy"),
             );
         }
         if resolved.rate_limiter.is_some() {
-            self.err(
+            self.err_with(
                 path.to_string(),
+                related,
                 format!("a client-side rate limiter is modelled at the top only, not on calls to the {tier:?} tier"),
             );
         }
@@ -632,8 +673,9 @@ impl Checker {
                 self.err(format!("{path}.name"), format!("{:?} {why}", p.name));
             } else if let Some(first) = seen.insert(p.name.as_str(), i) {
                 seen.insert(p.name.as_str(), first);
-                self.err(
+                self.err_with(
                     format!("{path}.name"),
+                    [format!("policies[{first}].name")],
                     format!(
                         "{:?} is already the name of policies[{first}]; names must be unique",
                         p.name
@@ -654,15 +696,19 @@ impl Checker {
         let Ok(resolved) = policy::resolve(p) else {
             return;
         };
+        // Either may come from the preset.
+        let related = ["dispatcher".to_string(), format!("{path}.preset")];
         if resolved.hedging.is_some() {
-            self.err(
+            self.err_with(
                 format!("{path}.hedging"),
+                related.clone(),
                 "hedging through a Cloud Tasks dispatcher is not modelled; remove the dispatcher or the hedging",
             );
         }
         if resolved.rate_limiter.is_some() {
-            self.err(
+            self.err_with(
                 format!("{path}.rate_limiter"),
+                related,
                 "a client-side rate limiter in front of a Cloud Tasks dispatcher is not modelled; remove one of them",
             );
         }
@@ -688,8 +734,9 @@ impl Checker {
         .max()
         .unwrap_or(0);
         if instances > MAX_GATED_CLIENTS {
-            self.err(
+            self.err_with(
                 path.to_string(),
+                ["traffic.clients"],
                 format!(
                     "a per-client budget, rate limiter or circuit breaker keeps state for each of {instances} \
                      clients or groups (at most {MAX_GATED_CLIENTS}); use \"scope\": \"global\", a larger \
@@ -828,6 +875,24 @@ mod tests {
         let mut s = example();
         s.traffic.clients = u32::MAX;
         assert_eq!(paths(&s), vec!["traffic.clients"]);
+    }
+
+    #[test]
+    fn a_rate_that_is_not_finite_is_called_so() {
+        let mut s = example();
+        for (rate, want) in [
+            (f64::INFINITY, "inf is not a finite number"),
+            (f64::NAN, "NaN is not a finite number"),
+            (
+                -1.0,
+                "-1 is not a number of requests per second greater than 0",
+            ),
+        ] {
+            s.traffic.rate = Some(rate);
+            let e = validate(&s).unwrap_err();
+            assert_eq!(e[0].path, "traffic.rate");
+            assert!(e[0].message.starts_with(want), "{}", e[0]);
+        }
     }
 
     #[test]

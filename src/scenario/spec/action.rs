@@ -96,8 +96,9 @@ impl ActionSpec {
                 ActionSpec::ShedLoad { .. } => "shed_load",
                 ActionSpec::ForceRun { .. } => "force_run",
             };
-            c.err(
+            c.err_with(
                 format!("{p}.{kind}.at"),
+                ["duration"],
                 format!(
                     "{} is at or after the end of the run ({run_end}); the action would never be taken",
                     self.at()
@@ -124,8 +125,9 @@ impl ActionSpec {
             } => {
                 let p = format!("{p}.force_run");
                 if !has_dispatcher {
-                    c.err(
+                    c.err_with(
                         p.clone(),
+                        ["dispatcher"],
                         "needs a `dispatcher` block (it runs the dispatcher's waiting tasks)",
                     );
                 }

@@ -61,8 +61,9 @@ impl DistSpec {
             }
             DistSpec::Uniform { min, max } => {
                 if min > max {
-                    c.err(
+                    c.err_with(
                         format!("{path}.uniform.min"),
+                        [format!("{path}.uniform.max")],
                         format!("{min} is greater than max ({max})"),
                     );
                 }
@@ -81,8 +82,9 @@ impl DistSpec {
                         if m.ns() == 0 {
                             c.err(format!("{p}.median"), "must be greater than 0");
                         } else if q < m {
-                            c.err(
+                            c.err_with(
                                 format!("{p}.p99"),
+                                [format!("{p}.median")],
                                 format!("{q} is less than the median ({m})"),
                             );
                         }

@@ -173,8 +173,9 @@ impl FaultSpec {
         let (start, _) = self.window();
         c.positive_dur(&format!("{p}.duration"), self.duration());
         if run_end.ns() > 0 && start >= run_end.ns() {
-            c.err(
+            c.err_with(
                 format!("{p}.start"),
+                ["duration"],
                 format!(
                     "{} is at or after the end of the run ({run_end}); the fault would never happen",
                     Dur(start)
