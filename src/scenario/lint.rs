@@ -75,8 +75,8 @@ fn instant_failures(spec: &ScenarioSpec) -> Vec<String> {
         }
         BackendKind::Contention => {}
     }
-    // An outage fails an attempt after its admission, which a contention
-    // record does not charge.
+    // An outage fails an attempt after its admission; a contention record
+    // has none (it refuses an `admission_cost`).
     if has(|f| matches!(f, FaultSpec::Outage { .. })) {
         match b.kind {
             BackendKind::Contention => out.push("an outage fails attempts at once".to_string()),
@@ -829,7 +829,7 @@ mod tests {
         );
         let why = zero_time_loop(s.spec(), &s.policies()[0]).expect("a loop");
         assert!(why.contains("capacity fault of 0 workers"), "{why}");
-        // An outage on a contention record fails at once whatever it costs.
+        // An outage on a contention record fails at once.
         let s = scenario(
             r#""rate": 100"#,
             r#""kind": "contention""#,
@@ -1181,16 +1181,15 @@ mod tests {
     }
 
     #[test]
-    fn a_contention_record_costs_four_hops_and_no_admission() {
-        // Each hop 10 ms: to the record, the write's round trip, and back;
-        // the record charges no `admission_cost`.
+    fn a_contention_record_costs_four_hops() {
+        // Each hop 10 ms: to the record, the write's round trip, and back.
         let record = |timeout: &str| {
             never(
                 &format!(
                     r#""rate": 10, "attempt_timeout": "{timeout}",
                        "network_delay": {{"constant": {{"value": "10ms"}}}}"#
                 ),
-                r#""kind": "contention", "admission_cost": "1s""#,
+                r#""kind": "contention""#,
             )
         };
         let w = record("39ms");
