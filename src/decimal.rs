@@ -4,7 +4,9 @@
 //! Every float goes through [`num`]: rounded to six digits after the
 //! decimal point, trailing zeros and a trailing point removed, `-0` written
 //! as `0`. Rust formats a rounded float exactly, so the text depends only on
-//! the value, never on the platform or the thread count.
+//! the value, never on the platform or the thread count. Words about a
+//! value that may be tiny (a rate in the description of a scenario) use
+//! [`legible`], which differs from [`num`] only below 1e-6.
 
 /// A count written by the report rule with its noun, singular for one:
 /// `1 retry`, `3 retries`, `0.5 retries`.
@@ -36,6 +38,18 @@ pub fn num(x: f64) -> String {
         s = "0".into();
     }
     s
+}
+
+/// [`num`] for words about a value that may be tiny, such as a rate: a
+/// nonzero value below 1e-6 in magnitude, which [`num`] would write as 0
+/// or 0.000001, is written in scientific notation instead, in its
+/// shortest exact form (`2.5e-7`), as [`Given`] writes it.
+pub fn legible(x: f64) -> String {
+    if x != 0.0 && x.abs() < 1e-6 {
+        format!("{x:e}")
+    } else {
+        num(x)
+    }
 }
 
 /// A number the user gave, for an error message: as written when of a
@@ -94,6 +108,20 @@ mod tests {
         assert_eq!(num(-0.0000001), "0");
         assert_eq!(num(f64::NAN), "");
         assert_eq!(opt(None), "");
+    }
+
+    #[test]
+    fn tiny_values_stay_legible_in_words() {
+        assert_eq!(legible(2.5e-7), "2.5e-7");
+        assert_eq!(legible(-4e-7), "-4e-7");
+        assert_eq!(legible(5e-324), "5e-324");
+        // From 1e-6 on, the report rule.
+        assert_eq!(legible(1e-6), "0.000001");
+        assert_eq!(legible(0.25), "0.25");
+        assert_eq!(legible(500.0), "500");
+        assert_eq!(legible(0.0), "0");
+        assert_eq!(legible(1e300), "1e300");
+        assert_eq!(legible(f64::NAN), "");
     }
 
     #[test]

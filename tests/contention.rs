@@ -79,3 +79,39 @@ fn runs_are_deterministic() {
         simulate(&s, 0, 4).unwrap().summary
     );
 }
+
+#[test]
+fn fields_for_workers_and_a_waiting_room_are_refused() {
+    // The record has no worker to charge an admission or a rejection,
+    // and no waiting room to order or to skip expired attempts in.
+    let with = |fields: &str| {
+        text(2, "").replace(
+            r#""backend": {"kind": "contention"}"#,
+            &format!(r#""backend": {{"kind": "contention", {fields}}}"#),
+        )
+    };
+    for (fields, path) in [
+        (r#""admission_cost": "1ms""#, "backend.admission_cost"),
+        (r#""reject_cost": "1ms""#, "backend.reject_cost"),
+        (r#""discipline": "lifo""#, "backend.discipline"),
+        (r#""drop_expired": true"#, "backend.drop_expired"),
+    ] {
+        let e = Scenario::from_json(&with(fields))
+            .err()
+            .unwrap_or_else(|| panic!("{fields} is accepted"))
+            .to_string();
+        assert!(
+            e.contains(&format!(
+                "{path}: has no meaning for a \"contention\" backend (it has no workers and \
+                 no queue); remove it"
+            )),
+            "{fields}: {e}"
+        );
+    }
+    // Their defaults, written out, ask for nothing the record lacks.
+    let defaults = with(
+        r#""admission_cost": "0s", "reject_cost": "0s", "discipline": "fifo",
+           "drop_expired": false"#,
+    );
+    assert!(Scenario::from_json(&defaults).is_ok());
+}

@@ -1,7 +1,7 @@
 //! The Cloud Tasks topology: rate limit, burst, concurrency, dispatch
 //! deadline, dead-lettering and RunTask (`force_run`).
 
-use retrysim::metrics::RunResult;
+use retrysim::metrics::{Recovery, RunResult};
 use retrysim::model::run::simulate;
 use retrysim::scenario::Scenario;
 
@@ -334,7 +334,62 @@ fn a_rate_below_one_token_a_run_dispatches_the_bucket_alone() {
             "policies": [{"name": "p"}]}"#,
     )
     .expect("valid scenario");
-    assert!(s.warnings().is_empty(), "{:?}", s.warnings());
+    // Not the warning above: only that the queue falls behind.
+    let w = s.warnings();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].message.starts_with("0.05 is below"), "{w:?}");
     let attempts = simulate(&s, 0, 0).expect("runs").summary.attempts;
     assert!((8..=10).contains(&attempts), "{attempts}");
+}
+
+/// New tasks above the dispatch rate leave the queue further behind all
+/// run, as `check` warns, and its verdict on the recovery is the report's:
+/// with goodput held to 10/s against 12/s of demand, a threshold of 0.9
+/// leaves every policy degraded, one of 0.8 reads as recovered while the
+/// backlog grows. At the dispatch rate itself there is no warning.
+#[test]
+fn new_tasks_above_the_dispatch_rate_pile_up_as_check_warns() {
+    let scenario = |rate: u32, threshold: f64| {
+        Scenario::from_json(&format!(
+            r#"{{"name": "behind", "duration": "180s", "bin": "10s", "seed": 5,
+                "traffic": {{"rate": {rate}, "arrival": "uniform"}},
+                "backend": {{"workers": 20, "service_time": {{"constant": {{"value": "5ms"}}}}}},
+                "dispatcher": {{"max_dispatches_per_second": 10, "max_burst_size": 5}},
+                "faults": [{{"outage": {{"start": "30s", "duration": "30s"}}}}],
+                "policies": [{{"name": "p"}}],
+                "report": {{"recovery_threshold": {threshold}, "stable_for": "30s"}}}}"#
+        ))
+        .expect("valid scenario")
+    };
+    let warning = |s: &Scenario| {
+        s.warnings()
+            .into_iter()
+            .find(|w| w.path == "dispatcher.max_dispatches_per_second")
+            .map(|w| w.message)
+    };
+    let strict = scenario(12, 0.9);
+    let why = warning(&strict).expect("a warning");
+    assert!(
+        why.contains("so no policy can recover from the incident"),
+        "{why}"
+    );
+    let r = simulate(&strict, 0, 0).expect("runs");
+    assert!(r.summary.metastable(), "{:?}", r.summary.recovery);
+    // 2/s more than dispatched for three minutes, and the outage's.
+    assert!(r.summary.unfinished > 300, "{}", r.summary.unfinished);
+
+    let lenient = scenario(12, 0.8);
+    let why = warning(&lenient).expect("a warning");
+    assert!(
+        why.contains("bins can still read as healthy while the backlog grows"),
+        "{why}"
+    );
+    let r = simulate(&lenient, 0, 0).expect("runs");
+    assert_eq!(r.summary.recovery, Recovery::Recovered);
+    assert!(r.summary.unfinished > 300, "{}", r.summary.unfinished);
+
+    let even = scenario(10, 0.9);
+    assert_eq!(warning(&even), None);
+    let r = simulate(&even, 0, 0).expect("runs");
+    assert_eq!(r.summary.recovery, Recovery::Recovered);
 }

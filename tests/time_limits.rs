@@ -81,7 +81,7 @@ fn a_dispatch_deadline_meets_the_least_attempt_time() {
 fn a_contention_record_takes_four_hops() {
     agrees(
         r#""attempt_timeout": "LIMIT", "network_delay": {"constant": {"value": "2ms"}}},
-           "backend": {"kind": "contention", "admission_cost": "1s"}"#,
+           "backend": {"kind": "contention"}"#,
         "traffic.attempt_timeout",
         Dur::from_millis(8),
     );

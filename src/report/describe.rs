@@ -2,7 +2,7 @@
 //! state them, and one sentence per policy saying what happened.
 
 use super::format::human_secs;
-use crate::decimal::{count, num};
+use crate::decimal::{count, legible, num};
 use crate::metrics::aggregate::{Col, PolicySummary};
 use crate::metrics::Recovery;
 use crate::policy::Policy;
@@ -111,7 +111,7 @@ pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(S
     );
     let t = &spec.traffic;
     let mut traffic = match t.rate {
-        Some(r) => format!("{} new requests/s", num(r)),
+        Some(r) => format!("{} new requests/s", legible(r)),
         None => "burst".into(),
     };
     traffic.push_str(&format!(
@@ -181,7 +181,7 @@ pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(S
             "dispatcher",
             format!(
                 "{}/s (burst {}), {} concurrent, deadline {}",
-                num(d.max_dispatches_per_second),
+                legible(d.max_dispatches_per_second),
                 d.max_burst_size,
                 d.max_concurrent_dispatches,
                 d.dispatch_deadline
@@ -371,5 +371,30 @@ mod tests {
         assert!(traffic.contains("from 250 clients,"), "{traffic}");
         assert_eq!(fault, "capacity 10–15 s: only 1 worker");
         assert_eq!(rows(1, 3).1, "capacity 10–15 s: only 3 workers");
+    }
+
+    #[test]
+    fn tiny_rates_are_not_written_as_zero() {
+        let rows = |rate: &str, dispatch: &str| {
+            let json = format!(
+                r#"{{"name": "t", "duration": "60s", "traffic": {{"rate": {rate}}},
+                   "backend": {{"workers": 4, "service_time": {{"constant": {{"value": "10ms"}}}}}},
+                   "dispatcher": {{"max_dispatches_per_second": {dispatch}, "max_burst_size": 5}},
+                   "policies": [{{"name": "p"}}]}}"#
+            );
+            let scenario = crate::scenario::Scenario::from_json(&json).unwrap();
+            let rows = super::scenario_params(scenario.spec(), None);
+            let row = |key: &str| rows.iter().find(|(k, _)| k == key).unwrap().1.clone();
+            (row("traffic"), row("dispatcher"))
+        };
+        let (traffic, dispatcher) = rows("3e-7", "2.5e-7");
+        assert!(traffic.starts_with("3e-7 new requests/s from"), "{traffic}");
+        assert!(
+            dispatcher.starts_with("2.5e-7/s (burst 5),"),
+            "{dispatcher}"
+        );
+        let (traffic, dispatcher) = rows("0.5", "500");
+        assert!(traffic.starts_with("0.5 new requests/s from"), "{traffic}");
+        assert!(dispatcher.starts_with("500/s (burst 5),"), "{dispatcher}");
     }
 }

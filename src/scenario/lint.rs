@@ -7,9 +7,11 @@
 //! at the same instant), [`zero_time_loop`] says which settings allow it
 //! and how to give time a chance to pass.
 
-use super::spec::{ActionSpec, Arrival, BackendKind, DistSpec, FaultSpec, Mode, ScenarioSpec};
+use super::spec::{
+    ActionSpec, Arrival, BackendKind, DispatcherSpec, DistSpec, FaultSpec, Mode, ScenarioSpec,
+};
 use crate::check::Problem;
-use crate::decimal::{count, Given};
+use crate::decimal::{count, legible, Given};
 use crate::math::{normal_cdf, Z99};
 use crate::policy::{self, Backoff, Policy, Pushback};
 use crate::time::Dur;
@@ -75,8 +77,8 @@ fn instant_failures(spec: &ScenarioSpec) -> Vec<String> {
         }
         BackendKind::Contention => {}
     }
-    // An outage fails an attempt after its admission, which a contention
-    // record does not charge.
+    // An outage fails an attempt after its admission; a contention record
+    // has none (it refuses an `admission_cost`).
     if has(|f| matches!(f, FaultSpec::Outage { .. })) {
         match b.kind {
             BackendKind::Contention => out.push("an outage fails attempts at once".to_string()),
@@ -436,9 +438,11 @@ fn capacity_rps(spec: &ScenarioSpec) -> Option<f64> {
 /// Why the run cannot show a recovery whatever the policy, as (field,
 /// message): no requests to measure, clients that never all send, demand
 /// above what the backend serves without faults all run, a queue that
-/// dispatches no more than its first full bucket, or a time limit no
-/// attempt can meet. A run like that reads as degraded (`metastable`) or
-/// empty, which would blame, or credit, the retries.
+/// dispatches no more than its first full bucket or falls further behind
+/// the new tasks all run, or a time limit no attempt can meet. A run like
+/// that reads as degraded (`metastable`) or empty, which would blame, or
+/// credit, the retries (or, for a queue behind whose goodput still meets
+/// the threshold, as healthy while its backlog grows).
 fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let t = &spec.traffic;
@@ -508,6 +512,8 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
                     count(f64::from(d.max_burst_size), "dispatch", "dispatches"),
                 ),
             ));
+        } else if let Some(why) = dispatch_backlog(spec, d) {
+            out.push(("dispatcher.max_dispatches_per_second".to_string(), why));
         }
     }
     let top = least_attempt_ns(spec);
@@ -565,6 +571,71 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// Why the Cloud Tasks queue `d` falls further behind all run, if it does:
+/// open traffic whose lowest rate is above `max_dispatches_per_second`.
+/// Every new task takes a token; retries take more, and the concurrency
+/// limit and throttling only ever dispatch fewer, so the new tasks alone
+/// outrun the bucket once its first `max_burst_size` tokens are spent,
+/// `max_burst_size / (lowest rate − dispatch rate)` seconds in at the
+/// latest, and the goodput is then at most the dispatch rate. Nothing is
+/// said when that comes only after the run, or beside a `force_run`, which
+/// dispatches past the bucket.
+///
+/// Whether bins still read as healthy then depends on the threshold:
+/// goodput up to the dispatch rate may well be `recovery_threshold` of the
+/// demand or more, and the message says so; otherwise, with the pile-up
+/// under way by the end of the incident, no policy can recover.
+fn dispatch_backlog(spec: &ScenarioSpec, d: &DispatcherSpec) -> Option<String> {
+    let t = &spec.traffic;
+    if t.mode != Mode::Open
+        || spec
+            .actions
+            .iter()
+            .any(|a| matches!(a, ActionSpec::ForceRun { .. }))
+    {
+        return None;
+    }
+    let lowest = t.rate? * t.scale_range().0;
+    let rate = d.max_dispatches_per_second;
+    if lowest <= rate {
+        return None;
+    }
+    let burst = f64::from(d.max_burst_size.max(1));
+    let spent = burst / (lowest - rate);
+    if spent >= spec.duration.secs() {
+        return None;
+    }
+    let threshold = spec.report.recovery_threshold;
+    let run_end = spec.duration.ns();
+    let incident_end = incident_end(spec)
+        .into_iter()
+        .chain(t.load_spike(run_end).map(|(_, end)| end))
+        .max();
+    let verdict = if threshold * lowest <= rate {
+        format!(
+            "; bins can still read as healthy while the backlog grows, as the {}/s it \
+             dispatches are `recovery_threshold` ({}) of that demand or more",
+            legible(rate),
+            threshold
+        )
+    } else if incident_end.is_some_and(|end| spent <= crate::time::secs(end)) {
+        ", so no policy can recover from the incident: every one reads as degraded whatever \
+         it does"
+            .to_string()
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{} is below the lowest rate of new tasks, {}/s: once the queue's full bucket of {} is \
+         spent (within {} s), it falls further behind for the rest of the run{verdict}; lower \
+         the rate or raise `max_dispatches_per_second`",
+        Given(rate),
+        legible(lowest),
+        count(burst, "token", "tokens"),
+        crate::decimal::num((spent * 1000.0).ceil() / 1000.0),
+    ))
 }
 
 /// Why a time limit of `limit` on something that takes at least `least`
@@ -824,7 +895,7 @@ mod tests {
         );
         let why = zero_time_loop(s.spec(), &s.policies()[0]).expect("a loop");
         assert!(why.contains("capacity fault of 0 workers"), "{why}");
-        // An outage on a contention record fails at once whatever it costs.
+        // An outage on a contention record fails at once.
         let s = scenario(
             r#""rate": 100"#,
             r#""kind": "contention""#,
@@ -1176,16 +1247,15 @@ mod tests {
     }
 
     #[test]
-    fn a_contention_record_costs_four_hops_and_no_admission() {
-        // Each hop 10 ms: to the record, the write's round trip, and back;
-        // the record charges no `admission_cost`.
+    fn a_contention_record_costs_four_hops() {
+        // Each hop 10 ms: to the record, the write's round trip, and back.
         let record = |timeout: &str| {
             never(
                 &format!(
                     r#""rate": 10, "attempt_timeout": "{timeout}",
                        "network_delay": {{"constant": {{"value": "10ms"}}}}"#
                 ),
-                r#""kind": "contention", "admission_cost": "1s""#,
+                r#""kind": "contention""#,
             )
         };
         let w = record("39ms");
@@ -1319,8 +1389,99 @@ mod tests {
                 w[0].1
             );
         }
-        // 1.2 tokens: one more dispatch comes within the run.
-        assert_eq!(queue("0.02"), []);
+        // 1.2 tokens: one more dispatch comes within the run, though far
+        // too few for 10 new tasks a second.
+        let w = queue("0.02");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].1
+                .starts_with("0.02 is below the lowest rate of new tasks, 10/s:"),
+            "{}",
+            w[0].1
+        );
+    }
+
+    #[test]
+    fn new_tasks_above_the_dispatch_rate_are_flagged() {
+        // 20 workers of 5 ms serve 4000/s: only the queue holds tasks back.
+        let queue = |traffic: &str, rate: &str, burst: u32, rest: &str| {
+            never_with(
+                traffic,
+                r#""workers": 20, "service_time": {"constant": {"value": "5ms"}}"#,
+                &format!(
+                    r#", "dispatcher": {{"max_dispatches_per_second": {rate},
+                        "max_burst_size": {burst}}}{rest}"#
+                ),
+            )
+        };
+        // 12 new tasks a second against 10 dispatches: the bucket of 5 is
+        // spent within 5 / 2 = 2.5 s, before the outage ends (at 10 s), and
+        // 10/s is below 0.9 × 12/s.
+        let w = queue(r#""rate": 12"#, "10", 5, "");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].0, "dispatcher.max_dispatches_per_second");
+        assert_eq!(
+            w[0].1,
+            "10 is below the lowest rate of new tasks, 12/s: once the queue's full bucket of 5 \
+             tokens is spent (within 2.5 s), it falls further behind for the rest of the run, \
+             so no policy can recover from the incident: every one reads as degraded whatever \
+             it does; lower the rate or raise `max_dispatches_per_second`"
+        );
+        // At a threshold of 0.8, the 10/s dispatched make healthy bins.
+        let lenient = queue(
+            r#""rate": 12"#,
+            "10",
+            5,
+            r#", "report": {"recovery_threshold": 0.8}"#,
+        );
+        assert!(
+            lenient[0].1.contains(
+                "for the rest of the run; bins can still read as healthy while the backlog \
+                 grows, as the 10/s it dispatches are `recovery_threshold` (0.8) of that demand \
+                 or more; lower"
+            ),
+            "{lenient:?}"
+        );
+        // A bucket of 50 lasts 25 s, past the outage: the queue keeps up
+        // until then, so a recovery may come first.
+        let late = queue(r#""rate": 12"#, "10", 50, "");
+        assert!(
+            late[0]
+                .1
+                .contains("(within 25 s), it falls further behind for the rest of the run; lower"),
+            "{late:?}"
+        );
+        // One of 120 lasts the whole run (60 s); a rate no higher than the
+        // dispatch rate keeps up.
+        assert_eq!(queue(r#""rate": 12"#, "10", 120, ""), []);
+        assert_eq!(queue(r#""rate": 10"#, "10", 5, ""), []);
+        // The lowest rate of the run counts: a dip to 0.5 × 12 = 6/s keeps
+        // up; one to 0.5 × 30 = 15/s does not.
+        let dip = |rate: u32| {
+            format!(
+                r#""rate": {rate}, "profile": [{{"at": "0s", "scale": 1}},
+                    {{"at": "20s", "scale": 0.5}}]"#
+            )
+        };
+        assert_eq!(queue(&dip(12), "10", 5, ""), []);
+        let w = queue(&dip(30), "10", 5, "");
+        assert!(
+            w[0].1
+                .starts_with("10 is below the lowest rate of new tasks, 15/s:"),
+            "{w:?}"
+        );
+        // A `force_run` dispatches past the bucket; closed-loop clients
+        // wait for their answers.
+        let forced = r#", "actions": [{"force_run": {"at": "30s"}}]"#;
+        assert_eq!(queue(r#""rate": 12"#, "10", 5, forced), []);
+        assert_eq!(
+            queue(r#""clients": 100, "mode": "closed""#, "10", 5, ""),
+            []
+        );
+        // Less than one token over the run has its own warning, alone.
+        let w = queue(r#""rate": 12"#, "0.01", 5, "");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].1.contains("adds fewer than one token"), "{w:?}");
     }
 
     #[test]

@@ -421,6 +421,13 @@ impl Checker {
                     ("per_request", b.per_request.is_some()),
                     ("max_concurrency", b.max_concurrency.is_some()),
                     ("usl", b.usl.is_some()),
+                    // The record has no worker to spend time on an attempt
+                    // or a rejection, and no waiting room to order or to
+                    // skip an expired attempt in.
+                    ("admission_cost", b.admission_cost.ns() > 0),
+                    ("reject_cost", b.reject_cost.ns() > 0),
+                    ("discipline", b.discipline != Discipline::Fifo),
+                    ("drop_expired", b.drop_expired),
                 ],
             ),
             BackendKind::Concurrency => {
