@@ -461,11 +461,22 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
                 ),
             ));
         } else if let Some(cap) = capacity_rps(spec).filter(|&c| lowest > c) {
-            let verdict = if spec.faults.is_empty() {
-                ""
+            // Whole rates as whole numbers, rates below one as they are.
+            let show = |x: f64| legible(if x >= 1.0 { x.round() } else { x });
+            let threshold = spec.report.recovery_threshold;
+            let verdict = if threshold * lowest <= cap {
+                // Goodput at capacity still passes the health test.
+                format!(
+                    "; bins can still read as healthy while the backlog grows, as the {}/s \
+                     it serves are `recovery_threshold` ({threshold}) of that demand or more",
+                    show(cap)
+                )
+            } else if spec.faults.is_empty() {
+                String::new()
             } else {
                 ", so no policy can recover from the fault: every one reads as degraded \
                  whatever it does"
+                    .to_string()
             };
             out.push((
                 "traffic".to_string(),
@@ -473,8 +484,8 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
                     "new requests alone, at least {}/s, exceed what the backend serves without \
                      any fault (about {}/s): it is overloaded all run{verdict}; lower the rate \
                      or add capacity",
-                    crate::decimal::num(lowest.round()),
-                    crate::decimal::num(cap.round())
+                    show(lowest),
+                    show(cap)
                 ),
             ));
         }
@@ -1194,6 +1205,20 @@ mod tests {
         assert_eq!(over[0].0, "traffic");
         assert!(over[0].1.contains("at least 500/s"), "{}", over[0].1);
         assert!(over[0].1.contains("about 400/s"), "{}", over[0].1);
+        // 400/s served is under 0.9 × 500/s: every bin reads unhealthy.
+        assert!(over[0].1.contains("no policy can recover"), "{}", over[0].1);
+        // 420/s against 400/s: goodput at capacity is 0.95 of demand, which
+        // the default threshold (0.9) reads as healthy.
+        let mild = never(r#""rate": 420"#, backend);
+        assert_eq!(mild.len(), 1, "{mild:?}");
+        assert!(
+            mild[0]
+                .1
+                .contains("bins can still read as healthy while the backlog grows")
+                && !mild[0].1.contains("no policy can recover"),
+            "{}",
+            mild[0].1
+        );
         // A spike above capacity is a trigger, not a steady overload: the
         // lowest rate of the run is what counts.
         let spike = r#""rate": 300, "profile": [{"at": "0s", "scale": 1},
