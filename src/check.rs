@@ -141,6 +141,17 @@ pub fn unsafe_name(name: &str) -> Option<&'static str> {
 /// folder names and CSV cells.
 pub const MAX_NAME_BYTES: usize = 200;
 
+/// The message for a number the user gave, `v`, that breaks the rule
+/// "must be `rule`": a value that is no finite number (TOML's `inf` and
+/// `nan`) is called so, rather than told it must be a number.
+pub fn must_be(v: f64, rule: &str) -> String {
+    if v.is_finite() {
+        format!("{} must be {rule}", Given(v))
+    } else {
+        format!("{} is not a finite number: it must be {rule}", Given(v))
+    }
+}
+
 /// A finite number greater than 0.
 pub fn finite_pos(x: f64) -> bool {
     x.is_finite() && x > 0.0
@@ -154,6 +165,21 @@ pub fn finite_nonneg(x: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_number_that_is_not_finite_is_called_so() {
+        assert_eq!(must_be(-2.0, "a number >= 0"), "-2 must be a number >= 0");
+        for (v, shown) in [
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+            (f64::NAN, "NaN"),
+        ] {
+            assert_eq!(
+                must_be(v, "a number greater than 0"),
+                format!("{shown} is not a finite number: it must be a number greater than 0")
+            );
+        }
+    }
 
     #[test]
     fn names_stay_one_safe_path_component() {

@@ -8,9 +8,8 @@
 //! `check`, `describe` and `nominal` arms, and a line in
 //! `docs/scenario-reference.md`.
 
-use crate::check::Problems;
+use crate::check::{must_be, Problems};
 use crate::decimal::num;
-use crate::decimal::Given;
 use crate::time::{format_duration, round_ns, Dur, Nanos};
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Serialize};
@@ -148,7 +147,7 @@ impl BackoffSpec {
                 if !(multiplier.is_finite() && *multiplier >= 1.0) {
                     c.err(
                         format!("{p}.multiplier"),
-                        format!("{} must be a number >= 1", Given(*multiplier)),
+                        must_be(*multiplier, "a number >= 1"),
                     );
                 }
                 if let Some(max) = max {

@@ -36,7 +36,7 @@
 //!   delays (the retry waits the longer of its backoff and that wait).
 
 use super::scope::BudgetScope;
-use crate::check::{finite_nonneg, finite_pos, Problems};
+use crate::check::{finite_nonneg, finite_pos, must_be, Problems};
 use crate::decimal::num;
 use crate::decimal::Given;
 use crate::status::Status;
@@ -239,7 +239,7 @@ impl BudgetSpec {
                 if !finite_pos(*capacity) {
                     c.err(
                         format!("{p}.capacity"),
-                        format!("{} must be a number greater than 0", Given(*capacity)),
+                        must_be(*capacity, "a number greater than 0"),
                     );
                 }
                 let throttling = throttling_cost.unwrap_or(0.0);
@@ -250,7 +250,7 @@ impl BudgetSpec {
                     ("throttling_cost", &throttling),
                 ] {
                     if !finite_nonneg(*v) {
-                        c.err(format!("{p}.{name}"), format!("{v} must be a number >= 0"));
+                        c.err(format!("{p}.{name}"), must_be(*v, "a number >= 0"));
                     }
                 }
             }
@@ -258,10 +258,7 @@ impl BudgetSpec {
                 if !finite_nonneg(*percent) {
                     c.err(
                         format!("{path}.concurrency.percent"),
-                        format!(
-                            "{} must be a number >= 0 (a percent: 20 = 20%)",
-                            Given(*percent)
-                        ),
+                        must_be(*percent, "a number >= 0 (a percent: 20 = 20%)"),
                     );
                 }
             }
@@ -272,16 +269,13 @@ impl BudgetSpec {
                 if !finite_pos(*per_second) {
                     c.err(
                         format!("{p}.per_second"),
-                        format!("{} must be a number greater than 0", Given(*per_second)),
+                        must_be(*per_second, "a number greater than 0"),
                     );
                 }
                 if !(burst.is_finite() && *burst >= 1.0) {
                     c.err(
                         format!("{p}.burst"),
-                        format!(
-                            "{} must be a number >= 1 (tokens the bucket holds)",
-                            Given(*burst)
-                        ),
+                        must_be(*burst, "a number >= 1 (tokens the bucket holds)"),
                     );
                 }
             }

@@ -24,9 +24,8 @@
 //! them when a token is there.
 
 use super::scope::BudgetScope;
-use crate::check::{finite_pos, Problems};
+use crate::check::{finite_pos, must_be, Problems};
 use crate::decimal::num;
-use crate::decimal::Given;
 use crate::time::{Dur, Nanos, NS_PER_SEC};
 use serde::{Deserialize, Serialize};
 
@@ -118,10 +117,7 @@ impl LimiterSpec {
             ("max_scale", a.max_scale),
         ] {
             if !finite_pos(v) {
-                c.err(
-                    format!("{p}.{name}"),
-                    format!("{} must be a number greater than 0", Given(v)),
-                );
+                c.err(format!("{p}.{name}"), must_be(v, "a number greater than 0"));
             }
         }
         for (name, v) in [("beta", a.beta), ("smoothing", a.smoothing)] {

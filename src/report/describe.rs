@@ -174,7 +174,9 @@ pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(S
         }
     }
     if let Some(c) = capacity_rps.filter(|c| *c > 0.0) {
-        push("nominal capacity", format!("{} requests/s", num(c.round())));
+        // Whole when one or more; a capacity below one a second as it is.
+        let shown = if c >= 1.0 { num(c.round()) } else { legible(c) };
+        push("nominal capacity", format!("{shown} requests/s"));
     }
     if let Some(d) = &spec.dispatcher {
         push(
@@ -348,6 +350,28 @@ mod tests {
         };
         assert_eq!(b.describe(), "exponential 100ms ×2, max 10s");
         assert_eq!(Jitter::Proportional(0.1).describe(), "±10%");
+    }
+
+    /// A capacity under one request a second does not read as zero.
+    #[test]
+    fn a_small_capacity_is_not_rounded_away() {
+        let scenario = crate::scenario::Scenario::from_json(
+            r#"{"name": "t", "duration": "60s", "traffic": {"rate": 0.1},
+               "backend": {"workers": 1, "service_time": {"constant": {"value": "4s"}}},
+               "policies": [{"name": "p"}]}"#,
+        )
+        .unwrap();
+        let row = |capacity: f64| {
+            let rows = super::scenario_params(scenario.spec(), Some(capacity));
+            rows.iter()
+                .find(|(k, _)| k == "nominal capacity")
+                .unwrap()
+                .1
+                .clone()
+        };
+        assert_eq!(row(0.25), "0.25 requests/s");
+        assert_eq!(row(2e-7), "2e-7 requests/s");
+        assert_eq!(row(399.6), "400 requests/s");
     }
 
     #[test]

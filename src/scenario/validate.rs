@@ -4,7 +4,7 @@
 //! form as deserialisation errors, and all problems are reported at once.
 
 use super::spec::{Arrival, BackendKind, Discipline, Mode, ScenarioSpec};
-use crate::check::{finite_nonneg, finite_pos, unsafe_name, Problem, Problems};
+use crate::check::{finite_nonneg, finite_pos, must_be, unsafe_name, Problem, Problems};
 use crate::decimal::Given;
 use crate::policy::{self, PolicySpec};
 use crate::scenario::spec::{BackendSpec, PolicyRef, COMPARED, MAX_DOWNSTREAM};
@@ -328,7 +328,7 @@ impl Checker {
             if !finite_nonneg(p.scale) {
                 self.err(
                     format!("traffic.profile[{i}].scale"),
-                    format!("{} must be a number >= 0", Given(p.scale)),
+                    must_be(p.scale, "a number >= 0"),
                 );
             } else if let Some(r) = t.rate.filter(|&r| finite_pos(r) && r <= MAX_RATE) {
                 // The rate the scale gives is bounded as the rate itself.

@@ -5,8 +5,8 @@
 //! and `incident_name` arms), its effect in `crate::model::faults::state_at`,
 //! and a line in `docs/scenario-reference.md`.
 
-use crate::check::{finite_pos, Problems};
-use crate::decimal::{count, num, Given};
+use crate::check::{finite_pos, must_be, Problems};
+use crate::decimal::{count, num};
 use crate::status::Status;
 use crate::time::{secs, Dur};
 use serde::{Deserialize, Serialize};
@@ -188,7 +188,7 @@ impl FaultSpec {
             }
             FaultSpec::Slowdown { factor, .. } if !finite_pos(*factor) => c.err(
                 format!("{p}.factor"),
-                format!("{} must be a number greater than 0", Given(*factor)),
+                must_be(*factor, "a number greater than 0"),
             ),
             FaultSpec::Errors { rate, status, .. } => {
                 c.fraction(&format!("{p}.rate"), *rate, ", e.g. 0.01");
