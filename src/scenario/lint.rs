@@ -526,6 +526,9 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
         } else if let Some(why) = dispatch_backlog(spec, d) {
             out.push(("dispatcher.max_dispatches_per_second".to_string(), why));
         }
+        if let Some(why) = dispatch_ceiling(spec, d) {
+            out.push(("dispatcher.max_concurrent_dispatches".to_string(), why));
+        }
     }
     let top = least_attempt_ns(spec);
     let top_parts = match spec.backend.kind {
@@ -667,6 +670,38 @@ fn too_short(limit: Dur, least: u64, parts: &str, outcome: &str) -> Option<Strin
         )),
         std::cmp::Ordering::Greater => None,
     }
+}
+
+/// Why the queue's concurrency limit alone keeps every bin unhealthy: a
+/// dispatched task holds its slot until its answer, which takes at least
+/// [`least_attempt_ns`], so at most `max_concurrent_dispatches` ÷ that
+/// time tasks a second can succeed; `None` unless that is below
+/// `recovery_threshold` × the lowest rate of new (open-mode) tasks.
+fn dispatch_ceiling(spec: &ScenarioSpec, d: &DispatcherSpec) -> Option<String> {
+    let t = &spec.traffic;
+    if t.mode != Mode::Open {
+        return None;
+    }
+    let lowest = t.rate? * t.scale_range().0;
+    let least_s = crate::time::secs(least_attempt_ns(spec));
+    if least_s <= 0.0 {
+        return None;
+    }
+    let ceiling = f64::from(d.max_concurrent_dispatches) / least_s;
+    let threshold = spec.report.recovery_threshold;
+    if ceiling >= threshold * lowest {
+        return None;
+    }
+    Some(format!(
+        "{} tasks at once, each holding its slot at least {} s (the least time an attempt \
+         takes), let at most {}/s succeed: below `recovery_threshold` ({threshold}) of the \
+         lowest rate of new tasks, {}/s, so every bin reads as unhealthy whatever the policy; \
+         raise `max_concurrent_dispatches`",
+        d.max_concurrent_dispatches,
+        crate::decimal::num(least_s),
+        legible(ceiling),
+        legible(lowest),
+    ))
 }
 
 /// The least time, in nanoseconds, from a client sending an attempt to
@@ -1424,6 +1459,39 @@ mod tests {
             "{}",
             w[0].1
         );
+    }
+
+    /// The concurrency limit caps goodput at slots ÷ the least time a
+    /// task holds one; below the health threshold of the demand, every
+    /// bin fails whatever the policy.
+    #[test]
+    fn a_concurrency_limit_below_the_demand_is_flagged() {
+        // 100 ms of service: each slot succeeds at most 10 times a second.
+        let queue = |rate: u32, slots: u32| {
+            never_with(
+                &format!(r#""rate": {rate}"#),
+                r#""workers": 100, "service_time": {"constant": {"value": "100ms"}}"#,
+                &format!(
+                    r#", "dispatcher": {{"max_dispatches_per_second": 1000,
+                        "max_concurrent_dispatches": {slots}}}"#
+                ),
+            )
+        };
+        // 5 slots: at most 50/s, under 0.9 × 100/s.
+        let w = queue(100, 5);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].0, "dispatcher.max_concurrent_dispatches");
+        assert!(
+            w[0].1.starts_with(
+                "5 tasks at once, each holding its slot at least 0.1 s (the least time an \
+                 attempt takes), let at most 50/s succeed"
+            ),
+            "{}",
+            w[0].1
+        );
+        // 9 slots: 90/s, exactly 0.9 × 100/s, can read healthy; 20 keep up.
+        assert_eq!(queue(100, 9), []);
+        assert_eq!(queue(100, 20), []);
     }
 
     #[test]
