@@ -600,15 +600,13 @@ pub(crate) fn json_position(text: &str, e: &serde_json::Error) -> Option<(usize,
     if e.line() == 0 {
         return None;
     }
-    let Some(row) = text.split('\n').nth(e.line() - 1) else {
-        return Some((e.line(), e.column().max(1)));
-    };
-    // A character read in part counts whole.
-    let mut end = e.column().min(row.len());
-    while !row.is_char_boundary(end) {
-        end += 1;
-    }
-    Some((e.line(), row[..end].chars().count().max(1)))
+    // The byte serde_json read last, counted by [`line_col`] as the rest.
+    let line_start: usize = text
+        .split('\n')
+        .take(e.line() - 1)
+        .map(|row| row.len() + 1)
+        .sum();
+    Some(line_col(text, line_start + e.column().saturating_sub(1)))
 }
 
 /// 1-based line and column (in characters) of byte offset `at` in `text`.
