@@ -52,6 +52,13 @@ pub fn legible(x: f64) -> String {
     }
 }
 
+/// A rate for a message or a report: whole when one a second or more,
+/// as it is below that ([`legible`]: scientific when tiny), so that a
+/// rate under one a second does not read as 0.
+pub fn rate(x: f64) -> String {
+    legible(if x >= 1.0 { x.round() } else { x })
+}
+
 /// A number the user gave, for an error message: as written when of a
 /// sensible size, in scientific notation when huge or tiny (`1e300`, not
 /// three hundred digits).

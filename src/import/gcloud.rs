@@ -440,9 +440,7 @@ fn scalar_message(ty: &str, found: Option<&str>) -> String {
         // Digits alone, yet not read: out of the type's range.
         // Not "from 0" for an unsigned field: `maxBurstSize` starts at 1,
         // and its own check says so.
-        (Some(f), Some((0, max))) if is_integer(f) => {
-            format!("{f} is out of range: expected a whole number up to {max}")
-        }
+        (Some(f), Some((0, _))) if is_integer(f) => format!("{f} is out of range: {expected}"),
         (Some(f), Some((min, max))) if is_integer(f) => {
             format!("{f} is out of range: expected a whole number from {min} to {max}")
         }

@@ -270,8 +270,8 @@ impl<'a> Clients<'a> {
                         None => return Decision::GiveUp(GiveUp::Budget),
                     }
                 }
-                let pushback = pushback.filter(|_| self.policy.honor_retry_after);
-                if let (Some(d), None) = (self.fixed_delay, pushback) {
+                let honoured = pushback.filter(|_| self.policy.honor_retry_after);
+                if let (Some(d), None) = (self.fixed_delay, honoured) {
                     r.backoff.previous = d;
                     return Decision::Retry(d.max(wait));
                 }

@@ -2,7 +2,7 @@
 //! state them, and one sentence per policy saying what happened.
 
 use super::format::human_secs;
-use crate::decimal::{count, legible, num};
+use crate::decimal::{count, legible, num, rate};
 use crate::metrics::aggregate::{Col, PolicySummary};
 use crate::metrics::Recovery;
 use crate::policy::Policy;
@@ -174,9 +174,7 @@ pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(S
         }
     }
     if let Some(c) = capacity_rps.filter(|c| *c > 0.0) {
-        // Whole when one or more; a capacity below one a second as it is.
-        let shown = if c >= 1.0 { num(c.round()) } else { legible(c) };
-        push("nominal capacity", format!("{shown} requests/s"));
+        push("nominal capacity", format!("{} requests/s", rate(c)));
     }
     if let Some(d) = &spec.dispatcher {
         push(

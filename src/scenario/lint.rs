@@ -461,15 +461,13 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
                 ),
             ));
         } else if let Some(cap) = capacity_rps(spec).filter(|&c| lowest > c) {
-            // Whole rates as whole numbers, rates below one as they are.
-            let show = |x: f64| legible(if x >= 1.0 { x.round() } else { x });
             let threshold = spec.report.recovery_threshold;
             let verdict = if threshold * lowest <= cap {
                 // Goodput at capacity still passes the health test.
                 format!(
                     "; bins can still read as healthy while the backlog grows, as the {}/s \
                      it serves are `recovery_threshold` ({threshold}) of that demand or more",
-                    show(cap)
+                    crate::decimal::rate(cap)
                 )
             } else if spec.faults.is_empty() {
                 String::new()
@@ -484,8 +482,8 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
                     "new requests alone, at least {}/s, exceed what the backend serves without \
                      any fault (about {}/s): it is overloaded all run{verdict}; lower the rate \
                      or add capacity",
-                    show(lowest),
-                    show(cap)
+                    crate::decimal::rate(lowest),
+                    crate::decimal::rate(cap)
                 ),
             ));
         }
@@ -616,7 +614,7 @@ fn dispatch_backlog(spec: &ScenarioSpec, d: &DispatcherSpec) -> Option<String> {
     if lowest <= rate {
         return None;
     }
-    let burst = f64::from(d.max_burst_size.max(1));
+    let burst = f64::from(d.max_burst_size);
     let spent = burst / (lowest - rate);
     if spent >= spec.duration.secs() {
         return None;
@@ -683,10 +681,9 @@ fn dispatch_ceiling(spec: &ScenarioSpec, d: &DispatcherSpec) -> Option<String> {
         return None;
     }
     let lowest = t.rate? * t.scale_range().0;
+    // No least time (an attempt that takes none) makes the ceiling
+    // infinite, and the test below passes.
     let least_s = crate::time::secs(least_attempt_ns(spec));
-    if least_s <= 0.0 {
-        return None;
-    }
     let ceiling = f64::from(d.max_concurrent_dispatches) / least_s;
     let threshold = spec.report.recovery_threshold;
     if ceiling >= threshold * lowest {
