@@ -464,11 +464,7 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
             let threshold = spec.report.recovery_threshold;
             let verdict = if threshold * lowest <= cap {
                 // Goodput at capacity still passes the health test.
-                format!(
-                    "; bins can still read as healthy while the backlog grows, as the {}/s \
-                     it serves are `recovery_threshold` ({threshold}) of that demand or more",
-                    crate::decimal::rate(cap)
-                )
+                still_healthy("serves", &crate::decimal::rate(cap), threshold)
             } else if spec.faults.is_empty() {
                 String::new()
             } else {
@@ -585,6 +581,16 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
     out
 }
 
+/// The end of an overload warning whose goodput, `rate` (as shown) a
+/// second that the backend `verb`s, is still `threshold` of the demand or
+/// more.
+fn still_healthy(verb: &str, rate: &str, threshold: f64) -> String {
+    format!(
+        "; bins can still read as healthy while the backlog grows, as the {rate}/s it {verb} \
+         are `recovery_threshold` ({threshold}) of that demand or more"
+    )
+}
+
 /// Why the Cloud Tasks queue `d` falls further behind all run, if it does:
 /// open traffic whose lowest rate is above `max_dispatches_per_second`.
 /// Every new task takes a token; retries take more, and the concurrency
@@ -626,12 +632,7 @@ fn dispatch_backlog(spec: &ScenarioSpec, d: &DispatcherSpec) -> Option<String> {
         .chain(t.load_spike(run_end).map(|(_, end)| end))
         .max();
     let verdict = if threshold * lowest <= rate {
-        format!(
-            "; bins can still read as healthy while the backlog grows, as the {}/s it \
-             dispatches are `recovery_threshold` ({}) of that demand or more",
-            legible(rate),
-            threshold
-        )
+        still_healthy("dispatches", &legible(rate), threshold)
     } else if incident_end.is_some_and(|end| spent <= crate::time::secs(end)) {
         ", so no policy can recover from the incident: every one reads as degraded whatever \
          it does"
