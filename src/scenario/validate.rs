@@ -212,9 +212,13 @@ impl Checker {
                 ["traffic.mode"],
                 "missing: open-mode traffic needs new requests per second (or set mode \"closed\" or \"burst\")",
             ),
-            (Mode::Open, Some(r)) if !finite_pos(r) => self.err(
+            (Mode::Open, Some(r)) if !r.is_finite() => self.err(
                 "traffic.rate",
                 must_be(r, "a number of requests per second greater than 0"),
+            ),
+            (Mode::Open, Some(r)) if !finite_pos(r) => self.err(
+                "traffic.rate",
+                format!("{} is not a number of requests per second greater than 0", Given(r)),
             ),
             (Mode::Open, Some(r)) if r > MAX_RATE => self.err(
                 "traffic.rate",
@@ -888,7 +892,7 @@ mod tests {
             (f64::NAN, "NaN is not a finite number"),
             (
                 -1.0,
-                "-1 must be a number of requests per second greater than 0",
+                "-1 is not a number of requests per second greater than 0",
             ),
         ] {
             s.traffic.rate = Some(rate);
