@@ -3,6 +3,7 @@
 
 pub mod oldest;
 pub mod queue;
+pub mod ring;
 pub mod rng;
 pub mod stop;
 pub mod watch;

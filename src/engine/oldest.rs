@@ -14,16 +14,16 @@
 //! scheduled outright, so a run is the same, with fewer events.
 
 use super::queue::{EventQueue, LaneId, Ticket};
+use super::ring::Ring;
 use crate::time::Nanos;
-use std::collections::VecDeque;
 
 /// Timers of one fixed delay, keyed by `K` (what the event needs to know),
 /// of which only the oldest live one is an event.
 #[derive(Debug)]
-pub struct OldestFirst<K> {
+pub struct OldestFirst<K: Copy> {
     lane: LaneId,
     /// Timers that are not events, in the order they were set.
-    waiting: VecDeque<(Ticket, K)>,
+    waiting: Ring<(Ticket, K)>,
     /// The timer that is an event in the queue, if any.
     armed: Option<K>,
 }
@@ -34,18 +34,18 @@ impl<K: Copy + PartialEq> OldestFirst<K> {
     /// alone there, so arming one never walks back past other events.
     /// `delay` must be positive (validation refuses zero timeouts and
     /// deadlines): a zero delay has no place to reserve.
-    pub fn new<E>(q: &mut EventQueue<E>, delay: Nanos) -> Self {
+    pub fn new<E: Copy>(q: &mut EventQueue<E>, delay: Nanos) -> Self {
         assert!(delay > 0, "a timer needs a positive delay");
         OldestFirst {
             lane: q.register_private_lane(delay),
-            waiting: VecDeque::new(),
+            waiting: Ring::new(),
             armed: None,
         }
     }
 
     /// Sets a timer for `key`, due one delay from now.
     #[inline]
-    pub fn set<E>(&mut self, q: &mut EventQueue<E>, key: K) {
+    pub fn set<E: Copy>(&mut self, q: &mut EventQueue<E>, key: K) {
         // `reserve_in_lane` refuses only a zero delay, which `new` refuses.
         if let Some(ticket) = q.reserve_in_lane(self.lane) {
             self.waiting.push_back((ticket, key));
@@ -57,7 +57,7 @@ impl<K: Copy + PartialEq> OldestFirst<K> {
     /// they take no memory, and arms the oldest `live` timer if none is an
     /// event (`event` builds it).
     #[inline]
-    pub fn settle<E>(
+    pub fn settle<E: Copy>(
         &mut self,
         q: &mut EventQueue<E>,
         live: impl Fn(K) -> bool,
@@ -78,7 +78,7 @@ impl<K: Copy + PartialEq> OldestFirst<K> {
     /// next oldest `live` one is armed at once when its place is at `now`
     /// too (it must pop next); a later one waits for [`OldestFirst::settle`].
     #[inline]
-    pub fn popped<E>(
+    pub fn popped<E: Copy>(
         &mut self,
         q: &mut EventQueue<E>,
         key: K,
@@ -95,7 +95,7 @@ impl<K: Copy + PartialEq> OldestFirst<K> {
     /// Makes the oldest timer still `live` an event, in the place reserved
     /// for it; dead timers on the way are forgotten. With `due`, only if
     /// that place is at instant `due`.
-    fn arm<E>(
+    fn arm<E: Copy>(
         &mut self,
         q: &mut EventQueue<E>,
         due: Option<Nanos>,

@@ -55,8 +55,8 @@
 //! looking at them; [`EventQueue::pop_step`] pops only from it, for a loop
 //! that follows an instant's chain of zero-delay steps.
 
+use super::ring::Ring;
 use crate::time::Nanos;
-use std::collections::VecDeque;
 
 /// `schedule_after` checks the delays of this many lanes (the first
 /// registered) for an automatic lane match; later lanes are only used
@@ -104,11 +104,11 @@ struct Entry<E> {
 }
 
 /// Monotone radix heap on `time` with FIFO (`seq`) tie-breaking.
-struct RadixHeap<E> {
+struct RadixHeap<E: Copy> {
     /// Time of the last extracted minimum; every key is `>= last`.
     last: Nanos,
     /// Events at exactly `last`, in `seq` order.
-    zero: VecDeque<Entry<E>>,
+    zero: Ring<Entry<E>>,
     /// `buckets[b - 1]` is bucket `b`, each in `seq` order.
     buckets: [Vec<Entry<E>>; 64],
     /// Smallest time in each bucket (`Nanos::MAX` when empty).
@@ -118,11 +118,11 @@ struct RadixHeap<E> {
     len: usize,
 }
 
-impl<E> RadixHeap<E> {
+impl<E: Copy> RadixHeap<E> {
     fn new() -> Self {
         RadixHeap {
             last: 0,
-            zero: VecDeque::new(),
+            zero: Ring::new(),
             buckets: std::array::from_fn(|_| Vec::new()),
             mins: [Nanos::MAX; 64],
             mask: 0,
@@ -136,7 +136,7 @@ impl<E> RadixHeap<E> {
         63 - (time ^ last).leading_zeros() as usize
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, e: Entry<E>) {
         debug_assert!(e.time >= self.last);
         self.len += 1;
@@ -220,23 +220,23 @@ impl<E> RadixHeap<E> {
     }
 }
 
-struct Lane<E> {
+struct Lane<E: Copy> {
     delay: Nanos,
     /// Only reachable through its `LaneId` (see `register_private_lane`).
     private: bool,
-    q: VecDeque<Entry<E>>,
+    q: Ring<Entry<E>>,
 }
 
 /// Pending events of one run. Events at equal times pop in the order they
 /// were scheduled, so a run never depends on the queue's internals.
-pub struct EventQueue<E> {
+pub struct EventQueue<E: Copy> {
     heap: RadixHeap<E>,
     lanes: Vec<Lane<E>>,
     /// Delays and indexes of the first [`AUTO_LANES`] shared lanes, for
     /// `schedule_after`.
     auto: Vec<(Nanos, usize)>,
     /// Events scheduled at `now` itself, in schedule order (see `pop_before`).
-    soon: VecDeque<E>,
+    soon: Ring<E>,
     /// Known: neither the heap nor a lane holds an event at `now`, so
     /// `soon` pops without a look at them. Events there at `now` were
     /// scheduled while time was earlier and only leave during the instant
@@ -251,20 +251,20 @@ pub struct EventQueue<E> {
     popped: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     /// An empty queue at time 0.
     pub fn new() -> Self {
         EventQueue {
             heap: RadixHeap::new(),
             lanes: Vec::new(),
             auto: Vec::new(),
-            soon: VecDeque::new(),
+            soon: Ring::new(),
             now_clear: false,
             lane_min: None,
             lane_fresh: true,
@@ -312,7 +312,7 @@ impl<E> EventQueue<E> {
         self.lanes.push(Lane {
             delay,
             private,
-            q: VecDeque::new(),
+            q: Ring::new(),
         });
         LaneId((self.lanes.len() - 1) as u8)
     }
@@ -329,7 +329,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedules `ev` at absolute `time` (never before `now`).
-    #[inline]
+    #[inline(always)]
     pub fn schedule_at(&mut self, time: Nanos, ev: E) {
         debug_assert!(time >= self.now, "event scheduled in the past");
         if time <= self.now {
@@ -351,9 +351,10 @@ impl<E> EventQueue<E> {
         }
     }
 
-    /// [`Self::schedule_after`] for a delay that is not zero: kept out of
-    /// line so that the zero-delay path stays a push at every call site.
-    #[inline(never)]
+    /// [`Self::schedule_after`] for a delay that is not zero. Inlined, as
+    /// is every push: an event then goes from its fields straight into its
+    /// slot (see `ring.rs`) instead of through a copy on the stack.
+    #[inline(always)]
     fn schedule_later(&mut self, delay: Nanos, ev: E) {
         if let Some(&(_, i)) = self.auto.iter().find(|&&(d, _)| d == delay) {
             self.push_lane(i, ev);
@@ -366,17 +367,16 @@ impl<E> EventQueue<E> {
     /// will happen soon, for a model that wants to fetch their data ahead.
     #[inline]
     pub fn lane_ahead(&self, lane: LaneId, skip: usize) -> impl Iterator<Item = &E> {
-        let q = &self.lanes[lane.0 as usize].q;
-        q.range(skip.min(q.len())..).map(|e| &e.ev)
+        self.lanes[lane.0 as usize].q.iter_from(skip).map(|e| &e.ev)
     }
 
     /// Schedules `ev` one lane delay from now (saturating).
-    #[inline]
+    #[inline(always)]
     pub fn schedule_in_lane(&mut self, lane: LaneId, ev: E) {
         self.push_lane(lane.0 as usize, ev)
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_lane(&mut self, i: usize, ev: E) {
         let time = self.now.saturating_add(self.lanes[i].delay);
         self.push_lane_at(i, time, ev);
@@ -385,13 +385,13 @@ impl<E> EventQueue<E> {
     /// Schedules `ev` at absolute `time` (never before `now`, nor before
     /// the last event scheduled in this stream) in stream `lane` (see
     /// [`EventQueue::register_stream`]).
-    #[inline]
+    #[inline(always)]
     pub fn schedule_in_stream(&mut self, lane: LaneId, time: Nanos, ev: E) {
         debug_assert!(time >= self.now, "event scheduled in the past");
         self.push_lane_at(lane.0 as usize, time.max(self.now), ev);
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_lane_at(&mut self, i: usize, time: Nanos, ev: E) {
         if time == self.now {
             self.soon.push_back(ev);
@@ -440,7 +440,10 @@ impl<E> EventQueue<E> {
         let key = (ticket.time, ticket.seq);
         let q = &mut self.lanes[i].q;
         let mut at = q.len();
-        while at > 0 && (q[at - 1].time, q[at - 1].seq) > key {
+        while let Some(e) = at.checked_sub(1).and_then(|i| q.get(i)) {
+            if (e.time, e.seq) <= key {
+                break;
+            }
             at -= 1;
         }
         q.insert(
