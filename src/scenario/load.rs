@@ -596,6 +596,11 @@ pub(crate) fn plain_words(message: &str) -> String {
 /// `text`; `None` for an error without a position. serde_json counts the
 /// column in bytes, up to and including the last byte it read: a name
 /// such as "ééééé" would push every column after it to the right.
+///
+/// A list refused where an object goes is reported after serde_json has
+/// looked past the `[` for the list's end (over spaces and line breaks,
+/// to the first item, or past the `]` of an empty list): such an error is
+/// placed back on the `[`, where the list starts.
 pub(crate) fn json_position(text: &str, e: &serde_json::Error) -> Option<(usize, usize)> {
     if e.line() == 0 {
         return None;
@@ -606,7 +611,27 @@ pub(crate) fn json_position(text: &str, e: &serde_json::Error) -> Option<(usize,
         .take(e.line() - 1)
         .map(|row| row.len() + 1)
         .sum();
-    Some(line_col(text, line_start + e.column().saturating_sub(1)))
+    let mut at = line_start + e.column().saturating_sub(1);
+    if e.to_string().starts_with("invalid type: sequence") {
+        at = list_start(text.as_bytes(), at).unwrap_or(at);
+    }
+    Some(line_col(text, at))
+}
+
+/// The `[` that a list read up to byte `at` starts with: back from `at`
+/// over white space and at most one `]` (an empty list).
+fn list_start(text: &[u8], at: usize) -> Option<usize> {
+    let mut at = at.min(text.len().checked_sub(1)?);
+    let mut closed = false;
+    loop {
+        match text[at] {
+            b'[' => return Some(at),
+            b']' if !closed => closed = true,
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            _ => return None,
+        }
+        at = at.checked_sub(1)?;
+    }
 }
 
 /// 1-based line and column (in characters) of byte offset `at` in `text`.
@@ -933,6 +958,29 @@ mod tests {
                 .message,
             "the top level must be an object of settings (an S), not a list"
         );
+    }
+
+    #[test]
+    fn a_refused_list_is_placed_on_its_bracket_however_it_is_laid_out() {
+        let fine = r#"{"constant": {"value": "1ms"}}"#;
+        let base = scenario(fine, r#"{"name": "p"}"#);
+        for list in [
+            "[10, 1]",
+            "[\n    10,\n    1\n  ]",
+            "[ ]",
+            "[\n]",
+            "[\r\n\t]",
+        ] {
+            let text = base.replace(r#"{"rate": 10}"#, list);
+            let at = text.find(list).unwrap();
+            let (line, column) = line_col(&text, at);
+            let (place, message) = placed(&text, Format::Json, &[]);
+            assert_eq!(place, format!("{line}:{column}"), "{list:?}");
+            assert!(
+                message.starts_with("traffic: invalid type: a list"),
+                "{message}"
+            );
+        }
     }
 
     #[test]
