@@ -247,6 +247,11 @@ const SETTINGS_EXPECTED: &str = "expected an object of its settings";
 fn name_settings<T: DeserializeOwned>(loc: &mut Located, mut value: serde_json::Value, path: &str) {
     const NO_SUCH_KEY: &str = "\u{1}";
     let probe = serde_json::json!({ NO_SUCH_KEY: 0 });
+    // Settings beside the path go: one that sorts before it and has a
+    // problem of its own would be read, and refused, first.
+    if let Ok(steps) = super::set::path_segments(path) {
+        keep_only_path(&mut value, &steps);
+    }
     let placed = super::set::set_at(&mut value, path, probe.clone()).is_ok()
         || path.rsplit_once('.').is_some_and(|(field, kind)| {
             super::set::set_at(&mut value, field, serde_json::json!({ kind: probe })).is_ok()
@@ -268,6 +273,27 @@ fn name_settings<T: DeserializeOwned>(loc: &mut Located, mut value: serde_json::
         .map(|n| format!("`{n}`"))
         .collect();
     loc.message.push_str(&format!(" ({})", names.join(", ")));
+}
+
+/// Removes from each object along `steps` every key but the next step
+/// (lists keep their items: an item's place is part of the path).
+fn keep_only_path(value: &mut serde_json::Value, steps: &[&str]) {
+    let Some((step, rest)) = steps.split_first() else {
+        return;
+    };
+    let next = match value {
+        serde_json::Value::Object(map) => {
+            map.retain(|key, _| key == step);
+            map.get_mut(*step)
+        }
+        serde_json::Value::Array(items) => {
+            step.parse::<usize>().ok().and_then(|i| items.get_mut(i))
+        }
+        _ => None,
+    };
+    if let Some(next) = next {
+        keep_only_path(next, rest);
+    }
 }
 
 /// What serde says of `doc` read as `T`: `None` when it reads, else the
@@ -957,6 +983,20 @@ mod tests {
                 .unwrap_err()
                 .message,
             "the top level must be an object of settings (an S), not a list"
+        );
+    }
+
+    #[test]
+    fn settings_are_named_even_when_another_setting_is_wrong_too() {
+        // `backend` sorts before `traffic`, and its service time is wrong.
+        let text = scenario(r#"{"constant": "1ms"}"#, r#"{"name": "p"}"#)
+            .replace(r#"{"rate": 10}"#, "[10]");
+        let (_, message) = placed(&text, Format::Json, &[]);
+        assert!(
+            message.starts_with(
+                "traffic: invalid type: a list, expected an object of its settings (`rate`,"
+            ),
+            "{message}"
         );
     }
 
