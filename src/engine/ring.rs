@@ -10,8 +10,8 @@
 //! slot. Growing, the rare case, stays out of line.
 //!
 //! Every slot of the buffer holds a value (old values stay behind popped
-//! ones), so the ring needs no `unsafe`: it grows by copying its values in
-//! order and filling the new room with copies of the value being pushed.
+//! ones), so the ring needs no `unsafe`: the new room of a growth is
+//! filled with copies of the value being pushed.
 
 /// A growable FIFO ring buffer of `Copy` values (see the module comment).
 #[derive(Clone, Debug)]
@@ -69,17 +69,19 @@ impl<T: Copy> Ring<T> {
         self.len += 1;
     }
 
-    /// Doubles the room (16 slots at first), keeping the values in order
-    /// from slot 0.
+    /// Doubles the room (16 slots at first). The buffer grows in place
+    /// where the allocator can (a large one is remapped, not copied, and
+    /// never held twice), and the values that had wrapped around to its
+    /// start are copied to just past its old end, where they follow on
+    /// from the others: `head` stays.
     #[cold]
     #[inline(never)]
     fn grow(&mut self, fill: T) {
+        debug_assert_eq!(self.len, self.buf.len(), "grows only when full");
         let room = (self.buf.len() * 2).max(16);
-        let mut buf = Vec::with_capacity(room);
-        buf.extend(self.iter());
-        buf.resize(room, fill);
-        self.buf = buf;
-        self.head = 0;
+        self.buf.reserve_exact(room - self.buf.len());
+        self.buf.extend_from_within(..self.head);
+        self.buf.resize(room, fill);
     }
 
     /// Removes and returns the front value.
@@ -214,8 +216,12 @@ mod tests {
             ring.push_back(v);
         }
         assert_eq!(ring.buf.len(), 16);
+        assert_eq!(ring.head, 6);
         ring.push_back(22); // 17 values: grows to 32
         assert_eq!(ring.buf.len(), 32);
+        // The six values that had wrapped to slots 0..6 follow slot 15.
+        assert_eq!(ring.head, 6);
+        assert_eq!(ring.buf[16..22], [16, 17, 18, 19, 20, 21]);
         assert!(ring.iter().copied().eq(6..23));
         assert_eq!(ring.iter_from(40).count(), 0);
         assert_eq!(ring.get(17), None);
