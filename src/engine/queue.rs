@@ -104,7 +104,7 @@ struct Entry<E> {
 }
 
 /// Monotone radix heap on `time` with FIFO (`seq`) tie-breaking.
-struct RadixHeap<E: Copy> {
+struct RadixHeap<E> {
     /// Time of the last extracted minimum; every key is `>= last`.
     last: Nanos,
     /// Events at exactly `last`, in `seq` order.
@@ -220,7 +220,7 @@ impl<E: Copy> RadixHeap<E> {
     }
 }
 
-struct Lane<E: Copy> {
+struct Lane<E> {
     delay: Nanos,
     /// Only reachable through its `LaneId` (see `register_private_lane`).
     private: bool,
@@ -229,7 +229,7 @@ struct Lane<E: Copy> {
 
 /// Pending events of one run. Events at equal times pop in the order they
 /// were scheduled, so a run never depends on the queue's internals.
-pub struct EventQueue<E: Copy> {
+pub struct EventQueue<E> {
     heap: RadixHeap<E>,
     lanes: Vec<Lane<E>>,
     /// Delays and indexes of the first [`AUTO_LANES`] shared lanes, for
@@ -440,10 +440,7 @@ impl<E: Copy> EventQueue<E> {
         let key = (ticket.time, ticket.seq);
         let q = &mut self.lanes[i].q;
         let mut at = q.len();
-        while let Some(e) = at.checked_sub(1).and_then(|i| q.get(i)) {
-            if (e.time, e.seq) <= key {
-                break;
-            }
+        while at > 0 && q.get(at - 1).is_some_and(|e| (e.time, e.seq) > key) {
             at -= 1;
         }
         q.insert(

@@ -15,7 +15,7 @@
 
 /// A growable FIFO ring buffer of `Copy` values (see the module comment).
 #[derive(Clone, Debug)]
-pub struct Ring<T: Copy> {
+pub struct Ring<T> {
     /// The slots; empty, or a power of two long.
     buf: Vec<T>,
     /// Index of the front value.
@@ -24,13 +24,13 @@ pub struct Ring<T: Copy> {
     len: usize,
 }
 
-impl<T: Copy> Default for Ring<T> {
+impl<T> Default for Ring<T> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<T: Copy> Ring<T> {
+impl<T> Ring<T> {
     /// An empty ring; allocates on the first push.
     pub const fn new() -> Self {
         Ring {
@@ -39,7 +39,9 @@ impl<T: Copy> Ring<T> {
             len: 0,
         }
     }
+}
 
+impl<T: Copy> Ring<T> {
     /// Values held.
     #[inline(always)]
     pub fn len(&self) -> usize {
