@@ -11,7 +11,7 @@ use super::spec::{
     ActionSpec, Arrival, BackendKind, DispatcherSpec, DistSpec, FaultSpec, Mode, ScenarioSpec,
 };
 use crate::check::Problem;
-use crate::decimal::{count, legible, Given};
+use crate::decimal::{self, count, legible, Given};
 use crate::math::{normal_cdf, Z99};
 use crate::policy::{self, Backoff, Policy, Pushback};
 use crate::time::Dur;
@@ -464,7 +464,7 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
             let threshold = spec.report.recovery_threshold;
             let verdict = if threshold * lowest <= cap {
                 // Goodput at capacity still passes the health test.
-                still_healthy("serves", &crate::decimal::rate(cap), threshold)
+                still_healthy("serves", &decimal::rate(cap), threshold)
             } else if spec.faults.is_empty() {
                 String::new()
             } else {
@@ -478,8 +478,8 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
                     "new requests alone, at least {}/s, exceed what the backend serves without \
                      any fault (about {}/s): it is overloaded all run{verdict}; lower the rate \
                      or add capacity",
-                    crate::decimal::rate(lowest),
-                    crate::decimal::rate(cap)
+                    decimal::rate(lowest),
+                    decimal::rate(cap)
                 ),
             ));
         }
@@ -647,7 +647,7 @@ fn dispatch_backlog(spec: &ScenarioSpec, d: &DispatcherSpec) -> Option<String> {
         Given(rate),
         legible(lowest),
         count(burst, "token", "tokens"),
-        crate::decimal::num((spent * 1000.0).ceil() / 1000.0),
+        decimal::num((spent * 1000.0).ceil() / 1000.0),
     ))
 }
 
@@ -657,7 +657,7 @@ fn dispatch_backlog(spec: &ScenarioSpec, d: &DispatcherSpec) -> Option<String> {
 /// limit's event was scheduled first), so a limit of exactly `least` is
 /// as hopeless as a shorter one.
 fn too_short(limit: Dur, least: u64, parts: &str, outcome: &str) -> Option<String> {
-    let least_s = crate::decimal::num(crate::time::secs(least));
+    let least_s = decimal::num(crate::time::secs(least));
     match limit.ns().cmp(&least) {
         std::cmp::Ordering::Less => Some(format!(
             "{limit} is shorter than the least time an attempt takes ({least_s} s: {parts}): \
@@ -696,9 +696,9 @@ fn dispatch_ceiling(spec: &ScenarioSpec, d: &DispatcherSpec) -> Option<String> {
          lowest rate of new tasks, {}/s, so every bin reads as unhealthy whatever the policy; \
          raise `max_concurrent_dispatches`",
         d.max_concurrent_dispatches,
-        crate::decimal::num(least_s),
-        legible(ceiling),
-        legible(lowest),
+        decimal::num(least_s),
+        decimal::rate(ceiling),
+        decimal::rate(lowest),
     ))
 }
 
