@@ -6,7 +6,7 @@
 //! multiply, the smallest capacity wins, error bursts apply one after
 //! another).
 
-use crate::scenario::spec::{ActionSpec, FaultSpec, ScenarioSpec, TrafficSpec};
+use crate::scenario::spec::{ActionSpec, FaultSpec};
 use crate::status::Status;
 use crate::time::Nanos;
 
@@ -258,45 +258,6 @@ pub fn edges(faults: &[FaultSpec], actions: &[ActionSpec]) -> Vec<Nanos> {
     e
 }
 
-/// The incident window: from the first start to the last end of the faults
-/// that do not cover the whole run (a fault spanning `[0, run_end]` is a
-/// background condition, such as a steady 1 % error rate, not an incident).
-pub fn incident(faults: &[FaultSpec], run_end: Nanos) -> Option<(Nanos, Nanos)> {
-    faults
-        .iter()
-        .filter(|f| f.is_incident(run_end))
-        .map(|f| f.window())
-        .fold(None, |acc, (s, e)| match acc {
-            None => Some((s, e.min(run_end))),
-            Some((a, b)) => Some((a.min(s), b.max(e.min(run_end)))),
-        })
-}
-
-/// The load spikes of open traffic as one window: from the first instant
-/// the profile's rate rises above its rate at time 0 to the last instant it
-/// comes back down to that rate (or below), both within the run.
-///
-/// A rise that is not back down by `run_end` (a lasting change of load,
-/// such as a ramp up) is not a spike: there is no normal load left to
-/// recover at. Closed and burst traffic, and traffic without a profile or
-/// with no rate, have no spikes. Crossings between knots are found on the
-/// linear segments, to the nanosecond.
-pub fn load_spike(traffic: &TrafficSpec, run_end: Nanos) -> Option<(Nanos, Nanos)> {
-    traffic.load_spike(run_end)
-}
-
-/// The run's incident window: the hull of the faults' [`incident`] and the
-/// traffic's [`load_spike`] (a scenario without either has none).
-pub fn run_incident(spec: &ScenarioSpec, run_end: Nanos) -> Option<(Nanos, Nanos)> {
-    match (
-        incident(&spec.faults, run_end),
-        load_spike(&spec.traffic, run_end),
-    ) {
-        (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
-        (f, s) => f.or(s),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,120 +329,6 @@ mod tests {
             edges(&faults, &[]),
             [0, 5, 6, 7, 8, 9, 10, 15].map(|s| s * 1_000_000_000)
         );
-    }
-
-    #[test]
-    fn background_faults_are_not_incidents() {
-        let end = 1800 * 1_000_000_000;
-        let faults = vec![
-            FaultSpec::Errors {
-                tier: None,
-                start: s(0),
-                duration: s(1800),
-                rate: 0.01,
-                status: Status::Internal,
-            },
-            FaultSpec::Outage {
-                tier: None,
-                start: s(300),
-                duration: s(90),
-                status: Status::Unavailable,
-                flush: false,
-            },
-        ];
-        assert_eq!(
-            incident(&faults, end),
-            Some((300_000_000_000, 390_000_000_000))
-        );
-        assert_eq!(incident(&faults[..1], end), None);
-    }
-
-    fn traffic(extra: &str) -> TrafficSpec {
-        serde_json::from_str(&format!(r#"{{"rate": 40 {extra}}}"#)).unwrap()
-    }
-
-    fn profile(knots: &str) -> TrafficSpec {
-        traffic(&format!(r#", "profile": {knots}"#))
-    }
-
-    const SEC: Nanos = 1_000_000_000;
-
-    #[test]
-    fn a_rise_above_the_starting_rate_and_back_is_a_load_spike() {
-        let end = 300 * SEC;
-        // A step written with 1 ms ramps: above the starting rate in (60, 68).
-        let step = profile(
-            r#"[{"at": "60s", "scale": 1}, {"at": "60.001s", "scale": 2},
-                {"at": "67.999s", "scale": 2}, {"at": "68s", "scale": 1}]"#,
-        );
-        assert_eq!(load_spike(&step, end), Some((60 * SEC, 68 * SEC)));
-        // Ramps crossing the starting rate between knots: from 0.5 at 10 s
-        // to 1.5 at 20 s crosses 1 at 15 s; from 1.5 at 30 s down to 0.5 at
-        // 40 s crosses it at 35 s.
-        let ramps = profile(
-            r#"[{"at": "0s", "scale": 1}, {"at": "10s", "scale": 0.5}, {"at": "20s", "scale": 1.5},
-                {"at": "30s", "scale": 1.5}, {"at": "40s", "scale": 0.5}]"#,
-        );
-        assert_eq!(load_spike(&ramps, end), Some((15 * SEC, 35 * SEC)));
-        // The starting rate is the first knot's, also when that knot is
-        // later than 0; two spikes make one window, gaps included.
-        let two = profile(
-            r#"[{"at": "50s", "scale": 2}, {"at": "60s", "scale": 3}, {"at": "70s", "scale": 2},
-                {"at": "100s", "scale": 2}, {"at": "110s", "scale": 4}, {"at": "120s", "scale": 1}]"#,
-        );
-        assert_eq!(
-            load_spike(&two, end),
-            Some((50 * SEC, 2 * 60 * SEC - 10 * SEC / 3))
-        );
-    }
-
-    #[test]
-    fn lasting_rises_declines_and_other_modes_are_not_spikes() {
-        let end = 300 * SEC;
-        assert_eq!(load_spike(&traffic(""), end), None, "no profile");
-        let decline = profile(r#"[{"at": "0s", "scale": 1}, {"at": "20m", "scale": 0.5}]"#);
-        assert_eq!(load_spike(&decline, end), None);
-        let ramp_up = profile(r#"[{"at": "0s", "scale": 0.5}, {"at": "60s", "scale": 1}]"#);
-        assert_eq!(load_spike(&ramp_up, end), None, "a lasting rise");
-        // Back down only after the run's end: not a spike of this run; an
-        // earlier spike still counts on its own.
-        let late = r#"[{"at": "10s", "scale": 1}, {"at": "20s", "scale": 2}, {"at": "30s", "scale": 1},
-                       {"at": "290s", "scale": 1}, {"at": "300s", "scale": 2}, {"at": "310s", "scale": 1}]"#;
-        assert_eq!(load_spike(&profile(late), end), Some((10 * SEC, 30 * SEC)));
-        assert_eq!(load_spike(&profile(late), 25 * SEC), None);
-        let spike =
-            r#"[{"at": "10s", "scale": 1}, {"at": "20s", "scale": 2}, {"at": "30s", "scale": 1}]"#;
-        for other in [r#", "mode": "closed""#, r#", "mode": "burst""#] {
-            let t = traffic(&format!(r#", "profile": {spike} {other}"#));
-            assert_eq!(load_spike(&t, end), None, "{other}");
-        }
-        let idle: TrafficSpec =
-            serde_json::from_str(&format!(r#"{{"rate": 0, "profile": {spike}}}"#)).unwrap();
-        assert_eq!(load_spike(&idle, end), None, "no rate, no spike");
-    }
-
-    #[test]
-    fn the_run_incident_spans_the_faults_and_the_spikes() {
-        let scenario = |profile: &str, faults: &str| {
-            crate::scenario::Scenario::from_json(&format!(
-                r#"{{"name": "t", "duration": "300s",
-                    "traffic": {{"rate": 40 {profile}}},
-                    "backend": {{"workers": 100, "service_time": {{"constant": {{"value": "1s"}}}}}},
-                    "faults": [{faults}], "policies": [{{"name": "p"}}]}}"#
-            ))
-            .unwrap()
-        };
-        let spike = r#", "profile": [{"at": "60s", "scale": 1}, {"at": "61s", "scale": 2},
-                        {"at": "67s", "scale": 2}, {"at": "68s", "scale": 1}]"#;
-        let outage = r#"{"outage": {"start": "100s", "duration": "10s"}}"#;
-        let background = r#"{"errors": {"start": "0s", "duration": "300s", "rate": 0.01}}"#;
-        let end = 300 * SEC;
-        let at = |p: &str, f: &str| run_incident(scenario(p, f).spec(), end);
-        assert_eq!(at("", ""), None);
-        assert_eq!(at("", background), None);
-        assert_eq!(at(spike, background), Some((60 * SEC, 68 * SEC)));
-        assert_eq!(at("", outage), Some((100 * SEC, 110 * SEC)));
-        assert_eq!(at(spike, outage), Some((60 * SEC, 110 * SEC)));
     }
 
     #[test]

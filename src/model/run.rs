@@ -888,7 +888,7 @@ impl<'a> Sim<'a> {
             .meter
             .col
             .finish(self.reqs.retrying(), self.reqs.waiting());
-        let incident = super::faults::run_incident(spec, self.run_end);
+        let incident = spec.incident(self.run_end);
         let tiers = chain::tier_runs(
             spec,
             std::mem::take(&mut self.tiers),

@@ -627,10 +627,7 @@ fn dispatch_backlog(spec: &ScenarioSpec, d: &DispatcherSpec) -> Option<String> {
     }
     let threshold = spec.report.recovery_threshold;
     let run_end = spec.duration.ns();
-    let incident_end = incident_end(spec)
-        .into_iter()
-        .chain(t.load_spike(run_end).map(|(_, end)| end))
-        .max();
+    let incident_end = spec.incident(run_end).map(|(_, end)| end);
     let verdict = if threshold * lowest <= rate {
         still_healthy("dispatches", &legible(rate), threshold)
     } else if incident_end.is_some_and(|end| spent <= crate::time::secs(end)) {

@@ -261,3 +261,53 @@ impl FaultSpec {
         }
     }
 }
+
+/// The incident window of `faults`: from the first start to the last end
+/// (cut at `run_end`) of those that are incidents
+/// ([`FaultSpec::is_incident`]; a fault over the whole run, such as a
+/// steady 1 % error rate, is a background condition, not an incident).
+pub fn incident(faults: &[FaultSpec], run_end: u64) -> Option<(u64, u64)> {
+    faults
+        .iter()
+        .filter(|f| f.is_incident(run_end))
+        .map(|f| f.window())
+        .fold(None, |acc, (s, e)| match acc {
+            None => Some((s, e.min(run_end))),
+            Some((a, b)) => Some((a.min(s), b.max(e.min(run_end)))),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(x: u64) -> Dur {
+        Dur::from_secs(x)
+    }
+
+    #[test]
+    fn background_faults_are_not_incidents() {
+        let end = 1800 * 1_000_000_000;
+        let faults = vec![
+            FaultSpec::Errors {
+                tier: None,
+                start: s(0),
+                duration: s(1800),
+                rate: 0.01,
+                status: Status::Internal,
+            },
+            FaultSpec::Outage {
+                tier: None,
+                start: s(300),
+                duration: s(90),
+                status: Status::Unavailable,
+                flush: false,
+            },
+        ];
+        assert_eq!(
+            incident(&faults, end),
+            Some((300_000_000_000, 390_000_000_000))
+        );
+        assert_eq!(incident(&faults[..1], end), None);
+    }
+}

@@ -17,7 +17,7 @@ mod fault;
 pub use action::ActionSpec;
 pub use dist::DistSpec;
 pub use downstream::{DownstreamSpec, PolicyRef, COMPARED, MAX_DOWNSTREAM};
-pub use fault::FaultSpec;
+pub use fault::{incident, FaultSpec};
 
 use crate::policy::{Policy, PolicySpec};
 use crate::status::Status;
@@ -99,6 +99,19 @@ impl ScenarioSpec {
         let run_end = self.duration.ns();
         self.faults.iter().any(|f| f.is_incident(run_end))
             || self.traffic.load_spike(run_end).is_some()
+    }
+
+    /// The run's incident window (ns): the hull of the faults'
+    /// [`incident`] and the traffic's [`TrafficSpec::load_spike`]; a
+    /// scenario with neither has none.
+    pub fn incident(&self, run_end: Nanos) -> Option<(Nanos, Nanos)> {
+        match (
+            incident(&self.faults, run_end),
+            self.traffic.load_spike(run_end),
+        ) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (f, s) => f.or(s),
+        }
     }
 
     /// The incident faults with their spans within the run, ns.
@@ -719,5 +732,93 @@ mod tests {
             "unit variants are strings"
         );
         assert_eq!(s.policies[1].jitter, Some(JitterSpec::Proportional(0.1)));
+    }
+
+    fn traffic(extra: &str) -> TrafficSpec {
+        serde_json::from_str(&format!(r#"{{"rate": 40 {extra}}}"#)).unwrap()
+    }
+
+    fn profile(knots: &str) -> TrafficSpec {
+        traffic(&format!(r#", "profile": {knots}"#))
+    }
+
+    const SEC: Nanos = 1_000_000_000;
+
+    #[test]
+    fn a_rise_above_the_starting_rate_and_back_is_a_load_spike() {
+        let end = 300 * SEC;
+        // A step written with 1 ms ramps: above the starting rate in (60, 68).
+        let step = profile(
+            r#"[{"at": "60s", "scale": 1}, {"at": "60.001s", "scale": 2},
+                {"at": "67.999s", "scale": 2}, {"at": "68s", "scale": 1}]"#,
+        );
+        assert_eq!(step.load_spike(end), Some((60 * SEC, 68 * SEC)));
+        // Ramps crossing the starting rate between knots: from 0.5 at 10 s
+        // to 1.5 at 20 s crosses 1 at 15 s; from 1.5 at 30 s down to 0.5 at
+        // 40 s crosses it at 35 s.
+        let ramps = profile(
+            r#"[{"at": "0s", "scale": 1}, {"at": "10s", "scale": 0.5}, {"at": "20s", "scale": 1.5},
+                {"at": "30s", "scale": 1.5}, {"at": "40s", "scale": 0.5}]"#,
+        );
+        assert_eq!(ramps.load_spike(end), Some((15 * SEC, 35 * SEC)));
+        // The starting rate is the first knot's, also when that knot is
+        // later than 0; two spikes make one window, gaps included.
+        let two = profile(
+            r#"[{"at": "50s", "scale": 2}, {"at": "60s", "scale": 3}, {"at": "70s", "scale": 2},
+                {"at": "100s", "scale": 2}, {"at": "110s", "scale": 4}, {"at": "120s", "scale": 1}]"#,
+        );
+        assert_eq!(
+            two.load_spike(end),
+            Some((50 * SEC, 2 * 60 * SEC - 10 * SEC / 3))
+        );
+    }
+
+    #[test]
+    fn lasting_rises_declines_and_other_modes_are_not_spikes() {
+        let end = 300 * SEC;
+        assert_eq!(traffic("").load_spike(end), None, "no profile");
+        let decline = profile(r#"[{"at": "0s", "scale": 1}, {"at": "20m", "scale": 0.5}]"#);
+        assert_eq!(decline.load_spike(end), None);
+        let ramp_up = profile(r#"[{"at": "0s", "scale": 0.5}, {"at": "60s", "scale": 1}]"#);
+        assert_eq!(ramp_up.load_spike(end), None, "a lasting rise");
+        // Back down only after the run's end: not a spike of this run; an
+        // earlier spike still counts on its own.
+        let late = r#"[{"at": "10s", "scale": 1}, {"at": "20s", "scale": 2}, {"at": "30s", "scale": 1},
+                       {"at": "290s", "scale": 1}, {"at": "300s", "scale": 2}, {"at": "310s", "scale": 1}]"#;
+        assert_eq!(profile(late).load_spike(end), Some((10 * SEC, 30 * SEC)));
+        assert_eq!(profile(late).load_spike(25 * SEC), None);
+        let spike =
+            r#"[{"at": "10s", "scale": 1}, {"at": "20s", "scale": 2}, {"at": "30s", "scale": 1}]"#;
+        for other in [r#", "mode": "closed""#, r#", "mode": "burst""#] {
+            let t = traffic(&format!(r#", "profile": {spike} {other}"#));
+            assert_eq!(t.load_spike(end), None, "{other}");
+        }
+        let idle: TrafficSpec =
+            serde_json::from_str(&format!(r#"{{"rate": 0, "profile": {spike}}}"#)).unwrap();
+        assert_eq!(idle.load_spike(end), None, "no rate, no spike");
+    }
+
+    #[test]
+    fn the_run_incident_spans_the_faults_and_the_spikes() {
+        let scenario = |profile: &str, faults: &str| {
+            crate::scenario::Scenario::from_json(&format!(
+                r#"{{"name": "t", "duration": "300s",
+                    "traffic": {{"rate": 40 {profile}}},
+                    "backend": {{"workers": 100, "service_time": {{"constant": {{"value": "1s"}}}}}},
+                    "faults": [{faults}], "policies": [{{"name": "p"}}]}}"#
+            ))
+            .unwrap()
+        };
+        let spike = r#", "profile": [{"at": "60s", "scale": 1}, {"at": "61s", "scale": 2},
+                        {"at": "67s", "scale": 2}, {"at": "68s", "scale": 1}]"#;
+        let outage = r#"{"outage": {"start": "100s", "duration": "10s"}}"#;
+        let background = r#"{"errors": {"start": "0s", "duration": "300s", "rate": 0.01}}"#;
+        let end = 300 * SEC;
+        let at = |p: &str, f: &str| scenario(p, f).spec().incident(end);
+        assert_eq!(at("", ""), None);
+        assert_eq!(at("", background), None);
+        assert_eq!(at(spike, background), Some((60 * SEC, 68 * SEC)));
+        assert_eq!(at("", outage), Some((100 * SEC, 110 * SEC)));
+        assert_eq!(at(spike, outage), Some((60 * SEC, 110 * SEC)));
     }
 }
