@@ -524,6 +524,29 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
             out.push(("dispatcher.max_concurrent_dispatches".to_string(), why));
         }
     }
+    out.extend(unmeetable_limits(spec));
+    out
+}
+
+/// A time limit of the scenario, beside the least time what it limits
+/// takes.
+struct TimeLimit {
+    /// Where it is written.
+    path: String,
+    limit: Option<Dur>,
+    /// The least time, ns, an attempt (or call) it limits takes.
+    least: u64,
+    /// What that least time is made of.
+    parts: &'static str,
+    /// What a limit too short for it leaves.
+    outcome: String,
+}
+
+/// The time limits no attempt (or call) can meet: attempt timeouts,
+/// deadlines and dispatch deadlines at or below the least time what they
+/// limit takes, with why, by path.
+fn unmeetable_limits(spec: &ScenarioSpec) -> Vec<(String, String)> {
+    let t = &spec.traffic;
     let top = least_attempt_ns(spec);
     let top_parts = match spec.backend.kind {
         BackendKind::Contention => {
@@ -532,31 +555,28 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
         _ if spec.downstream.is_empty() => "network both ways, admission and service",
         _ => "network both ways, admission and service, and the calls to the tiers below",
     };
+    let top_limit = |path: &str, limit: Option<Dur>, outcome: &str| TimeLimit {
+        path: path.to_string(),
+        limit,
+        least: top,
+        parts: top_parts,
+        outcome: outcome.to_string(),
+    };
     let mut limits = vec![
-        (
-            "traffic.attempt_timeout".to_string(),
+        top_limit(
+            "traffic.attempt_timeout",
             t.attempt_timeout,
-            top,
-            top_parts,
-            "no attempt can succeed".to_string(),
+            "no attempt can succeed",
         ),
-        (
-            "traffic.deadline".to_string(),
-            t.deadline,
-            top,
-            top_parts,
-            "no request can succeed".to_string(),
-        ),
+        top_limit("traffic.deadline", t.deadline, "no request can succeed"),
     ];
     // A Cloud Tasks queue's attempt timeout (`traffic.attempt_timeout` is
     // refused beside it).
     if let Some(d) = &spec.dispatcher {
-        limits.push((
-            "dispatcher.dispatch_deadline".to_string(),
+        limits.push(top_limit(
+            "dispatcher.dispatch_deadline",
             Some(d.dispatch_deadline),
-            top,
-            top_parts,
-            "no attempt can succeed".to_string(),
+            "no attempt can succeed",
         ));
     }
     for (i, d) in spec.downstream.iter().enumerate() {
@@ -565,20 +585,21 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
         } else {
             "admission and service"
         };
-        limits.push((
-            format!("downstream[{i}].attempt_timeout"),
-            d.attempt_timeout,
-            least_answer_ns(spec, i + 1),
+        limits.push(TimeLimit {
+            path: format!("downstream[{i}].attempt_timeout"),
+            limit: d.attempt_timeout,
+            least: least_answer_ns(spec, i + 1),
             parts,
-            format!("no call to {:?} can succeed, so no request can", d.name),
-        ));
+            outcome: format!("no call to {:?} can succeed, so no request can", d.name),
+        });
     }
-    for (path, limit, least, parts, outcome) in limits {
-        if let Some(why) = limit.and_then(|l| too_short(l, least, parts, &outcome)) {
-            out.push((path, why));
-        }
-    }
-    out
+    limits
+        .into_iter()
+        .filter_map(|l| {
+            let why = too_short(l.limit?, l.least, l.parts, &l.outcome)?;
+            Some((l.path, why))
+        })
+        .collect()
 }
 
 /// The end of an overload warning whose goodput, `rate` (as shown) a
