@@ -287,6 +287,45 @@ fn merge_refuses_shards_of_another_seed_or_an_edited_scenario() {
     );
 }
 
+/// Shards from a version that did not record the scenario's fingerprint
+/// still merge, with a warning that says what was not checked; shards that
+/// record it merge without one.
+#[test]
+fn merging_shards_without_a_fingerprint_warns() {
+    let t = tempfile::tempdir().unwrap();
+    let (p1, p2) = quick_shards(t.path());
+    let out = p(t.path(), "out");
+    let o = retrysim(&["merge", &p1, &p2, "-o", &out]);
+    ok(&o);
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for dir in [&p1, &p2] {
+        let path = Path::new(dir).join("sweep.json");
+        let mut m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert!(m["fingerprint"].as_str().is_some_and(|f| !f.is_empty()));
+        m.as_object_mut().unwrap().remove("fingerprint");
+        std::fs::write(&path, m.to_string()).unwrap();
+    }
+    let old = p(t.path(), "old");
+    let o = retrysim(&["merge", &p1, &p2, "-o", &old]);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning: these shards do not record which scenario they ran"),
+        "{err}"
+    );
+    let csv = |dir: &str| std::fs::read(Path::new(dir).join("sweep.csv")).unwrap();
+    assert_eq!(csv(&old), csv(&out), "the same rows either way");
+    // Quiet: nothing but errors.
+    let o = retrysim(&["merge", &p1, &p2, "-o", &p(t.path(), "quiet"), "-q"]);
+    ok(&o);
+    assert!(o.stderr.is_empty());
+}
+
 #[test]
 fn merge_checks_each_rows_swept_values_against_the_manifest() {
     let t = tempfile::tempdir().unwrap();

@@ -6,7 +6,7 @@
 //! `--shards N` writes), so `retrysim merge results/map` needs no shell
 //! glob (a distroless image has no shell).
 
-use super::common::Stdout;
+use super::common::{note, Stdout};
 use crate::error::{Error, InvalidInput, MapError};
 use crate::map::{self, MapManifest};
 use crate::report::staging::Staging;
@@ -194,6 +194,20 @@ fn check_output(output: &Path, given: &[PathBuf], shards: &[(PathBuf, Kind)]) ->
     Ok(())
 }
 
+/// Warns (unless `quiet`) that the shards merged carry no scenario
+/// fingerprint (`missing`): written by a version that did not record it,
+/// they were matched on the scenario's name, axes and policies alone, so
+/// shards of an edited scenario would not have been told apart.
+fn unfingerprinted(missing: bool, quiet: bool) {
+    if missing && !quiet {
+        note(
+            "warning: these shards do not record which scenario they ran (they were written \
+             by an older version), so they were matched on the scenario's name, axes and \
+             policies only: check that every shard ran the same scenario file",
+        );
+    }
+}
+
 /// Runs the command.
 pub fn run(args: MergeArgs) -> Result<ExitCode, Error> {
     let dirs = shard_dirs(&args.dirs)?;
@@ -218,6 +232,7 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Error> {
                 parts.push((origin, m, table));
             }
             let (m, table) = sweep::merge(parts)?;
+            unfingerprinted(m.fingerprint.is_empty(), args.quiet);
             let stage = Staging::begin(&args.output)?;
             super::sweep::write(stage, &m, &table, args.no_plots)?
         }
@@ -230,6 +245,7 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Error> {
                 parts.push((origin, m, table));
             }
             let (m, table) = map::merge(parts)?;
+            unfingerprinted(m.fingerprint.is_empty(), args.quiet);
             let stage = Staging::begin(&args.output)?;
             super::map::write(stage, &m, &table, args.no_plots)?
         }
