@@ -5,7 +5,8 @@
 
 use crate::decimal::count;
 use crate::error::{InvalidInput, OutputError};
-use crate::runner::{self, estimate::estimate};
+use crate::runner;
+use crate::runner::estimate::{Estimate, Estimator};
 use crate::scenario::Scenario;
 use clap::Args;
 use std::fmt::Display;
@@ -117,15 +118,30 @@ impl SimArgs {
         keep_bins: bool,
     ) -> Result<(), crate::error::InvalidInput> {
         let mut name = String::new();
-        let mut jobs = Vec::new();
+        let mut e = self.estimator(keep_bins);
         for s in scenarios {
             name.clone_from(&s.spec().name);
-            jobs.extend(runner::jobs_of(s, self.replications));
+            e.add_jobs(&runner::jobs_of(s, self.replications));
         }
-        let e = estimate(&jobs, keep_bins, rayon::current_num_threads());
+        self.refuse_too_big(e.finish(), &name)
+    }
+
+    /// An empty [`Estimator`] for runs of these flags, the scenarios
+    /// added one at a time; [`SimArgs::refuse_too_big`] judges it.
+    pub fn estimator(&self, keep_bins: bool) -> Estimator {
+        Estimator::new(keep_bins, rayon::current_num_threads())
+    }
+
+    /// Refuses (unless `--force`) runs of scenario `name` estimated as `e`
+    /// when they exceed the memory or event limits.
+    pub fn refuse_too_big(
+        &self,
+        e: Estimate,
+        name: &str,
+    ) -> Result<(), crate::error::InvalidInput> {
         if e.too_big() && !self.force {
             return Err(crate::error::InvalidInput::TooBig {
-                origin: name,
+                origin: name.to_string(),
                 what: e.describe(),
             });
         }

@@ -8,6 +8,8 @@ use crate::decimal::count;
 use crate::error::{Error, GridError, InvalidInput, OutputError};
 use crate::report::heatmap::{heatmap_png, varying_pair};
 use crate::report::staging::Staging;
+use crate::runner;
+use crate::scenario::Scenario;
 use crate::sweep::range::expand_values;
 use crate::sweep::{self, Axis, Grid, Manifest, Shard, Table};
 use clap::Args;
@@ -94,20 +96,14 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
         }
         .into());
     }
-    let mut points = sweep::load_points(&text, &origin, &[], &grid, shard)?;
-    for (_, s) in &mut points {
-        sim.apply(s)?;
-    }
+    let load = |i: usize| -> Result<Scenario, Error> {
+        let mut s = sweep::load_point(&text, &origin, &grid, i)?;
+        sim.apply(&mut s)?;
+        Ok(s)
+    };
     // The name and policies of the sweep: those of point 0, the same for
     // every shard.
-    let base = match points.first() {
-        Some((0, s)) => s.clone(),
-        _ => {
-            let mut s = crate::scenario::load_str(&text, &origin, &grid.assignments(0))?;
-            sim.apply(&mut s)?;
-            s
-        }
-    };
+    let base = load(0)?;
     let (_, dir) = super::map::shard_and_dir(
         args.shard.as_deref(),
         args.shards,
@@ -124,36 +120,62 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
         shard,
         fingerprint: base.fingerprint(),
     };
-    for (i, s) in &points {
+    // Every point is loaded and checked, and the whole batch estimated,
+    // before anything runs; only the first `POINTS_AT_ONCE` stay loaded
+    // (a larger grid loads the others again as it reaches them).
+    let points: Vec<usize> = shard.points(grid.len()).collect();
+    let mut first = Vec::new();
+    let mut estimator = sim.estimator(false);
+    for &i in &points {
+        let s = load(i)?;
         let names: Vec<&str> = s.policies().iter().map(|p| p.name.as_str()).collect();
         if names != manifest.policies {
             return Err(InvalidInput::SweepPolicies {
-                index: *i,
+                index: i,
                 policies: names.iter().map(|n| n.to_string()).collect(),
             }
             .into());
         }
+        estimator.add_jobs(&runner::jobs_of(&s, sim.replications));
+        if first.len() < sweep::POINTS_AT_ONCE {
+            first.push((i, s));
+        }
     }
-    sim.guard(points.iter().map(|(_, s)| s), false)?;
+    sim.refuse_too_big(estimator.finish(), &manifest.scenario)?;
     let stage = Staging::begin(&dir)?;
     let runs = points.len() as u64 * manifest.policies.len() as u64 * u64::from(sim.replications);
     let bar = progress::bar(runs, sim.quiet, &format!("sweeping {}", manifest.scenario));
-    let results = sweep::run_points(&points, sim.replications, &|| bar.inc(1));
-    bar.finish_and_clear();
-    let results = results?;
     let mut table = Table {
         header: sweep::header(&grid, sim.replications, sweep::extras(&base)),
         rows: Vec::new(),
     };
-    for ((i, _), res) in points.iter().zip(&results) {
-        table.rows.extend(sweep::point_rows(
-            &grid,
-            *i,
-            res,
-            sim.replications,
-            sweep::extras(&base),
-        ));
-    }
+    let mut run_batch = |batch: &[(usize, Scenario)]| -> Result<(), Error> {
+        let results = sweep::run_points(batch, sim.replications, &|| bar.inc(1))?;
+        for ((i, _), res) in batch.iter().zip(&results) {
+            table.rows.extend(sweep::point_rows(
+                &grid,
+                *i,
+                res,
+                sim.replications,
+                sweep::extras(&base),
+            ));
+        }
+        Ok(())
+    };
+    let rest = &points[first.len()..];
+    let ran = run_batch(&first).and_then(|()| {
+        drop(first);
+        for chunk in rest.chunks(sweep::POINTS_AT_ONCE) {
+            let batch = chunk
+                .iter()
+                .map(|&i| Ok((i, load(i)?)))
+                .collect::<Result<Vec<_>, Error>>()?;
+            run_batch(&batch)?;
+        }
+        Ok(())
+    });
+    bar.finish_and_clear();
+    ran?;
     let written = write(stage, &manifest, &table, sim.no_plots)?;
     if !sim.quiet {
         let mut out = Stdout::lock();

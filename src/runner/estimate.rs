@@ -138,14 +138,49 @@ pub fn attempts_per_request(spec: &ScenarioSpec, policy: &Policy) -> f64 {
 /// Estimates `jobs`; `keep_bins` when every run's time series is kept
 /// (`run`); `threads` runs are in progress at once.
 pub fn estimate(jobs: &[Job<'_>], keep_bins: bool, threads: usize) -> Estimate {
-    let mut total = Estimate::default();
-    let mut per_run_peak = Vec::with_capacity(jobs.len());
-    let mut last: Option<&crate::scenario::Scenario> = None;
-    for job in jobs {
-        if !last.is_some_and(|l| std::ptr::eq(l, job.scenario)) {
-            total.scenarios += 1;
-            last = Some(job.scenario);
+    let mut e = Estimator::new(keep_bins, threads);
+    e.add_jobs(jobs);
+    e.finish()
+}
+
+/// An [`estimate`] built a batch of jobs at a time, so that a sweep of
+/// many points is estimated without holding every point's scenario at
+/// once.
+#[derive(Debug)]
+pub struct Estimator {
+    keep_bins: bool,
+    threads: usize,
+    total: Estimate,
+    /// The `threads` largest peaks of one run so far, smallest first.
+    peaks: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
+}
+
+impl Estimator {
+    /// Nothing estimated yet; `keep_bins` and `threads` as for [`estimate`].
+    pub fn new(keep_bins: bool, threads: usize) -> Estimator {
+        Estimator {
+            keep_bins,
+            threads: threads.max(1),
+            total: Estimate::default(),
+            peaks: std::collections::BinaryHeap::new(),
         }
+    }
+
+    /// Adds `jobs` (consecutive jobs of one scenario count it once).
+    pub fn add_jobs(&mut self, jobs: &[Job<'_>]) {
+        let mut last: Option<&crate::scenario::Scenario> = None;
+        for job in jobs {
+            if !last.is_some_and(|l| std::ptr::eq(l, job.scenario)) {
+                self.total.scenarios += 1;
+                last = Some(job.scenario);
+            }
+            self.add(job);
+        }
+    }
+
+    /// Adds one run.
+    fn add(&mut self, job: &Job<'_>) {
+        let total = &mut self.total;
         total.replications = total.replications.max(job.replication.saturating_add(1));
         let spec = job.scenario.spec();
         let policy = &job.scenario.policies()[job.policy];
@@ -178,7 +213,7 @@ pub fn estimate(jobs: &[Job<'_>], keep_bins: bool, threads: usize) -> Estimate {
         total.events = total
             .events
             .saturating_add((requests * attempts * 5.0) as u64);
-        if keep_bins {
+        if self.keep_bins {
             total.bins = total.bins.saturating_add(bins);
         }
         let gated = |scope: BudgetScope| scope != BudgetScope::Global;
@@ -205,13 +240,21 @@ pub fn estimate(jobs: &[Job<'_>], keep_bins: bool, threads: usize) -> Estimate {
             Mode::Closed | Mode::Burst => open as u64 * LOOP_CLIENT_BYTES,
             Mode::Open => open as u64 * REQUEST_BYTES + waiting * JOB_BYTES,
         };
-        per_run_peak.push(clients * CLIENT_STATE_BYTES + held);
+        self.peaks
+            .push(std::cmp::Reverse(clients * CLIENT_STATE_BYTES + held));
+        if self.peaks.len() > self.threads {
+            self.peaks.pop();
+        }
     }
-    per_run_peak.sort_unstable_by(|a, b| b.cmp(a));
-    let running: u64 = per_run_peak.iter().take(threads.max(1)).sum();
-    let row = std::mem::size_of::<BinRow>() as u64;
-    total.bytes = running.saturating_add(total.bins.saturating_mul(row));
-    total
+
+    /// The estimate of every job added.
+    pub fn finish(self) -> Estimate {
+        let mut total = self.total;
+        let running: u64 = self.peaks.iter().map(|p| p.0).sum();
+        let row = std::mem::size_of::<BinRow>() as u64;
+        total.bytes = running.saturating_add(total.bins.saturating_mul(row));
+        total
+    }
 }
 
 #[cfg(test)]
@@ -239,6 +282,40 @@ mod tests {
         assert_eq!(e.events, 2 * 3_600_000 * 3 * 5);
         assert_eq!(e.bins, 2 * 3600);
         assert!(!e.too_big());
+    }
+
+    /// Scenarios added one at a time estimate as the whole batch does: the
+    /// same events, bins and scenarios, and the memory of the `threads`
+    /// largest runs in progress at once.
+    #[test]
+    fn an_estimate_built_in_pieces_is_the_estimate_of_the_whole() {
+        let scenarios = [scenario("1s"), scenario("10s"), with(""), scenario("1m")];
+        for threads in [1, 2, 3, 8] {
+            let all: Vec<Job<'_>> = scenarios.iter().flat_map(|s| jobs_of(s, 2)).collect();
+            let whole = estimate(&all, true, threads);
+            let mut pieces = Estimator::new(true, threads);
+            for s in &scenarios {
+                pieces.add_jobs(&jobs_of(s, 2));
+            }
+            let pieces = pieces.finish();
+            assert_eq!(pieces, whole, "{threads} threads");
+            assert_eq!(whole.scenarios, 4);
+        }
+        // With a single thread, the memory is that of the largest run.
+        let one = |s: &Scenario| estimate(&jobs_of(s, 1), false, 1).bytes;
+        let largest = scenarios.iter().map(one).max().unwrap();
+        assert_eq!(
+            estimate(
+                &scenarios
+                    .iter()
+                    .flat_map(|s| jobs_of(s, 1))
+                    .collect::<Vec<_>>(),
+                false,
+                1
+            )
+            .bytes,
+            largest
+        );
     }
 
     fn with(extra: &str) -> Scenario {

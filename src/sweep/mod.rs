@@ -111,34 +111,30 @@ impl Table {
     }
 }
 
-/// The scenario of every point of `shard`, loaded (and validated) from the
-/// scenario text with the point's assignments, plus `fixed` sets applied
-/// first. An invalid value is an [`InvalidInput::SweepPoint`] naming the
-/// point. Only the shard's points are visited, so a shard of a huge grid
-/// loads as fast as a small grid; a stop request (Ctrl-C) ends the loading.
-pub fn load_points(
-    text: &str,
-    origin: &str,
-    fixed: &[String],
-    grid: &Grid,
-    shard: Shard,
-) -> Result<Vec<(usize, Scenario)>, Error> {
-    let mut out = Vec::new();
-    for i in shard.points(grid.len()) {
-        if stop::requested() {
-            return Err(RunError::Interrupted.into());
-        }
-        let point = grid.assignments(i);
-        let mut sets = fixed.to_vec();
-        sets.extend(point.iter().cloned());
-        let s = scenario::load_str(text, origin, &sets).map_err(|e| InvalidInput::SweepPoint {
-            index: i,
-            assignments: point.clone(),
-            error: Box::new(e),
-        })?;
-        out.push((i, s));
+/// Points a sweep holds in memory at once: their scenarios are loaded,
+/// run and dropped this many at a time, so a grid of a million points
+/// needs the memory of its rows, not of a million scenarios. Enough runs
+/// at once to keep every core busy.
+pub const POINTS_AT_ONCE: usize = 4096;
+
+/// The scenario of point `i` of `grid`, loaded (and validated) from the
+/// scenario text with the point's assignments. An invalid value is an
+/// [`InvalidInput::SweepPoint`] naming the point; a stop request (Ctrl-C)
+/// ends the loading.
+pub fn load_point(text: &str, origin: &str, grid: &Grid, i: usize) -> Result<Scenario, Error> {
+    if stop::requested() {
+        return Err(RunError::Interrupted.into());
     }
-    Ok(out)
+    let point = grid.assignments(i);
+    match scenario::load_str(text, origin, &point) {
+        Ok(s) => Ok(s),
+        Err(e) => Err(InvalidInput::SweepPoint {
+            index: i,
+            assignments: point,
+            error: Box::new(e),
+        }
+        .into()),
+    }
 }
 
 /// Runs every (point, policy, replication) in parallel and returns, per
