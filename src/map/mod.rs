@@ -34,7 +34,7 @@ use crate::metrics::RunResult;
 use crate::runner::{self, Job, RunError};
 use crate::scenario::set::paths_overlap;
 use crate::scenario::Scenario;
-use crate::sweep::{Axis, Shard, Table};
+use crate::sweep::{Axis, Row, Shard, Table};
 use outcome::{outcome, Outcome};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -375,19 +375,23 @@ pub fn table(grid: &MapGrid, policies: &[String], run: &MapRun) -> Table {
         for (k, c) in run.cells.clone().enumerate() {
             let t = &run.tallies[p][k];
             let (xi, yi) = grid.coords(c);
-            rows.push(vec![
-                name.clone(),
-                grid.x.values[xi].clone(),
-                grid.y.values[yi].clone(),
-                t.runs.to_string(),
-                opt(t.share()),
-                opt(median(&t.recovery_s)),
-                t.recovered.to_string(),
-                t.degraded.to_string(),
-                t.undetermined.to_string(),
-                opt(median(&t.amplification)),
-                opt(median(&t.peak_load_ratio)),
-            ]);
+            rows.push(
+                vec![
+                    name.clone(),
+                    grid.x.values[xi].clone(),
+                    grid.y.values[yi].clone(),
+                    t.runs.to_string(),
+                    opt(t.share()),
+                    opt(median(&t.recovery_s)),
+                    t.recovered.to_string(),
+                    t.degraded.to_string(),
+                    t.undetermined.to_string(),
+                    opt(median(&t.amplification)),
+                    opt(median(&t.peak_load_ratio)),
+                ]
+                .into_iter()
+                .collect(),
+            );
         }
     }
     Table {
@@ -535,11 +539,11 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
             twice,
         }
     };
-    let mut rows: Vec<((usize, usize), Vec<String>)> = Vec::new();
+    let mut rows: Vec<((usize, usize), Row)> = Vec::new();
     for (origin, _, t) in &parts {
         for (i, r) in t.rows.iter().enumerate() {
             let key = (|| {
-                let name = r.first()?;
+                let name = r.get(0)?;
                 let p = first.policies.iter().position(|p| p == name)?;
                 Some((p, grid.find(r.get(1)?, r.get(2)?)?))
             })()
@@ -745,12 +749,16 @@ mod tests {
         for p in ["a", "b"] {
             for (c, reps) in cells {
                 let (xi, yi) = g.coords(*c);
-                rows.push(vec![
-                    p.to_string(),
-                    g.x.values[xi].clone(),
-                    g.y.values[yi].clone(),
-                    reps.to_string(),
-                ]);
+                rows.push(
+                    vec![
+                        p.to_string(),
+                        g.x.values[xi].clone(),
+                        g.y.values[yi].clone(),
+                        reps.to_string(),
+                    ]
+                    .into_iter()
+                    .collect(),
+                );
             }
         }
         Table {
@@ -777,7 +785,11 @@ mod tests {
         let (m, t) = merge(parts.clone()).unwrap();
         assert_eq!(m.shard, Shard::ALL);
         assert_eq!((m.runs, m.full_runs), (2 * 12, 8 * 4));
-        let keys: Vec<String> = t.rows.iter().map(|r| r[..3].join(" ")).collect();
+        let keys: Vec<String> = t
+            .rows
+            .iter()
+            .map(|r| r.iter().take(3).collect::<Vec<_>>().join(" "))
+            .collect();
         assert_eq!(
             keys,
             ["a 0 0s", "a 1 0s", "a 0 1s", "a 1 1s", "b 0 0s", "b 1 0s", "b 0 1s", "b 1 1s"]

@@ -141,7 +141,7 @@ pub fn heatmap_png(path: &Path, m: &Manifest, table: &Table) -> Result<()> {
             } else {
                 "-".into()
             };
-            match row[c_meta].as_str() {
+            match &row[c_meta] {
                 "true" => text.push_str(" M"),
                 "undetermined" => text.push_str(" ?"),
                 _ => {}

@@ -11,12 +11,14 @@
 
 pub mod grid;
 pub mod range;
+pub mod row;
 pub mod shard_env;
 
 pub use grid::{Axis, Grid, GridError, Shard};
 
 use crate::decimal::num;
 pub use crate::error::MergeError;
+pub use row::Row;
 
 use crate::engine::stop;
 use crate::error::{Error, InvalidInput};
@@ -56,7 +58,7 @@ pub struct Table {
     /// Column names.
     pub header: Vec<String>,
     /// One row per (point, policy), in point order then policy order.
-    pub rows: Vec<Vec<String>>,
+    pub rows: Vec<Row>,
 }
 
 impl Table {
@@ -68,7 +70,7 @@ impl Table {
             .from_writer(Vec::new());
         w.write_record(&self.header)?;
         for r in &self.rows {
-            w.write_record(r)?;
+            w.write_record(r.iter())?;
         }
         w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
     }
@@ -100,7 +102,7 @@ impl Table {
         let mut rows = Vec::new();
         for rec in r.records() {
             let rec = rec.map_err(malformed)?;
-            rows.push(rec.iter().map(str::to_string).collect());
+            rows.push(rec.iter().collect());
         }
         Ok(Table { header, rows })
     }
@@ -189,7 +191,7 @@ pub fn point_rows(
     results: &[RunResult],
     replications: u32,
     extras: Extras,
-) -> Vec<Vec<String>> {
+) -> Vec<Row> {
     let coords = grid.coords(index);
     let values: Vec<String> = coords
         .iter()
@@ -222,7 +224,7 @@ pub fn point_rows(
                     .iter()
                     .map(|c| c.csv()),
             );
-            row
+            row.into_iter().collect()
         })
         .collect()
 }
@@ -318,18 +320,18 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
     let policy_col = first_table.header.iter().position(|h| h == "policy");
     let n = first.policies.len();
     let mut seen = vec![false; first.points.saturating_mul(n)];
-    let mut rows: Vec<(usize, Vec<String>)> = Vec::new();
+    let mut rows: Vec<(usize, Row)> = Vec::new();
     for (origin, _, t) in &parts {
         for (i, r) in t.rows.iter().enumerate() {
             let point = r
-                .first()
+                .get(0)
                 .and_then(|p| p.parse::<usize>().ok())
                 .ok_or_else(|| MergeError::NoPointIndex {
                     origin: origin.clone(),
                 })?;
             let policy = policy_col
                 .and_then(|c| r.get(c))
-                .cloned()
+                .map(str::to_string)
                 .unwrap_or_default();
             let stray = |why| MergeError::StrayRow {
                 origin: origin.clone(),
@@ -345,7 +347,7 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
             // them from sweep.json's axes, so a merge must too.
             for (k, (&v, a)) in grid.coords(point).iter().zip(&grid.axes).enumerate() {
                 let expected = &a.values[v];
-                let found = r.get(k + 1).map_or("", String::as_str);
+                let found = r.get(k + 1).unwrap_or("");
                 if found != expected {
                     return Err(MergeError::SweptValue {
                         origin: origin.clone(),
