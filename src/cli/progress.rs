@@ -14,13 +14,17 @@ use std::time::Duration;
 /// A bar for `runs` runs (more may be added with `inc_length`), labelled
 /// `what`; hidden when `quiet` or when stderr is not a terminal.
 pub fn bar(runs: u64, quiet: bool, what: &str) -> indicatif::ProgressBar {
-    styled(
-        runs,
-        shown(quiet),
-        "{msg} [{bar:30}] {pos}/{len} runs, {elapsed} (eta {eta})",
-    )
-    .inspect(|bar| bar.set_message(what.to_string()))
-    .unwrap_or_else(indicatif::ProgressBar::hidden)
+    counter(runs, quiet, what, "runs")
+}
+
+/// A bar for `len` steps counted in `unit` (e.g. the points a sweep
+/// checks before it runs any), labelled `what`; hidden as [`bar`] is.
+pub fn counter(len: u64, quiet: bool, what: &str, unit: &str) -> indicatif::ProgressBar {
+    let template =
+        format!("{{msg}} [{{bar:30}}] {{pos}}/{{len}} {unit}, {{elapsed}} (eta {{eta}})");
+    styled(len, shown(quiet), &template)
+        .inspect(|bar| bar.set_message(what.to_string()))
+        .unwrap_or_else(indicatif::ProgressBar::hidden)
 }
 
 /// The bar of `run`: `runs` runs of `duration_ns` simulated each, labelled

@@ -126,7 +126,14 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     let points: Vec<usize> = shard.points(grid.len()).collect();
     let mut first = Vec::new();
     let mut estimator = sim.estimator(false);
-    for &i in &points {
+    let checking = progress::counter(
+        points.len() as u64,
+        sim.quiet,
+        &format!("checking {}", manifest.scenario),
+        "points",
+    );
+    let checked = points.iter().try_for_each(|&i| -> Result<(), Error> {
+        checking.inc(1);
         let s = load(i)?;
         let names: Vec<&str> = s.policies().iter().map(|p| p.name.as_str()).collect();
         if names != manifest.policies {
@@ -140,7 +147,11 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
         if first.len() < sweep::POINTS_AT_ONCE {
             first.push((i, s));
         }
-    }
+        Ok(())
+    });
+    // Cleared before an error is printed, as the run's bar is.
+    checking.finish_and_clear();
+    checked?;
     sim.refuse_too_big(estimator.finish(), &manifest.scenario)?;
     let stage = Staging::begin(&dir)?;
     let runs = points.len() as u64 * manifest.policies.len() as u64 * u64::from(sim.replications);
