@@ -3,7 +3,8 @@
 //! and scripts never see them. The commands that simulate many runs
 //! (`sweep`, `map`, `assess`) count runs, and their bar can grow as a
 //! command plans more (a map's refinement pass, an assessment's next
-//! probes); `run`, whose few runs may each be long, follows the simulated
+//! probes); a sweep first counts the points it checks and sizes before it
+//! runs any; `run`, whose few runs may each be long, follows the simulated
 //! time they have covered.
 
 use crate::engine::watch;

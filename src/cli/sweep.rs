@@ -133,7 +133,6 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
         "points",
     );
     let checked = points.iter().try_for_each(|&i| -> Result<(), Error> {
-        checking.inc(1);
         let s = load(i)?;
         let names: Vec<&str> = s.policies().iter().map(|p| p.name.as_str()).collect();
         if names != manifest.policies {
@@ -147,6 +146,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
         if first.len() < sweep::POINTS_AT_ONCE {
             first.push((i, s));
         }
+        checking.inc(1);
         Ok(())
     });
     // Cleared before an error is printed, as the run's bar is.
