@@ -20,7 +20,7 @@
 //! ## Layers
 //!
 //! Dependencies run one way, from the command line down to plain values;
-//! `tests/architecture.rs` reads this table and fails when the code names a
+//! `tests/it/architecture.rs` reads this table and fails when the code names a
 //! module its row does not list, or when the table has a cycle. The engine
 //! never sees the model; nothing in the simulation writes files. The error
 //! types (`error`) sit below every module that returns them; the command

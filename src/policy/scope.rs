@@ -4,7 +4,7 @@
 //! A group of 1 is exactly "client" and a group as large as the client
 //! count is exactly "global": the instance a client uses is
 //! `client / group_size`, so both ends of the range fall on the other two
-//! scopes (`tests/policy_amplification.rs` checks the summaries are
+//! scopes (`tests/it/policy_amplification.rs` checks the summaries are
 //! byte-identical).
 
 use crate::check::Problems;

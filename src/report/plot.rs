@@ -18,7 +18,7 @@
 //! to first/min/max/last per pixel column before drawing (M4), which draws
 //! the same pixels. Measured on 3 policies × 180,000 bins (30 min at
 //! 10 ms): load.png + recovery.png take 0.24 s instead of 1.46 s
-//! (tests/report_waves.rs prints it). Wide lines are drawn one segment at a
+//! (tests/it/report_waves.rs prints it). Wide lines are drawn one segment at a
 //! time: plotters' miter joins turn a noisy wide polyline into spikes.
 
 use super::format::human_secs;

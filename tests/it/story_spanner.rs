@@ -14,9 +14,9 @@ use retrysim::metrics::RunResult;
 use retrysim::runner::run_all;
 use retrysim::scenario::{load_str, Scenario};
 
-const STORY: &str = include_str!("../scenarios/spanner-90s.json");
-const CONSTANT: &str = include_str!("../scenarios/spanner-90s-constant.json");
-const RUNBOOK: &str = include_str!("../scenarios/spanner-90s-runbook.json");
+const STORY: &str = include_str!("../../scenarios/spanner-90s.json");
+const CONSTANT: &str = include_str!("../../scenarios/spanner-90s-constant.json");
+const RUNBOOK: &str = include_str!("../../scenarios/spanner-90s-runbook.json");
 
 /// One fifth of the shipped size; `rate` is the file's rate divided by 5.
 fn scaled(text: &str, rate: u32, extra: &[&str]) -> Scenario {

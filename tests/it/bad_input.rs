@@ -589,7 +589,7 @@ fn good_files_pass_check() {
     assert_eq!(code, Some(0), "{err}");
 }
 
-const EXAMPLE: &str = include_str!("../scenarios/example.json");
+const EXAMPLE: &str = include_str!("../../scenarios/example.json");
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]

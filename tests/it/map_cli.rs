@@ -143,7 +143,7 @@ fn ranges_expand_in_map_and_sweep_and_bad_ones_exit_2() {
 
 #[test]
 fn the_toy_recovers_at_120_qps_and_collapses_at_200() {
-    // A 10 s stall at 15 s in a 110 s run, as in tests/story_hotos.rs.
+    // A 10 s stall at 15 s in a 110 s run, as in tests/it/story_hotos.rs.
     let t = tempfile::tempdir().unwrap();
     let out = p(t.path(), "map");
     ok(&retrysim(

@@ -1,5 +1,5 @@
 //! `retrysim assess` on the HotOS '21 toy (`scenarios/hotos21-toy.json`,
-//! shortened as in `tests/story_hotos.rs`): the trigger threshold lands on
+//! shortened as in `tests/it/story_hotos.rs`): the trigger threshold lands on
 //! capacity/(1 + R) = 150 QPS, and the worst-case amplification the
 //! closed forms give is what a whole-run outage produces.
 
@@ -7,7 +7,7 @@ use retrysim::assess::{assess, AssessError, Assessment, Options};
 use retrysim::runner::RunError;
 use retrysim::scenario::{load_str, Scenario};
 
-const TOY: &str = include_str!("../scenarios/hotos21-toy.json");
+const TOY: &str = include_str!("../../scenarios/hotos21-toy.json");
 
 /// 20 s with a 5 s stall from 5 s on and 5 s of health to call a recovery:
 /// enough for the worst-case checks, which replace the stall anyway.
@@ -54,7 +54,7 @@ fn run(sets: &[&str], policy: &str, replications: u32) -> Assessment {
 
 #[test]
 fn the_threshold_is_near_capacity_over_one_plus_r() {
-    // 110 s with the stall at 15–25 s, as in tests/story_hotos.rs.
+    // 110 s with the stall at 15–25 s, as in tests/it/story_hotos.rs.
     let a = run(&["duration=110s", "faults.0.start=15s"], "retry-once", 3);
     let p = &a.policies[0];
     let (lo, hi) = (p.threshold.low.unwrap(), p.threshold.high.unwrap());

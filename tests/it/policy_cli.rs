@@ -280,7 +280,7 @@ fn schedule_png_is_replaced_whole_or_not_at_all() {
     let good = std::fs::read(&png).unwrap();
     assert!(good.len() > 4096);
     // A full disk while writing (debug-build fault injection, as in
-    // tests/atomic_reports.rs): exit 1, the earlier file as it was, no
+    // tests/it/atomic_reports.rs): exit 1, the earlier file as it was, no
     // partial or temporary file left.
     let o = Command::new(env!("CARGO_BIN_EXE_retrysim"))
         .args(["schedule", "--preset", "grpc-legacy", "--png", png_arg])
