@@ -52,14 +52,23 @@ pub enum Error {
 
 impl Error {
     /// The process exit status this error means: 2 for invalid input (a
-    /// scenario whose time stops included), 1 for an output failure, 130
-    /// for an interruption (Ctrl-C).
+    /// scenario whose time stops included), 1 for an output failure, 128 +
+    /// the signal for an interruption (130 for Ctrl-C, 143 for SIGTERM,
+    /// 129 for SIGHUP; see [`crate::engine::stop::exit_code`]).
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Invalid(_) | Error::Run(RunError::Stalled { .. }) => 2,
-            Error::Run(RunError::Interrupted) | Error::Output(OutputError::Interrupted) => 130,
-            Error::Output(_) => 1,
+            _ if self.is_interrupted() => crate::engine::stop::exit_code(),
+            Error::Run(_) | Error::Output(_) => 1,
         }
+    }
+
+    /// Whether the command was interrupted (Ctrl-C, a signal).
+    pub fn is_interrupted(&self) -> bool {
+        matches!(
+            self,
+            Error::Run(RunError::Interrupted) | Error::Output(OutputError::Interrupted)
+        )
     }
 }
 
@@ -469,6 +478,17 @@ pub enum OutputError {
         target: PathBuf,
         /// The lock file.
         lock: PathBuf,
+    },
+    /// Something in the output directory is not retrysim's to use: a link,
+    /// named pipe or directory where its lock or staging folder goes, a
+    /// manifest or marker it did not write, files it did not write (exit
+    /// status 1; see `crate::report::staging`).
+    #[error("refusing to use {}: {why}", .path.display())]
+    Refused {
+        /// What is in the way.
+        path: PathBuf,
+        /// Why, and what to do.
+        why: String,
     },
     /// A finished file could not be moved into the output directory.
     #[error("cannot move the new {} into place", .path.display())]

@@ -118,7 +118,7 @@ pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
         .as_deref()
         .unwrap_or(Path::new("output"))
         .join(&base.spec().name);
-    let stage = Staging::begin(&dir)?;
+    let stage = Staging::begin(&dir, &["assess.json", "assess.html"], sim.force)?;
     let opts = Options {
         load_path: args.load.clone(),
         replications: sim.replications,
@@ -141,7 +141,7 @@ pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
         written.push(stage.final_path(&path));
     }
     // The report of `run` in the same directory stays.
-    stage.commit(&["assess.json", "assess.html"])?;
+    stage.commit()?;
     if !sim.quiet {
         let mut out = Stdout::lock();
         out.print(terminal(&a))?;

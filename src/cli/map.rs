@@ -249,7 +249,7 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
         return Err(MapError::NoIncident.into());
     }
     sim.guard(scenarios.values(), false)?;
-    let stage = Staging::begin(&dir)?;
+    let stage = Staging::begin(&dir, MAP_FILES, sim.force)?;
     let bar = progress::bar(0, sim.quiet, &format!("mapping {}", base.spec().name));
     let result = map::run_map(
         &grid,
@@ -326,9 +326,8 @@ pub fn write(
 ) -> Result<Vec<PathBuf>, OutputError> {
     let dir = stage.path();
     let mut written = Vec::new();
-    let save = |path: PathBuf, bytes: &[u8]| match std::fs::write(&path, bytes) {
-        Ok(()) => Ok(path),
-        Err(source) => Err(OutputError::Write { path, source }),
+    let save = |path: PathBuf, bytes: &[u8]| {
+        crate::report::staging::write_file(&path, bytes).map(|()| path)
     };
     written.push(save(dir.join("map.csv"), &table.to_csv()?)?);
     let json = serde_json::to_string_pretty(manifest)? + "\n";
@@ -340,9 +339,9 @@ pub fn write(
     }
     let written = written.iter().map(|p| stage.final_path(p)).collect();
     // A map.png left by an earlier, unsharded run would not match.
-    stage.commit(MAP_FILES)?;
+    stage.commit()?;
     Ok(written)
 }
 
 /// Every file a map writes (a stale one is removed when not rewritten).
-const MAP_FILES: &[&str] = &["map.csv", "map.json", "map.png"];
+pub const MAP_FILES: &[&str] = &["map.csv", "map.json", "map.png"];

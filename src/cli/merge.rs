@@ -39,6 +39,11 @@ pub struct MergeArgs {
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Write into an output directory that holds files retrysim did not
+    /// write (files of the names written are replaced, nothing else is
+    /// touched).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// What kind of output a shard directory holds.
@@ -233,7 +238,7 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Error> {
             }
             let (m, table) = sweep::merge(parts)?;
             unfingerprinted(m.fingerprint.is_empty(), args.quiet);
-            let stage = Staging::begin(&args.output)?;
+            let stage = Staging::begin(&args.output, super::sweep::SWEEP_FILES, args.force)?;
             super::sweep::write(stage, &m, &table, args.no_plots)?
         }
         Kind::Map => {
@@ -246,7 +251,7 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Error> {
             }
             let (m, table) = map::merge(parts)?;
             unfingerprinted(m.fingerprint.is_empty(), args.quiet);
-            let stage = Staging::begin(&args.output)?;
+            let stage = Staging::begin(&args.output, super::map::MAP_FILES, args.force)?;
             super::map::write(stage, &m, &table, args.no_plots)?
         }
     };

@@ -11,6 +11,7 @@ pub mod merge;
 pub mod progress;
 pub mod run;
 pub mod schedule;
+pub mod signals;
 pub mod sweep;
 pub mod tune;
 
@@ -112,16 +113,10 @@ pub fn main() -> ExitCode {
         Err(e) => return parse_failure(&e),
     };
     limit_threads();
-    // Ctrl-C (and SIGTERM, SIGHUP: `kill`, `timeout`, a closed terminal)
-    // asks every run to stop (they check every few thousand events) and
-    // the output is abandoned, staging files included; a second signal
-    // leaves at once.
-    let _ = ctrlc::set_handler(|| {
-        if crate::engine::stop::requested() {
-            std::process::exit(130);
-        }
-        crate::engine::stop::request();
-    });
+    // Ctrl-C, SIGTERM and SIGHUP ask every run to stop; the output is
+    // abandoned, staging files included, and the exit status says which
+    // signal it was (see `signals`).
+    signals::install();
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Sweep(a) => sweep::run(a),
@@ -212,8 +207,8 @@ pub fn exit_for(e: &Error) -> ExitCode {
 /// Prints an error on stderr as every command ends with one: `error: `
 /// and the error with its sources, or the interruption.
 pub(super) fn print_error(e: &Error) {
-    if e.exit_code() == 130 {
-        common::note("interrupted; the report in progress was not written");
+    if e.is_interrupted() {
+        signals::say_interrupted();
     } else {
         common::note(format_args!("error: {}", Report(e)));
     }

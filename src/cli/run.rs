@@ -122,7 +122,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
         }
         let name = s.spec().name.clone();
         if let Err(e) = run_one(&s, &output.join(&name), &args, &mut out) {
-            if e.exit_code() == 130 && !written.is_empty() {
+            if e.is_interrupted() && !written.is_empty() {
                 // The reports finished before the interruption stay.
                 common::note(format_args!(
                     "{} written before the interruption: {}",
@@ -145,7 +145,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
 /// summary.
 fn run_one(s: &Scenario, dir: &Path, args: &RunArgs, out: &mut Stdout) -> Result<(), Error> {
     let sim = &args.sim;
-    let stage = Staging::begin(dir)?;
+    let stage = Staging::begin(dir, report::REPORT_FILES, sim.force)?;
     let started = Instant::now();
     let runs = (s.policies().len() as u64) * sim.replications as u64;
     let what = format!("simulating {}", s.spec().name);
@@ -173,7 +173,7 @@ fn run_one(s: &Scenario, dir: &Path, args: &RunArgs, out: &mut Stdout) -> Result
     };
     let written = report::write_all(stage.path(), s, &results, &perf, &opts)?;
     let written: Vec<_> = written.iter().map(|p| stage.final_path(p)).collect();
-    stage.commit(report::REPORT_FILES)?;
+    stage.commit()?;
     if !sim.quiet {
         let color = out.colors();
         out.print(report::summary_table_colored(s, &results, color))?;

@@ -153,7 +153,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     checking.finish_and_clear();
     checked?;
     sim.refuse_too_big(estimator.finish(), &manifest.scenario)?;
-    let stage = Staging::begin(&dir)?;
+    let stage = Staging::begin(&dir, SWEEP_FILES, sim.force)?;
     let runs = points.len() as u64 * manifest.policies.len() as u64 * u64::from(sim.replications);
     let bar = progress::bar(runs, sim.quiet, &format!("sweeping {}", manifest.scenario));
     let mut table = Table {
@@ -204,7 +204,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
 }
 
 /// Every file [`write`] may write.
-const SWEEP_FILES: &[&str] = &["sweep.csv", "sweep.json", "heatmap.png"];
+pub const SWEEP_FILES: &[&str] = &["sweep.csv", "sweep.json", "heatmap.png"];
 
 /// Writes `sweep.csv`, `sweep.json` and (for a whole sweep with exactly two
 /// varying parameters, unless `no_plots`) `heatmap.png` into `stage`, then
@@ -218,9 +218,8 @@ pub fn write(
 ) -> Result<Vec<PathBuf>, OutputError> {
     let dir = stage.path();
     let mut written = Vec::new();
-    let save = |path: PathBuf, bytes: &[u8]| match std::fs::write(&path, bytes) {
-        Ok(()) => Ok(path),
-        Err(source) => Err(OutputError::Write { path, source }),
+    let save = |path: PathBuf, bytes: &[u8]| {
+        crate::report::staging::write_file(&path, bytes).map(|()| path)
     };
     written.push(save(dir.join("sweep.csv"), &table.to_csv()?)?);
     let json = serde_json::to_string_pretty(manifest)? + "\n";
@@ -231,6 +230,6 @@ pub fn write(
         written.push(png);
     }
     let written = written.iter().map(|p| stage.final_path(p)).collect();
-    stage.commit(SWEEP_FILES)?;
+    stage.commit()?;
     Ok(written)
 }

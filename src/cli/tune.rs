@@ -111,7 +111,11 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     sim.apply(&mut scenario)?;
     sim.guard([&scenario], false)?;
     let stage = match &sim.output {
-        Some(d) => Some(Staging::begin(&d.join(&scenario.spec().name))?),
+        Some(d) => Some(Staging::begin(
+            &d.join(&scenario.spec().name),
+            &["tune.json", "candidates.csv", "dispatcher.json"],
+            sim.force,
+        )?),
         None => None,
     };
     let constraints = Constraints {
@@ -191,7 +195,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         // The candidates are still worth reading: publish them, and remove
         // a tune.json of an earlier search that no longer holds.
         if let Some(stage) = stage {
-            stage.commit(&["tune.json", "candidates.csv", "dispatcher.json"])?;
+            stage.commit()?;
             for line in &wrote {
                 say(format_args!("{line}"))?;
             }
@@ -265,7 +269,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
             }
             wrote.push(format!("wrote {}", stage.final_path(&path).display()));
         }
-        stage.commit(&["tune.json", "candidates.csv", "dispatcher.json"])?;
+        stage.commit()?;
         for line in &wrote {
             say(format_args!("{line}"))?;
         }

@@ -74,6 +74,9 @@ fn save(
     })
 }
 
+/// A report file being written: buffered, and stopping at a stop request.
+type StagedFile = BufWriter<staging::Stoppable<File>>;
+
 /// Writes the file `name` piece by piece through a buffer (`write`
 /// returns the writer it was given), for a file too large to build in
 /// memory first; an I/O error names the file.
@@ -81,14 +84,19 @@ fn save_streamed(
     dir: &Path,
     name: &str,
     written: &mut Vec<PathBuf>,
-    write: impl FnOnce(BufWriter<File>) -> io::Result<BufWriter<File>>,
+    write: impl FnOnce(StagedFile) -> io::Result<StagedFile>,
 ) -> Result<(), OutputError> {
     let path = dir.join(name);
     staging::fail_point(name)?;
+    // In pieces that each check for a stop (Ctrl-C, a signal), so a
+    // large file is given up at once rather than finished.
     let written_out = File::create(&path)
-        .and_then(|file| write(BufWriter::new(file)))
+        .and_then(|file| write(BufWriter::new(staging::Stoppable::new(file))))
         .and_then(|w| w.into_inner().map_err(|e| e.into_error()));
     if let Err(source) = written_out {
+        if crate::engine::stop::requested() {
+            return Err(OutputError::Interrupted);
+        }
         return Err(OutputError::Write { path, source });
     }
     written.push(path);

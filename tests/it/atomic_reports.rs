@@ -2,6 +2,10 @@
 //! that fails, is killed or is interrupted while writing leaves the
 //! previous report byte-identical and no temporary files behind; two runs
 //! into one directory never interleave; a bad output directory is named.
+//! The output folder is retrysim's alone: what stands at its lock or
+//! staging names and is not retrysim's is refused, never followed; files
+//! it did not write are neither replaced nor removed without `--force`;
+//! nothing outside `-o` is created, removed or moved.
 //!
 //! Failures are injected through the binary's test hooks (see
 //! `report::staging::fail_point`): `RETRYSIM_FAIL_AT=<file>` fails writing
@@ -168,7 +172,8 @@ fn a_second_run_into_the_same_directory_is_refused() {
     let (_d, file, out) = setup();
     std::fs::create_dir_all(&out).unwrap();
     // Hold the lock as a running retrysim would.
-    let lock = std::fs::File::create(out.join(".small.lock")).unwrap();
+    std::fs::create_dir_all(out.join("small")).unwrap();
+    let lock = std::fs::File::create(out.join("small/.retrysim.lock")).unwrap();
     lock.lock().unwrap();
     let r = run(&file, &out, &[], &[]);
     assert_eq!(r.status.code(), Some(1));
@@ -227,9 +232,9 @@ fn scenario_names_never_write_outside_the_output_directory() {
 }
 
 /// Interrupting a run with `signal` (INT from Ctrl-C, TERM from `kill`,
-/// `timeout` or a CI runner, HUP from a closed terminal) exits 130 and
-/// leaves the output directory as it was: no report, no temporary or lock
-/// file, and no directory when the run created it.
+/// `timeout` or a CI runner, HUP from a closed terminal) exits 128 + the
+/// signal's number and leaves the output directory as it was: no report,
+/// no temporary or lock file, and no directory when the run created it.
 #[cfg(unix)]
 fn interrupted_run_writes_nothing(signal: &str, out_exists: bool) {
     let (_d, _, out) = setup();
@@ -245,16 +250,18 @@ fn interrupted_run_writes_nothing(signal: &str, out_exists: bool) {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(700));
-    let sent = Command::new("kill")
-        .args([&format!("-{signal}"), &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
+    kill(signal, child.id());
     let r = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&r.stderr);
-    assert_eq!(r.status.code(), Some(130), "{signal}: {err}");
+    let (code, by) = match signal {
+        "INT" => (130, ""),
+        "TERM" => (143, " by SIGTERM"),
+        _ => (129, " by SIGHUP"),
+    };
+    assert_eq!(r.status.code(), Some(code), "{signal}: {err}");
     assert_eq!(
-        err, "interrupted; the report in progress was not written\n",
+        err,
+        format!("interrupted{by}; the report in progress was not written\n"),
         "{signal}"
     );
     if !out_exists {
@@ -271,6 +278,16 @@ fn interrupted_run_writes_nothing(signal: &str, out_exists: bool) {
     );
 }
 
+/// Sends `signal` (INT, TERM, HUP) to the process `pid`.
+#[cfg(unix)]
+fn kill(signal: &str, pid: u32) {
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
 #[cfg(unix)]
 #[test]
 fn ctrl_c_mid_run_exits_130_and_writes_nothing() {
@@ -280,7 +297,279 @@ fn ctrl_c_mid_run_exits_130_and_writes_nothing() {
 
 #[cfg(unix)]
 #[test]
-fn terminate_and_hang_up_are_handled_as_ctrl_c() {
+fn terminate_and_hang_up_stop_as_ctrl_c_does_with_their_own_status() {
     interrupted_run_writes_nothing("TERM", true);
     interrupted_run_writes_nothing("HUP", false);
+    interrupted_run_writes_nothing("HUP", true);
+}
+
+/// A command that does not stop by itself (here blocked opening a named
+/// pipe no one writes, or writing a report file to a disk that hangs) is
+/// ended within about a second of SIGTERM, with its status and without
+/// leftovers; the previous report stays.
+#[cfg(unix)]
+#[test]
+fn a_blocked_command_ends_within_a_second_of_sigterm() {
+    let (d, file, out) = setup();
+    // Blocked in open(2), before anything is written.
+    let fifo = d.path().join("scenario.json");
+    mkfifo(&fifo);
+    let child = bin()
+        .args(["run", "-q", "-o"])
+        .arg(&out)
+        .arg(&fifo)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = std::time::Instant::now();
+    kill("TERM", child.id());
+    let r = child.wait_with_output().unwrap();
+    assert!(sent.elapsed() < Duration::from_secs(3), "{:?}", sent.elapsed());
+    assert_eq!(r.status.code(), Some(143));
+    assert!(!out.exists());
+    // Stuck writing summary.json (debug-build hook).
+    assert!(run(&file, &out, &[], &[]).status.success());
+    let before = snapshot(&out.join("small"));
+    let child = bin()
+        .args(["run", "-q", "--seed", "9", "-o"])
+        .arg(&out)
+        .arg(&file)
+        .env("RETRYSIM_HANG_AT", "summary.json")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let staged = out
+        .join("small")
+        .join(format!(".retrysim-tmp-{}", child.id()))
+        .join("timeseries.csv");
+    let waited = std::time::Instant::now();
+    while !staged.exists() {
+        assert!(waited.elapsed() < Duration::from_secs(60), "never staged");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sent = std::time::Instant::now();
+    kill("TERM", child.id());
+    let r = child.wait_with_output().unwrap();
+    assert!(sent.elapsed() < Duration::from_secs(3), "{:?}", sent.elapsed());
+    assert_eq!(r.status.code(), Some(143));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(
+        err,
+        "interrupted by SIGTERM; the report in progress was not written\n"
+    );
+    assert_eq!(snapshot(&out.join("small")), before, "staging removed");
+    assert_eq!(entries(&out), ["small"]);
+}
+
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    // `mkfifo` is part of every Unix's base tools: a test that could not
+    // make the pipe fails rather than passing unchecked.
+    let made = Command::new("mkfifo").arg(path).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
+}
+
+/// Every file under `dir` and its subfolders, with its bytes: what must
+/// not change outside `-o`.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let name = p.strip_prefix(dir).unwrap().display().to_string();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.is_dir() {
+                todo.push(p);
+                out.insert(name + "/", Vec::new());
+            } else if meta.is_file() {
+                out.insert(name, std::fs::read(&p).unwrap());
+            } else {
+                out.insert(name, b"(not a file)".to_vec());
+            }
+        }
+    }
+    out
+}
+
+/// A folder outside `-o` holding files someone cares about.
+fn precious(d: &Path) -> std::path::PathBuf {
+    let elsewhere = d.join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join("deeper")).unwrap();
+    std::fs::write(elsewhere.join("x"), "precious x").unwrap();
+    std::fs::write(elsewhere.join("summary.csv"), "precious summary").unwrap();
+    std::fs::write(elsewhere.join("deeper/y"), "precious y").unwrap();
+    elsewhere
+}
+
+/// Asserts that `r` failed with exit 1 and a message naming `path` and
+/// saying `says`.
+fn refused(r: &Output, path: &Path, says: &str) {
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&path.display().to_string()) && err.contains(says),
+        "expected {} and {says:?}: {err}",
+        path.display()
+    );
+}
+
+/// A staging name that is a link to another folder, or a staging folder
+/// whose marker lists files outside the report folder, is refused with
+/// its path: no file outside `-o` is moved or removed.
+#[cfg(unix)]
+#[test]
+fn planted_staging_folders_are_refused_and_nothing_outside_changes() {
+    let (d, file, out) = setup();
+    let elsewhere = precious(d.path());
+    let outside = tree(&elsewhere);
+    assert!(run(&file, &out, &[], &[]).status.success());
+    let report = out.join("small");
+    let before = snapshot(&report);
+    // A link at a staging name.
+    let planted = report.join(".retrysim-tmp-1");
+    std::os::unix::fs::symlink(&elsewhere, &planted).unwrap();
+    refused(&run(&file, &out, &[], &[]), &planted, "symbolic link");
+    assert_eq!(tree(&elsewhere), outside);
+    std::fs::remove_file(&planted).unwrap();
+    // A real staging folder of a killed run, its marker rewritten to list
+    // files outside the report folder.
+    let r = run(&file, &out, &[("RETRYSIM_ABORT_AT", "publish")], &["--seed", "9"]);
+    assert!(!r.status.success());
+    let left: Vec<_> = std::fs::read_dir(&report)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(".retrysim-tmp-"))
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    let marker = left[0].join(".complete");
+    assert!(marker.is_file());
+    let mixed = snapshot(&report);
+    let abs = elsewhere.join("x").display().to_string();
+    for stale in ["../../elsewhere/x", "../elsewhere/summary.csv", abs.as_str()] {
+        std::fs::write(&marker, format!("load.png\n{stale}\n")).unwrap();
+        refused(&run(&file, &out, &[], &[]), &marker, "plain name");
+        assert_eq!(tree(&elsewhere), outside, "{stale}");
+        assert_eq!(snapshot(&report), mixed, "{stale}");
+    }
+    // Put right, the next run finishes the killed one's moves.
+    std::fs::write(&marker, "").unwrap();
+    assert!(run(&file, &out, &[], &[]).status.success());
+    assert_ne!(snapshot(&report), before);
+    assert_eq!(tree(&elsewhere), outside);
+}
+
+/// A lock that is a dangling link, a named pipe or a directory is refused
+/// at once with exit 1: nothing is created where the link points, the
+/// pipe is not waited on, and no report folder is left behind.
+#[cfg(unix)]
+#[test]
+fn a_lock_that_is_not_a_file_is_refused_at_once() {
+    let (d, file, out) = setup();
+    let report = out.join("small");
+    std::fs::create_dir_all(&report).unwrap();
+    let lock = report.join(".retrysim.lock");
+    let pointed = d.path().join("made-through-the-link");
+    let plants: [(&str, &dyn Fn()); 3] = [
+        ("symbolic link", &|| std::os::unix::fs::symlink(&pointed, &lock).unwrap()),
+        ("named pipe", &|| mkfifo(&lock)),
+        ("directory", &|| std::fs::create_dir(&lock).unwrap()),
+    ];
+    for (what, plant) in plants {
+        plant();
+        let started = std::time::Instant::now();
+        let r = run(&file, &out, &[], &[]);
+        assert!(started.elapsed() < Duration::from_secs(10), "{what}: waited");
+        refused(&r, &lock, what);
+        assert!(!pointed.exists(), "{what}: created through the link");
+        assert_eq!(entries(&report), [".retrysim.lock"], "{what}: left behind");
+        assert_eq!(entries(d.path()), ["out", "small.json"], "{what}");
+        let _ = std::fs::remove_file(&lock).or_else(|_| std::fs::remove_dir(&lock));
+    }
+}
+
+/// A scenario whose name matches a folder holding someone's own files
+/// does not rewrite it: refused (exit 1, naming the files) unless
+/// `--force`, which replaces only the files of the names it writes.
+#[test]
+fn a_folder_of_someone_elses_files_is_refused_unless_forced() {
+    let (_d, file, out) = setup();
+    let report = out.join("small");
+    std::fs::create_dir_all(&report).unwrap();
+    for f in ["summary.csv", "load.png", "tiers.csv", "notes.txt"] {
+        std::fs::write(report.join(f), format!("my own {f}")).unwrap();
+    }
+    let before = snapshot(&report);
+    let r = run(&file, &out, &[], &[]);
+    refused(&r, &report, "notes.txt");
+    assert!(String::from_utf8_lossy(&r.stderr).contains("--force"));
+    assert_eq!(snapshot(&report), before);
+    assert_eq!(entries(&out), ["small"]);
+    assert!(run(&file, &out, &[], &["--force"]).status.success());
+    let after = snapshot(&report);
+    assert_eq!(after["notes.txt"], before["notes.txt"]);
+    assert_eq!(after["tiers.csv"], before["tiers.csv"], "not written: kept");
+    assert_ne!(after["summary.csv"], before["summary.csv"], "written: replaced");
+    let manifest = String::from_utf8_lossy(&after[".retrysim-manifest"]).into_owned();
+    assert!(manifest.contains("\nsummary.csv\n"), "{manifest}");
+    assert!(!manifest.contains("notes.txt") && !manifest.contains("tiers.csv"));
+    // From now on the folder is retrysim's: a rerun needs no --force, and
+    // --no-plots removes the plots retrysim wrote, not the user's files.
+    assert!(run(&file, &out, &[], &["--no-plots"]).status.success());
+    let again = snapshot(&report);
+    assert!(!again.contains_key("load.png"));
+    assert_eq!(again["tiers.csv"], before["tiers.csv"]);
+    assert_eq!(again["notes.txt"], before["notes.txt"]);
+}
+
+/// `sweep -o DIR` and `map -o DIR --no-plots` leave a `heatmap.png` or
+/// `map.png` they did not write: refused unless forced, and kept then.
+#[test]
+fn sweep_and_map_keep_pictures_they_did_not_write() {
+    let (d, file, _) = setup();
+    let dir = d.path().join("results");
+    let sweep = |extra: &[&str]| {
+        bin()
+            .arg("sweep")
+            .arg(&file)
+            .args(["--set", "traffic.rate=100,200", "-q", "-o"])
+            .arg(&dir)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    assert!(sweep(&[]).status.success());
+    std::fs::write(dir.join("heatmap.png"), "my own heatmap").unwrap();
+    refused(&sweep(&[]), &dir, "heatmap.png");
+    assert!(sweep(&["--force"]).status.success());
+    assert_eq!(std::fs::read(dir.join("heatmap.png")).unwrap(), b"my own heatmap");
+    let map = d.path().join("map");
+    std::fs::create_dir(&map).unwrap();
+    std::fs::write(map.join("map.png"), "my own map").unwrap();
+    let mapped = |extra: &[&str]| {
+        bin()
+            .arg("map")
+            .arg(&file)
+            .args([
+                "--x",
+                "traffic.rate=100,200",
+                "--y",
+                "faults.0.duration=1s,2s",
+                "--no-refine",
+                "--no-plots",
+                "-q",
+                "-o",
+            ])
+            .arg(&map)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    refused(&mapped(&[]), &map, "map.png");
+    let r = mapped(&["--force"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(std::fs::read(map.join("map.png")).unwrap(), b"my own map");
+    assert!(map.join("map.csv").is_file());
 }
