@@ -8,6 +8,7 @@
 
 pub mod alerting;
 pub mod assess;
+pub mod csv_text;
 pub mod describe;
 pub mod files;
 pub mod format;
