@@ -984,8 +984,17 @@ pub enum ShardEnvError {
         /// N.
         count: usize,
     },
+    /// A Slurm array with a step (`--array=0-6:2`): its task ids are not
+    /// consecutive shard numbers.
+    #[error("SLURM_ARRAY_TASK_STEP={step}: with a step the array's task ids are not consecutive shards; use a step of 1 with --shards {count}, or pass each task its shard with --shard I/{count}")]
+    Step {
+        /// The step.
+        step: String,
+        /// N.
+        count: usize,
+    },
     /// Slurm's array size differs from `--shards`.
-    #[error("SLURM_ARRAY_TASK_COUNT={tasks} but --shards {count}: size the array to the shards (e.g. --array=0-{last})", last = .count - 1)]
+    #[error("SLURM_ARRAY_TASK_COUNT={tasks} but --shards {count}: size the array to the shards (e.g. --array=0-{last}); to rerun some shards only (sbatch --array=2), pass each its shard with --shard I/{count}, as deploy/slurm-array.sh does", last = .count - 1)]
     CountMismatch {
         /// The array's size.
         tasks: usize,
