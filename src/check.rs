@@ -113,19 +113,12 @@ impl Problems {
 /// and both scenario and policy names reach CSV files and file names, so
 /// a name must stay inside the folder the user chose and must not start a
 /// spreadsheet formula. Invisible characters, whitespace at either end
-/// and reserved device names: `crate::scenario::names`.
-pub fn unsafe_name(name: &str) -> Option<std::borrow::Cow<'static, str>> {
+/// and reserved device names are `crate::scenario::names`' rules, which
+/// run these first.
+pub fn unsafe_name(name: &str) -> Option<&'static str> {
     if name.trim().is_empty() {
-        return Some("must not be empty".into());
+        return Some("must not be empty");
     }
-    if let Some(why) = crate::scenario::names::invisible_or_reserved(name) {
-        return Some(why.into());
-    }
-    unsafe_name_plain(name).map(Into::into)
-}
-
-/// The rules of [`unsafe_name`] that need no Unicode table.
-fn unsafe_name_plain(name: &str) -> Option<&'static str> {
     if name.contains(['/', '\\']) {
         return Some("must not contain `/` or `\\` (it names a folder or file)");
     }

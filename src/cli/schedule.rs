@@ -14,11 +14,11 @@
 
 use super::common::{note, Stdout};
 use crate::check::Problems;
+use crate::csv_text;
 use crate::error::{Error, InvalidInput, Located, OutputError};
 use crate::policy::schedule::{human, schedule, Schedule};
 use crate::policy::{presets, resolve, Jitter, Policy};
 use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
-use crate::report::csv_text;
 use crate::scenario::load::{from_text, plain_words, read, to_value, Format};
 use crate::scenario::locate::locate;
 use crate::scenario::set::parse_value;

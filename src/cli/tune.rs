@@ -4,8 +4,8 @@
 //! `gcloud tasks queues update` line.
 
 use super::common::{note, SimArgs, Stdout};
+use crate::csv_text;
 use crate::error::{Error, InvalidInput, OutputError};
-use crate::report::csv_text;
 use crate::report::staging::Staging;
 use crate::tune::{self, Constraints, Objective};
 use clap::Args;

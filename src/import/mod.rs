@@ -92,7 +92,7 @@ pub(crate) fn policy_name(raw: &str, fallback: &str) -> String {
         .to_string();
     cut_to(&mut name, MAX_NAME_BYTES);
     let name = name.trim_end_matches(|c: char| c.is_whitespace() || c == '.');
-    if crate::check::unsafe_name(name).is_some() {
+    if crate::scenario::names::name_problem(name).is_some() {
         fallback.to_string()
     } else {
         name.to_string()
@@ -258,8 +258,8 @@ mod tests {
         assert_eq!(closest("minbackoff", &backoffs), Some("minBackoff"));
         assert_eq!(closest("timeout", &backoffs), None);
     }
-    use crate::check::unsafe_name;
     use crate::policy::BackoffSpec;
+    use crate::scenario::names::name_problem as unsafe_name;
     use crate::time::Dur;
     use proptest::prelude::*;
 

@@ -29,9 +29,9 @@
 
 pub mod outcome;
 
+use crate::csv_text::safe_cell;
 use crate::decimal::num;
 use crate::metrics::RunResult;
-use crate::report::csv_text::safe_cell;
 use crate::runner::{self, Job, RunError};
 use crate::scenario::set::paths_overlap;
 use crate::scenario::Scenario;

@@ -34,12 +34,12 @@ fn write_csv<W: Write>(
     header: &[String],
     rows: impl Iterator<Item = Vec<String>>,
 ) -> Result<W, csv::Error> {
-    let mut w = super::csv_text::writer(out);
-    super::csv_text::write_row(&mut w, header)?;
+    let mut w = crate::csv_text::writer(out);
+    crate::csv_text::write_row(&mut w, header)?;
     for row in rows {
-        super::csv_text::write_row(&mut w, &row)?;
+        crate::csv_text::write_row(&mut w, &row)?;
     }
-    super::csv_text::finish(w)
+    crate::csv_text::finish(w)
 }
 
 fn csv_bytes(

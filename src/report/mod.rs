@@ -8,7 +8,6 @@
 
 pub mod alerting;
 pub mod assess;
-pub mod csv_text;
 pub mod describe;
 pub mod files;
 pub mod format;

@@ -7,6 +7,8 @@
 //! Windows reserves (`CON`, `NUL`, `COM1`, ... also with an extension),
 //! which cannot be folder names there.
 
+use std::borrow::Cow;
+
 /// The ranges of Unicode general category Cf (format characters): Unicode
 /// 14.0's table, as Python's `unicodedata` 14.0.0 gives it, with the
 /// Egyptian hieroglyph format controls Unicode 15.0 added (U+13439 to
@@ -76,6 +78,17 @@ const RESERVED: &[&str] = &[
     "COM9", "COM¹", "COM²", "COM³", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8",
     "LPT9", "LPT¹", "LPT²", "LPT³",
 ];
+
+/// Why `name` (of a scenario, a policy or a tier) cannot be used, if it
+/// cannot: the plain rules of `crate::check::unsafe_name` (empty, path
+/// separators, a leading `.` or formula character, length), then this
+/// module's.
+pub fn name_problem(name: &str) -> Option<Cow<'static, str>> {
+    if let Some(why) = crate::check::unsafe_name(name) {
+        return Some(why.into());
+    }
+    invisible_or_reserved(name).map(Into::into)
+}
 
 /// Why `name` cannot name a file or folder for the reasons this module
 /// covers, if it cannot; the message says which character (by code

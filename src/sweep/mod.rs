@@ -20,12 +20,12 @@ use crate::decimal::num;
 pub use crate::error::MergeError;
 pub use row::Row;
 
+use crate::csv_text;
 use crate::engine::stop;
 use crate::error::{Error, InvalidInput};
 use crate::metrics::aggregate::aggregate;
 use crate::metrics::columns::{extra_header, extra_row, summary_header_blocks, summary_row_blocks};
 use crate::metrics::{Extras, RunResult};
-use crate::report::csv_text;
 use crate::runner::{self, Job, RunError};
 use crate::scenario::{self, Scenario};
 use serde::{Deserialize, Serialize};
