@@ -60,8 +60,10 @@ impl MapGrid {
             return Err(MapError::SamePath(x.path, y.path));
         }
         for (name, a) in [("x", &x), ("y", &y)] {
-            for (i, v) in a.values.iter().enumerate() {
-                if a.values[..i].contains(v) {
+            // In n log n: a map.json read back may hold any number.
+            let mut seen = std::collections::BTreeSet::new();
+            for v in &a.values {
+                if !seen.insert(v.as_str()) {
                     return Err(MapError::Duplicate {
                         axis: name,
                         path: a.path.clone(),

@@ -249,6 +249,9 @@ pub fn is_report_number(text: &str) -> bool {
         && text.parse::<f64>().is_ok_and(f64::is_finite)
 }
 
+/// The most axes a `sweep.json` read back may have.
+pub const MAX_AXES: usize = 1000;
+
 /// Checks a manifest read back from a shard (`origin` names the file)
 /// for what no sweep writes: an axis without values or repeated, a grid
 /// too large to count, a point count that is not the grid's. Sizes are
@@ -258,6 +261,14 @@ pub fn check_manifest(m: &Manifest, origin: &str) -> Result<Grid, MergeError> {
         origin: origin.to_string(),
         why,
     };
+    // Axes come from `--set` flags, a few each; their checks below compare
+    // every pair, so a manifest with thousands is refused first.
+    if m.axes.len() > MAX_AXES {
+        return Err(bad(format!(
+            "{} axes, more than any sweep of {MAX_AXES} --set flags",
+            m.axes.len()
+        )));
+    }
     if let Some(a) = m.axes.iter().find(|a| a.values.is_empty()) {
         return Err(bad(format!("the axis {:?} has no values", a.path)));
     }
