@@ -112,7 +112,9 @@ impl Problems {
 /// of a CSV cell), if it cannot: scenario names become output folders,
 /// and both scenario and policy names reach CSV files and file names, so
 /// a name must stay inside the folder the user chose and must not start a
-/// spreadsheet formula.
+/// spreadsheet formula. Invisible characters, whitespace at either end
+/// and reserved device names are `crate::scenario::names`' rules, which
+/// run these first.
 pub fn unsafe_name(name: &str) -> Option<&'static str> {
     if name.trim().is_empty() {
         return Some("must not be empty");

@@ -603,6 +603,17 @@ pub enum SetError {
         /// The whole path.
         path: String,
     },
+    /// A path of more segments than any scenario field is deep (a policy
+    /// name with dots included), refused before it is walked.
+    #[error("path `{}` has {segments} segments; no scenario field is deeper than {max} (a policy name with dots counts one per dot)", shown(.path))]
+    TooDeep {
+        /// The whole path.
+        path: String,
+        /// Its segments.
+        segments: usize,
+        /// The most a path may have.
+        max: usize,
+    },
     /// A segment that cannot be followed; `at` is the path up to and
     /// including it.
     #[error("`{}`: {problem}", shown(.at))]
@@ -846,6 +857,31 @@ pub enum MergeError {
         /// What is wrong with it.
         why: &'static str,
     },
+    /// A `sweep.json` that no sweep writes (an axis without values, a
+    /// grid that cannot be counted, a shard larger than one process runs).
+    #[error("{origin}: {why}: was the shard edited?")]
+    Manifest {
+        /// The file.
+        origin: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A result cell that is not the value its column holds.
+    #[error("{origin} line {line}, column {column} ({name}): {found:?} is not {expected}: was the shard edited?")]
+    Cell {
+        /// The file.
+        origin: String,
+        /// 1-based line (the header is line 1).
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The column's name.
+        name: String,
+        /// The cell as found.
+        found: String,
+        /// What the column holds.
+        expected: &'static str,
+    },
     /// No shard holds this row.
     #[error("merge: no shard has the row for point {point}, policy {policy:?}: a sweep.csv was cut short")]
     MissingRow {
@@ -968,8 +1004,17 @@ pub enum ShardEnvError {
         /// N.
         count: usize,
     },
+    /// A Slurm array with a step (`--array=0-6:2`): its task ids are not
+    /// consecutive shard numbers.
+    #[error("SLURM_ARRAY_TASK_STEP={step}: with a step the array's task ids are not consecutive shards; use a step of 1 with --shards {count}, or pass each task its shard with --shard I/{count}")]
+    Step {
+        /// The step.
+        step: String,
+        /// N.
+        count: usize,
+    },
     /// Slurm's array size differs from `--shards`.
-    #[error("SLURM_ARRAY_TASK_COUNT={tasks} but --shards {count}: size the array to the shards (e.g. --array=0-{last})", last = .count - 1)]
+    #[error("SLURM_ARRAY_TASK_COUNT={tasks} but --shards {count}: size the array to the shards (e.g. --array=0-{last}); to rerun some shards only (sbatch --array=2), pass each its shard with --shard I/{count}, as deploy/slurm-array.sh does", last = .count - 1)]
     CountMismatch {
         /// The array's size.
         tasks: usize,
@@ -1055,6 +1100,31 @@ pub enum MapError {
         y: String,
         /// Two rows rather than none.
         twice: bool,
+    },
+    /// A `map.json` that no map writes (an axis without values or with a
+    /// value twice, a shard larger than one process runs).
+    #[error("{origin}: {why}: was the shard edited?")]
+    Manifest {
+        /// The file.
+        origin: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A result cell that is not the value its column holds.
+    #[error("{origin} line {line}, column {column} ({name}): {found:?} is not {expected}: was the shard edited?")]
+    Cell {
+        /// The file.
+        origin: String,
+        /// 1-based line (the header is line 1).
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The column's name.
+        name: String,
+        /// The cell as found.
+        found: String,
+        /// What the column holds.
+        expected: &'static str,
     },
     /// A row the manifest does not explain.
     #[error("{origin}: map.csv row {row} names a policy or value not in map.json")]

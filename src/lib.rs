@@ -29,6 +29,7 @@
 //! | module | may use |
 //! |---|---|
 //! | `decimal` | — |
+//! | `csv_text` | — |
 //! | `time` | `decimal` |
 //! | `status` | — |
 //! | `error` | `policy`, `time` |
@@ -40,13 +41,13 @@
 //! | `scenario` | `check`, `decimal`, `error`, `math`, `policy`, `status`, `time` |
 //! | `model` | `engine`, `error`, `math`, `metrics`, `policy`, `scenario`, `status`, `time` |
 //! | `runner` | `engine`, `metrics`, `model`, `policy`, `scenario` |
-//! | `sweep` | `decimal`, `engine`, `error`, `metrics`, `runner`, `scenario`, `time` |
-//! | `map` | `decimal`, `error`, `metrics`, `runner`, `scenario`, `sweep` |
+//! | `sweep` | `csv_text`, `decimal`, `engine`, `error`, `metrics`, `runner`, `scenario`, `time` |
+//! | `map` | `csv_text`, `decimal`, `error`, `metrics`, `runner`, `scenario`, `sweep` |
 //! | `assess` | `decimal`, `error`, `map`, `metrics`, `model`, `policy`, `runner`, `scenario`, `status`, `time` |
 //! | `tune` | `decimal`, `metrics`, `policy`, `runner`, `scenario`, `time` |
-//! | `report` | `assess`, `decimal`, `engine`, `error`, `map`, `metrics`, `policy`, `scenario`, `sweep`, `time` |
+//! | `report` | `assess`, `csv_text`, `decimal`, `engine`, `error`, `map`, `metrics`, `policy`, `scenario`, `sweep`, `time` |
 //! | `import` | `check`, `decimal`, `error`, `policy`, `scenario`, `status`, `time` |
-//! | `cli` | `assess`, `check`, `decimal`, `engine`, `error`, `import`, `map`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
+//! | `cli` | `assess`, `check`, `csv_text`, `decimal`, `engine`, `error`, `import`, `map`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
 //!
 //! `docs/architecture.md` walks through the modules, follows one request
 //! through the events, and lists the files to touch to add a fault kind, a
@@ -57,6 +58,7 @@
 pub mod assess;
 pub mod check;
 pub mod cli;
+pub mod csv_text;
 pub mod decimal;
 pub mod engine;
 pub mod error;

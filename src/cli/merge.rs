@@ -6,10 +6,11 @@
 //! `--shards N` writes), so `retrysim merge results/map` needs no shell
 //! glob (a distroless image has no shell).
 
-use super::common::{note, Stdout};
+use super::common::{note, Stdout, MAX_FORCED_POINTS};
 use crate::error::{Error, InvalidInput, MapError};
 use crate::map::{self, MapManifest};
 use crate::report::staging::Staging;
+use crate::scenario::MAX_INPUT_BYTES;
 use crate::sweep::{self, Manifest, Table};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -104,21 +105,87 @@ fn shard_dirs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Kind)>, Error> {
     Ok(out)
 }
 
-/// Reads `name` in `dir`.
-fn read(dir: &Path, name: &str) -> Result<Vec<u8>, InvalidInput> {
+/// Reads `name` in `dir`, refusing anything but a regular file (a FIFO
+/// would block the merge) and a file over `limit` bytes: a shard is an
+/// input like any other, and a file larger than what wrote it can hold
+/// was not written by `sweep` or `map`.
+fn read(dir: &Path, name: &str, limit: u64) -> Result<Vec<u8>, InvalidInput> {
+    use std::io::Read;
     let p = dir.join(name);
-    std::fs::read(&p).map_err(|source| InvalidInput::Unreadable {
+    let unreadable = |source| InvalidInput::Unreadable {
         origin: p.display().to_string(),
         source,
+    };
+    let meta = std::fs::metadata(&p).map_err(unreadable)?;
+    if !meta.is_file() {
+        return Err(unreadable(std::io::Error::other(
+            "it is not a regular file, so no sweep or map wrote it",
+        )));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(&p)
+        .and_then(|f| f.take(limit.saturating_add(1)).read_to_end(&mut bytes))
+        .map_err(unreadable)?;
+    if bytes.len() as u64 > limit {
+        return Err(unreadable(std::io::Error::other(format!(
+            "it holds more than {limit} bytes, more than the shard its manifest describes \
+             can hold: was the shard edited?"
+        ))));
+    }
+    Ok(bytes)
+}
+
+/// Reads a manifest written by `sweep` or `map`, capped like every input
+/// file ([`MAX_INPUT_BYTES`]).
+fn manifest<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Result<T, InvalidInput> {
+    serde_json::from_slice(&read(dir, name, MAX_INPUT_BYTES)?).map_err(|e| {
+        InvalidInput::Malformed {
+            origin: format!("{}/{name}", dir.display()),
+            source: Box::new(e),
+        }
     })
 }
 
-/// Reads a manifest written by `sweep` or `map`.
-fn manifest<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Result<T, InvalidInput> {
-    serde_json::from_slice(&read(dir, name)?).map_err(|e| InvalidInput::Malformed {
-        origin: format!("{}/{name}", dir.display()),
-        source: Box::new(e),
+/// The most bytes one table row may take: its numbers (a few dozen cells
+/// of at most 32 bytes each, with room to spare) and its text (`texts`,
+/// the swept values and the policy name, each at most twice as long once
+/// quoted, plus its quotes and comma).
+fn row_bytes<'a>(texts: impl Iterator<Item = &'a str>) -> u64 {
+    texts.fold(8192u64, |n, t| {
+        n.saturating_add((t.len() as u64).saturating_mul(2).saturating_add(3))
     })
+}
+
+/// The longest of `values` (empty for none).
+fn longest(values: &[String]) -> &str {
+    values
+        .iter()
+        .max_by_key(|v| v.len())
+        .map_or("", String::as_str)
+}
+
+/// The size limit of a shard's table: [`MAX_INPUT_BYTES`] plus the rows
+/// its manifest says it holds at [`row_bytes`] each. `items` (points or
+/// cells of the shard) above what one process runs ([`MAX_FORCED_POINTS`])
+/// is refused: no shard that large was written.
+fn table_limit(
+    origin: &str,
+    noun: &str,
+    items: usize,
+    policies: usize,
+    row: u64,
+) -> Result<u64, InvalidInput> {
+    if items > MAX_FORCED_POINTS {
+        return Err(InvalidInput::TooBig {
+            origin: origin.to_string(),
+            what: format!(
+                "this shard holds {items} {noun}, more than one process runs \
+                 ({MAX_FORCED_POINTS}): was the shard edited?"
+            ),
+        });
+    }
+    let rows = (items as u64).saturating_mul(policies as u64);
+    Ok(MAX_INPUT_BYTES.saturating_add(rows.saturating_mul(row)))
 }
 
 /// `path` made absolute with symbolic links, `.` and `..` resolved, also
@@ -232,8 +299,20 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Error> {
             for (dir, _) in &dirs {
                 let origin = dir.display().to_string();
                 let m: Manifest = manifest(dir, "sweep.json")?;
-                let table =
-                    Table::from_csv(&read(dir, "sweep.csv")?, &format!("{origin}/sweep.csv"))?;
+                let json = format!("{origin}/sweep.json");
+                sweep::check_manifest(&m, &json)?;
+                let row = row_bytes(
+                    m.axes
+                        .iter()
+                        .map(|a| longest(&a.values))
+                        .chain([longest(&m.policies)]),
+                );
+                let items = m.shard.count_of(m.points);
+                let limit = table_limit(&json, "points", items, m.policies.len(), row)?;
+                let table = Table::from_csv(
+                    &read(dir, "sweep.csv", limit)?,
+                    &format!("{origin}/sweep.csv"),
+                )?;
                 parts.push((origin, m, table));
             }
             let (m, table) = sweep::merge(parts)?;
@@ -246,7 +325,20 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Error> {
             for (dir, _) in &dirs {
                 let origin = dir.display().to_string();
                 let m: MapManifest = manifest(dir, "map.json")?;
-                let table = Table::from_csv(&read(dir, "map.csv")?, &format!("{origin}/map.csv"))?;
+                let json = format!("{origin}/map.json");
+                let grid = map::check_manifest(&m, &json)?;
+                let row = row_bytes(
+                    [
+                        longest(&m.x.values),
+                        longest(&m.y.values),
+                        longest(&m.policies),
+                    ]
+                    .into_iter(),
+                );
+                let items = map::shard_cells(m.shard, grid.len()).len();
+                let limit = table_limit(&json, "cells", items, m.policies.len(), row)?;
+                let table =
+                    Table::from_csv(&read(dir, "map.csv", limit)?, &format!("{origin}/map.csv"))?;
                 parts.push((origin, m, table));
             }
             let (m, table) = map::merge(parts)?;

@@ -14,6 +14,7 @@
 
 use super::common::{note, Stdout};
 use crate::check::Problems;
+use crate::csv_text;
 use crate::error::{Error, InvalidInput, Located, OutputError};
 use crate::policy::schedule::{human, schedule, Schedule};
 use crate::policy::{presets, resolve, Jitter, Policy};
@@ -576,28 +577,36 @@ fn secs_text(ns: Nanos) -> String {
 }
 
 fn write_csv(out: &mut dyn Write, s: &Schedule) -> Result<(), csv::Error> {
+    // Numbers only, but written the one way every CSV is (its cells
+    // through `safe_cell`); CRLF line ends, as this file always had.
     let mut w = csv::Writer::from_writer(out);
-    w.write_record([
-        "attempt",
-        "retry",
-        "delay_s",
-        "min_s",
-        "max_s",
-        "cumulative_s",
-        "cumulative_min_s",
-        "cumulative_max_s",
-    ])?;
+    csv_text::write_row(
+        &mut w,
+        [
+            "attempt",
+            "retry",
+            "delay_s",
+            "min_s",
+            "max_s",
+            "cumulative_s",
+            "cumulative_min_s",
+            "cumulative_max_s",
+        ],
+    )?;
     for r in &s.rows {
-        w.write_record([
-            r.attempt.to_string(),
-            r.retry.to_string(),
-            secs_text(r.delay),
-            secs_text(r.min),
-            secs_text(r.max),
-            secs_text(r.cumulative),
-            secs_text(r.cumulative_min),
-            secs_text(r.cumulative_max),
-        ])?;
+        csv_text::write_row(
+            &mut w,
+            [
+                r.attempt.to_string(),
+                r.retry.to_string(),
+                secs_text(r.delay),
+                secs_text(r.min),
+                secs_text(r.max),
+                secs_text(r.cumulative),
+                secs_text(r.cumulative_min),
+                secs_text(r.cumulative_max),
+            ],
+        )?;
     }
     w.flush()?;
     Ok(())

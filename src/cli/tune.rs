@@ -4,6 +4,7 @@
 //! `gcloud tasks queues update` line.
 
 use super::common::{note, SimArgs, Stdout};
+use crate::csv_text;
 use crate::error::{Error, InvalidInput, OutputError};
 use crate::report::staging::Staging;
 use crate::tune::{self, Constraints, Objective};
@@ -167,15 +168,11 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     let mut wrote = Vec::new();
     if let Some(stage) = &stage {
         let path = stage.path().join("candidates.csv");
-        let mut w = csv::WriterBuilder::new()
-            .terminator(csv::Terminator::Any(b'\n'))
-            .from_writer(Vec::new());
+        let mut w = csv_text::writer(Vec::new());
         for row in tune::candidates_table(&result, &constraints) {
-            w.write_record(&row).map_err(OutputError::Csv)?;
+            csv_text::write_row(&mut w, &row).map_err(OutputError::Csv)?;
         }
-        let bytes = w
-            .into_inner()
-            .map_err(|e| OutputError::Csv(e.into_error().into()))?;
+        let bytes = csv_text::finish(w).map_err(OutputError::Csv)?;
         if let Err(source) = std::fs::write(&path, bytes) {
             return Err(OutputError::Write { path, source }.into());
         }

@@ -77,23 +77,25 @@ impl Imported {
 
 /// A policy name a scenario accepts, made from a name in the source (a
 /// gRPC `service/method`, a queue ID): `/` and `\` become `.`, control
-/// characters and a leading `.`, `=`, `+`, `-` or `@` are dropped, and it
-/// is cut to 200 bytes; `fallback` when nothing is left.
+/// characters, Unicode format characters, a leading `.`, `=`, `+`, `-`
+/// or `@` and trailing whitespace or `.` are dropped, and it is cut to 200
+/// bytes; `fallback` when nothing is left or what is left is still not a
+/// name a scenario accepts (a reserved device name such as `CON`).
 pub(crate) fn policy_name(raw: &str, fallback: &str) -> String {
     let mapped: String = raw
         .chars()
-        .filter(|c| !c.is_control())
+        .filter(|&c| !c.is_control() && !crate::scenario::names::is_format(c))
         .map(|c| if matches!(c, '/' | '\\') { '.' } else { c })
         .collect();
     let mut name = mapped
         .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '.' | '=' | '+' | '-' | '@'))
-        .trim_end()
         .to_string();
     cut_to(&mut name, MAX_NAME_BYTES);
-    if name.is_empty() {
+    let name = name.trim_end_matches(|c: char| c.is_whitespace() || c == '.');
+    if crate::scenario::names::name_problem(name).is_some() {
         fallback.to_string()
     } else {
-        name
+        name.to_string()
     }
 }
 
@@ -256,8 +258,8 @@ mod tests {
         assert_eq!(closest("minbackoff", &backoffs), Some("minBackoff"));
         assert_eq!(closest("timeout", &backoffs), None);
     }
-    use crate::check::unsafe_name;
     use crate::policy::BackoffSpec;
+    use crate::scenario::names::name_problem as unsafe_name;
     use crate::time::Dur;
     use proptest::prelude::*;
 

@@ -29,6 +29,7 @@
 
 pub mod outcome;
 
+use crate::csv_text::safe_cell;
 use crate::decimal::num;
 use crate::metrics::RunResult;
 use crate::runner::{self, Job, RunError};
@@ -59,8 +60,10 @@ impl MapGrid {
             return Err(MapError::SamePath(x.path, y.path));
         }
         for (name, a) in [("x", &x), ("y", &y)] {
-            for (i, v) in a.values.iter().enumerate() {
-                if a.values[..i].contains(v) {
+            // In n log n: a map.json read back may hold any number.
+            let mut seen = std::collections::BTreeSet::new();
+            for v in &a.values {
+                if !seen.insert(v.as_str()) {
                     return Err(MapError::Duplicate {
                         axis: name,
                         path: a.path.clone(),
@@ -452,7 +455,7 @@ impl MapManifest {
             .rows
             .iter()
             .filter_map(|r| r.get(col)?.parse::<u64>().ok())
-            .sum();
+            .fold(0, u64::saturating_add);
         self.full_runs = table.rows.len() as u64 * u64::from(self.passes.replications);
     }
 
@@ -470,27 +473,83 @@ impl MapManifest {
     }
 }
 
+/// Checks a manifest read back from a shard (`origin` names the file)
+/// for what no map writes: an axis without values, with a value twice or
+/// on the other's field, a shard index or count out of range. Returns the
+/// grid; its size is counted with checked arithmetic before anything is
+/// allocated from it.
+pub fn check_manifest(m: &MapManifest, origin: &str) -> Result<MapGrid, MapError> {
+    let bad = |why: String| MapError::Manifest {
+        origin: origin.to_string(),
+        why,
+    };
+    for (name, a) in [("x", &m.x), ("y", &m.y)] {
+        if a.values.is_empty() {
+            return Err(bad(format!("the {name} axis {:?} has no values", a.path)));
+        }
+    }
+    let grid = MapGrid::new(m.x.clone(), m.y.clone()).map_err(|e| bad(e.to_string()))?;
+    if m.policies.is_empty() {
+        return Err(bad("it lists no policies".into()));
+    }
+    let cells =
+        m.x.values
+            .len()
+            .checked_mul(m.y.values.len())
+            .and_then(|c| c.checked_mul(m.policies.len()).map(|_| c))
+            .ok_or_else(|| {
+                bad(format!(
+                    "{} × {} cells × {} policies are more rows than can be counted",
+                    m.x.values.len(),
+                    m.y.values.len(),
+                    m.policies.len()
+                ))
+            })?;
+    if let Some((field, value, why)) = m.shard.problem(cells, "cells") {
+        return Err(MapError::BadShard {
+            origin: origin
+                .strip_suffix("/map.json")
+                .unwrap_or(origin)
+                .to_string(),
+            field,
+            value,
+            why,
+        });
+    }
+    Ok(grid)
+}
+
+/// What a cell of `map.csv` column `c` (of [`COLUMNS`]) must hold; `None`
+/// when it does. Run counts are whole numbers, shares between 0 and 1,
+/// the medians numbers, an empty cell where no run gave a value.
+fn cell_problem(c: usize, cell: &str) -> Option<&'static str> {
+    let number = || crate::sweep::is_report_number(cell);
+    match COLUMNS[c] {
+        "replications" | "recovered" | "degraded" | "undetermined" => {
+            (cell.parse::<u32>().is_err() || !cell.bytes().all(|b| b.is_ascii_digit()))
+                .then_some("a whole number of runs")
+        }
+        "recovered_share" => (!cell.is_empty()
+            && !(number() && (0.0..=1.0).contains(&cell.parse::<f64>().unwrap_or(-1.0))))
+        .then_some("a share from 0 to 1 or empty"),
+        _ => (!cell.is_empty() && !number()).then_some("a number or empty"),
+    }
+}
+
 /// Joins shard outputs into the manifest and table of the whole map, the
-/// bytes an unsharded map writes. Every shard must be there once.
+/// bytes an unsharded map writes. Every shard must be there once, and
+/// every (policy, cell) in one of them, each cell the value its column
+/// holds. Nothing is allocated from a size the manifests state: only from
+/// the rows the tables hold.
 pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, Table), MapError> {
     let Some((first_origin, first, first_table)) = parts.first().cloned() else {
         return Err(MapError::NothingToMerge);
     };
     for (origin, m, _) in &parts {
-        if let Some((field, value, why)) = m
-            .shard
-            .problem(m.x.values.len() * m.y.values.len(), "cells")
-        {
-            return Err(MapError::BadShard {
-                origin: origin.clone(),
-                field,
-                value,
-                why,
-            });
-        }
+        check_manifest(m, &format!("{origin}/map.json"))?;
     }
     let count = first.shard.count;
-    let mut seen: Vec<Option<String>> = vec![None; count];
+    let mut seen: BTreeMap<usize, String> = BTreeMap::new();
     for (origin, m, t) in &parts {
         if !first.same_map(m) || t.header != first_table.header {
             return Err(MapError::Different {
@@ -498,38 +557,48 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
                 first: first_origin.clone(),
             });
         }
-        let slot = seen
-            .get_mut(m.shard.index - 1)
-            .ok_or_else(|| MapError::Different {
-                origin: origin.clone(),
-                first: first_origin.clone(),
-            })?;
-        if let Some(other) = slot {
+        if let Some(other) = seen.insert(m.shard.index, origin.clone()) {
             return Err(MapError::Twice {
                 origin: origin.clone(),
                 index: m.shard.index,
                 count,
-                other: other.clone(),
+                other,
             });
         }
-        *slot = Some(origin.clone());
     }
-    let missing: Vec<String> = (1..=count)
-        .filter(|i| seen[i - 1].is_none())
-        .map(|i| format!("{i}/{count}"))
-        .collect();
-    if !missing.is_empty() {
-        return Err(MapError::Missing(missing));
+    if seen.len() < count {
+        let seen = seen.keys().copied().collect();
+        return Err(MapError::Missing(crate::sweep::missing_shards(
+            count, &seen,
+        )));
+    }
+    if first_table.header.iter().map(String::as_str).ne(COLUMNS) {
+        return Err(MapError::Manifest {
+            origin: format!("{first_origin}/map.csv"),
+            why: format!("its header is not {}", COLUMNS.join(",")),
+        });
     }
     let grid = MapGrid {
         x: first.x.clone(),
         y: first.y.clone(),
     };
+    // Cells as the CSV writer's rule wrote them, back to their index.
+    let index = |values: &[String]| -> BTreeMap<String, usize> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (safe_cell(v).into_owned(), i))
+            .collect()
+    };
+    let (xs, ys, policies) = (
+        index(&grid.x.values),
+        index(&grid.y.values),
+        index(&first.policies),
+    );
     // One row per (policy, cell) of the whole grid: a row given twice or
     // a shard cut short is refused rather than merged into a map that
     // looks whole.
     let cells = grid.len();
-    let mut seen = vec![false; first.policies.len() * cells];
     let row_count = |at: usize, twice: bool| {
         let (xi, yi) = grid.coords(at % cells);
         MapError::RowCount {
@@ -539,29 +608,74 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
             twice,
         }
     };
-    let mut rows: Vec<((usize, usize), Row)> = Vec::new();
+    let mut rows: Vec<(usize, Row)> = Vec::new();
     for (origin, _, t) in &parts {
         for (i, r) in t.rows.iter().enumerate() {
             let key = (|| {
-                let name = r.get(0)?;
-                let p = first.policies.iter().position(|p| p == name)?;
-                Some((p, grid.find(r.get(1)?, r.get(2)?)?))
+                let p = *policies.get(r.get(0)?)?;
+                let xi = *xs.get(r.get(1)?)?;
+                let yi = *ys.get(r.get(2)?)?;
+                Some((p, xi, yi))
             })()
             .ok_or_else(|| MapError::StrayRow {
                 origin: origin.clone(),
                 row: i + 1,
             })?;
-            let at = key.0 * cells + key.1;
-            if std::mem::replace(&mut seen[at], true) {
-                return Err(row_count(at, true));
+            for (c, name) in COLUMNS.iter().enumerate().skip(3) {
+                let cell = r.get(c).unwrap_or_default();
+                if let Some(expected) = cell_problem(c, cell) {
+                    return Err(MapError::Cell {
+                        origin: format!("{origin}/map.csv"),
+                        line: i + 2,
+                        column: c + 1,
+                        name: name.to_string(),
+                        found: cell.to_string(),
+                        expected,
+                    });
+                }
             }
-            rows.push((key, r.clone()));
+            let runs = |c: usize| u64::from(r[c].parse::<u32>().unwrap_or(0));
+            if runs(6) + runs(7) + runs(8) != runs(3) {
+                return Err(MapError::Cell {
+                    origin: format!("{origin}/map.csv"),
+                    line: i + 2,
+                    column: 4,
+                    name: COLUMNS[3].to_string(),
+                    found: r[3].to_string(),
+                    expected: "the sum of recovered, degraded and undetermined",
+                });
+            }
+            let (p, xi, yi) = key;
+            let at = p * cells + grid.cell(xi, yi);
+            // Kept as the unsharded map holds it in memory: the policy and
+            // values as given, not as the CSV writer's rule wrote them.
+            let raw: Row = [
+                first.policies[p].as_str(),
+                grid.x.values[xi].as_str(),
+                grid.y.values[yi].as_str(),
+            ]
+            .into_iter()
+            .chain(r.iter().skip(3))
+            .collect();
+            rows.push((at, raw));
         }
     }
-    if let Some(at) = seen.iter().position(|s| !s) {
-        return Err(row_count(at, false));
+    // In map order (stable), a row twice is next to its twin and a gap is
+    // a (policy, cell) no shard has.
+    rows.sort_by_key(|(at, _)| *at);
+    let mut next = 0usize;
+    for (at, _) in &rows {
+        if *at < next {
+            return Err(row_count(*at, true));
+        }
+        if *at > next {
+            break;
+        }
+        next = at + 1;
     }
-    rows.sort_by_key(|(k, _)| *k);
+    if next < first.policies.len() * cells {
+        return Err(row_count(next, false));
+    }
     let table = Table {
         header: first_table.header,
         rows: rows.into_iter().map(|(_, r)| r).collect(),

@@ -34,14 +34,12 @@ fn write_csv<W: Write>(
     header: &[String],
     rows: impl Iterator<Item = Vec<String>>,
 ) -> Result<W, csv::Error> {
-    let mut w = csv::WriterBuilder::new()
-        .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(out);
-    w.write_record(header)?;
+    let mut w = crate::csv_text::writer(out);
+    crate::csv_text::write_row(&mut w, header)?;
     for row in rows {
-        w.write_record(&row)?;
+        crate::csv_text::write_row(&mut w, &row)?;
     }
-    w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+    crate::csv_text::finish(w)
 }
 
 fn csv_bytes(

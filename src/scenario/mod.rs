@@ -9,6 +9,7 @@
 mod lint;
 pub(crate) mod load;
 pub(crate) mod locate;
+pub mod names;
 pub mod set;
 mod shape;
 pub mod spec;

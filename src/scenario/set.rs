@@ -63,6 +63,14 @@ pub fn path_segments(path: &str) -> Result<Vec<&str>, SetError> {
     let mut segments = Vec::new();
     let mut rest = path;
     loop {
+        if segments.len() > MAX_PATH_SEGMENTS {
+            // Refused before anything walks it: one pass over the text.
+            return Err(SetError::TooDeep {
+                path: path.to_string(),
+                segments: path.matches(['.', '[']).count() + 1,
+                max: MAX_PATH_SEGMENTS,
+            });
+        }
         let end = rest.find(['.', '[']).unwrap_or(rest.len());
         let head = &rest[..end];
         rest = &rest[end..];
@@ -96,6 +104,11 @@ pub fn path_segments(path: &str) -> Result<Vec<&str>, SetError> {
     Ok(segments)
 }
 
+/// The most segments a `--set` path may have: a scenario is a few levels
+/// deep, and a policy name (at most 200 bytes) written with dots adds at
+/// most 100, so a longer path names nothing and is refused at once.
+pub const MAX_PATH_SEGMENTS: usize = 256;
+
 /// Whether two `--set` paths touch the same field: one is the other or
 /// lies within it (`traffic` and `traffic.rate`; `faults[0]` and
 /// `faults.0.duration`). Written as given: an index and a name are not
@@ -127,7 +140,7 @@ fn set_path(
     let mut i = 0;
     loop {
         let (seg, used) = step_at(cur, &segments[i..]);
-        let so_far = segments[..i].join(".");
+        let so_far = &segments[..i].join(".");
         if i + used == segments.len() {
             let target = leaf_parent(cur, &seg, &mut written, look_through)
                 .map_err(|why| at(&so_far, &seg, why))?;
@@ -162,11 +175,18 @@ fn step_at(cur: &Value, segments: &[&str]) -> (String, usize) {
                 .iter()
                 .any(|v| v.get("name").and_then(Value::as_str) == Some(name))
         };
-        if let Some(n) = (2..=segments.len())
-            .rev()
-            .find(|&n| named(&segments[..n].join(".")))
-        {
-            return (segments[..n].join("."), n);
+        // Only as many segments as a name can hold (200 bytes), each
+        // candidate built once.
+        let mut joined = vec![segments[0].to_string()];
+        for s in &segments[1..] {
+            let next = format!("{}.{s}", joined[joined.len() - 1]);
+            if next.len() > crate::check::MAX_NAME_BYTES {
+                break;
+            }
+            joined.push(next);
+        }
+        if let Some(n) = (2..=joined.len()).rev().find(|&n| named(&joined[n - 1])) {
+            return (joined.swap_remove(n - 1), n);
         }
     }
     (segments[0].to_string(), 1)

@@ -3,8 +3,9 @@
 //! the field path (`policies[1].backoff.exponential.initial`) in the same
 //! form as deserialisation errors, and all problems are reported at once.
 
+use super::names::name_problem;
 use super::spec::{Arrival, BackendKind, Discipline, Mode, ScenarioSpec};
-use crate::check::{finite_nonneg, finite_pos, must_be, unsafe_name, Problem, Problems};
+use crate::check::{finite_nonneg, finite_pos, must_be, Problem, Problems};
 use crate::decimal::Given;
 use crate::policy::{self, PolicySpec};
 use crate::scenario::spec::{BackendSpec, PolicyRef, COMPARED, MAX_DOWNSTREAM};
@@ -57,7 +58,7 @@ impl Checker {
     }
 
     fn scenario(&mut self, s: &ScenarioSpec) {
-        if let Some(why) = unsafe_name(&s.name) {
+        if let Some(why) = name_problem(&s.name) {
             self.err("name", format!("{:?} {why}", s.name));
         }
         self.positive_dur("duration", s.duration);
@@ -485,7 +486,7 @@ impl Checker {
     fn downstream(&mut self, s: &ScenarioSpec) {
         let names = s.tier_names();
         if let Some(top) = &s.backend.name {
-            if let Some(why) = unsafe_name(top) {
+            if let Some(why) = name_problem(top) {
                 self.err("backend.name", format!("{top:?} {why}"));
             }
         }
@@ -508,7 +509,7 @@ impl Checker {
         }
         for (i, d) in s.downstream.iter().enumerate() {
             let path = format!("downstream[{i}]");
-            if let Some(why) = unsafe_name(&d.name) {
+            if let Some(why) = name_problem(&d.name) {
                 self.err(format!("{path}.name"), format!("{:?} {why}", d.name));
             } else if let Some(first) = names.iter().position(|n| *n == d.name) {
                 if first != i + 1 {
@@ -676,7 +677,7 @@ impl Checker {
         let mut seen: HashMap<&str, usize> = HashMap::new();
         for (i, p) in policies.iter().enumerate() {
             let path = format!("policies[{i}]");
-            if let Some(why) = unsafe_name(&p.name) {
+            if let Some(why) = name_problem(&p.name) {
                 self.err(format!("{path}.name"), format!("{:?} {why}", p.name));
             } else if let Some(first) = seen.insert(p.name.as_str(), i) {
                 seen.insert(p.name.as_str(), first);

@@ -20,6 +20,7 @@ use crate::decimal::num;
 pub use crate::error::MergeError;
 pub use row::Row;
 
+use crate::csv_text;
 use crate::engine::stop;
 use crate::error::{Error, InvalidInput};
 use crate::metrics::aggregate::aggregate;
@@ -28,6 +29,7 @@ use crate::metrics::{Extras, RunResult};
 use crate::runner::{self, Job, RunError};
 use crate::scenario::{self, Scenario};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// What a sweep (or one shard of it) covered: written as `sweep.json` next
 /// to `sweep.csv`, and checked by `merge`.
@@ -65,14 +67,12 @@ impl Table {
     /// The CSV bytes (`\n` line ends; the same writer settings as the
     /// other report files).
     pub fn to_csv(&self) -> Result<Vec<u8>, csv::Error> {
-        let mut w = csv::WriterBuilder::new()
-            .terminator(csv::Terminator::Any(b'\n'))
-            .from_writer(Vec::new());
-        w.write_record(&self.header)?;
+        let mut w = csv_text::writer(Vec::new());
+        csv_text::write_row(&mut w, &self.header)?;
         for r in &self.rows {
-            w.write_record(r.iter())?;
+            csv_text::write_row(&mut w, r.iter())?;
         }
-        w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+        csv_text::finish(w)
     }
 
     /// Reads a table back from CSV bytes; `origin` names the file in errors.
@@ -229,28 +229,114 @@ pub fn point_rows(
         .collect()
 }
 
+/// What a cell of column `name` of `sweep.csv` must hold, for the
+/// columns after `policy`: `metastable` is `true`, `false` or
+/// `undetermined`; every other column is a number under the report rule
+/// or empty (no value).
+fn cell_problem(name: &str, cell: &str) -> Option<&'static str> {
+    if name == "metastable" {
+        return (!matches!(cell, "true" | "false" | "undetermined"))
+            .then_some("true, false or undetermined");
+    }
+    (!cell.is_empty() && !is_report_number(cell)).then_some("a number or empty")
+}
+
+/// Whether `text` is a number as the report writes it (`12`, `-0.5`,
+/// `1.5e20`): digits, `-`, `.` and `e` only, and a finite value.
+pub fn is_report_number(text: &str) -> bool {
+    text.bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'.' | b'e'))
+        && text.parse::<f64>().is_ok_and(f64::is_finite)
+}
+
+/// The most axes a `sweep.json` read back may have.
+pub const MAX_AXES: usize = 1000;
+
+/// Checks a manifest read back from a shard (`origin` names the file)
+/// for what no sweep writes: an axis without values or repeated, a grid
+/// too large to count, a point count that is not the grid's. Sizes are
+/// checked before anything is allocated from them.
+pub fn check_manifest(m: &Manifest, origin: &str) -> Result<Grid, MergeError> {
+    let bad = |why: String| MergeError::Manifest {
+        origin: origin.to_string(),
+        why,
+    };
+    // Axes come from `--set` flags, a few each; their checks below compare
+    // every pair, so a manifest with thousands is refused first.
+    if m.axes.len() > MAX_AXES {
+        return Err(bad(format!(
+            "{} axes, more than any sweep of {MAX_AXES} --set flags",
+            m.axes.len()
+        )));
+    }
+    if let Some(a) = m.axes.iter().find(|a| a.values.is_empty()) {
+        return Err(bad(format!("the axis {:?} has no values", a.path)));
+    }
+    let grid = Grid::new(m.axes.clone()).map_err(|e| bad(e.to_string()))?;
+    if m.policies.is_empty() {
+        return Err(bad("it lists no policies".into()));
+    }
+    if let Some((field, value, why)) = m.shard.problem(m.points.min(grid.len()), "points") {
+        return Err(MergeError::BadShard {
+            origin: origin
+                .strip_suffix("/sweep.json")
+                .unwrap_or(origin)
+                .to_string(),
+            field,
+            value,
+            why,
+        });
+    }
+    if grid.len() != m.points {
+        return Err(MergeError::Points {
+            origin: origin
+                .strip_suffix("/sweep.json")
+                .unwrap_or(origin)
+                .to_string(),
+            points: m.points,
+            grid: grid.len(),
+        });
+    }
+    if m.points.checked_mul(m.policies.len()).is_none() {
+        return Err(bad(format!(
+            "{} points × {} policies are more rows than can be counted",
+            m.points,
+            m.policies.len()
+        )));
+    }
+    Ok(grid)
+}
+
+/// The shards `count` that no part holds, as `I/N`: at most ten named, the
+/// rest counted, so a manifest claiming a huge count allocates nothing.
+pub fn missing_shards(count: usize, seen: &std::collections::BTreeSet<usize>) -> Vec<String> {
+    const SHOWN: usize = 9;
+    let total = count.saturating_sub(seen.len());
+    let mut out: Vec<String> = (1..=count)
+        .filter(|i| !seen.contains(i))
+        .take(if total > SHOWN + 1 { SHOWN } else { total })
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    if total > out.len() {
+        out.push(format!("and {} more", total - out.len()));
+    }
+    out
+}
+
 /// Joins shard outputs (their manifests and tables) into the table and
 /// manifest of the whole sweep. Every shard of the same sweep must be
-/// present exactly once.
+/// present exactly once, and every row of the grid in one of them, each
+/// cell the value its column holds. Nothing is allocated from a size the
+/// manifests state: only from the rows the tables hold.
 pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table), MergeError> {
     let Some((first_origin, first, first_table)) = parts.first().cloned() else {
         return Err(MergeError::NoShards);
     };
     for (origin, m, _) in &parts {
-        if let Some((field, value, why)) = m
-            .shard
-            .problem(m.points.min(Grid::points_of(&m.axes)), "points")
-        {
-            return Err(MergeError::BadShard {
-                origin: origin.clone(),
-                field,
-                value,
-                why,
-            });
-        }
+        check_manifest(m, &format!("{origin}/sweep.json"))?;
     }
     let count = first.shard.count;
-    let mut seen = vec![None::<String>; count];
+    let mut seen: BTreeMap<usize, String> = BTreeMap::new();
     for (origin, m, t) in &parts {
         let same = m.scenario == first.scenario
             && m.fingerprint == first.fingerprint
@@ -271,41 +357,36 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
                 first: first_origin,
             });
         }
-        let slot = &mut seen[m.shard.index - 1];
-        if let Some(other) = slot {
+        if let Some(other) = seen.insert(m.shard.index, origin.clone()) {
             return Err(MergeError::Duplicate {
                 origin: origin.clone(),
                 index: m.shard.index,
                 count,
-                other: other.clone(),
+                other,
             });
         }
-        *slot = Some(origin.clone());
     }
-    let missing: Vec<String> = (1..=count)
-        .filter(|i| seen[i - 1].is_none())
-        .map(|i| format!("{i}/{count}"))
-        .collect();
-    if !missing.is_empty() {
-        return Err(MergeError::Missing(missing));
+    if seen.len() < count {
+        let seen = seen.keys().copied().collect();
+        return Err(MergeError::Missing(missing_shards(count, &seen)));
     }
     // The manifests agree (checked above): the first one's grid is the
-    // sweep's, and its size must be the point count the rows are checked
-    // against.
+    // sweep's.
     let grid = Grid {
         axes: first.axes.clone(),
     };
-    if grid.len() != first.points {
-        return Err(MergeError::Points {
-            origin: first_origin,
-            points: first.points,
-            grid: grid.len(),
-        });
-    }
+    // The header is the one a sweep of these axes and replications writes
+    // (as written: its cells through the CSV writer's rule).
+    let written = |cells: Vec<String>| -> Vec<String> {
+        cells
+            .iter()
+            .map(|c| csv_text::safe_cell(c).into_owned())
+            .collect()
+    };
     // The swept-value columns follow `point`, one per axis, in axis order.
     for (k, a) in grid.axes.iter().enumerate() {
         let found = first_table.header.get(k + 1).map_or("", String::as_str);
-        if found != a.path {
+        if found != csv_text::safe_cell(&a.path) {
             return Err(MergeError::AxisColumn {
                 origin: first_origin,
                 column: k + 2,
@@ -314,67 +395,127 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
             });
         }
     }
+    let known = [false, true]
+        .map(|client_wait| written(header(&grid, first.replications, Extras { client_wait })));
+    if !known.contains(&first_table.header) {
+        return Err(MergeError::Manifest {
+            origin: format!("{first_origin}/sweep.csv"),
+            why: format!(
+                "its header is not the one a sweep of these axes and {} replication(s) writes",
+                first.replications
+            ),
+        });
+    }
+    let header = &first_table.header;
+    let policy_col = grid.axes.len() + 1;
+    let policies: BTreeMap<String, usize> = first
+        .policies
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (csv_text::safe_cell(p).into_owned(), i))
+        .collect();
+    let n = first.policies.len();
     // Every point of the grid has one row per policy: a shard cut short,
     // edited or holding a row twice is refused rather than merged into a
     // table that looks whole.
-    let policy_col = first_table.header.iter().position(|h| h == "policy");
-    let n = first.policies.len();
-    let mut seen = vec![false; first.points.saturating_mul(n)];
-    let mut rows: Vec<(usize, Row)> = Vec::new();
+    let mut rows: Vec<(usize, &str, Row)> = Vec::new();
     for (origin, _, t) in &parts {
         for (i, r) in t.rows.iter().enumerate() {
+            // The header is line 1 (a quoted value never holds a line
+            // break in a sweep.csv).
+            let line = i + 2;
             let point = r
                 .get(0)
                 .and_then(|p| p.parse::<usize>().ok())
                 .ok_or_else(|| MergeError::NoPointIndex {
                     origin: origin.clone(),
                 })?;
-            let policy = policy_col
-                .and_then(|c| r.get(c))
-                .map(str::to_string)
-                .unwrap_or_default();
+            let policy = r.get(policy_col).unwrap_or_default();
             let stray = |why| MergeError::StrayRow {
                 origin: origin.clone(),
                 point,
-                policy: policy.clone(),
+                policy: policy.to_string(),
                 why,
             };
-            let p = first.policies.iter().position(|x| *x == policy);
-            let Some(at) = p.filter(|_| point < first.points).map(|p| point * n + p) else {
+            let p = policies.get(policy).copied();
+            let Some(at) = p
+                .filter(|_| point < first.points)
+                .and_then(|p| point.checked_mul(n)?.checked_add(p))
+            else {
                 return Err(stray("is not part of the sweep in sweep.json"));
             };
             // The swept values are the point's: an unsharded sweep writes
             // them from sweep.json's axes, so a merge must too.
             for (k, (&v, a)) in grid.coords(point).iter().zip(&grid.axes).enumerate() {
-                let expected = &a.values[v];
+                let expected = csv_text::safe_cell(&a.values[v]);
                 let found = r.get(k + 1).unwrap_or("");
                 if found != expected {
                     return Err(MergeError::SweptValue {
                         origin: origin.clone(),
-                        // The header is line 1 (a quoted value never holds a
-                        // line break in a sweep.csv).
-                        line: i + 2,
+                        line,
                         column: k + 2,
                         name: a.path.as_str().into(),
                         point,
-                        expected: expected.as_str().into(),
+                        expected: expected.as_ref().into(),
                         found: found.into(),
                     });
                 }
             }
-            if std::mem::replace(&mut seen[at], true) {
-                return Err(stray("comes twice"));
+            for (c, name) in header.iter().enumerate().skip(policy_col + 1) {
+                let cell = r.get(c).unwrap_or_default();
+                if let Some(expected) = cell_problem(name, cell) {
+                    return Err(MergeError::Cell {
+                        origin: format!("{origin}/sweep.csv"),
+                        line,
+                        column: c + 1,
+                        name: name.clone(),
+                        found: cell.to_string(),
+                        expected,
+                    });
+                }
             }
-            rows.push((at, r.clone()));
+            // Kept as the unsharded sweep holds it in memory: the swept
+            // values and the policy as given, not as the CSV writer's rule
+            // wrote them (it writes them so again).
+            let coords = grid.coords(point);
+            let raw: Row = r
+                .iter()
+                .enumerate()
+                .map(|(c, cell)| match c {
+                    0 => cell,
+                    c if c < policy_col => grid.axes[c - 1].values[coords[c - 1]].as_str(),
+                    c if c == policy_col => first.policies[at % n].as_str(),
+                    _ => cell,
+                })
+                .collect();
+            rows.push((at, origin, raw));
         }
     }
-    if let Some(at) = seen.iter().position(|s| !s) {
+    // In grid order (stable: a row given twice keeps the order found), a
+    // row twice is next to its twin and a gap is a row no shard has.
+    rows.sort_by_key(|(at, _, _)| *at);
+    let mut next = 0usize;
+    for (at, origin, r) in &rows {
+        if *at < next {
+            return Err(MergeError::StrayRow {
+                origin: origin.to_string(),
+                point: at / n,
+                policy: r.get(policy_col).unwrap_or_default().to_string(),
+                why: "comes twice",
+            });
+        }
+        if *at > next {
+            break;
+        }
+        next = at + 1;
+    }
+    let total = first.points * n;
+    if next < total {
         return Err(MergeError::MissingRow {
-            point: at / n,
-            policy: first.policies[at % n].clone(),
+            point: next / n,
+            policy: first.policies[next % n].clone(),
         });
     }
-    rows.sort_by_key(|(at, _)| *at);
     let manifest = Manifest {
         shard: Shard::ALL,
         ..first
@@ -383,7 +524,7 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
         manifest,
         Table {
             header: first_table.header,
-            rows: rows.into_iter().map(|(_, r)| r).collect(),
+            rows: rows.into_iter().map(|(_, _, r)| r).collect(),
         },
     ))
 }

@@ -9,7 +9,12 @@
 //!   number; the shard is `TASK_ID − TASK_MIN` (0-based), so `--array=0-9`
 //!   and `--array=1-10` both mean shards 1/10 … 10/10. Without
 //!   `SLURM_ARRAY_TASK_MIN` the id is taken as 0-based. When
-//!   `SLURM_ARRAY_TASK_COUNT` is set it must equal N.
+//!   `SLURM_ARRAY_TASK_COUNT` is set it must equal N, and an array with a
+//!   step (`SLURM_ARRAY_TASK_STEP` other than 1, `--array=0-6:2`) is
+//!   refused: in both cases the ids are not the shards 1 to N (a partial
+//!   rerun, `sbatch --array=2`, has one task whose id is its own first), so
+//!   such a task must be given `--shard I/N` (`deploy/slurm-array.sh`
+//!   computes it from the task id and a shard count the script fixes).
 //!
 //! `JOB_COMPLETION_INDEX` wins when both are set. The shard itself is the
 //! 1-based [`Shard`] of `--shard I/N`.
@@ -24,6 +29,8 @@ pub const SLURM_TASK_ID: &str = "SLURM_ARRAY_TASK_ID";
 pub const SLURM_TASK_MIN: &str = "SLURM_ARRAY_TASK_MIN";
 /// Slurm's number of tasks in the array.
 pub const SLURM_TASK_COUNT: &str = "SLURM_ARRAY_TASK_COUNT";
+/// Slurm's step between task ids (`--array=0-6:2` gives 2).
+pub const SLURM_TASK_STEP: &str = "SLURM_ARRAY_TASK_STEP";
 
 pub use crate::error::ShardEnvError;
 
@@ -53,6 +60,9 @@ pub fn shard_from_env(
     let (index, source, from) = if let Some(i) = number(K8S_INDEX)? {
         (i128::from(i), K8S_INDEX, format!("{K8S_INDEX}={i}"))
     } else if let Some(id) = number(SLURM_TASK_ID)? {
+        if let Some(step) = var(SLURM_TASK_STEP).filter(|s| s.trim() != "1") {
+            return Err(ShardEnvError::Step { step, count });
+        }
         if let Some(tasks) = number(SLURM_TASK_COUNT)? {
             if tasks != count as i64 {
                 return Err(ShardEnvError::CountMismatch {
@@ -164,6 +174,35 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("--array=0-3"));
+    }
+
+    #[test]
+    fn a_slurm_array_with_a_step_or_a_partial_rerun_is_refused() {
+        // --array=0-6:2: ids 0, 2, 4, 6 are not shards 1 to 4.
+        let stepped = [
+            (SLURM_TASK_ID, "2"),
+            (SLURM_TASK_MIN, "0"),
+            (SLURM_TASK_COUNT, "4"),
+            (SLURM_TASK_STEP, "2"),
+        ];
+        let e = with(&stepped, 4).unwrap_err();
+        assert!(
+            matches!(&e, ShardEnvError::Step { step, count: 4 } if step == "2"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("--shard I/4"), "{e}");
+        // A step of 1 is an ordinary array.
+        let plain = [(SLURM_TASK_ID, "2"), (SLURM_TASK_STEP, "1")];
+        assert_eq!(with(&plain, 4).unwrap().0.index, 3);
+        // sbatch --array=2 rerunning one task of ten: its id is its own
+        // first, so it is refused rather than run as shard 1.
+        let rerun = [
+            (SLURM_TASK_ID, "2"),
+            (SLURM_TASK_MIN, "2"),
+            (SLURM_TASK_COUNT, "1"),
+        ];
+        let e = with(&rerun, 10).unwrap_err().to_string();
+        assert!(e.contains("--shard I/10"), "{e}");
     }
 
     #[test]

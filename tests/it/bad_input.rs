@@ -381,6 +381,57 @@ fn names_that_would_escape_or_inject_are_refused() {
 }
 
 #[test]
+fn invisible_characters_edge_whitespace_and_device_names_are_refused() {
+    check_bad(
+        "name_bidi_override.json",
+        &[":2:", "name: ", "U+202E", "Unicode format character"],
+    );
+    check_bad(
+        "policy_name_zero_width_only.json",
+        &["policies[0].name", "only of invisible characters"],
+    );
+    check_bad(
+        "name_trailing_space.json",
+        &[":2:", "name: ", "starts or ends with whitespace"],
+    );
+    check_bad(
+        "name_reserved_device.json",
+        &[":2:", "name: ", "device name CON", "Windows reserves"],
+    );
+    check_bad(
+        "policy_name_reserved_with_extension.json",
+        &["policies[0].name", "device name NUL"],
+    );
+    // Through --set, the same rules.
+    run_bad_set("name=AUX", &["device name AUX"]);
+    run_bad_set("policies.0.name=a\u{200b}b", &["U+200B"]);
+}
+
+#[test]
+fn a_set_path_of_sixty_thousand_segments_is_refused_at_once() {
+    // Under a policy list, where names are looked up by joining segments
+    // (a command-line argument holds at most 128 KiB on Linux: one-letter
+    // segments).
+    let long = format!("policies.{}", vec!["a"; 59_999].join("."));
+    let started = std::time::Instant::now();
+    run_bad_set(
+        &format!("{long}=1"),
+        &["has 60000 segments", "no scenario field is deeper than 256"],
+    );
+    // The same through brackets, and a path just within the limit (only
+    // as many segments as a name can hold are joined).
+    let bracketed = format!("policies{}=1", "[x]".repeat(40_000));
+    run_bad_set(&bracketed, &["segments"]);
+    let dotted = format!("policies.{}=1", vec!["a"; 250].join("."));
+    run_bad_set(&dotted, &["policies"]);
+    assert!(
+        started.elapsed().as_secs() < 10,
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
 fn fields_of_another_traffic_mode_are_refused() {
     check_bad(
         "closed_mode_with_rate.toml",

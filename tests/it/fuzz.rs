@@ -524,6 +524,144 @@ fn mutated_shipped_scenarios_load_and_run_without_panics() {
     assert!(ran > 0);
 }
 
+/// The parts of a scenario the broad mutation reaches least often, each
+/// with its own machinery: tiers below the backend and the policies they
+/// call with, a queue in front, hedging and client-side rate limiters.
+const FEATURES: [&str; 5] = [
+    "downstream",
+    "downstream_policy",
+    "dispatcher",
+    "hedging",
+    "rate_limiter",
+];
+
+/// Whether `v` has a member named `key` anywhere.
+fn has_key(v: &Value, key: &str) -> bool {
+    match v {
+        Value::Object(o) => o.iter().any(|(k, x)| k == key || has_key(x, key)),
+        Value::Array(a) => a.iter().any(|x| has_key(x, key)),
+        _ => false,
+    }
+}
+
+/// Whether a tier of `v` calls with a policy object of its own.
+fn tier_policy_object(v: &Value) -> bool {
+    v.get("downstream")
+        .and_then(Value::as_array)
+        .is_some_and(|ts| {
+            ts.iter()
+                .any(|t| t.get("policy").is_some_and(Value::is_object))
+        })
+}
+
+/// The shipped scenarios that have one of [`FEATURES`], plus variants
+/// that add what no shipped scenario combines: tiers calling with a
+/// policy object (a storm inside a tier: unlimited 1 µs retries),
+/// `downstream_policy`, and a rate limiter beside tiers, a queue or
+/// hedging.
+fn feature_bases(all: &[(String, Value)]) -> Vec<Value> {
+    let mut out: Vec<Value> = all
+        .iter()
+        .filter(|(_, v)| FEATURES.iter().any(|k| has_key(v, k)))
+        .map(|(_, v)| v.clone())
+        .collect();
+    let storm = serde_json::json!({"max_attempts": 0,
+        "backoff": {"constant": {"delay": "1us"}}});
+    let mut extra = Vec::new();
+    for v in &out {
+        if let Some(tiers) = v.get("downstream").and_then(Value::as_array) {
+            let mut w = v.clone();
+            for (i, _) in tiers.iter().enumerate() {
+                w["downstream"][i]["policy"] = storm.clone();
+            }
+            extra.push(w);
+            let mut w = v.clone();
+            if let Some(p) = w["policies"].get_mut(0).and_then(Value::as_object_mut) {
+                p.insert(
+                    "downstream_policy".into(),
+                    serde_json::json!({"max_attempts": 2}),
+                );
+            }
+            extra.push(w);
+        }
+        let mut w = v.clone();
+        if let Some(p) = w["policies"].get_mut(0).and_then(Value::as_object_mut) {
+            p.insert(
+                "rate_limiter".into(),
+                serde_json::json!({"aws_adaptive": {}}),
+            );
+        }
+        extra.push(w);
+    }
+    out.extend(extra);
+    out
+}
+
+#[test]
+fn mutated_tiers_queues_hedging_and_limiters_load_and_run_without_panics() {
+    let all = shipped();
+    let (leaves, members) = material(&all);
+    let bases = feature_bases(&all);
+    let hunting = std::env::var_os("RETRYSIM_FUZZ_CASES").is_some();
+    let mut r = rng(4);
+    // Which features some valid mutant that was simulated had.
+    let mut exercised = std::collections::BTreeSet::new();
+    let (mut valid, mut ran) = (0u64, 0u64);
+    let n = cases(300);
+    for case in 0..n {
+        let mut v = bases[case as usize % bases.len()].clone();
+        shrink(&mut v);
+        // Every change lands inside one of the features (a path through
+        // one of their keys), where there is one.
+        for _ in 0..r.random_range(1..=3) {
+            let mut paths_all = Vec::new();
+            paths(&v, &mut Vec::new(), &mut paths_all);
+            let inside: Vec<&Vec<Step>> = paths_all
+                .iter()
+                .filter(|p| {
+                    p.iter()
+                        .any(|s| matches!(s, Step::Key(k) if FEATURES.contains(&k.as_str()) || k == "policy"))
+                })
+                .collect();
+            if inside.is_empty() {
+                mutate(&mut v, &mut r, &leaves, &members);
+                continue;
+            }
+            let path = inside[r.random_range(0..inside.len())].clone();
+            let mut sub = node(&mut v, &path).clone();
+            mutate(&mut sub, &mut r, &leaves, &members);
+            *node(&mut v, &path) = sub;
+        }
+        let (text, origin) = render(&v, r.random_bool(0.3));
+        let Some(s) = load(&text, origin, &[]) else {
+            continue;
+        };
+        valid += 1;
+        if tiny(&s) {
+            let (a, _) = simulate_all(&s, &text, hunting);
+            ran += a;
+            if a > 0 {
+                for k in FEATURES {
+                    if has_key(&v, k) {
+                        exercised.insert(k.to_string());
+                    }
+                }
+                if tier_policy_object(&v) {
+                    exercised.insert("tier policy object".to_string());
+                }
+            }
+        }
+    }
+    eprintln!("{n} feature mutants: {valid} valid, {ran} runs, exercised {exercised:?}");
+    assert!(valid * 10 >= n, "only {valid} of {n} mutants were valid");
+    for k in FEATURES.iter().copied().chain(["tier policy object"]) {
+        assert!(
+            exercised.contains(k),
+            "no valid mutant with {k} was simulated: {exercised:?}"
+        );
+    }
+}
+
 #[test]
 fn regressions_replay() {
     let dir = manifest().join("tests/fuzz-regressions");

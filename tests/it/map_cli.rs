@@ -467,3 +467,103 @@ fn an_axis_supplies_a_field_the_file_lacks() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("missing field `duration`"), "{err}");
 }
+
+/// A one-policy scenario that runs in milliseconds, with a fault to
+/// recover from.
+const QUICK: &str = r#"{"name":"quick","duration":"20s","traffic":{"rate":100,"clients":50,"attempt_timeout":"1s"},"backend":{"workers":5,"service_time":{"exponential":{"mean":"10ms"}},"queue_limit":100},"faults":[{"outage":{"start":"5s","duration":"3s"}}],"policies":[{"name":"p","max_attempts":3,"backoff":{"exponential":{"initial":"100ms","multiplier":2,"max":"1s"}},"jitter":"full"}]}"#;
+
+#[test]
+fn merge_checks_every_cell_and_size_of_map_shards() {
+    let t = tempfile::tempdir().unwrap();
+    let scenario = t.path().join("quick.json");
+    std::fs::write(&scenario, QUICK).unwrap();
+    let parts = [p(t.path(), "m1"), p(t.path(), "m2")];
+    for (i, out) in parts.iter().enumerate() {
+        ok(&retrysim(
+            &[
+                "map",
+                scenario.to_str().unwrap(),
+                "--x",
+                "traffic.rate=100,200",
+                "--y",
+                "faults.0.duration=1s,2s",
+                "--replications",
+                "2",
+                "--shard",
+                &format!("{}/2", i + 1),
+                "-o",
+                out,
+                "-q",
+            ],
+            &[],
+        ));
+    }
+    let bad = p(t.path(), "bad");
+    let merge = || retrysim(&["merge", &parts[0], &parts[1], "-o", &bad, "-q"], &[]);
+    let refused = |file: &Path, edited: String, needles: &[&str]| {
+        let before = std::fs::read(file).unwrap();
+        std::fs::write(file, edited).unwrap();
+        let started = std::time::Instant::now();
+        let o = merge();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        std::fs::write(file, before).unwrap();
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        for n in needles {
+            assert!(err.contains(n), "{n:?} not in: {err}");
+        }
+        assert!(started.elapsed().as_secs() < 20);
+        assert!(!Path::new(&bad).exists());
+    };
+    // Result cells: a formula, a share above 1, counts that do not add up.
+    let csv = Path::new(&parts[1]).join("map.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let edit = |col: usize, to: &str| {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let mut cells: Vec<String> = lines[1].split(',').map(str::to_string).collect();
+        cells[col] = to.to_string();
+        lines[1] = cells.join(",");
+        lines.join("\n") + "\n"
+    };
+    refused(
+        &csv,
+        edit(4, "=1+1"),
+        &[
+            "map.csv line 2, column 5 (recovered_share)",
+            "was the shard edited?",
+        ],
+    );
+    refused(&csv, edit(4, "1.5"), &["a share from 0 to 1"]);
+    refused(&csv, edit(3, "-2"), &["(replications)", "a whole number"]);
+    refused(
+        &csv,
+        edit(3, "7"),
+        &["the sum of recovered, degraded and undetermined"],
+    );
+    refused(&csv, edit(9, "@SUM(A1)"), &["(median_amplification)"]);
+    // Axes inflated to 10^10 cells: refused before anything is allocated.
+    let json_path = Path::new(&parts[1]).join("map.json");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let mut m = json.clone();
+    let values: Vec<String> = (0..100_000).map(|i| i.to_string()).collect();
+    m["x"]["values"] = values.clone().into();
+    m["y"]["values"] = values.into();
+    refused(
+        &json_path,
+        m.to_string(),
+        &[
+            "map.json",
+            "more than one process runs",
+            "was the shard edited?",
+        ],
+    );
+    // An axis without values, or with one twice.
+    let mut m = json.clone();
+    m["x"]["values"] = serde_json::json!([]);
+    refused(&json_path, m.to_string(), &["has no values"]);
+    let mut m = json.clone();
+    m["y"]["values"] = serde_json::json!(["1s", "1s"]);
+    refused(&json_path, m.to_string(), &["given twice"]);
+    ok(&merge());
+}

@@ -610,3 +610,162 @@ fn huge_grids_are_refused_or_sharded_without_walking_them() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("sweep point 0 "), "{err}");
 }
+
+/// Each `(from, to)` edit of `file` must make the merge of `parts` into
+/// `out` exit 2 within seconds with every `needles` in stderr; the file is
+/// put back after each.
+fn refused_after(file: &Path, edits: &[(String, &[&str])], parts: &[&str], out: &str) {
+    let before = std::fs::read(file).unwrap();
+    for (edited, needles) in edits {
+        std::fs::write(file, edited).unwrap();
+        let started = std::time::Instant::now();
+        let mut args = vec!["merge"];
+        args.extend_from_slice(parts);
+        args.extend_from_slice(&["-o", out, "-q"]);
+        let o = retrysim(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        for n in *needles {
+            assert!(err.contains(n), "{n:?} not in: {err}");
+        }
+        assert!(started.elapsed().as_secs() < 20, "{err}");
+        assert!(!Path::new(out).exists(), "{out} was written");
+        std::fs::write(file, &before).unwrap();
+    }
+}
+
+#[test]
+fn free_text_values_reach_no_csv_as_formulas_and_merge_byte_for_byte() {
+    let t = tempfile::tempdir().unwrap();
+    let scenario = t.path().join("quick.json");
+    std::fs::write(&scenario, QUICK).unwrap();
+    let axis = "description==1+1,@SUM(A1),-2+3,+x";
+    let sweep = |extra: &[&str], out: &str| {
+        let mut args = vec![
+            "sweep",
+            scenario.to_str().unwrap(),
+            "--set",
+            axis,
+            "-o",
+            out,
+            "-q",
+        ];
+        args.extend_from_slice(extra);
+        ok(&retrysim(&args));
+    };
+    let all = p(t.path(), "all");
+    sweep(&[], &all);
+    let csv = std::fs::read_to_string(Path::new(&all).join("sweep.csv")).unwrap();
+    // The values are there, each behind a `'`; no cell of any line starts
+    // a formula, and numbers such as -1.5 keep their sign.
+    for v in ["'=1+1", "'@SUM(A1)", "'-2+3", "'+x"] {
+        assert!(csv.contains(&format!(",{v},")), "{v} in\n{csv}");
+    }
+    for line in csv.lines() {
+        for cell in line.split(',') {
+            assert!(!cell.starts_with(['=', '@', '+']), "{cell:?} in {line}");
+            assert!(
+                !cell.starts_with('-') || cell.parse::<f64>().is_ok(),
+                "{cell:?} in {line}"
+            );
+        }
+    }
+    // Sharded and merged: the same bytes.
+    let parts = [p(t.path(), "p1"), p(t.path(), "p2")];
+    for (i, part) in parts.iter().enumerate() {
+        sweep(&["--shard", &format!("{}/2", i + 1)], part);
+    }
+    let merged = p(t.path(), "merged");
+    ok(&retrysim(&[
+        "merge", &parts[0], &parts[1], "-o", &merged, "-q",
+    ]));
+    for f in ["sweep.csv", "sweep.json"] {
+        assert_eq!(
+            std::fs::read(Path::new(&all).join(f)).unwrap(),
+            std::fs::read(Path::new(&merged).join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn merge_checks_every_cell_count_and_size_of_its_shards() {
+    let t = tempfile::tempdir().unwrap();
+    let (p1, p2) = quick_shards(t.path());
+    let bad = p(t.path(), "bad");
+    let parts = [p1.as_str(), p2.as_str()];
+    // A result cell edited into a formula, or text where a number is.
+    let csv = Path::new(&p2).join("sweep.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let requests = header.iter().position(|h| *h == "requests").unwrap();
+    let metastable = header.iter().position(|h| *h == "metastable").unwrap();
+    let edit = |col: usize, to: &str| -> String {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let mut cells: Vec<String> = lines[1].split(',').map(str::to_string).collect();
+        cells[col] = to.to_string();
+        lines[1] = cells.join(",");
+        lines.join("\n") + "\n"
+    };
+    let at = format!("sweep.csv line 2, column {} (requests)", requests + 1);
+    refused_after(
+        &csv,
+        &[
+            (
+                edit(requests, "\"=HYPERLINK(\"\"http://x\"\")\""),
+                &[
+                    at.as_str(),
+                    "is not a number or empty",
+                    "was the shard edited?",
+                ],
+            ),
+            (edit(requests, "12abc"), &[at.as_str()]),
+            (edit(requests, "inf"), &[at.as_str()]),
+            (
+                edit(metastable, "maybe"),
+                &["(metastable)", "true, false or undetermined"],
+            ),
+            // Larger than the rows sweep.json describes can take.
+            (
+                format!("{text}{}", " ".repeat(17 << 20)),
+                &["sweep.csv", "more than", "was the shard edited?"],
+            ),
+        ],
+        &parts,
+        &bad,
+    );
+    // A manifest whose axes make a grid too large to count, or one no
+    // process ran, is refused before anything is allocated from it.
+    let json_path = Path::new(&p2).join("sweep.json");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let inflated = |axes: usize, points: u64| {
+        let mut m = json.clone();
+        m["axes"] = (0..axes)
+            .map(|i| serde_json::json!({"path": format!("a{i}"), "values": vec!["1"; 10_000]}))
+            .collect();
+        m["points"] = points.into();
+        m.to_string()
+    };
+    refused_after(
+        &json_path,
+        &[
+            (
+                inflated(5, u64::MAX),
+                &["sweep.json", "more than 10^19", "was the shard edited?"],
+            ),
+            (
+                inflated(4, 10_000u64.pow(4)),
+                &["sweep.json", "more than one process runs"],
+            ),
+            (
+                format!("{}{}", json, " ".repeat(17 << 20)),
+                &["sweep.json", "more than 16777216 bytes"],
+            ),
+        ],
+        &parts,
+        &bad,
+    );
+    ok(&retrysim(&["merge", &p1, &p2, "-o", &bad, "-q"]));
+}
