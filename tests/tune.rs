@@ -56,7 +56,14 @@ fn requests_left_unfinished_are_counted() {
         r#"{"name": "late", "max_attempts": 3, "backoff": {"constant": {"delay": "3m"}}}"#,
     );
     let s = Scenario::from_json(&late).unwrap();
-    let t = tune(&s, 0, Objective::Success, Constraints::default(), budget(1, 1, 0)).expect("runs");
+    let t = tune(
+        &s,
+        0,
+        Objective::Success,
+        Constraints::default(),
+        budget(1, 1, 0),
+    )
+    .expect("runs");
     let run = simulate(&s, 0, 0).expect("runs");
     let sum = &run.summary;
     assert!(sum.unfinished > 0, "a 3 min backoff in a 4 min run");
@@ -85,9 +92,22 @@ const OUTAGE: &str = r#"{"name": "ct-small", "duration": "40m", "bin": "10s", "s
  "policies": [{"name": "default", "preset": "cloud-tasks-default"}],
  "report": {"stable_for": "2m"}}"#;
 
+/// The same outage behind a small queue (5/s, burst 5), as a handler of
+/// 3/s would have it: a queue whose rate an update changes may get a burst
+/// of up to 100 from Cloud Tasks, which this handler cannot take, so the
+/// search must find its answer in the other settings.
+fn small_queue() -> String {
+    let small = OUTAGE.replace(
+        r#""max_dispatches_per_second": 500, "max_burst_size": 100"#,
+        r#""max_dispatches_per_second": 5, "max_burst_size": 5"#,
+    );
+    assert_ne!(small, OUTAGE);
+    small
+}
+
 #[test]
 fn tuning_a_queue_meets_its_constraints_in_every_replication_and_beats_the_default() {
-    let s = Scenario::from_json(OUTAGE).unwrap();
+    let s = Scenario::from_json(&small_queue()).unwrap();
     let c = Constraints {
         max_dead_letter_rate: Some(0.0),
         max_peak_load: Some(3.0),
@@ -96,14 +116,11 @@ fn tuning_a_queue_meets_its_constraints_in_every_replication_and_beats_the_defau
         ..Default::default()
     };
     let t = tune(&s, 0, Objective::Drain, c, budget(2, 3, 3)).expect("runs");
-    // The default queue sends up to its burst of 100 at once at a handler
-    // that serves 3 per second.
+    // The queue as it is fails an assumption: with throttling on and a
+    // slow ramp it has not recovered when the run ends.
+    assert!(!t.baseline.robust);
+    assert!(t.baseline.failed.is_some());
     let base = &t.baseline.score;
-    assert!(
-        base.peak_load_ratio > 3.0,
-        "baseline peak {}",
-        base.peak_load_ratio
-    );
     let best = t.best.clone().expect("a feasible setting exists");
     let b = &best.score;
     assert_eq!(b.spread.replications, 2);
@@ -121,7 +138,7 @@ fn tuning_a_queue_meets_its_constraints_in_every_replication_and_beats_the_defau
     assert!(no_worse(b, base, Objective::Drain));
     // The rate limits were part of the search.
     let d = best.dispatcher.as_ref().expect("a queue");
-    assert!(d.max_dispatches_per_second < 500.0 || d.max_concurrent_dispatches < 1000);
+    assert!(d.max_dispatches_per_second != 5.0 || d.max_concurrent_dispatches < 1000);
     // Every candidate is listed with its spread, the baseline first.
     assert_eq!(t.candidates.len(), t.evaluated);
     assert!(retrysim::tune::changes(&t.baseline, &t.candidates[0]).is_empty());
@@ -129,7 +146,7 @@ fn tuning_a_queue_meets_its_constraints_in_every_replication_and_beats_the_defau
 
 /// The small outage, tuned with every constraint the walkthrough uses.
 fn tuned_outage() -> (retrysim::tune::Tuned, Constraints) {
-    let s = Scenario::from_json(OUTAGE).unwrap();
+    let s = Scenario::from_json(&small_queue()).unwrap();
     let c = Constraints {
         max_dead_letter_rate: Some(0.0),
         max_peak_load: Some(3.0),
@@ -137,7 +154,10 @@ fn tuned_outage() -> (retrysim::tune::Tuned, Constraints) {
         must_recover: true,
         ..Default::default()
     };
-    (tune(&s, 0, Objective::Drain, c, budget(2, 3, 4)).expect("runs"), c)
+    (
+        tune(&s, 0, Objective::Drain, c, budget(2, 3, 4)).expect("runs"),
+        c,
+    )
 }
 
 /// Nothing in any candidate is a value gcloud cannot set: no burst of our
@@ -160,7 +180,12 @@ fn a_queue_is_tuned_only_on_what_gcloud_can_set() {
         assert!(d.max_dispatches_per_second <= api::MAX_RATE);
         assert!(d.max_concurrent_dispatches <= api::MAX_CONCURRENT);
         let p = retrysim::policy::resolve(&c.spec).unwrap();
-        if let retrysim::policy::Backoff::CloudTasks { min_backoff, max_backoff, .. } = p.backoff {
+        if let retrysim::policy::Backoff::CloudTasks {
+            min_backoff,
+            max_backoff,
+            ..
+        } = p.backoff
+        {
             let base_min = match retrysim::policy::resolve(&t.baseline.spec).unwrap().backoff {
                 retrysim::policy::Backoff::CloudTasks { min_backoff, .. } => min_backoff,
                 _ => unreachable!(),
@@ -215,7 +240,10 @@ fn a_recommendation_holds_under_every_assumption_and_on_fresh_seeds() {
     let best = t.best.clone().expect("a recommendation");
     assert!(best.robust);
     let labels: Vec<&str> = best.checks.iter().map(|k| k.assumption.as_str()).collect();
-    assert!(labels.iter().any(|l| l.starts_with("throttling off")), "{labels:?}");
+    assert!(
+        labels.iter().any(|l| l.starts_with("throttling off")),
+        "{labels:?}"
+    );
     assert!(labels.iter().any(|l| l.contains("ramp 0.01")), "{labels:?}");
     assert!(labels.iter().any(|l| l.contains("ramp 0.25")), "{labels:?}");
     for k in &best.checks {
@@ -264,9 +292,15 @@ fn peak_load_is_judged_on_the_worst_second_not_the_bin() {
     let t = tune(&s, 0, Objective::Drain, c, budget(1, 1, 0)).expect("runs");
     let base = &t.baseline;
     assert!(base.score.peak_load_bin_ratio <= bin_peak + 1e-9);
-    assert!(!base.robust, "the bin meets the limit, the worst second does not");
     assert!(
-        base.failed.as_deref().unwrap().starts_with("peak load (worst 1 s)"),
+        !base.robust,
+        "the bin meets the limit, the worst second does not"
+    );
+    assert!(
+        base.failed
+            .as_deref()
+            .unwrap()
+            .starts_with("peak load (worst 1 s)"),
         "{:?}",
         base.failed
     );
@@ -298,9 +332,17 @@ fn a_worse_figure_is_named_with_the_flag_that_prevents_it() {
     let drained = cand(0.187, 0.813);
     let said = trades(&start, &drained, &Constraints::default());
     assert_eq!(said.len(), 2, "{said:?}");
-    assert!(said[0].contains("--min-success-rate 0.997 would prevent it"), "{}", said[0]);
+    assert!(
+        said[0].contains("--min-success-rate 0.997 would prevent it"),
+        "{}",
+        said[0]
+    );
     assert!(said[1].contains("18.70 %"), "{}", said[1]);
-    assert!(said[1].contains("--max-dead-letter-rate 0 would prevent it"), "{}", said[1]);
+    assert!(
+        said[1].contains("--max-dead-letter-rate 0 would prevent it"),
+        "{}",
+        said[1]
+    );
     // A limit the user set that allowed it is named instead.
     let c = Constraints {
         max_dead_letter_rate: Some(0.2),

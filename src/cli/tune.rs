@@ -182,7 +182,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         let mut w = csv::WriterBuilder::new()
             .terminator(csv::Terminator::Any(b'\n'))
             .from_writer(Vec::new());
-        for row in tune::candidates_table(&result, &constraints) {
+        for row in tune::candidates_table(&result) {
             w.write_record(&row).map_err(OutputError::Csv)?;
         }
         let bytes = w
@@ -239,7 +239,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     for (k, l) in limits.iter().enumerate() {
         say(format_args!(
             "{} {} {} (limit {}) with {}",
-            if k == 0 { "binding: " } else { "          " },
+            if k == 0 { "binding: " } else { "         " },
             l.name,
             tune_number(l.worst),
             tune_number(l.limit),

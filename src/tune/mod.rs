@@ -567,7 +567,12 @@ fn judged(s: &Score, c: &Constraints) -> Vec<(&'static str, f64, f64, bool)> {
     let mut out = Vec::new();
     for (name, limit, worst, larger_worse) in [
         ("drop rate", c.max_drop_rate, s.spread.drop_rate.1, true),
-        ("success rate", c.min_success_rate, s.spread.success_rate.0, false),
+        (
+            "success rate",
+            c.min_success_rate,
+            s.spread.success_rate.0,
+            false,
+        ),
         (
             "dead-letter rate",
             c.max_dead_letter_rate,
@@ -674,13 +679,14 @@ pub fn trades(baseline: &Candidate, best: &Candidate, c: &Constraints) -> Vec<St
     let (a, b) = (&baseline.score, &best.score);
     let pct = |x: f64| format!("{:.2} %", 100.0 * x);
     let mut out = Vec::new();
-    let mut say = |what: &str, now: String, was: String, set: Option<f64>, flag: &str, value: f64| {
-        let fix = match set {
-            Some(limit) => format!("within your {flag} {}", trim(limit)),
-            None => format!("{flag} {} would prevent it", trim(value)),
+    let mut say =
+        |what: &str, now: String, was: String, set: Option<f64>, flag: &str, value: f64| {
+            let fix = match set {
+                Some(limit) => format!("within your {flag} {}", trim(limit)),
+                None => format!("{flag} {} would prevent it", trim(value)),
+            };
+            out.push(format!("{what}: {now}, was {was} ({fix})"));
         };
-        out.push(format!("{what}: {now}, was {was} ({fix})"));
-    };
     if b.success_rate < a.success_rate - TRADE_MARGIN_SHARE {
         say(
             "lower success",
@@ -739,7 +745,11 @@ impl Score {
                 worst < limit - 1e-12
             };
             if over {
-                return Some(format!("{name} {} (limit {})", trim(worst), trim(limit)));
+                return Some(format!(
+                    "{name} {} (limit {})",
+                    precise(worst),
+                    precise(limit)
+                ));
             }
         }
         if c.must_recover && (self.metastable || self.undetermined) {
@@ -1183,6 +1193,13 @@ pub fn gcloud_update(
     Some((flags.join(" "), notes))
 }
 
+/// A figure to 6 decimals, trailing zeros trimmed: a dead-letter share of
+/// 0.00004 does not read as 0.
+fn precise(x: f64) -> String {
+    let s = format!("{x:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 fn trim(x: f64) -> String {
     let s = format!("{x:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -1280,14 +1297,16 @@ fn as_written<T: serde::Serialize>(setting: &Option<T>) -> String {
 
 /// Every evaluated candidate as CSV rows (header first): what it changes
 /// from the baseline, whether it met the constraints under every
-/// assumption, its figures under the reference assumption as mean,
+/// assumption (`true`, `false`, or `unchecked` when it met them under the
+/// reference assumption but would not have become the best, so the others
+/// were not simulated), its figures under the reference assumption as mean,
 /// smallest and largest over the replications, and what each constraint
 /// was judged on: the `judged_*` columns are the worst value over every
 /// replication of every assumption checked (`assumptions_checked` of
 /// them; the checks stop at the first broken constraint, named in
 /// `failed`). The peak load there is the worst 1 s window; the bin
 /// average is `peak_load_bin_max`.
-pub fn candidates_table(t: &Tuned, c: &Constraints) -> Vec<Vec<String>> {
+pub fn candidates_table(t: &Tuned) -> Vec<Vec<String>> {
     let mut rows = vec![[
         "candidate",
         "changes",
@@ -1332,7 +1351,6 @@ pub fn candidates_table(t: &Tuned, c: &Constraints) -> Vec<Vec<String>> {
         }
     };
     let o = |x: Option<f64>| x.map(f).unwrap_or_default();
-    let _ = c;
     for (i, cand) in t.candidates.iter().enumerate() {
         let s = &cand.score;
         let p = &s.spread;
@@ -1344,10 +1362,17 @@ pub fn candidates_table(t: &Tuned, c: &Constraints) -> Vec<Vec<String>> {
                 .map(f)
                 .unwrap_or_default()
         };
+        // Met the constraints as the scenario says but not worth the other
+        // assumptions (it would not have become the best): unchecked.
+        let feasible = match (cand.robust, &cand.failed) {
+            (true, _) => "true",
+            (false, Some(_)) => "false",
+            (false, None) => "unchecked",
+        };
         rows.push(vec![
             i.to_string(),
             changes(&t.baseline, cand).join(" "),
-            cand.robust.to_string(),
+            feasible.to_string(),
             f(s.success_rate),
             f(s.amplification),
             f(s.drop_rate),
