@@ -352,3 +352,81 @@ fn a_worse_figure_is_named_with_the_flag_that_prevents_it() {
     // Within the margin: nothing to say.
     assert!(trades(&start, &cand(0.004, 0.994), &Constraints::default()).is_empty());
 }
+
+/// `retrysim tune` on a shipped Cloud Tasks scenario, end to end:
+/// `tune.json` records the fresh-seed pass count, every assumption and
+/// the binding constraint; the gcloud line holds only settable flags; the
+/// terminal says what binds; `candidates.csv` shows what each constraint
+/// was judged on.
+#[test]
+fn the_cli_records_fresh_seeds_and_the_binding_assumption() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args([
+            "tune",
+            "scenarios/cloud-tasks-herd.json",
+            "--objective",
+            "recovery",
+            "--max-dead-letter-rate",
+            "0",
+            "--max-peak-load",
+            "10",
+            "--replications",
+            "2",
+            "-o",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("\nbinding:  "), "{stdout}");
+    assert!(
+        stdout.contains("fresh seeds: 10 of 10 replications (2–11"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(dir.path().join("cloud-tasks-herd/tune.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["fresh_seeds"]["passed"], 10, "{text}");
+    assert_eq!(json["fresh_seeds"]["replications"], 10);
+    assert_eq!(json["fresh_seeds"]["first_replication"], 2);
+    let assumptions: Vec<&str> = json["assumptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(assumptions.iter().any(|a| a.starts_with("throttling off")));
+    assert!(assumptions.iter().any(|a| a.starts_with("throttling on")));
+    let binding = &json["binding"];
+    assert!(
+        binding["assumption"].as_str().unwrap().contains("burst"),
+        "{text}"
+    );
+    assert!(binding["worst"].as_f64().unwrap() <= binding["limit"].as_f64().unwrap());
+    let gcloud = json["gcloud"].as_str().unwrap();
+    assert!(
+        gcloud.starts_with("gcloud tasks queues update QUEUE --"),
+        "{gcloud}"
+    );
+    assert!(!gcloud.contains("burst"), "{gcloud}");
+    // The burst the recommendation carries is the high end of the range.
+    let d = &json["dispatcher"];
+    let rate = d["max_dispatches_per_second"].as_f64().unwrap();
+    let burst = d["max_burst_size"].as_u64().unwrap() as u32;
+    assert!(rate == 500.0 || burst == api::burst_range(rate).1);
+    let csv = std::fs::read_to_string(dir.path().join("cloud-tasks-herd/candidates.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    for col in [
+        "judged_peak_load_1s_max",
+        "judged_dead_letter_rate_max",
+        "assumptions_checked",
+        "failed",
+    ] {
+        assert!(header.split(',').any(|c| c == col), "{header}");
+    }
+}
