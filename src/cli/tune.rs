@@ -36,6 +36,10 @@ pub struct TuneArgs {
     /// replication.
     #[arg(long)]
     pub max_drop_rate: Option<f64>,
+    /// Smallest acceptable share of requests that succeed, in every
+    /// replication (e.g. 0.97).
+    #[arg(long)]
+    pub min_success_rate: Option<f64>,
     /// Largest acceptable share of requests dead-lettered (given up at
     /// their retry limits), in every replication (e.g. 0).
     #[arg(long)]
@@ -44,9 +48,10 @@ pub struct TuneArgs {
     /// (e.g. 1h: the task-age alert's threshold).
     #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
     pub max_task_age: Option<crate::time::Dur>,
-    /// Largest acceptable peak load: attempts per second reaching the
-    /// handler (with a queue, its dispatch rate) ÷ the handler's nominal
-    /// capacity, in every replication (e.g. 2).
+    /// Largest acceptable peak load: attempts reaching the handler (with
+    /// a queue, its dispatches) in the worst 1 s window, whatever the
+    /// scenario's bin, ÷ the handler's nominal capacity, in every
+    /// replication (e.g. 2).
     #[arg(long)]
     pub max_peak_load: Option<f64>,
     /// Accept candidates that stay metastable.
@@ -55,6 +60,10 @@ pub struct TuneArgs {
     /// Rounds of coordinate descent at most (1 to 1000).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=1000))]
     pub rounds: u16,
+    /// Replications the recommendation is re-run on after the search,
+    /// with seeds the search did not use (0 to 1000; 0 skips the check).
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub fresh_seeds: u32,
 }
 
 /// Parses `--max-task-age`: `90m`, `1h`, `3600` (seconds).
@@ -69,6 +78,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     for (flag, value) in [
         ("--max-drop-rate", args.max_drop_rate),
         ("--max-dead-letter-rate", args.max_dead_letter_rate),
+        ("--min-success-rate", args.min_success_rate),
     ] {
         if let Some(m) = value {
             if !(0.0..=1.0).contains(&m) {
@@ -121,6 +131,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     };
     let constraints = Constraints {
         max_drop_rate: args.max_drop_rate,
+        min_success_rate: args.min_success_rate,
         must_recover: !args.allow_metastable,
         max_dead_letter_rate: args.max_dead_letter_rate,
         max_task_age_s: args.max_task_age.map(|d| d.secs()),
@@ -132,8 +143,11 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         0,
         args.objective,
         constraints,
-        sim.replications,
-        usize::from(args.rounds),
+        tune::Budget {
+            replications: sim.replications,
+            max_rounds: usize::from(args.rounds),
+            fresh: args.fresh_seeds,
+        },
     )?;
     let mut out = Stdout::lock();
     let mut say = |text: std::fmt::Arguments| {
@@ -144,10 +158,12 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         }
     };
     say(format_args!(
-        "tuning policy {:?} of {} ({} candidates simulated)",
+        "tuning policy {:?} of {} ({} candidates simulated, {} runs; each feasible one under {})",
         scenario.policies()[0].name,
         scenario.spec().name,
-        result.evaluated
+        result.evaluated,
+        result.runs,
+        crate::decimal::count(result.assumptions as f64, "assumption", "assumptions"),
     ))?;
     let details = |s: &tune::Score| {
         let mut lines = vec![tune::describe(s)];
@@ -169,7 +185,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     if let Some(stage) = &stage {
         let path = stage.path().join("candidates.csv");
         let mut w = csv_text::writer(Vec::new());
-        for row in tune::candidates_table(&result, &constraints) {
+        for row in tune::candidates_table(&result) {
             csv_text::write_row(&mut w, &row).map_err(OutputError::Csv)?;
         }
         let bytes = csv_text::finish(w).map_err(OutputError::Csv)?;
@@ -181,8 +197,21 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
             stage.final_path(&path).display()
         ));
     }
-    let Some(best) = result.best else {
-        let why = "no candidate met the constraints in every replication; relax the --max-* limits or pass --allow-metastable";
+    for (c, f) in &result.failed_fresh {
+        say(format_args!(
+            "not recommended: {} met the constraints in the search but on {} of {} fresh replications only ({})",
+            describe_changes(&result.baseline, c),
+            f.passed,
+            f.replications,
+            f.failed.as_deref().unwrap_or("")
+        ))?;
+    }
+    let Some(best) = result.best.clone() else {
+        let why = if result.failed_fresh.is_empty() {
+            "no candidate met the constraints in every replication under every assumption; relax the --max-* limits or pass --allow-metastable"
+        } else {
+            "no candidate met the constraints on the fresh replications; relax the --max-* limits or add --replications"
+        };
         // A failure (status 1): said even with --quiet, on stderr then.
         if sim.quiet {
             note(why);
@@ -200,6 +229,37 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         return Ok(ExitCode::from(1));
     };
     say(format_args!("best:     {}", details(&best.score)))?;
+    let limits = tune::limits(&best, result.fresh.as_ref(), &constraints);
+    let assumptions: Vec<&str> = best.checks.iter().map(|c| c.assumption.as_str()).collect();
+    if assumptions.len() > 1 {
+        say(format_args!(
+            "robust:   meets every constraint under each of: {}",
+            assumptions.join("; ")
+        ))?;
+    }
+    for (k, l) in limits.iter().enumerate() {
+        say(format_args!(
+            "{} {} {} (limit {}) with {}",
+            if k == 0 { "binding: " } else { "         " },
+            l.name,
+            tune_number(l.worst),
+            tune_number(l.limit),
+            l.assumption
+        ))?;
+    }
+    if let Some(f) = &result.fresh {
+        say(format_args!(
+            "fresh seeds: {} of {} replications ({}–{}, not used in the search) meet every constraint under every assumption",
+            f.passed,
+            f.replications,
+            f.first,
+            f.first + f.replications - 1
+        ))?;
+    }
+    let trades = tune::trades(&result.baseline, &best, &constraints);
+    for t in &trades {
+        say(format_args!("worse than the start: {t}"))?;
+    }
     let json = serde_json::to_string_pretty(&best.spec).map_err(OutputError::Json)?;
     say(format_args!(
         "\npolicy (paste into the scenario's `policies`):\n{json}"
@@ -221,41 +281,81 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         })
     };
     let resolved = resolve(&best.spec)?;
-    if queue {
-        // The queue as it is (the scenario) → as recommended: every flag
-        // that changes, rate limits included.
+    // The gcloud line: with a queue, the queue as it is (the scenario) →
+    // as recommended, every flag that changes, rate limits included.
+    let mut schedule = true;
+    let (gcloud, notes) = if queue {
         let from = resolve(&result.baseline.spec)?;
         match tune::gcloud_update(
             (&from, result.baseline.dispatcher.as_ref()),
             (&resolved, best.dispatcher.as_ref()),
         ) {
-            Some((flags, notes)) => {
-                if flags.is_empty() {
-                    say(format_args!(
-                        "\n(the queue's settings are already the best found: no gcloud flag to change)"
-                    ))?;
-                } else {
-                    say(format_args!("\ngcloud tasks queues update QUEUE {flags}"))?;
-                }
-                for n in notes {
-                    say(format_args!("note: {n}"))?;
-                }
+            Some((flags, notes)) if flags.is_empty() => {
+                say(format_args!(
+                    "\n(the queue's settings are already the best found: no gcloud flag to change)"
+                ))?;
+                (None, notes)
             }
-            None => say(format_args!(
-                "\n(not a Cloud Tasks schedule: no gcloud flags)"
-            ))?,
+            Some((flags, notes)) => (Some(flags), notes),
+            None => {
+                schedule = false;
+                (None, Vec::new())
+            }
         }
     } else {
-        match tune::gcloud_flags(&resolved) {
-            Some(flags) => say(format_args!("\ngcloud tasks queues update QUEUE {flags}"))?,
-            None => say(format_args!(
-                "\n(not a Cloud Tasks schedule: no gcloud flags)"
-            ))?,
-        }
+        let flags = tune::gcloud_flags(&resolved);
+        schedule = flags.is_some();
+        (flags, Vec::new())
+    };
+    match &gcloud {
+        Some(flags) => say(format_args!("\ngcloud tasks queues update QUEUE {flags}"))?,
+        None if !schedule => say(format_args!(
+            "\n(not a Cloud Tasks schedule: no gcloud flags)"
+        ))?,
+        None => {}
+    }
+    for n in &notes {
+        say(format_args!("note: {n}"))?;
     }
     if let Some(stage) = stage {
+        let limit_json = |l: &tune::Limit| {
+            serde_json::json!({
+                "constraint": l.name,
+                "flag": l.flag,
+                "limit": l.limit,
+                "worst": l.worst,
+                "assumption": l.assumption,
+            })
+        };
+        let s = &best.score;
+        let record = serde_json::json!({
+            "policy": best.spec,
+            "dispatcher": best.dispatcher,
+            "gcloud": gcloud.as_ref().map(|f| format!("gcloud tasks queues update QUEUE {f}")),
+            "notes": notes,
+            "score": {
+                "success_rate": s.success_rate,
+                "drop_rate": s.drop_rate,
+                "dead_letter_rate": s.dead_letter_rate,
+                "drain_s": s.drain_s,
+                "max_task_age_s": s.max_task_age_s,
+                "peak_load_1s": s.peak_load_ratio,
+                "peak_load_bin": s.peak_load_bin_ratio,
+                "replications": s.spread.replications,
+            },
+            "assumptions": assumptions,
+            "binding": limits.first().map(limit_json),
+            "constraints": limits.iter().map(limit_json).collect::<Vec<_>>(),
+            "fresh_seeds": result.fresh.as_ref().map(|f| serde_json::json!({
+                "first_replication": f.first,
+                "replications": f.replications,
+                "passed": f.passed,
+            })),
+            "worse_than_start": trades,
+        });
+        let text = serde_json::to_string_pretty(&record).map_err(OutputError::Json)?;
         let path = stage.path().join("tune.json");
-        if let Err(source) = std::fs::write(&path, json + "\n") {
+        if let Err(source) = std::fs::write(&path, text + "\n") {
             return Err(OutputError::Write { path, source }.into());
         }
         wrote.push(format!("wrote {}", stage.final_path(&path).display()));
@@ -272,4 +372,24 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `c` changes from `base`, in a few words (`the starting setting`
+/// when nothing).
+fn describe_changes(base: &tune::Candidate, c: &tune::Candidate) -> String {
+    let changes = tune::changes(base, c);
+    if changes.is_empty() {
+        "the starting setting".into()
+    } else {
+        changes.join(" ")
+    }
+}
+
+/// A figure as the terminal shows a limit: up to 3 decimals.
+fn tune_number(x: f64) -> String {
+    if x.is_infinite() {
+        return "∞".into();
+    }
+    let t = format!("{x:.3}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
 }

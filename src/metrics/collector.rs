@@ -14,6 +14,7 @@
 //! for them.
 
 use super::quantile::LogHistogram;
+use super::window::PeakWindow;
 use super::BinRow;
 use crate::time::{ns_f64, secs, Nanos};
 
@@ -87,6 +88,9 @@ pub struct Collector {
     /// When the oldest open request arrived (as of the last `set_open`).
     oldest_start: Option<Nanos>,
     rows: Vec<BinRow>,
+    /// Attempts reaching the backend in the worst 1 s window (the model
+    /// feeds it the counted ones).
+    pub peak_1s: PeakWindow,
 }
 
 impl Collector {
@@ -123,6 +127,7 @@ impl Collector {
             open: 0,
             oldest_start: None,
             rows: Vec::with_capacity(bins.min(10_000_000) as usize),
+            peak_1s: PeakWindow::new(crate::time::NS_PER_SEC),
         }
     }
 

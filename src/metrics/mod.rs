@@ -12,6 +12,7 @@ pub mod collector;
 pub mod columns;
 pub mod quantile;
 pub mod recovery;
+pub mod window;
 
 use serde::Serialize;
 
@@ -376,6 +377,9 @@ pub struct RunSummary {
     /// The longest a counted request stayed open: from its arrival to its
     /// end, or to the run's end when unfinished (s).
     pub max_task_age_s: f64,
+    /// The most attempts that reached the backend within any 1 s window
+    /// (sliding, after warmup), whatever the bin: the worst second.
+    pub peak_offered_1s: u64,
     /// Seconds from the incident's end until the backlog was back to its
     /// level before the incident; `None` without an incident or if it never
     /// was.
@@ -406,6 +410,11 @@ impl RunSummary {
     /// `peak_offered_rps / capacity_rps`.
     pub fn peak_load_ratio(&self) -> f64 {
         ratio(self.peak_offered_rps, self.capacity_rps)
+    }
+    /// `peak_offered_1s / capacity_rps`: the worst second's load ÷ the
+    /// nominal capacity.
+    pub fn peak_load_ratio_1s(&self) -> f64 {
+        ratio(self.peak_offered_1s as f64, self.capacity_rps)
     }
     /// `recovered_at_s − fault_end_s`.
     pub fn recovery_after_fault_s(&self) -> Option<f64> {

@@ -286,6 +286,7 @@ impl Backend {
         let counted = m.counted(now);
         if counted {
             m.summary.offered += 1;
+            m.col.peak_1s.hit(now);
         }
         if self.fault.blackhole {
             self.settle(job, false, None);

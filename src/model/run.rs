@@ -884,6 +884,7 @@ impl<'a> Sim<'a> {
         let warmup_s = secs(self.meter.warmup());
         let oldest = self.reqs.oldest_start();
         self.meter.col.set_open(self.reqs.open_count(), oldest);
+        let peak_1s = self.meter.col.peak_1s.max();
         let bins = self
             .meter
             .col
@@ -916,6 +917,7 @@ impl<'a> Sim<'a> {
             .map(|b| b.offered_rps)
             .fold(0.0, f64::max);
         s.capacity_rps = self.backend.nominal_capacity();
+        s.peak_offered_1s = peak_1s;
         if let Some((start, end)) = incident {
             s.fault_start_s = Some(secs(start));
             s.fault_end_s = Some(secs(end));

@@ -7,16 +7,25 @@
 //! value of one parameter at a time (all candidates of a round run in
 //! parallel) and keeps the best; it stops when a full round improves
 //! nothing. On a dispatcher scenario with a `cloud_tasks` backoff the
-//! parameters are the queue's rate limits (`max_dispatches_per_second`,
-//! `max_burst_size`, `max_concurrent_dispatches`) and its `RetryConfig`
-//! (`min_backoff`, `max_doublings`, `max_backoff`, `max_attempts`,
-//! `max_retry_duration`).
+//! parameters are what `gcloud tasks queues update` can set, with values
+//! the API keeps as given ([`api`]): the queue's rate limits
+//! (`max_dispatches_per_second`, `max_concurrent_dispatches`; the burst is
+//! the service's, derived from the rate) and its `RetryConfig`
+//! (`min_backoff` in whole seconds, `max_doublings`, `max_backoff`,
+//! `max_attempts`, `max_retry_duration`).
 //!
-//! Every candidate is a full simulation on the same traffic, repeated over
-//! the replications, so the result is deterministic for a given scenario
-//! and seed. A candidate is feasible only when every replication meets the
-//! constraints (a recommendation is not one lucky seed), and each score
-//! keeps the spread (smallest and largest value) over the replications.
+//! Every candidate is a full simulation on the same traffic (common random
+//! numbers: replication `r` draws the same streams for every candidate),
+//! repeated over the replications, so the result is deterministic for a
+//! given scenario and seed. A candidate is feasible only when every
+//! replication meets the constraints under every assumption about what the
+//! scenario cannot know ([`assume`]); the peak load is the worst 1 s window,
+//! whatever the scenario's bin. The recommendation is then re-run on
+//! replications the search never used; one that fails there is not
+//! returned.
+
+pub mod api;
+pub mod assume;
 
 use crate::decimal::count;
 use crate::metrics::{Recovery, RunResult};
@@ -26,6 +35,7 @@ use crate::runner::{self, Job, RunError};
 use crate::scenario::spec::DispatcherSpec;
 use crate::scenario::Scenario;
 use crate::time::{format_duration, Dur, NS_PER_SEC};
+use assume::Assumption;
 
 /// What "best" means. Each objective lists its tie-breakers in the order
 /// they are applied; success rates within 0.1 % and dead-letter shares
@@ -51,11 +61,14 @@ pub enum Objective {
     DeadLetters,
 }
 
-/// Constraints every accepted candidate meets, in every replication.
+/// Constraints every accepted candidate meets, in every replication and
+/// under every assumption.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Constraints {
     /// Largest share of requests dropped (limits, deadline, budget).
     pub max_drop_rate: Option<f64>,
+    /// Smallest share of requests that succeed.
+    pub min_success_rate: Option<f64>,
     /// The run must not stay metastable.
     pub must_recover: bool,
     /// Largest share of requests dead-lettered (given up at their retry
@@ -64,8 +77,8 @@ pub struct Constraints {
     /// Longest any request may stay unfinished (s): the task-age alert's
     /// threshold.
     pub max_task_age_s: Option<f64>,
-    /// Largest peak load: attempts per second reaching the handler (the
-    /// dispatch rate with a queue) ÷ its nominal capacity.
+    /// Largest peak load: attempts reaching the handler (the dispatches
+    /// with a queue) in the worst 1 s window ÷ its nominal capacity.
     pub max_peak_load: Option<f64>,
 }
 
@@ -98,10 +111,15 @@ pub struct Score {
     /// Seconds from the fault's end until the backlog drained; `None` =
     /// not before the run ended in at least one replication, or no fault.
     pub drain_s: Option<f64>,
-    /// The longest a request stayed unfinished (s).
+    /// The longest a request stayed unfinished (s), worst replication.
     pub max_task_age_s: f64,
-    /// Peak attempts per second at the handler ÷ its nominal capacity.
+    /// Attempts at the handler in the worst 1 s window ÷ its nominal
+    /// capacity, worst replication: what `--max-peak-load` is judged on.
     pub peak_load_ratio: f64,
+    /// The same from the scenario's bins (the busiest bin's mean rate),
+    /// worst replication: `summary.csv`'s `peak_load_ratio`, for
+    /// comparison.
+    pub peak_load_bin_ratio: f64,
     /// Each figure's spread over the replications.
     pub spread: Spread,
 }
@@ -111,6 +129,8 @@ pub struct Score {
 pub struct Spread {
     /// Number of replications the ranges cover.
     pub replications: usize,
+    /// Succeeded ÷ requests.
+    pub success_rate: Range,
     /// Dropped ÷ requests.
     pub drop_rate: Range,
     /// Dead-lettered ÷ requests.
@@ -119,10 +139,19 @@ pub struct Spread {
     pub drain_s: Option<Range>,
     /// The longest a request stayed unfinished, seconds.
     pub max_task_age_s: Range,
-    /// Peak attempts per second at the handler ÷ its nominal capacity.
+    /// Attempts in the worst 1 s window ÷ nominal capacity.
     pub peak_load_ratio: Range,
     /// `None` when some replication never recovered.
     pub recovery_after_fault_s: Option<Range>,
+}
+
+/// A candidate's score under one assumption.
+#[derive(Clone, Debug)]
+pub struct Check {
+    /// The assumption in words (`throttling off, burst 100`).
+    pub assumption: String,
+    /// How the candidate did under it.
+    pub score: Score,
 }
 
 /// One evaluated setting: the policy and, on a dispatcher scenario, the
@@ -131,25 +160,75 @@ pub struct Spread {
 pub struct Candidate {
     /// The policy as written.
     pub spec: PolicySpec,
-    /// The queue's settings, on a dispatcher scenario.
+    /// The queue's settings, on a dispatcher scenario (the burst at the
+    /// high end of what Cloud Tasks may derive from the rate).
     pub dispatcher: Option<DispatcherSpec>,
-    /// How the candidate did over the replications.
+    /// How the candidate did under the reference assumption (the scenario
+    /// as written): what the objective ranks.
     pub score: Score,
+    /// Every assumption it was simulated under, the reference first; the
+    /// checks stop at the first assumption that breaks a constraint.
+    pub checks: Vec<Check>,
+    /// Every assumption was checked and met every constraint.
+    pub robust: bool,
+    /// The first constraint broken, and under which assumption.
+    pub failed: Option<String>,
+}
+
+/// The recommendation re-run on replications the search did not use.
+#[derive(Clone, Debug)]
+pub struct Fresh {
+    /// The first fresh replication (the search used those below it).
+    pub first: u32,
+    /// How many fresh replications.
+    pub replications: u32,
+    /// How many of them met every constraint under every assumption.
+    pub passed: u32,
+    /// The candidate's score on them, per assumption.
+    pub checks: Vec<Check>,
+    /// The first constraint broken there, and under which assumption.
+    pub failed: Option<String>,
 }
 
 /// The search's result: the starting point, the best feasible candidate,
 /// and every candidate evaluated (in order, the baseline first).
 #[derive(Clone, Debug)]
 pub struct Tuned {
-    /// The scenario's own setting, the search's starting point.
+    /// The scenario's own setting, the search's starting point (checked
+    /// under every assumption).
     pub baseline: Candidate,
-    /// The best candidate that met the constraints; `None` when none did.
+    /// The best candidate that met the constraints under every assumption
+    /// and on the fresh replications; `None` when none did.
     pub best: Option<Candidate>,
+    /// Its check on fresh replications (`None` without one).
+    pub fresh: Option<Fresh>,
+    /// Candidates that met the constraints in the search but not on the
+    /// fresh replications, best first, with their fresh check.
+    pub failed_fresh: Vec<(Candidate, Fresh)>,
     /// Number of candidates simulated, the baseline included.
     pub evaluated: usize,
+    /// Number of simulations run in all.
+    pub runs: usize,
     /// Every candidate evaluated, in order, the baseline first.
     pub candidates: Vec<Candidate>,
+    /// The number of assumptions a candidate can be checked under.
+    pub assumptions: usize,
 }
+
+/// How the search runs: replications, rounds, fresh replications.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// Replications per candidate in the search.
+    pub replications: u32,
+    /// Rounds of coordinate descent at most.
+    pub max_rounds: usize,
+    /// Fresh replications the recommendation is re-run on (0: none).
+    pub fresh: u32,
+}
+
+/// Candidates that met the constraints in the search tried on the fresh
+/// replications at most, best first, before giving up.
+pub const FRESH_TRIES: usize = 3;
 
 /// Which parameter a step changes.
 #[derive(Clone, Copy, Debug)]
@@ -162,7 +241,6 @@ enum Knob {
     Jitter,
     MaxRetryDuration,
     DispatchRate,
-    BurstSize,
     Concurrency,
 }
 
@@ -175,10 +253,10 @@ const MULTIPLIERS: [f64; 4] = [1.5, 2.0, 3.0, 4.0];
 const WINDOWS: [f64; 9] = [
     0.0, 60.0, 300.0, 900.0, 1800.0, 3600.0, 7200.0, 21600.0, 86400.0,
 ];
-/// Dispatches per second (500 is the API's maximum).
+/// Dispatches per second (500 is the API's maximum, [`api::MAX_RATE`]).
 const RATES: [f64; 10] = [1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 50.0, 100.0, 200.0, 500.0];
-const BURSTS: [u32; 8] = [1, 5, 10, 20, 50, 100, 200, 500];
-/// Concurrent dispatches (5,000 is the API's maximum).
+/// Concurrent dispatches (5,000 is the API's maximum,
+/// [`api::MAX_CONCURRENT`]).
 const CONCURRENT: [u32; 12] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000];
 
 fn dur(s: f64) -> Dur {
@@ -189,7 +267,7 @@ fn dur(s: f64) -> Dur {
 /// rate limits when the scenario has a dispatcher.
 fn knobs(spec: &PolicySpec, dispatcher: bool) -> Vec<Knob> {
     let mut k = if dispatcher {
-        vec![Knob::DispatchRate, Knob::Concurrency, Knob::BurstSize]
+        vec![Knob::DispatchRate, Knob::Concurrency]
     } else {
         vec![]
     };
@@ -261,10 +339,6 @@ fn setting_variants(setting: &Setting, knob: Knob) -> Vec<Setting> {
             .iter()
             .map(|&r| with(&|d| d.max_dispatches_per_second = r))
             .collect(),
-        Knob::BurstSize => BURSTS
-            .iter()
-            .map(|&b| with(&|d| d.max_burst_size = b))
-            .collect(),
         Knob::Concurrency => CONCURRENT
             .iter()
             .map(|&c| with(&|d| d.max_concurrent_dispatches = c))
@@ -290,7 +364,7 @@ fn variants(spec: &PolicySpec, knob: Knob) -> Vec<PolicySpec> {
         }
     };
     match knob {
-        Knob::DispatchRate | Knob::BurstSize | Knob::Concurrency => {}
+        Knob::DispatchRate | Knob::Concurrency => {}
         Knob::MaxRetryDuration => WINDOWS
             .iter()
             .for_each(|&w| push(&|s| s.max_retry_duration = (w > 0.0).then(|| dur(w)))),
@@ -305,7 +379,14 @@ fn variants(spec: &PolicySpec, knob: Knob) -> Vec<PolicySpec> {
         ]
         .iter()
         .for_each(|&j| push(&|s| s.jitter = Some(j))),
+        // A queue truncates its backoffs to whole seconds: only those are
+        // candidates for a `cloud_tasks` schedule.
         Knob::MinBackoff => SECS.iter().for_each(|&v| {
+            if matches!(spec.backoff, Some(BackoffSpec::CloudTasks { .. }))
+                && !api::whole_seconds(v)
+            {
+                return;
+            }
             push(&|s| match s.backoff.as_mut() {
                 Some(BackoffSpec::CloudTasks { min_backoff, .. }) => *min_backoff = dur(v),
                 Some(BackoffSpec::Exponential { initial, .. })
@@ -353,31 +434,67 @@ fn backoff_is_sane(s: &PolicySpec) -> bool {
     }
 }
 
-/// Simulates each of `settings` in place of the scenario's policies (and
-/// queue), `replications` times, and scores them (in the order given).
-fn evaluate_all(
+/// The queue a setting asks for, as Cloud Tasks would have it: the burst
+/// at the high end of what the service may derive from the rate.
+fn settled(mut setting: Setting, baseline: Option<&DispatcherSpec>) -> Setting {
+    if let (Some(d), Some(b)) = (setting.dispatcher.as_mut(), baseline) {
+        d.max_burst_size = assume::bursts(b, d).1;
+    }
+    setting
+}
+
+/// The runs of one setting under one assumption: its label and one run
+/// per replication.
+type Runs = (String, Vec<RunResult>);
+
+/// Simulates each of `settings` under `assumption` (with the bursts the
+/// baseline queue `queue` leads to) on replications `reps`, in the order
+/// given; `None` for a setting the assumption adds nothing to.
+fn run_under(
     base: &Scenario,
-    settings: &[Setting],
-    replications: u32,
-) -> Result<Vec<Score>, RunError> {
-    let scenarios: Vec<Scenario> = settings
-        .iter()
-        .map(|s| {
-            let one = base
-                .with_only_policy(s.spec.clone())
-                .expect("variants resolve");
-            match &s.dispatcher {
-                Some(d) => one.with_dispatcher(d.clone()),
-                None => one,
+    queue: Option<&DispatcherSpec>,
+    settings: &[&Setting],
+    assumption: &Assumption,
+    reps: std::ops::Range<u32>,
+) -> Result<Vec<Option<Runs>>, RunError> {
+    let mut scenarios: Vec<Option<(String, Scenario)>> = Vec::with_capacity(settings.len());
+    for s in settings {
+        let one = base
+            .with_only_policy(s.spec.clone())
+            .expect("variants resolve");
+        scenarios.push(match (&s.dispatcher, queue) {
+            (Some(d), Some(b)) => {
+                let bursts = assume::bursts(b, d);
+                if assumption.redundant(bursts) {
+                    None
+                } else {
+                    let simulated = assumption.apply(d, bursts);
+                    Some((
+                        Assumption::describe(&simulated),
+                        one.with_dispatcher(simulated),
+                    ))
+                }
             }
-        })
-        .collect();
+            _ => Some(("as the scenario".to_string(), one)),
+        });
+    }
     let jobs: Vec<Job<'_>> = scenarios
         .iter()
-        .flat_map(|s| runner::jobs_of(s, replications))
+        .flatten()
+        .flat_map(|(_, scenario)| {
+            reps.clone().map(move |replication| Job {
+                scenario,
+                policy: 0,
+                replication,
+            })
+        })
         .collect();
-    let results = runner::run_jobs(&jobs, false, &|| {})?;
-    Ok(results.chunks(replications as usize).map(score).collect())
+    let mut results = runner::run_jobs(&jobs, false, &|| {})?.into_iter();
+    let per = reps.len();
+    Ok(scenarios
+        .into_iter()
+        .map(|s| s.map(|(label, _)| (label, results.by_ref().take(per).collect())))
+        .collect())
 }
 
 /// Scores one candidate from its runs (one per replication).
@@ -393,14 +510,6 @@ fn score(runs: &[RunResult]) -> Score {
     };
     let all = |f: &dyn Fn(&RunResult) -> Option<f64>| -> Option<Vec<f64>> {
         runs.iter().map(f).collect()
-    };
-    let share = |r: &RunResult, k: u64| {
-        let s = &r.summary;
-        if s.requests == 0 {
-            0.0
-        } else {
-            k as f64 / s.requests as f64
-        }
     };
     let metastable = runs.iter().any(|r| r.summary.metastable());
     let undetermined = runs
@@ -426,41 +535,248 @@ fn score(runs: &[RunResult]) -> Score {
         dead_letter_rate: mean(&|r| share(r, r.summary.dead_lettered())),
         drain_s: drain.as_deref().map(mean_of),
         max_task_age_s: range(&|r| r.summary.max_task_age_s).1,
-        peak_load_ratio: range(&|r| r.summary.peak_load_ratio()).1,
+        peak_load_ratio: range(&|r| r.summary.peak_load_ratio_1s()).1,
+        peak_load_bin_ratio: range(&|r| r.summary.peak_load_ratio()).1,
         spread: Spread {
             replications: runs.len(),
+            success_rate: range(&|r| r.summary.success_rate()),
             drop_rate: range(&|r| share(r, r.summary.dropped)),
             dead_letter_rate: range(&|r| share(r, r.summary.dead_lettered())),
             drain_s: drain.as_deref().map(span),
             max_task_age_s: range(&|r| r.summary.max_task_age_s),
-            peak_load_ratio: range(&|r| r.summary.peak_load_ratio()),
+            peak_load_ratio: range(&|r| r.summary.peak_load_ratio_1s()),
             recovery_after_fault_s: recovery.as_deref().map(span),
         },
     }
 }
 
+/// `k` ÷ the run's requests (0 without requests).
+fn share(r: &RunResult, k: u64) -> f64 {
+    let s = &r.summary;
+    if s.requests == 0 {
+        0.0
+    } else {
+        k as f64 / s.requests as f64
+    }
+}
+
+/// The figures the constraints are judged on, in the order they are
+/// checked: name, the worst value over the replications, the limit, and
+/// whether a larger value is worse.
+fn judged(s: &Score, c: &Constraints) -> Vec<(&'static str, f64, f64, bool)> {
+    let mut out = Vec::new();
+    for (name, limit, worst, larger_worse) in [
+        ("drop rate", c.max_drop_rate, s.spread.drop_rate.1, true),
+        (
+            "success rate",
+            c.min_success_rate,
+            s.spread.success_rate.0,
+            false,
+        ),
+        (
+            "dead-letter rate",
+            c.max_dead_letter_rate,
+            s.spread.dead_letter_rate.1,
+            true,
+        ),
+        ("task age (s)", c.max_task_age_s, s.max_task_age_s, true),
+        (
+            "peak load (worst 1 s)",
+            c.max_peak_load,
+            s.peak_load_ratio,
+            true,
+        ),
+    ] {
+        if let Some(m) = limit {
+            out.push((name, worst, m, larger_worse));
+        }
+    }
+    out
+}
+
+/// The flag that sets the constraint `name` (as [`judged`] names it).
+fn flag_of(name: &str) -> &'static str {
+    match name {
+        "drop rate" => "--max-drop-rate",
+        "success rate" => "--min-success-rate",
+        "dead-letter rate" => "--max-dead-letter-rate",
+        "task age (s)" => "--max-task-age",
+        _ => "--max-peak-load",
+    }
+}
+
+/// One constraint as the recommendation met it: its worst value over
+/// every replication and assumption checked, and where.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Limit {
+    /// The figure (`peak load (worst 1 s)`, `dead-letter rate`…).
+    pub name: &'static str,
+    /// The flag that set it.
+    pub flag: &'static str,
+    /// The limit.
+    pub limit: f64,
+    /// The worst value seen.
+    pub worst: f64,
+    /// The assumption it was seen under (`throttling off, burst 100`),
+    /// and whether on the fresh replications.
+    pub assumption: String,
+    /// How much of the limit the worst value uses (1 = exactly at it; a
+    /// limit of 0 met exactly counts as 1).
+    pub used: f64,
+}
+
+/// Each constraint's worst value for `c` over its checks (and the fresh
+/// ones), the most used first: the first is the binding one.
+pub fn limits(c: &Candidate, fresh: Option<&Fresh>, constraints: &Constraints) -> Vec<Limit> {
+    let mut out: Vec<Limit> = Vec::new();
+    let searched = c.checks.iter().map(|k| (k, ""));
+    let again = fresh
+        .into_iter()
+        .flat_map(|f| f.checks.iter().map(|k| (k, ", fresh replications")));
+    for (check, when) in searched.chain(again) {
+        for (name, worst, limit, larger_worse) in judged(&check.score, constraints) {
+            let used = match (larger_worse, limit > 0.0, worst > 0.0) {
+                (true, true, _) => worst / limit,
+                (true, false, true) => f64::INFINITY,
+                (true, false, false) => 1.0,
+                (false, _, true) => limit / worst,
+                (false, _, false) => f64::INFINITY,
+            };
+            let at = format!("{}{when}", check.assumption);
+            match out.iter_mut().find(|l| l.name == name) {
+                Some(l) if used > l.used + 1e-12 => {
+                    l.worst = worst;
+                    l.used = used;
+                    l.assumption = at;
+                }
+                Some(_) => {}
+                None => out.push(Limit {
+                    name,
+                    flag: flag_of(name),
+                    limit,
+                    worst,
+                    assumption: at,
+                    used,
+                }),
+            }
+        }
+    }
+    out.sort_by(|a, b| b.used.total_cmp(&a.used));
+    out
+}
+
+/// The share-of-requests margin past which a recommendation worse than
+/// the starting point on success, dead letters or drops is said (0.5
+/// percentage points).
+pub const TRADE_MARGIN_SHARE: f64 = 0.005;
+/// The relative margin for peak load (10 %).
+pub const TRADE_MARGIN_PEAK: f64 = 0.10;
+
+/// Where `best` is worse than `baseline` (both under the reference
+/// assumption) by more than the margins, each with the constraint that
+/// would prevent it, or the one the user set that allowed it.
+pub fn trades(baseline: &Candidate, best: &Candidate, c: &Constraints) -> Vec<String> {
+    let (a, b) = (&baseline.score, &best.score);
+    let pct = |x: f64| format!("{:.2} %", 100.0 * x);
+    let mut out = Vec::new();
+    let mut say =
+        |what: &str, now: String, was: String, set: Option<f64>, flag: &str, value: f64| {
+            let fix = match set {
+                Some(limit) => format!("within your {flag} {}", trim(limit)),
+                None => format!("{flag} {} would prevent it", trim(value)),
+            };
+            out.push(format!("{what}: {now}, was {was} ({fix})"));
+        };
+    if b.success_rate < a.success_rate - TRADE_MARGIN_SHARE {
+        say(
+            "lower success",
+            pct(b.success_rate),
+            pct(a.success_rate),
+            c.min_success_rate,
+            "--min-success-rate",
+            (a.spread.success_rate.0 * 1000.0).floor() / 1000.0,
+        );
+    }
+    if b.dead_letter_rate > a.dead_letter_rate + TRADE_MARGIN_SHARE {
+        say(
+            "more dead letters",
+            pct(b.dead_letter_rate),
+            pct(a.dead_letter_rate),
+            c.max_dead_letter_rate,
+            "--max-dead-letter-rate",
+            (a.spread.dead_letter_rate.1 * 1000.0).ceil() / 1000.0,
+        );
+    }
+    if b.drop_rate > a.drop_rate + TRADE_MARGIN_SHARE {
+        say(
+            "more drops",
+            pct(b.drop_rate),
+            pct(a.drop_rate),
+            c.max_drop_rate,
+            "--max-drop-rate",
+            (a.spread.drop_rate.1 * 1000.0).ceil() / 1000.0,
+        );
+    }
+    if b.peak_load_ratio > a.peak_load_ratio * (1.0 + TRADE_MARGIN_PEAK) {
+        say(
+            "higher peak load (worst 1 s)",
+            format!("{:.2}×", b.peak_load_ratio),
+            format!("{:.2}×", a.peak_load_ratio),
+            c.max_peak_load,
+            "--max-peak-load",
+            (a.peak_load_ratio * 100.0).ceil() / 100.0,
+        );
+    }
+    out
+}
+
 impl Score {
     /// Whether every replication met the constraints.
-    fn feasible(&self, c: &Constraints) -> bool {
-        let within = |limit: Option<f64>, worst: f64| limit.is_none_or(|m| worst <= m + 1e-12);
-        within(c.max_drop_rate, self.spread.drop_rate.1)
-            && within(c.max_dead_letter_rate, self.spread.dead_letter_rate.1)
-            && within(c.max_task_age_s, self.max_task_age_s)
-            && within(c.max_peak_load, self.peak_load_ratio)
-            && !(c.must_recover && (self.metastable || self.undetermined))
+    pub fn feasible(&self, c: &Constraints) -> bool {
+        self.broken(c).is_none()
+    }
+
+    /// The first constraint some replication broke, in words.
+    fn broken(&self, c: &Constraints) -> Option<String> {
+        for (name, worst, limit, larger_worse) in judged(self, c) {
+            let over = if larger_worse {
+                worst > limit + 1e-12
+            } else {
+                worst < limit - 1e-12
+            };
+            if over {
+                return Some(format!(
+                    "{name} {} (limit {})",
+                    precise(worst),
+                    precise(limit)
+                ));
+            }
+        }
+        if c.must_recover && (self.metastable || self.undetermined) {
+            return Some(if self.metastable {
+                "stays metastable".into()
+            } else {
+                "recovery undetermined".into()
+            });
+        }
+        None
     }
 
     /// How far the worst replication is from the constraints: the sum of
     /// each limit's relative excess, plus 1 for a run that must recover and
     /// does not (0 when feasible).
     fn violation(&self, c: &Constraints) -> f64 {
-        let excess = |limit: Option<f64>, worst: f64| {
-            limit.map_or(0.0, |m| ((worst - m) / m.max(1e-3)).max(0.0))
-        };
-        excess(c.max_drop_rate, self.spread.drop_rate.1)
-            + excess(c.max_dead_letter_rate, self.spread.dead_letter_rate.1)
-            + excess(c.max_task_age_s, self.max_task_age_s)
-            + excess(c.max_peak_load, self.peak_load_ratio)
+        judged(self, c)
+            .into_iter()
+            .map(|(_, worst, limit, larger_worse)| {
+                let excess = if larger_worse {
+                    worst - limit
+                } else {
+                    limit - worst
+                };
+                (excess / limit.max(1e-3)).max(0.0)
+            })
+            .sum::<f64>()
             + if c.must_recover && (self.metastable || self.undetermined) {
                 1.0
             } else {
@@ -506,33 +822,190 @@ fn better(a: &Score, b: &Score, objective: Objective) -> bool {
     false
 }
 
+/// What the search shares between its steps: the scenario, the baseline
+/// queue, the assumptions, the constraints, the replications, and a count
+/// of the simulations run.
+struct Search<'a> {
+    scenario: &'a Scenario,
+    queue: Option<DispatcherSpec>,
+    assumptions: Vec<Assumption>,
+    constraints: Constraints,
+    replications: u32,
+    runs: usize,
+}
+
+impl Search<'_> {
+    /// Simulates `settings` under the reference assumption: candidates
+    /// with only that check.
+    fn reference(&mut self, settings: Vec<Setting>) -> Result<Vec<Candidate>, RunError> {
+        let refs: Vec<&Setting> = settings.iter().collect();
+        let runs = run_under(
+            self.scenario,
+            self.queue.as_ref(),
+            &refs,
+            &self.assumptions[0],
+            0..self.replications,
+        )?;
+        self.runs += settings.len() * self.replications as usize;
+        Ok(settings
+            .into_iter()
+            .zip(runs)
+            .map(|(s, r)| {
+                let (label, runs) = r.expect("the reference is never redundant");
+                let score = score(&runs);
+                let failed = score
+                    .broken(&self.constraints)
+                    .map(|why| format!("{why} with {label}"));
+                Candidate {
+                    spec: s.spec,
+                    dispatcher: s.dispatcher,
+                    robust: failed.is_none() && self.assumptions.len() == 1,
+                    checks: vec![Check {
+                        assumption: label,
+                        score: score.clone(),
+                    }],
+                    score,
+                    failed,
+                }
+            })
+            .collect())
+    }
+
+    /// Checks `candidates` (met the constraints under the reference) under
+    /// every other assumption in turn, each assumption for all of them at
+    /// once, dropping a candidate at its first broken constraint.
+    fn robustness(&mut self, candidates: &mut [&mut Candidate]) -> Result<(), RunError> {
+        let mut alive: Vec<usize> = (0..candidates.len())
+            .filter(|&i| candidates[i].failed.is_none())
+            .collect();
+        for assumption in self.assumptions.clone().iter().skip(1) {
+            if alive.is_empty() {
+                break;
+            }
+            let settings: Vec<Setting> = alive
+                .iter()
+                .map(|&i| Setting {
+                    spec: candidates[i].spec.clone(),
+                    dispatcher: candidates[i].dispatcher.clone(),
+                })
+                .collect();
+            let refs: Vec<&Setting> = settings.iter().collect();
+            let runs = run_under(
+                self.scenario,
+                self.queue.as_ref(),
+                &refs,
+                assumption,
+                0..self.replications,
+            )?;
+            let mut next = Vec::new();
+            for (&i, r) in alive.iter().zip(runs) {
+                let Some((label, runs)) = r else {
+                    next.push(i);
+                    continue;
+                };
+                self.runs += runs.len();
+                let score = score(&runs);
+                let broken = score.broken(&self.constraints);
+                let c = &mut candidates[i];
+                c.checks.push(Check {
+                    assumption: label.clone(),
+                    score,
+                });
+                match broken {
+                    Some(why) => c.failed = Some(format!("{why} with {label}")),
+                    None => next.push(i),
+                }
+            }
+            alive = next;
+        }
+        for i in alive {
+            candidates[i].robust = true;
+        }
+        Ok(())
+    }
+
+    /// Re-runs `c` on `n` replications the search did not use, under every
+    /// assumption.
+    fn fresh(&mut self, c: &Candidate, n: u32) -> Result<Fresh, RunError> {
+        let first = self.replications;
+        let setting = Setting {
+            spec: c.spec.clone(),
+            dispatcher: c.dispatcher.clone(),
+        };
+        let mut passed = vec![true; n as usize];
+        let mut checks = Vec::new();
+        let mut failed = None;
+        for assumption in self.assumptions.clone().iter() {
+            let runs = run_under(
+                self.scenario,
+                self.queue.as_ref(),
+                &[&setting],
+                assumption,
+                first..first + n,
+            )?;
+            let Some((label, runs)) = runs.into_iter().next().flatten() else {
+                continue;
+            };
+            self.runs += runs.len();
+            for (k, run) in runs.iter().enumerate() {
+                if let Some(why) = score(std::slice::from_ref(run)).broken(&self.constraints) {
+                    passed[k] = false;
+                    failed.get_or_insert_with(|| {
+                        format!("{why} with {label}, replication {}", first + k as u32)
+                    });
+                }
+            }
+            checks.push(Check {
+                assumption: label,
+                score: score(&runs),
+            });
+        }
+        Ok(Fresh {
+            first,
+            replications: n,
+            passed: passed.iter().filter(|&&p| p).count() as u32,
+            checks,
+            failed,
+        })
+    }
+}
+
 /// Runs the search from the scenario's policy `policy_index`.
 pub fn tune(
     scenario: &Scenario,
     policy_index: usize,
     objective: Objective,
     constraints: Constraints,
-    replications: u32,
-    max_rounds: usize,
+    budget: Budget,
 ) -> Result<Tuned, RunError> {
     let start = scenario.spec().policies[policy_index].clone();
+    let queue = scenario.spec().dispatcher.clone();
     let start = Setting {
         spec: start.with_preset_applied().unwrap_or(start),
-        dispatcher: scenario.spec().dispatcher.clone(),
+        dispatcher: queue.clone(),
     };
-    let baseline = Candidate {
-        score: evaluate_all(scenario, std::slice::from_ref(&start), replications)?.remove(0),
-        spec: start.spec.clone(),
-        dispatcher: start.dispatcher.clone(),
+    let mut search = Search {
+        scenario,
+        assumptions: assume::assumptions(queue.as_ref()),
+        queue,
+        constraints,
+        replications: budget.replications,
+        runs: 0,
     };
+    let mut baseline = search.reference(vec![start])?.remove(0);
+    // The baseline is checked under every assumption, for the record,
+    // whether it meets the constraints or not.
+    let failed = baseline.failed.take();
+    search.robustness(&mut [&mut baseline])?;
+    if failed.is_some() {
+        baseline.failed = failed;
+        baseline.robust = false;
+    }
     let mut evaluated = 1;
     let mut all = vec![baseline.clone()];
     let mut current = baseline.clone();
-    let mut best = baseline
-        .score
-        .feasible(&constraints)
-        .then(|| baseline.clone());
-    for _ in 0..max_rounds {
+    let mut best = baseline.robust.then(|| baseline.clone());
+    for _ in 0..max_rounds(budget) {
         let mut improved = false;
         for knob in knobs(&current.spec, current.dispatcher.is_some()) {
             let here = Setting {
@@ -540,25 +1013,28 @@ pub fn tune(
                 dispatcher: current.dispatcher.clone(),
             };
             // The current value itself is not simulated again.
-            let candidates: Vec<Setting> = setting_variants(&here, knob)
+            let settings: Vec<Setting> = setting_variants(&here, knob)
                 .into_iter()
+                .map(|s| settled(s, search.queue.as_ref()))
                 .filter(|c| !same(c, &here))
                 .collect();
-            evaluated += candidates.len();
-            let scores = evaluate_all(scenario, &candidates, replications)?;
-            let scored: Vec<Candidate> = candidates
-                .into_iter()
-                .zip(scores)
-                .map(|(s, score)| Candidate {
-                    spec: s.spec,
-                    dispatcher: s.dispatcher,
-                    score,
+            evaluated += settings.len();
+            let mut scored = search.reference(settings)?;
+            // Only a candidate that would become the best is worth the
+            // other assumptions.
+            let mut contenders: Vec<&mut Candidate> = scored
+                .iter_mut()
+                .filter(|c| {
+                    c.failed.is_none()
+                        && best
+                            .as_ref()
+                            .is_none_or(|b| better(&c.score, &b.score, objective))
                 })
                 .collect();
+            search.robustness(&mut contenders)?;
             all.extend(scored.iter().cloned());
             for c in scored {
-                let feasible = c.score.feasible(&constraints);
-                let beats_current = match (&best, feasible) {
+                let beats_current = match (&best, c.robust) {
                     (_, false) => false,
                     (None, true) => true,
                     (Some(b), true) => better(&c.score, &b.score, objective),
@@ -573,7 +1049,7 @@ pub fn tune(
                 {
                     // Nothing feasible yet: move towards the constraints,
                     // so two knobs that must both change (a rate and a
-                    // burst) can get there one after the other.
+                    // concurrency) can get there one after the other.
                     current = c;
                     improved = true;
                 }
@@ -583,12 +1059,60 @@ pub fn tune(
             break;
         }
     }
+    // The recommendation on replications the search never saw; the next
+    // best feasible candidates if it fails there.
+    let mut fresh = None;
+    let mut failed_fresh = Vec::new();
+    if let (Some(b), true) = (&best, budget.fresh > 0) {
+        let mut order: Vec<&Candidate> = all.iter().filter(|c| c.robust).collect();
+        order.sort_by(|x, y| {
+            if better(&x.score, &y.score, objective) {
+                std::cmp::Ordering::Less
+            } else if better(&y.score, &x.score, objective) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        });
+        let mut tries: Vec<Candidate> = vec![b.clone()];
+        for c in order {
+            if tries.len() >= FRESH_TRIES {
+                break;
+            }
+            let s = |c: &Candidate| Setting {
+                spec: c.spec.clone(),
+                dispatcher: c.dispatcher.clone(),
+            };
+            if !tries.iter().any(|t| same(&s(t), &s(c))) {
+                tries.push(c.clone());
+            }
+        }
+        best = None;
+        for c in tries {
+            let check = search.fresh(&c, budget.fresh)?;
+            if check.passed == check.replications {
+                best = Some(c);
+                fresh = Some(check);
+                break;
+            }
+            failed_fresh.push((c, check));
+        }
+    }
     Ok(Tuned {
         baseline,
         best,
+        fresh,
+        failed_fresh,
         evaluated,
+        runs: search.runs,
         candidates: all,
+        assumptions: search.assumptions.len(),
     })
+}
+
+/// The rounds of coordinate descent (at least one).
+fn max_rounds(b: Budget) -> usize {
+    b.max_rounds.max(1)
 }
 
 /// `gcloud tasks queues update` flags for a Cloud Tasks policy.
@@ -626,7 +1150,8 @@ pub fn gcloud_flags(p: &Policy) -> Option<String> {
 /// included, in the order of the gcloud reference. `None` when `to` is not
 /// a Cloud Tasks schedule (another backoff, or jitter, which a queue does
 /// not have). The second value lists what gcloud cannot set:
-/// `max_burst_size` is output-only (Cloud Tasks derives it from the rate).
+/// `max_burst_size` is output-only (Cloud Tasks derives it from the rate),
+/// said when the rate changes. `max_burst_size` itself is never a flag.
 pub fn gcloud_update(
     from: (&Policy, Option<&DispatcherSpec>),
     to: (&Policy, Option<&DispatcherSpec>),
@@ -656,15 +1181,23 @@ pub fn gcloud_update(
                 b.max_concurrent_dispatches
             ));
         }
-        if a.max_burst_size != b.max_burst_size {
+        if a.max_dispatches_per_second != b.max_dispatches_per_second {
+            let (low, high) = api::burst_range(b.max_dispatches_per_second);
             notes.push(format!(
-                "max_burst_size {} (was {}) cannot be set with gcloud: it is output-only, \
-                 Cloud Tasks derives it from --max-dispatches-per-second",
-                b.max_burst_size, a.max_burst_size
+                "max_burst_size is Cloud Tasks' to set (output only): it derives it from \
+                 --max-dispatches-per-second by an unpublished rule; this setting was checked \
+                 with bursts of {low} to {high}"
             ));
         }
     }
     Some((flags.join(" "), notes))
+}
+
+/// A figure to 6 decimals, trailing zeros trimmed: a dead-letter share of
+/// 0.00004 does not read as 0.
+fn precise(x: f64) -> String {
+    let s = format!("{x:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn trim(x: f64) -> String {
@@ -690,7 +1223,10 @@ pub fn changes(base: &Candidate, c: &Candidate) -> Vec<String> {
             ));
         }
         if a.max_burst_size != b.max_burst_size {
-            out.push(format!("max_burst_size={}", b.max_burst_size));
+            out.push(format!(
+                "max_burst_size={} (Cloud Tasks')",
+                b.max_burst_size
+            ));
         }
     }
     let (Ok(a), Ok(b)) = (policy::resolve(&base.spec), policy::resolve(&c.spec)) else {
@@ -760,9 +1296,17 @@ fn as_written<T: serde::Serialize>(setting: &Option<T>) -> String {
 }
 
 /// Every evaluated candidate as CSV rows (header first): what it changes
-/// from the baseline, whether it met the constraints in every replication,
-/// and its figures as mean, smallest and largest over the replications.
-pub fn candidates_table(t: &Tuned, c: &Constraints) -> Vec<Vec<String>> {
+/// from the baseline, whether it met the constraints under every
+/// assumption (`true`, `false`, or `unchecked` when it met them under the
+/// reference assumption but would not have become the best, so the others
+/// were not simulated), its figures under the reference assumption as mean,
+/// smallest and largest over the replications, and what each constraint
+/// was judged on: the `judged_*` columns are the worst value over every
+/// replication of every assumption checked (`assumptions_checked` of
+/// them; the checks stop at the first broken constraint, named in
+/// `failed`). The peak load there is the worst 1 s window; the bin
+/// average is `peak_load_bin_max`.
+pub fn candidates_table(t: &Tuned) -> Vec<Vec<String>> {
     let mut rows = vec![[
         "candidate",
         "changes",
@@ -780,11 +1324,19 @@ pub fn candidates_table(t: &Tuned, c: &Constraints) -> Vec<Vec<String>> {
         "drain_s_max",
         "max_task_age_s_min",
         "max_task_age_s_max",
-        "peak_load_ratio_min",
-        "peak_load_ratio_max",
+        "peak_load_1s_min",
+        "peak_load_1s_max",
+        "peak_load_bin_max",
         "recovery_after_fault_s",
         "metastable",
         "unfinished_rate",
+        "assumptions_checked",
+        "judged_success_rate_min",
+        "judged_drop_rate_max",
+        "judged_dead_letter_rate_max",
+        "judged_task_age_s_max",
+        "judged_peak_load_1s_max",
+        "failed",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -802,10 +1354,25 @@ pub fn candidates_table(t: &Tuned, c: &Constraints) -> Vec<Vec<String>> {
     for (i, cand) in t.candidates.iter().enumerate() {
         let s = &cand.score;
         let p = &s.spread;
+        let worst = |g: &dyn Fn(&Score) -> f64, larger: bool| {
+            cand.checks
+                .iter()
+                .map(|k| g(&k.score))
+                .reduce(|a, b| if larger { a.max(b) } else { a.min(b) })
+                .map(f)
+                .unwrap_or_default()
+        };
+        // Met the constraints as the scenario says but not worth the other
+        // assumptions (it would not have become the best): unchecked.
+        let feasible = match (cand.robust, &cand.failed) {
+            (true, _) => "true",
+            (false, Some(_)) => "false",
+            (false, None) => "unchecked",
+        };
         rows.push(vec![
             i.to_string(),
             changes(&t.baseline, cand).join(" "),
-            s.feasible(c).to_string(),
+            feasible.to_string(),
             f(s.success_rate),
             f(s.amplification),
             f(s.drop_rate),
@@ -821,9 +1388,17 @@ pub fn candidates_table(t: &Tuned, c: &Constraints) -> Vec<Vec<String>> {
             f(p.max_task_age_s.1),
             f(p.peak_load_ratio.0),
             f(p.peak_load_ratio.1),
+            f(s.peak_load_bin_ratio),
             o(s.recovery_after_fault_s),
             s.metastable.to_string(),
             f(s.unfinished_rate),
+            format!("{}/{}", cand.checks.len(), t.assumptions),
+            worst(&|s| s.spread.success_rate.0, false),
+            worst(&|s| s.spread.drop_rate.1, true),
+            worst(&|s| s.spread.dead_letter_rate.1, true),
+            worst(&|s| s.max_task_age_s, true),
+            worst(&|s| s.peak_load_ratio, true),
+            cand.failed.clone().unwrap_or_default(),
         ]);
     }
     rows
@@ -850,7 +1425,7 @@ pub fn describe_spread(s: &Score, queue: bool) -> String {
         });
         parts.push(format!("oldest task {}", secs(p.max_task_age_s)));
         parts.push(format!(
-            "peak load {:.2}–{:.2}×",
+            "peak load (worst 1 s) {:.2}–{:.2}×",
             p.peak_load_ratio.0, p.peak_load_ratio.1
         ));
     }
@@ -869,10 +1444,12 @@ pub fn describe_queue(s: &Score) -> String {
         None => "does not drain in every run".into(),
     };
     format!(
-        "dead-lettered {:.2} %, {drain}, oldest task {}, peak load {:.2}× capacity",
+        "dead-lettered {:.2} %, {drain}, oldest task {}, peak load {:.2}× capacity \
+         in the worst second ({:.2}× in the busiest bin)",
         100.0 * s.dead_letter_rate,
         whole_secs(s.max_task_age_s),
-        s.peak_load_ratio
+        s.peak_load_ratio,
+        s.peak_load_bin_ratio
     )
 }
 
@@ -1006,6 +1583,9 @@ mod tests {
             },
             dispatcher: None,
             score: Score::default(),
+            checks: Vec::new(),
+            robust: false,
+            failed: None,
         };
         let base = candidate(
             BackoffSpec::Constant {
@@ -1083,8 +1663,13 @@ mod tests {
             flags,
             "--max-attempts=20 --clear-max-retry-duration --max-dispatches-per-second=30"
         );
+        assert!(!flags.contains("burst"), "{flags}");
         assert_eq!(notes.len(), 1);
-        assert!(notes[0].contains("max_burst_size 10"), "{}", notes[0]);
+        assert!(
+            notes[0].contains("checked with bursts of 6 to 100"),
+            "{}",
+            notes[0]
+        );
         let (flags, notes) = gcloud_update(
             (&from, Some(&q(500.0, 100, 1000))),
             (&from, Some(&q(500.0, 100, 50))),
