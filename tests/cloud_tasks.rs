@@ -248,8 +248,8 @@ fn a_task_whose_own_retry_comes_before_its_run_task_call_is_passed_over() {
                       "backoff": {"constant": {"delay": "20s"}}}]}"#);
     let per_s = forced_per_second(&r);
     // One forced attempt a second from 5 s on, until the own retries.
-    for t in 5..20 {
-        assert_eq!(per_s[t], 1.0, "forced at {t} s");
+    for (t, &n) in per_s.iter().enumerate().take(20).skip(5) {
+        assert_eq!(n, 1.0, "forced at {t} s");
     }
     // At 20 s the 85 tasks not forced retry on their own (the burst's
     // first attempts went out within the first second).
