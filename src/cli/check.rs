@@ -55,6 +55,9 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, Error> {
             s.spec().faults.len(),
             if s.spec().faults.len() == 1 { "" } else { "s" }
         ))?;
+        for line in s.queue_settings() {
+            out.line(format_args!("{origin}: {line}"))?;
+        }
         for w in s.warnings() {
             common::note(format_args!("{origin}: warning: {w}"));
         }

@@ -109,16 +109,17 @@ pub enum Col {
     /// `failed_non_retryable`: counted requests failed with a status not in
     /// `retry_on`; part of `failed`.
     FailedNonRetryable,
-    /// `duplicates`: counted requests the backend served successfully more than
-    /// once.
+    /// `duplicates`: duplicate executions: successful completions by the
+    /// backend beyond each counted request's first.
     Duplicates,
     /// `max_task_age_s`: the longest a counted request stayed open, seconds.
     MaxTaskAgeS,
     /// `dead_lettered`: the same number as `max_attempts_reached`, under the
     /// queue's name.
     DeadLettered,
-    /// `drain_s`: how long the backlog took to get back to its pre-incident
-    /// level after `fault_end_s`, seconds; empty when it never did.
+    /// `drain_s`: how long the backlog took to get back to its healthy
+    /// level (before the incident, or the recovered run's) after
+    /// `fault_end_s`, seconds; empty when it never did.
     DrainS,
     /// `client_wait_ms`: time the counted requests waited for rate-limiter
     /// tokens ÷ `requests`, ms; only with a `rate_limiter`.

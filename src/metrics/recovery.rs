@@ -38,16 +38,14 @@ pub fn recovered_at(
 
 /// How long the backlog took to drain after the incident: seconds from
 /// `fault_end_s` to the end of the first bin, ending at or after it, whose
-/// `backlog` (read at the bin's end) is back at its level before the
-/// incident (no higher than the highest backlog read at the end of any
-/// bin that ended by `fault_start_s`; 0 when no bin did) and not above it
-/// again before the run recovered (`recovered_at_s`; for a run that did
-/// not, before its end). A fault that empties the queue shows a low
-/// backlog at its end; the surge of retries after it has to pass before
-/// the backlog counts as drained, while its ups and downs once the run
-/// has recovered do not count. `None` when the backlog was not back at
-/// that level by the run's end. Bins are `bin_s` wide, the last one cut
-/// at `run_end_s`.
+/// `backlog` (read at the bin's end) is back at its healthy level (see
+/// [`healthy_backlog`]) and not above it again before the run recovered
+/// (`recovered_at_s`; for a run that did not, before its end). A fault
+/// that empties the queue shows a low backlog at its end; the surge of
+/// retries after it has to pass before the backlog counts as drained,
+/// while its ups and downs once the run has recovered do not count.
+/// `None` when the backlog was not back at that level by the run's end.
+/// Bins are `bin_s` wide, the last one cut at `run_end_s`.
 pub fn drained_after(
     bins: &[BinRow],
     bin_s: f64,
@@ -56,11 +54,7 @@ pub fn drained_after(
     recovered_at_s: Option<f64>,
 ) -> Option<f64> {
     let end = |b: &BinRow| (b.t_s + bin_s).min(run_end_s);
-    let before = bins
-        .iter()
-        .filter(|b| end(b) <= fault_start_s + 1e-9)
-        .map(|b| b.backlog)
-        .fold(0.0, f64::max);
+    let before = healthy_backlog(bins, bin_s, fault_start_s, run_end_s, recovered_at_s);
     let after_fault = |b: &BinRow| end(b) + 1e-9 >= fault_end_s;
     let back = |b: &BinRow| b.backlog <= before + 1e-9;
     // The last bin above the level, after the fault and before the run
@@ -74,6 +68,45 @@ pub fn drained_after(
         .iter()
         .find(|b| after_fault(b) && back(b))
         .map(|b| (end(b) - fault_end_s).max(0.0))
+}
+
+/// The backlog a healthy run keeps, which a drained one is back at: the
+/// highest backlog read at the end of any bin that ended by
+/// `fault_start_s`; when no bin did (a fault from the run's first bin on),
+/// the median backlog read at the ends of the bins from the recovery
+/// (`recovered_at_s`) on, the level the recovered run keeps (0 for a run
+/// that did not recover). Tasks in service or in line at a bin's end are
+/// part of any backlog, so a healthy level is seldom 0: 1 s of service
+/// at 1 task a second keeps one open at every bin's end.
+pub fn healthy_backlog(
+    bins: &[BinRow],
+    bin_s: f64,
+    fault_start_s: f64,
+    run_end_s: f64,
+    recovered_at_s: Option<f64>,
+) -> f64 {
+    let end = |b: &BinRow| (b.t_s + bin_s).min(run_end_s);
+    let mut before = bins
+        .iter()
+        .filter(|b| end(b) <= fault_start_s + 1e-9)
+        .map(|b| b.backlog)
+        .peekable();
+    if before.peek().is_some() {
+        return before.fold(0.0, f64::max);
+    }
+    let Some(recovered) = recovered_at_s else {
+        return 0.0;
+    };
+    let mut after: Vec<f64> = bins
+        .iter()
+        .filter(|b| b.t_s + 1e-9 >= recovered)
+        .map(|b| b.backlog)
+        .collect();
+    if after.is_empty() {
+        return 0.0;
+    }
+    after.sort_by(f64::total_cmp);
+    after[(after.len() - 1) / 2]
 }
 
 /// How a run with an incident ending at `fault_end_s` came out of it,
@@ -163,6 +196,21 @@ mod tests {
         c[1].backlog = 0.0;
         c[2].backlog = 0.0;
         assert_eq!(drained_after(&c, 10.0, (30.0, 50.0), 100.0, None), None);
+    }
+
+    #[test]
+    fn without_a_bin_before_the_fault_the_level_is_the_recovered_runs() {
+        // A fault from 0 s: no bin ended before it. One task in service at
+        // every bin's end once healthy: drained at 1, at the end of the
+        // bin ending 20 s after the fault.
+        let b = backlog_bins(&[30.0, 60.0, 20.0, 1.0, 1.0, 2.0, 1.0, 1.0]);
+        assert_eq!(healthy_backlog(&b, 10.0, 0.0, 80.0, Some(30.0)), 1.0);
+        assert_eq!(
+            drained_after(&b, 10.0, (0.0, 20.0), 80.0, Some(30.0)),
+            Some(20.0)
+        );
+        // Not recovered: the level is 0, never reached.
+        assert_eq!(drained_after(&b, 10.0, (0.0, 20.0), 80.0, None), None);
     }
 
     #[test]

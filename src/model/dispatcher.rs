@@ -24,6 +24,14 @@
 //! long when `honor_retry_after` is on. The effective rate never exceeds
 //! the configured one and the bucket never holds more than
 //! `max_burst_size`, so the configured limits hold either way.
+//!
+//! An operator's RunTask (`force_run`) dispatches a task past both limits,
+//! but the calls themselves are limited: Cloud Tasks allows a project
+//! `per_minute` RunTask calls a minute (60 by default). The dispatcher
+//! keeps the calls still to make ([`RunTasks`]): the tasks an action
+//! chose, in order of their next attempt, one call every `60 s /
+//! per_minute`; a task that is no longer waiting when its turn comes (its
+//! own retry went first, or it ended) is passed over without a call.
 
 use super::requests::{Job, Request, Requests};
 use crate::scenario::spec::{DispatcherSpec, ThrottlingSpec};
@@ -49,6 +57,69 @@ pub struct Dispatcher {
     tick_pending: bool,
     /// The system-throttling approximation, when switched on.
     throttle: Option<Throttle>,
+    /// The operator's RunTask calls still to make.
+    pub run_tasks: RunTasks,
+}
+
+/// The RunTask calls an operator's `force_run` actions still have to
+/// make, paced at the quota: one call, then a pause of the call's gap
+/// before the next.
+#[derive(Clone, Debug, Default)]
+pub struct RunTasks {
+    /// (slot, generation, pause after the call) of the tasks to force, in
+    /// the order their calls go.
+    pending: VecDeque<(u32, u32, Nanos)>,
+    /// No call before this instant (the last call plus its gap).
+    next_call: Nanos,
+    /// Whether a wake-up for the next call is scheduled.
+    scheduled: bool,
+}
+
+impl RunTasks {
+    /// An action at `now` asks for calls on `tasks` (slot, generation), in
+    /// this order, `gap` apart. Returns when to wake up for the next call,
+    /// if no wake-up is scheduled yet.
+    pub fn plan(
+        &mut self,
+        now: Nanos,
+        tasks: impl IntoIterator<Item = (u32, u32)>,
+        gap: Nanos,
+    ) -> Option<Nanos> {
+        self.pending
+            .extend(tasks.into_iter().map(|(slot, gen)| (slot, gen, gap)));
+        if self.scheduled || self.pending.is_empty() {
+            return None;
+        }
+        self.scheduled = true;
+        Some(self.next_call.max(now))
+    }
+
+    /// The wake-up for a call came at `now`: the next task to force among
+    /// those `waiting(slot, gen)` says still wait (the others are passed
+    /// over without a call), and when to wake up for the call after it.
+    pub fn call(
+        &mut self,
+        now: Nanos,
+        mut waiting: impl FnMut(u32, u32) -> bool,
+    ) -> (Option<u32>, Option<Nanos>) {
+        self.scheduled = false;
+        while let Some((slot, gen, gap)) = self.pending.pop_front() {
+            if waiting(slot, gen) {
+                self.next_call = now.saturating_add(gap);
+                let wake = (!self.pending.is_empty()).then(|| {
+                    self.scheduled = true;
+                    self.next_call
+                });
+                return (Some(slot), wake);
+            }
+        }
+        (None, None)
+    }
+
+    /// Calls still to make (tasks passed over included).
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
 }
 
 /// State of the system-throttling approximation (see the module's text).
@@ -135,6 +206,7 @@ impl Dispatcher {
             due: VecDeque::new(),
             tick_pending: false,
             throttle,
+            run_tasks: RunTasks::default(),
         }
     }
 
@@ -271,8 +343,9 @@ impl Dispatcher {
         self.tick_pending = false;
     }
 
-    /// Cloud Tasks' RunTask: `r` is dispatched now whatever the limits; it
-    /// holds a concurrent slot like any dispatch.
+    /// Cloud Tasks' RunTask: `r` is dispatched now whatever the rate and
+    /// concurrency limits (the calls are paced by [`RunTasks`]); it holds
+    /// a concurrent slot like any dispatch.
     pub fn force(&mut self, r: &mut Request) {
         if let Some(t) = self.throttle.as_mut() {
             t.dispatches += 1;
@@ -371,6 +444,23 @@ mod tests {
         assert_eq!(d.next(0, &mut reqs), Pump::Idle);
         d.on_tick();
         assert_eq!(d.next(100_000_000, &mut reqs), Pump::Send(3));
+    }
+
+    #[test]
+    fn run_task_calls_go_one_gap_apart_and_pass_over_tasks_no_longer_waiting() {
+        let mut rt = RunTasks::default();
+        let s = NS_PER_SEC;
+        assert_eq!(rt.plan(5 * s, [(0, 0), (1, 0), (2, 0)], s), Some(5 * s));
+        // A second action while calls are under way only queues its own.
+        assert_eq!(rt.plan(5 * s, [(3, 0)], 2 * s), None);
+        assert_eq!(rt.call(5 * s, |_, _| true), (Some(0), Some(6 * s)));
+        // Task 1 went on its own: passed over, task 2 gets the call.
+        assert_eq!(rt.call(6 * s, |slot, _| slot != 1), (Some(2), Some(7 * s)));
+        assert_eq!(rt.call(7 * s, |_, _| true), (Some(3), None));
+        assert_eq!(rt.pending(), 0);
+        // The next action's first call waits out the last call's gap.
+        assert_eq!(rt.plan(8 * s, [(4, 0)], s), Some(9 * s));
+        assert_eq!(rt.call(9 * s, |_, _| false), (None, None));
     }
 
     #[test]

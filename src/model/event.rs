@@ -45,6 +45,8 @@ pub enum Ev {
     Edge,
     /// The dispatcher's bucket has a token again.
     DispatchTick,
+    /// The operator's next RunTask call (a `force_run` paced at its quota).
+    RunTask,
     /// Contention backend: the conditional write of an open transaction
     /// reaches the record.
     Write {

@@ -31,8 +31,9 @@ pub struct Change {
     /// An outage with `flush` starts now: the backend crashes with this
     /// status.
     pub flush: Option<Status>,
-    /// The `force_run` actions taken now, in file order.
-    pub force_run: Vec<ForceRun>,
+    /// The `force_run` actions taken now, in file order, each with the
+    /// RunTask calls a minute it may make.
+    pub force_run: Vec<(ForceRun, f64)>,
 }
 
 impl Timeline {
@@ -91,11 +92,15 @@ impl Timeline {
                     at,
                     tasks,
                     fraction,
-                } if at.ns() == now => Some(match (tasks, fraction) {
-                    (Some(list), _) => ForceRun::Tasks(list.clone()),
-                    (None, Some(f)) => ForceRun::Oldest(*f),
-                    (None, None) => ForceRun::All,
-                }),
+                    ..
+                } if at.ns() == now => Some((
+                    match (tasks, fraction) {
+                        (Some(list), _) => ForceRun::Tasks(list.clone()),
+                        (None, Some(f)) => ForceRun::Oldest(*f),
+                        (None, None) => ForceRun::All,
+                    },
+                    a.run_task_per_minute()?,
+                )),
                 _ => None,
             })
             .collect();

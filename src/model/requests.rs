@@ -18,7 +18,8 @@
 //! has settled it ([`Requests::settle`]: served, failed, rejected, lost).
 //! A slot whose request has ended is not reused while attempts of that
 //! request are still outstanding, so a late completion of an abandoned
-//! attempt is still attributed to its request (the duplicate count).
+//! attempt is still attributed to its request (the count of duplicate
+//! executions).
 //!
 //! Requests are numbered in creation order from 0 (kept beside the slots,
 //! see [`Requests::waiting_in_creation_order`]): that is how an operator's
@@ -143,7 +144,8 @@ pub struct Request {
     /// The request's next (or current) attempt is an operator's RunTask:
     /// if it fails, its retry is scheduled from the moment it was sent.
     pub forced: bool,
-    /// Successful completions of its attempts by the backend (up to 2).
+    /// Whether the backend has completed one of its attempts successfully
+    /// (0 or 1): every completion after that is a duplicate execution.
     completions: u8,
     /// Attempts sent and not yet settled by the backend.
     outstanding: u32,
@@ -260,12 +262,16 @@ struct Aside {
     id: u64,
     /// When it started waiting for a rate-limiter token.
     since: Nanos,
+    /// When its retry is due (set only in runs with a dispatcher, which
+    /// force tasks in this order: see [`Requests::next_attempt_at`]).
+    due: Nanos,
 }
 
 /// What settling an attempt found (see [`Requests::settle`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settled {
-    /// This completion is the request's second: it is now a duplicate.
+    /// The backend had already completed the request once: this completion
+    /// is a duplicate execution.
     pub duplicate: bool,
     /// The request counts in the summary.
     pub counted: bool,
@@ -369,9 +375,11 @@ impl Requests {
         debug_assert!(r.outstanding > 0, "an attempt settled twice");
         r.outstanding -= 1;
         let mut duplicate = false;
-        if completed && r.completions < 2 {
-            r.completions += 1;
-            duplicate = r.completions == 2;
+        if completed {
+            // Each execution after the first is one more duplicate: a task
+            // run three times counts two.
+            duplicate = r.completions > 0;
+            r.completions = 1;
         }
         let counted = r.counted;
         if ended && r.outstanding == 0 {
@@ -568,6 +576,25 @@ impl Requests {
                 true
             }
             _ => false,
+        }
+    }
+
+    /// The retry of the request in `slot`, waiting out its backoff, is due
+    /// at `at` (noted only where the order of next attempts is needed: a
+    /// dispatcher's RunTask).
+    pub fn note_due(&mut self, slot: u32, at: Nanos) {
+        self.aside[slot as usize].due = at;
+    }
+
+    /// When the waiting request in `slot` makes its next attempt by its own
+    /// schedule: its retry's due time ([`Requests::note_due`]), or its
+    /// arrival before its first attempt.
+    pub fn next_attempt_at(&self, slot: u32) -> Nanos {
+        let r = &self.slots[slot as usize];
+        if r.attempts == 0 {
+            r.start
+        } else {
+            self.aside[slot as usize].due
         }
     }
 
@@ -796,6 +823,25 @@ mod tests {
         assert!(late.duplicate && late.counted);
         let c = t.open(2, 30, true, false);
         assert_eq!(c, a, "free again once nothing of the old request is out");
+    }
+
+    #[test]
+    fn every_execution_after_the_first_is_a_duplicate() {
+        // Three attempts out (each abandoned at its deadline), all three
+        // completed by the handler: two duplicate executions, not one
+        // duplicated task.
+        let mut t = Requests::default();
+        let a = t.open(0, 0, true, false);
+        let mut jobs = vec![];
+        for k in 0..3u64 {
+            jobs.push(t.begin_attempt(a, 10 * k));
+            if k < 2 {
+                t.wait_backoff(a, 10 * k + 5, 1);
+                assert!(t.backoff_over(*jobs.last().unwrap()));
+            }
+        }
+        let dup: Vec<bool> = jobs.iter().map(|&j| t.settle(j, true).duplicate).collect();
+        assert_eq!(dup, vec![false, true, true]);
     }
 
     #[test]

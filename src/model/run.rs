@@ -399,6 +399,7 @@ impl<'a> Sim<'a> {
                 }
                 self.pump = true;
             }
+            Ev::RunTask => self.run_task(now),
             Ev::Hedge { slot, gen } => {
                 if self.reqs.hedge_due(slot, gen, now) {
                     self.hedge(now, slot);
@@ -621,21 +622,61 @@ impl<'a> Sim<'a> {
         self.pump = false;
     }
 
-    /// Cloud Tasks' RunTask for the waiting tasks `which` selects, in
-    /// creation order: dispatched at once, ignoring rate and concurrency
-    /// limits.
+    /// An operator's `force_run`: one RunTask call for each waiting task
+    /// `which` selects, in order of their next attempt (ties in creation
+    /// order), paced at `per_minute` calls a minute; the first call goes
+    /// now unless earlier calls still hold the quota.
     #[inline(never)]
-    fn force_run(&mut self, now: Nanos, which: &ForceRun) {
-        if self.dispatcher.is_none() {
+    fn force_run(&mut self, now: Nanos, which: &ForceRun, per_minute: f64) {
+        let Some(d) = self.dispatcher.as_mut() else {
             return;
-        }
-        for slot in which.select(&self.reqs.waiting_in_creation_order()) {
-            if self.reqs.hurry(slot) {
-                if let Some(d) = self.dispatcher.as_mut() {
-                    d.force(&mut self.reqs[slot as usize]);
-                }
-                self.send_attempt(now, slot);
+        };
+        let waiting = self.reqs.waiting_in_creation_order();
+        let mut chosen: Vec<(Nanos, u32)> = which
+            .select(&waiting)
+            .into_iter()
+            .map(|slot| (self.reqs.next_attempt_at(slot), slot))
+            .collect();
+        // Stable: equal times keep creation order.
+        chosen.sort_by_key(|&(at, _)| at);
+        let reqs = &self.reqs;
+        let tasks = chosen
+            .into_iter()
+            .map(|(_, slot)| (slot, reqs[slot as usize].gen));
+        let gap = crate::scenario::cloud_tasks::run_task_gap(per_minute);
+        if let Some(at) = d.run_tasks.plan(now, tasks, gap) {
+            if at == now {
+                self.run_task(now);
+            } else if at < self.run_end {
+                self.q.schedule_at(at, Ev::RunTask);
             }
+        }
+    }
+
+    /// The operator's next RunTask call: the next chosen task still
+    /// waiting is dispatched now, ignoring the queue's rate and
+    /// concurrency limits.
+    fn run_task(&mut self, now: Nanos) {
+        let Some(d) = self.dispatcher.as_mut() else {
+            return;
+        };
+        let reqs = &self.reqs;
+        let waiting = |slot: u32, gen: u32| {
+            reqs.is_open(slot, gen)
+                && matches!(reqs[slot as usize].phase, Phase::Backoff | Phase::Due)
+        };
+        let (slot, wake) = d.run_tasks.call(now, waiting);
+        if let Some(at) = wake.filter(|&at| at < self.run_end) {
+            self.q.schedule_at(at, Ev::RunTask);
+        }
+        let Some(slot) = slot else {
+            return;
+        };
+        if self.reqs.hurry(slot) {
+            if let Some(d) = self.dispatcher.as_mut() {
+                d.force(&mut self.reqs[slot as usize]);
+            }
+            self.send_attempt(now, slot);
         }
     }
 
@@ -736,6 +777,9 @@ impl<'a> Sim<'a> {
         match self.clients.on_failure(now, r, status, timeout, pushback) {
             Decision::Retry(delay) => {
                 let (key, delay) = self.reqs.wait_backoff(job.slot, now, delay);
+                if self.dispatcher.is_some() {
+                    self.reqs.note_due(job.slot, now.saturating_add(delay));
+                }
                 self.q.schedule_after(delay, Ev::Send(key));
             }
             Decision::GiveUp(why) => self.finish(now, job.slot, Some(why)),
@@ -856,8 +900,8 @@ impl<'a> Sim<'a> {
         self.clients
             .set_retries_disabled(change.actions.retries_disabled);
         self.backend.set_shed(change.actions.shed);
-        for which in &change.force_run {
-            self.force_run(now, which);
+        for (which, per_minute) in &change.force_run {
+            self.force_run(now, which, *per_minute);
         }
         self.backend
             .set_faults(change.fault, &self.reqs, &mut self.meter);

@@ -284,6 +284,9 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
             ),
         );
     }
+    for (path, msg) in super::cloud_tasks::warnings(spec, policies) {
+        warn(&path, msg);
+    }
     if b.retry_after.is_some() && !policies.iter().any(|p| p.honor_retry_after) {
         warn(
             "backend.retry_after",

@@ -6,6 +6,7 @@
 //! `<file>:<line>:<col>: <field path>: <what is wrong>`, with the parts that
 //! are unknown left out; validation reports all problems, one per line.
 
+pub mod cloud_tasks;
 mod lint;
 pub(crate) mod load;
 pub(crate) mod locate;
@@ -36,6 +37,10 @@ pub struct Scenario {
     policies: Vec<Policy>,
     /// For each policy, the policy of each downstream tier under it.
     tier_policies: Vec<Vec<Policy>>,
+    /// For each policy, the fields that took the Cloud Tasks API's
+    /// default because the scenario has a queue and the policy left them
+    /// out (see [`cloud_tasks::with_queue_defaults`]); empty without one.
+    queue_defaulted: Vec<Vec<&'static str>>,
 }
 
 /// The policies of the downstream tiers of `spec` when `compared` is the
@@ -52,8 +57,23 @@ fn resolve_tiers(spec: &ScenarioSpec, compared: &PolicySpec) -> Result<Vec<Polic
 }
 
 impl Scenario {
-    /// Resolves the policies of an already-validated spec.
+    /// Resolves the policies of an already-validated spec. With a
+    /// dispatcher, every policy is a Cloud Tasks queue's: what it leaves
+    /// out takes the API's defaults, written into the spec so that every
+    /// command (`tune` included) sees the settings the queue runs with.
     pub fn from_spec(mut spec: ScenarioSpec) -> Result<Scenario, ResolveError> {
+        let queue_defaulted = if spec.dispatcher.is_some() {
+            spec.policies
+                .iter_mut()
+                .map(|p| {
+                    let (filled, defaulted) = cloud_tasks::with_queue_defaults(p);
+                    *p = filled;
+                    defaulted
+                })
+                .collect()
+        } else {
+            vec![vec![]; spec.policies.len()]
+        };
         let policies = spec
             .policies
             .iter()
@@ -69,6 +89,7 @@ impl Scenario {
             spec,
             policies,
             tier_policies,
+            queue_defaulted,
         })
     }
 
@@ -98,6 +119,12 @@ impl Scenario {
     /// (printed by `check` and before a run).
     pub fn warnings(&self) -> Vec<crate::check::Problem> {
         lint::warnings(&self.spec, &self.policies)
+    }
+
+    /// With a Cloud Tasks queue, the settings it runs with, one line each
+    /// (printed by `check`); empty without one.
+    pub fn queue_settings(&self) -> Vec<String> {
+        cloud_tasks::effective_settings(&self.spec, &self.policies, &self.queue_defaulted)
     }
 
     /// Why simulated time may stop advancing under policy `i`, if it can
@@ -149,27 +176,44 @@ impl Scenario {
         let mut flags = kept.iter();
         self.tier_policies
             .retain(|_| *flags.next().unwrap_or(&false));
+        let mut flags = kept.iter();
+        self.queue_defaulted
+            .retain(|_| *flags.next().unwrap_or(&false));
         self.policies.retain(|p| keep(&p.name));
         self.spec.policies.retain(|p| keep(&p.name));
         Ok(())
     }
 
     /// The same scenario with `dispatcher` as its Cloud Tasks queue (a
-    /// tuning candidate's rate limits).
+    /// tuning candidate's rate limits). A scenario that had no queue has
+    /// its policies become the queue's, with the API's defaults.
     pub fn with_dispatcher(&self, dispatcher: spec::DispatcherSpec) -> Scenario {
         let mut out = self.clone();
+        let had = out.spec.dispatcher.is_some();
         out.spec.dispatcher = Some(dispatcher);
+        if !had {
+            if let Ok(s) = Scenario::from_spec(out.spec.clone()) {
+                return s;
+            }
+        }
         out
     }
 
-    /// The same scenario with `spec` as its only policy.
+    /// The same scenario with `spec` as its only policy (with the API's
+    /// defaults for what it leaves out, when the scenario has a queue).
     pub fn with_only_policy(&self, spec: PolicySpec) -> Result<Scenario, ResolveError> {
+        let (spec, defaulted) = if self.spec.dispatcher.is_some() {
+            cloud_tasks::with_queue_defaults(&spec)
+        } else {
+            (spec, vec![])
+        };
         let policy = policy::resolve(&spec)?;
         let tiers = resolve_tiers(&self.spec, &spec)?;
         let mut out = self.clone();
         out.spec.policies = vec![spec];
         out.policies = vec![policy];
         out.tier_policies = vec![tiers];
+        out.queue_defaulted = vec![defaulted];
         Ok(out)
     }
 }

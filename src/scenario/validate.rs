@@ -690,7 +690,15 @@ impl Checker {
                     ),
                 );
             }
-            p.check(&path, &mut self.p);
+            // A queue's policy is checked as the queue runs it: what it
+            // leaves out takes the Cloud Tasks API's defaults.
+            if dispatcher {
+                super::cloud_tasks::with_queue_defaults(p)
+                    .0
+                    .check(&path, &mut self.p);
+            } else {
+                p.check(&path, &mut self.p);
+            }
             self.client_state_fits(&path, p, clients);
             if dispatcher {
                 self.not_with_dispatcher(&path, p);

@@ -77,7 +77,7 @@ fn dispatch_deadline_is_the_attempt_timeout_and_exhausted_tasks_are_dead_lettere
 }
 
 #[test]
-fn force_run_dispatches_every_waiting_task_at_once() {
+fn force_run_dispatches_past_the_rate_limit_at_the_run_task_quota() {
     let json = |force: bool| {
         format!(
             r#"{{"name": "force", "duration": "100s",
@@ -89,7 +89,7 @@ fn force_run_dispatches_every_waiting_task_at_once() {
             "policies": [{{"name": "p", "max_attempts": 0,
                 "backoff": {{"constant": {{"delay": "600s"}}}}}}]}}"#,
             if force {
-                r#"{"force_run": {"at": "40s"}}"#
+                r#"{"force_run": {"at": "40s", "per_minute": 60000}}"#
             } else {
                 r#"{"disable_retries": {"at": "99s"}}"#
             }
@@ -97,8 +97,9 @@ fn force_run_dispatches_every_waiting_task_at_once() {
     };
     let without = run(&json(false));
     let with = run(&json(true));
-    // Tasks that failed in the outage wait 600 s; RunTask sends them at 40 s
-    // regardless of the 5/s rate limit.
+    // Tasks that failed in the outage wait 600 s; RunTask sends them from
+    // 40 s on regardless of the 5/s rate limit, 1,000 calls a second at
+    // this quota.
     assert!(
         with.bins[40].offered_rps > 100.0,
         "offered at 40 s: {}",

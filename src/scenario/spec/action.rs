@@ -41,9 +41,11 @@ pub enum ActionSpec {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tier: Option<String>,
     },
-    /// Waiting tasks of the dispatcher queue are dispatched at once
-    /// (RunTask): every one, the ones named by creation number (`tasks`),
-    /// or the oldest `fraction` of them.
+    /// Waiting tasks of the dispatcher queue are forced to run (RunTask):
+    /// every one, the ones named by creation number (`tasks`), or the
+    /// oldest `fraction` of them, one RunTask call each, paced at the
+    /// project's RunTask quota (`per_minute`) in order of their next
+    /// attempt.
     ForceRun {
         /// When the operator acts.
         at: Dur,
@@ -53,6 +55,11 @@ pub enum ActionSpec {
         /// Share of the waiting tasks to run, oldest first.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         fraction: Option<f64>,
+        /// RunTask calls a minute at most (the project's quota); absent =
+        /// the documented default,
+        /// [`crate::scenario::cloud_tasks::RUN_TASK_PER_MINUTE`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        per_minute: Option<f64>,
     },
 }
 
@@ -121,9 +128,25 @@ impl ActionSpec {
                 }
             }
             ActionSpec::ForceRun {
-                tasks, fraction, ..
+                tasks,
+                fraction,
+                per_minute,
+                ..
             } => {
                 let p = format!("{p}.force_run");
+                if let Some(q) = per_minute {
+                    if !(q.is_finite() && *q > 0.0) {
+                        c.err(
+                            format!("{p}.per_minute"),
+                            format!(
+                                "{} is not a quota: RunTask calls a minute, greater than 0 \
+                                 (Cloud Tasks' default is {})",
+                                crate::decimal::Given(*q),
+                                num(crate::scenario::cloud_tasks::RUN_TASK_PER_MINUTE)
+                            ),
+                        );
+                    }
+                }
                 if !has_dispatcher {
                     c.err_with(
                         p.clone(),
@@ -148,12 +171,27 @@ impl ActionSpec {
         }
     }
 
+    /// The RunTask calls a minute a `force_run` may make (its
+    /// `per_minute`, or the documented quota); `None` for other actions.
+    pub fn run_task_per_minute(&self) -> Option<f64> {
+        match self {
+            ActionSpec::ForceRun { per_minute, .. } => {
+                Some(per_minute.unwrap_or(crate::scenario::cloud_tasks::RUN_TASK_PER_MINUTE))
+            }
+            _ => None,
+        }
+    }
+
     /// The action in a line: `at 6m: retries disabled until the end`.
     pub fn describe(&self) -> String {
         let until = |d: &Option<Dur>| {
             d.map(|d| format!(" for {d}"))
                 .unwrap_or_else(|| " until the end".into())
         };
+        let quota = self
+            .run_task_per_minute()
+            .map(|q| format!(" (RunTask, {} a minute at most)", num(q)))
+            .unwrap_or_default();
         match self {
             ActionSpec::DisableRetries { at, duration, .. } => {
                 format!("at {at}: retries disabled{}", until(duration))
@@ -174,17 +212,19 @@ impl ActionSpec {
                 ..
             } => {
                 let names: Vec<String> = list.iter().map(|t| t.to_string()).collect();
-                format!("at {at}: tasks {} forced to run", names.join(", "))
+                format!("at {at}: tasks {} forced to run{quota}", names.join(", "))
             }
             ActionSpec::ForceRun {
                 at,
                 fraction: Some(f),
                 ..
             } => format!(
-                "at {at}: the oldest {}% of the waiting tasks forced to run",
+                "at {at}: the oldest {}% of the waiting tasks forced to run{quota}",
                 num(100.0 * f)
             ),
-            ActionSpec::ForceRun { at, .. } => format!("at {at}: every waiting task forced to run"),
+            ActionSpec::ForceRun { at, .. } => {
+                format!("at {at}: every waiting task forced to run{quota}")
+            }
         }
     }
 }
