@@ -113,6 +113,8 @@ pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
             common::note(format_args!("{}: warning: {w}", base.spec().name));
         }
     }
+    // The scenario as written must be one `run` would accept.
+    sim.guard([&base], false)?;
     let dir = sim
         .output
         .as_deref()

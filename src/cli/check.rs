@@ -2,7 +2,7 @@
 
 use super::common::{self, Stdout};
 use crate::error::Error;
-use crate::runner::{self, estimate::estimate};
+use crate::runner::estimate;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -62,12 +62,8 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, Error> {
             common::note(format_args!("{origin}: warning: {w}"));
         }
         // What `run` would refuse before simulating (one replication).
-        let e = estimate(&runner::jobs_of(&s, 1), true, rayon::current_num_threads());
-        if e.too_big() {
-            common::note(format_args!(
-                "{origin}: warning: `run` refuses it: {}",
-                e.describe()
-            ));
+        if let Some(w) = estimate::warning(&s, rayon::current_num_threads()) {
+            common::note(format_args!("{origin}: warning: {w}"));
         }
     }
     Ok(if any_invalid {

@@ -385,8 +385,14 @@ pub struct RunSummary {
     /// was.
     pub drain_s: Option<f64>,
     /// The attempt distribution of the counted requests that ended: entry
-    /// `k` is (succeeded at attempt `k`, given up after `k` attempts).
+    /// `k` is (succeeded at attempt `k`, given up after `k` attempts), for
+    /// `k` below [`DENSE_ATTEMPTS`]; larger counts are in `attempt_tail`.
     pub attempt_counts: Vec<[u64; 2]>,
+    /// The same for attempt counts of [`DENSE_ATTEMPTS`] and more, only
+    /// those seen, in increasing order: memory follows the requests, not
+    /// the largest count (one request of 10⁷ attempts is one entry).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub attempt_tail: std::collections::BTreeMap<u32, [u64; 2]>,
     /// Time the counted requests spent waiting for a client-side rate
     /// limiter's tokens, in all (ns).
     pub client_wait_ns: u64,
@@ -441,10 +447,31 @@ impl RunSummary {
     /// Records that a counted request ended after `attempts` attempts.
     pub fn record_end(&mut self, attempts: u32, succeeded: bool) {
         let k = attempts as usize;
+        if k >= DENSE_ATTEMPTS {
+            self.attempt_tail.entry(attempts).or_insert([0, 0])[usize::from(!succeeded)] += 1;
+            return;
+        }
         if self.attempt_counts.len() <= k {
             self.attempt_counts.resize(k + 1, [0, 0]);
         }
         self.attempt_counts[k][usize::from(!succeeded)] += 1;
+    }
+}
+
+/// Attempt counts below this are counted in a dense table (`attempts.csv`
+/// lists every count up to the largest seen there); larger ones only
+/// where seen.
+pub const DENSE_ATTEMPTS: usize = 1024;
+
+impl RunSummary {
+    /// Every attempt count seen or below the largest dense one, with its
+    /// (succeeded, given up) counts, in increasing order.
+    pub fn attempt_entries(&self) -> impl Iterator<Item = (usize, [u64; 2])> + '_ {
+        self.attempt_counts
+            .iter()
+            .copied()
+            .enumerate()
+            .chain(self.attempt_tail.iter().map(|(&k, &c)| (k as usize, c)))
     }
 }
 

@@ -208,8 +208,9 @@ pub fn summary_json(
 /// The attempt distribution of each policy: for every attempt count `k`,
 /// the mean over replications of the counted requests that succeeded at
 /// attempt `k` and of those given up (failed or dropped) after `k`
-/// attempts. Rows run from 1 to the largest count seen (0 appears only for
-/// requests an open breaker refused before any attempt).
+/// attempts. Rows run from 1 to the largest count seen below
+/// `DENSE_ATTEMPTS` (0 appears only for requests an open breaker refused
+/// before any attempt), then only the larger counts some run saw.
 pub fn attempt_rows(results: &[RunResult]) -> Vec<(String, usize, usize, f64, f64)> {
     let mut out = Vec::new();
     for (pi, runs) in by_policy(results, |r| r.policy_index) {
@@ -232,6 +233,20 @@ pub fn attempt_rows(results: &[RunResult]) -> Vec<(String, usize, usize, f64, f6
                 continue;
             }
             out.push((runs[0].policy.clone(), pi, k, ok, gave_up));
+        }
+        // Counts beyond the dense table: only those some run saw.
+        let tail: std::collections::BTreeSet<u32> = runs
+            .iter()
+            .flat_map(|r| r.summary.attempt_tail.keys().copied())
+            .collect();
+        for k in tail {
+            let mean = |i: usize| {
+                runs.iter()
+                    .map(|r| r.summary.attempt_tail.get(&k).map_or(0, |c| c[i]) as f64)
+                    .sum::<f64>()
+                    / n
+            };
+            out.push((runs[0].policy.clone(), pi, k as usize, mean(0), mean(1)));
         }
     }
     out

@@ -4,6 +4,7 @@
 //! thread count.
 
 pub mod estimate;
+pub mod storm;
 
 use crate::engine::stop;
 use crate::metrics::RunResult;

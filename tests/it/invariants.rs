@@ -212,11 +212,11 @@ proptest! {
         prop_assert_eq!(m.dead_lettered(), m.max_attempts_reached);
         // The attempt distribution covers every request that ended, and
         // the attempts they made.
-        let ended: u64 = m.attempt_counts.iter().map(|c| c[0] + c[1]).sum();
+        let ended: u64 = m.attempt_entries().map(|(_, c)| c[0] + c[1]).sum();
         prop_assert_eq!(ended, m.succeeded + m.failed + m.dropped);
-        let succeeded: u64 = m.attempt_counts.iter().map(|c| c[0]).sum();
+        let succeeded: u64 = m.attempt_entries().map(|(_, c)| c[0]).sum();
         prop_assert_eq!(succeeded, m.succeeded);
-        let made: u64 = m.attempt_counts.iter().enumerate().map(|(k, c)| k as u64 * (c[0] + c[1])).sum();
+        let made: u64 = m.attempt_entries().map(|(k, c)| k as u64 * (c[0] + c[1])).sum();
         prop_assert!(made <= m.attempts);
         prop_assert!(m.attempt_counts.first().is_none_or(|c| c[0] == 0), "nobody succeeds without an attempt");
         prop_assert_eq!(total(|b| b.dead_lettered_rps), m.max_attempts_reached);
