@@ -432,6 +432,8 @@ mod tests {
                 percent: 10.0,
                 min_per_second: 0.0,
                 ttl: Dur::from_secs(10),
+                deposit: Default::default(),
+                per_request: None,
                 scope: BudgetScope::Global,
             })
         });

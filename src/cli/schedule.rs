@@ -92,7 +92,8 @@ pub struct ScheduleArgs {
     /// Decorrelated backoff: the base delay.
     #[arg(long)]
     pub base: Option<String>,
-    /// Jitter: none, full, equal, next_step, or a proportional factor such as 0.1.
+    /// Jitter: none, full, equal, next_step, next_step_capped, or a
+    /// proportional factor such as 0.1.
     #[arg(long, value_parser = jitter_arg)]
     pub jitter: Option<JitterSpec>,
     /// Attempts in all, the first included; 0 or -1 = unlimited (default
@@ -147,6 +148,7 @@ pub fn jitter_arg(text: &str) -> Result<JitterSpec, String> {
         "full" => Ok(JitterSpec::Full),
         "equal" => Ok(JitterSpec::Equal),
         "next_step" | "next-step" => Ok(JitterSpec::NextStep),
+        "next_step_capped" | "next-step-capped" => Ok(JitterSpec::NextStepCapped),
         other => match other.trim_end_matches('%').parse::<f64>() {
             Ok(f) if !f.is_finite() => Err(format!(
                 "jitter factor {text:?} is not a finite number: give a factor from 0 to 1, such as 0.1"
@@ -157,7 +159,7 @@ pub fn jitter_arg(text: &str) -> Result<JitterSpec, String> {
                 f
             })),
             Err(_) => Err(format!(
-                "unknown jitter {text:?}: use none, full, equal, next_step or a factor such as 0.1"
+                "unknown jitter {text:?}: use none, full, equal, next_step, next_step_capped or a factor such as 0.1"
             )),
         },
     }
@@ -546,7 +548,13 @@ pub fn describe(p: &Policy) -> String {
         Jitter::Full => "full U(0, d)".to_string(),
         Jitter::Equal => "equal d/2 + U(0, d/2)".to_string(),
         Jitter::Proportional(f) => format!("proportional d·U({}, {})", 1.0 - f, 1.0 + f),
-        Jitter::NextStep => "next step U(d(n), d(n+1)), none at the cap".to_string(),
+        Jitter::NextStep => {
+            "next step U(d(n), d(n+1)) with d before the cap, the cap once d(n) exceeds it"
+                .to_string()
+        }
+        Jitter::NextStepCapped => {
+            "next step capped U(min(d(n), cap), min(d(n+1), cap))".to_string()
+        }
     };
     let attempts = p
         .max_attempts

@@ -13,7 +13,7 @@
 use super::requests::{GiveUp, Request, Requests};
 use crate::engine::SimRng;
 use crate::policy::breaker::Breaker;
-use crate::policy::budget::Budget;
+use crate::policy::budget::{Budget, Mark};
 use crate::policy::hedging::HedgeStep;
 use crate::policy::limiter::Adaptive;
 use crate::policy::scope::Scoped;
@@ -165,10 +165,11 @@ impl<'a> Clients<'a> {
         self.retries_disabled = disabled;
     }
 
-    /// `client` starts a new request.
-    pub fn on_request(&mut self, now: Nanos, client: u32) {
+    /// `client` starts a new request; `mark` is the request's budget
+    /// memory.
+    pub fn on_request(&mut self, now: Nanos, client: u32, mark: &mut Mark) {
         if let Some(b) = self.budget(client) {
-            b.on_request(now);
+            b.on_request(now, mark);
         }
     }
 
@@ -254,6 +255,11 @@ impl<'a> Clients<'a> {
         if verdict != RetryVerdict::NotRetryable {
             if let Some(b) = self.budget(r.client) {
                 b.on_failure(now);
+            }
+        }
+        if verdict != RetryVerdict::Retry {
+            if let Some(b) = self.budget(r.client) {
+                b.on_not_retried(now);
             }
         }
         match verdict {

@@ -502,7 +502,8 @@ impl<'a> Sim<'a> {
         if counted {
             self.meter.summary.requests += 1;
         }
-        self.clients.on_request(now, client);
+        self.clients
+            .on_request(now, client, &mut self.reqs[slot as usize].mark);
         if let Some(d) = self.deadlines.as_mut() {
             d.set(&mut self.q, (slot, gen));
         }

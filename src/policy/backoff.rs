@@ -333,6 +333,49 @@ impl Backoff {
         }
     }
 
+    /// The delay before retry `n` before the cap (`max`, `max_backoff`)
+    /// clips it: the schedule's own growth, `max_doublings` included.
+    /// `next_step` jitter draws between two of these (see
+    /// [`crate::policy::Jitter::next_bounds`]).
+    pub fn uncapped(&self, n: u32) -> Nanos {
+        match *self {
+            Backoff::Linear { initial, step, .. } => Backoff::Linear {
+                initial,
+                step,
+                max: u64::MAX,
+            }
+            .nominal(n),
+            Backoff::Exponential {
+                initial,
+                multiplier,
+                max_doublings,
+                ..
+            } => Backoff::Exponential {
+                initial,
+                multiplier,
+                max: u64::MAX,
+                max_doublings,
+            }
+            .nominal(n),
+            Backoff::CloudTasks {
+                min_backoff,
+                max_doublings,
+                ..
+            } => cloud_tasks_interval(n, min_backoff, u64::MAX, max_doublings),
+            Backoff::Constant { .. } | Backoff::Decorrelated { .. } => self.nominal(n),
+        }
+    }
+
+    /// The cap on the delay (`u64::MAX`: none).
+    pub fn cap(&self) -> Nanos {
+        match *self {
+            Backoff::Constant { .. } => u64::MAX,
+            Backoff::Linear { max, .. } | Backoff::Exponential { max, .. } => max,
+            Backoff::CloudTasks { max_backoff, .. } => max_backoff,
+            Backoff::Decorrelated { max, .. } => max,
+        }
+    }
+
     /// Decorrelated jitter's next delay from the previous one and a uniform
     /// draw `u` in [0, 1): `min(max, base + u·(3·previous − base))`.
     pub fn decorrelated_next(base: Nanos, max: Nanos, previous: Nanos, u: f64) -> Nanos {
@@ -489,6 +532,33 @@ mod tests {
             5 * S,
             "huge n saturates, no overflow"
         );
+    }
+
+    #[test]
+    fn uncapped_is_the_growth_before_the_cap() {
+        let ms = 1_000_000;
+        let b = Backoff::Exponential {
+            initial: 10 * ms,
+            multiplier: 2.0,
+            max: S,
+            max_doublings: u32::MAX,
+        };
+        assert_eq!((b.nominal(8), b.uncapped(8), b.cap()), (S, 1280 * ms, S));
+        let ct = Backoff::CloudTasks {
+            min_backoff: 10 * S,
+            max_backoff: 300 * S,
+            max_doublings: 3,
+        };
+        // 10, 20, 40, 80, 160, 240, 320 (capped to 300), 400 (300).
+        assert_eq!((ct.uncapped(7), ct.uncapped(8)), (320 * S, 400 * S));
+        let lin = Backoff::Linear {
+            initial: S,
+            step: 2 * S,
+            max: 6 * S,
+        };
+        assert_eq!((lin.uncapped(5), lin.cap()), (9 * S, 6 * S));
+        let c = Backoff::Constant { delay: S };
+        assert_eq!((c.uncapped(9), c.cap()), (S, u64::MAX));
     }
 
     #[test]

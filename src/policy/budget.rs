@@ -11,10 +11,15 @@
 //!   are ignored"), so ten successes at ratio 0.1 add exactly one token. The
 //!   simulator calls `on_failure` before `try_retry`, which is grpc-go's
 //!   order (decrement, then compare).
-//! - `ratio`: the Finagle `RetryBudget` / tower `TpsBudget` design. Every new
-//!   request deposits, every retry withdraws `100 / percent` times as much,
-//!   deposits expire after `ttl` (ten rotating slots of `ttl / 10`), and a
-//!   constant reserve of `min_per_second · ttl` retries is always there.
+//! - `ratio`: the Finagle `RetryBudget` / tower `TpsBudget` design. A
+//!   deposit is earned by every new request (`deposit: request`), by a
+//!   request that ends in a success (`success`, Finagle's requeue filter)
+//!   or by every answer the client does not retry (`not_retried`, Linkerd);
+//!   every retry withdraws `100 / percent` times as much, deposits expire
+//!   after `ttl` (ten rotating slots of `ttl / 10`), and a constant reserve
+//!   of `min_per_second · ttl` retries is always there. `per_request` caps
+//!   each request at `ceil(per_request% × balance)` retries, fixed when it
+//!   starts (Finagle's `RequeueFilter`).
 //! - `quota`: the AWS SDK standard-mode retry quota (botocore
 //!   `retries/quota.py`): capacity 500, a retry costs 5 (10 after a
 //!   timeout; `throttling_cost` after a throttling error when set, as the
@@ -59,15 +64,23 @@ pub enum BudgetSpec {
     },
     /// Finagle / Linkerd / tower retry budget.
     Ratio {
-        /// Retries allowed, as a percentage of new requests (default 20).
+        /// Retries allowed, as a percentage of deposits (default 20).
         #[serde(default = "default_ratio_percent")]
         percent: f64,
         /// Retries per second always allowed on top (default 10).
         #[serde(default = "default_min_per_second")]
         min_per_second: f64,
-        /// How long a request's deposit lasts (`Dur`, default `10s`).
+        /// How long a deposit lasts (`Dur`, default `10s`).
         #[serde(default = "default_ttl")]
         ttl: Dur,
+        /// What earns a deposit (default `request`: every new request).
+        #[serde(default, skip_serializing_if = "Deposit::is_request")]
+        deposit: Deposit,
+        /// The most retries one request may make, as a percentage of the
+        /// budget's balance (in retries) when the request starts, rounded
+        /// up: Finagle's requeue cap, `ceil(20% × balance)`. Absent: none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        per_request: Option<f64>,
         /// Where the budget's state lives (client, group or global).
         #[serde(default)]
         scope: BudgetScope,
@@ -118,6 +131,39 @@ pub enum BudgetSpec {
         #[serde(default)]
         scope: BudgetScope,
     },
+}
+
+/// What earns a ratio budget its deposits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Deposit {
+    /// Every new request deposits when it starts.
+    #[default]
+    Request,
+    /// A request deposits once, when it ends with a success (Finagle's
+    /// `RequeueFilter`: a failed or ignorable final answer earns nothing).
+    Success,
+    /// Every answer the client will not retry deposits: a success, a
+    /// status the policy does not retry, a request out of attempts. A
+    /// retryable failure the budget refuses earns nothing (Linkerd's retry
+    /// policy: `if !retryable { budget.deposit() }`).
+    NotRetried,
+}
+
+impl Deposit {
+    /// Whether this is the default, `request` (for serialisation).
+    pub fn is_request(&self) -> bool {
+        *self == Deposit::Request
+    }
+
+    /// The rule in words, for `describe`.
+    fn describe(self) -> &'static str {
+        match self {
+            Deposit::Request => "per request",
+            Deposit::Success => "per success",
+            Deposit::NotRetried => "per answer not retried",
+        }
+    }
 }
 
 impl BudgetSpec {
@@ -199,9 +245,21 @@ impl BudgetSpec {
                 percent,
                 min_per_second,
                 ttl,
+                per_request,
                 ..
             } => {
                 let p = format!("{path}.ratio");
+                if let Some(cap) = per_request {
+                    if !(finite_nonneg(*cap) && *cap <= 1000.0) {
+                        c.err(
+                            format!("{p}.per_request"),
+                            format!(
+                                "{} is out of range [0, 1000] (a percent of the balance: 20 = 20%)",
+                                Given(*cap)
+                            ),
+                        );
+                    }
+                }
                 if !(finite_nonneg(*percent) && *percent <= 1000.0) {
                     c.err(
                         format!("{p}.percent"),
@@ -299,13 +357,26 @@ impl BudgetSpec {
                 percent,
                 min_per_second,
                 ttl,
+                deposit,
+                per_request,
                 scope,
-            } => format!(
-                "ratio {}% + {}/s over {ttl} ({})",
-                num(*percent),
-                num(*min_per_second),
-                scope.describe()
-            ),
+            } => {
+                let mut s = format!(
+                    "ratio {}% + {}/s over {ttl}",
+                    num(*percent),
+                    num(*min_per_second)
+                );
+                if *deposit != Deposit::Request {
+                    s.push_str(&format!(", deposits {}", deposit.describe()));
+                }
+                if let Some(cap) = per_request {
+                    s.push_str(&format!(
+                        ", at most ⌈{}% of the balance⌉ per request",
+                        num(*cap)
+                    ));
+                }
+                format!("{s} ({})", scope.describe())
+            }
             BudgetSpec::Quota {
                 capacity,
                 cost,
@@ -356,7 +427,8 @@ const RATIO_SLOTS: usize = 10;
 
 /// What a request remembers for its budget between attempts (one byte in
 /// the request): the quota cost of its last retry (refunded if it then
-/// succeeds), or the number of concurrent-retry slots it holds.
+/// succeeds), the number of concurrent-retry slots it holds, or the
+/// retries a ratio budget's per-request cap still allows it.
 pub type Mark = u8;
 
 /// Quota marks: which cost the request's last retry took.
@@ -453,10 +525,20 @@ struct RatioWindow {
     deposit: i64,
     withdraw: i64,
     reserve: i64,
+    /// What earns a deposit.
+    rule: Deposit,
+    /// Finagle's per-request cap, a fraction of the balance; `None`: none.
+    per_request: Option<f64>,
 }
 
 impl RatioWindow {
-    fn new(percent: f64, min_per_second: f64, ttl: Nanos) -> RatioWindow {
+    fn new(
+        percent: f64,
+        min_per_second: f64,
+        ttl: Nanos,
+        rule: Deposit,
+        per_request: Option<f64>,
+    ) -> RatioWindow {
         let fraction = (percent / 100.0).max(0.0);
         // Finagle: deposit ScaleFactor, withdraw ScaleFactor / percent; with
         // a zero percent, deposits are worthless and only the reserve counts.
@@ -474,7 +556,22 @@ impl RatioWindow {
             deposit,
             withdraw,
             reserve,
+            rule,
+            per_request: per_request.map(|p| p.max(0.0) / 100.0),
         }
+    }
+
+    /// Deposits at `now` what the rule says an event earns.
+    fn deposit_at(&mut self, now: Nanos) {
+        self.rotate(now);
+        let d = self.deposit;
+        *self.current() += d;
+    }
+
+    /// The balance in whole retries (Finagle's `balance`: the tokens
+    /// divided by a withdrawal, rounded down; never below 0 here).
+    fn retries(&self) -> i64 {
+        (self.balance() / self.withdraw).max(0)
     }
 
     /// Expires the slots older than `ttl` at `now`.
@@ -520,8 +617,16 @@ impl Budget {
                 percent,
                 min_per_second,
                 ttl,
+                deposit,
+                per_request,
                 ..
-            } => State::Ratio(RatioWindow::new(percent, min_per_second, ttl.ns())),
+            } => State::Ratio(RatioWindow::new(
+                percent,
+                min_per_second,
+                ttl.ns(),
+                deposit,
+                per_request,
+            )),
             BudgetSpec::Quota {
                 capacity,
                 cost,
@@ -595,12 +700,34 @@ impl Budget {
         }
     }
 
-    /// A new request's first attempt is sent at `now`.
-    pub fn on_request(&mut self, now: Nanos) {
+    /// A new request starts at `now`; `mark` is its own memory, fresh.
+    /// A ratio budget deposits for it (rule `request`) and fixes its
+    /// per-request cap, `ceil(fraction × balance)` retries, from the
+    /// balance before that deposit (Finagle reads the balance as the
+    /// request enters its requeue filter). The cap is held in the mark's
+    /// byte, so it counts at most 255 retries.
+    pub fn on_request(&mut self, now: Nanos, mark: &mut Mark) {
         if let State::Ratio(w) = &mut self.state {
             w.rotate(now);
-            let d = w.deposit;
-            *w.current() += d;
+            if let Some(f) = w.per_request {
+                let cap = (f * w.retries() as f64).ceil();
+                *mark = cap.clamp(0.0, f64::from(Mark::MAX)) as Mark;
+            }
+            if w.rule == Deposit::Request {
+                w.deposit_at(now);
+            }
+        }
+    }
+
+    /// An answer at `now` ends its request without a retry for a reason
+    /// other than the budget: a status the policy does not retry, or no
+    /// attempts left. A ratio budget with the `not_retried` rule deposits
+    /// (a success is [`Budget::on_success`]).
+    pub fn on_not_retried(&mut self, now: Nanos) {
+        if let State::Ratio(w) = &mut self.state {
+            if w.rule == Deposit::NotRetried {
+                w.deposit_at(now);
+            }
         }
     }
 
@@ -647,7 +774,8 @@ impl Budget {
     /// An attempt of a request succeeded at `now`; `was_retry` when it was
     /// not the request's first attempt, `mark` what the request remembers
     /// (the quota refunds that request's own last retry cost).
-    pub fn on_success(&mut self, _now: Nanos, was_retry: bool, mark: Mark) {
+    /// A ratio budget with the `success` or `not_retried` rule deposits.
+    pub fn on_success(&mut self, now: Nanos, was_retry: bool, mark: Mark) {
         match &mut self.state {
             State::TokenBucket { tokens, max, ratio } => {
                 *tokens = tokens.saturating_add(*ratio).min(*max);
@@ -675,7 +803,12 @@ impl Budget {
                 };
                 *available = (*available + back).min(*capacity);
             }
-            State::Ratio(_) | State::Concurrency { .. } | State::Rate(_) => {}
+            State::Ratio(w) => {
+                if w.rule != Deposit::Request {
+                    w.deposit_at(now);
+                }
+            }
+            State::Concurrency { .. } | State::Rate(_) => {}
         }
     }
 
@@ -716,7 +849,15 @@ impl Budget {
             State::TokenBucket { tokens, max, .. } => (2 * *tokens > *max).then_some(0),
             State::Ratio(w) => {
                 w.rotate(now);
+                // Finagle asks the request's own cap first: a request out
+                // of retries withdraws nothing.
+                if w.per_request.is_some() && *mark == 0 {
+                    return None;
+                }
                 if w.balance() >= w.withdraw {
+                    if w.per_request.is_some() {
+                        *mark -= 1;
+                    }
                     let x = w.withdraw;
                     *w.current() -= x;
                     Some(0)
@@ -840,6 +981,8 @@ mod tests {
             percent,
             min_per_second,
             ttl: Dur::from_secs(ttl_s),
+            deposit: Deposit::Request,
+            per_request: None,
             scope: BudgetScope::Client,
         })
     }
@@ -849,7 +992,7 @@ mod tests {
         // 20 %, no reserve: 100 requests allow exactly 20 retries.
         let mut b = ratio(20.0, 0.0, 10);
         for i in 0..100 {
-            b.on_request(i * 10_000_000);
+            b.on_request(i * 10_000_000, &mut 0);
         }
         let allowed = (0..100).filter(|_| ask(&mut b, S, false)).count();
         assert_eq!(allowed, 20);
@@ -863,7 +1006,7 @@ mod tests {
     fn ratio_deposits_expire_after_ttl() {
         let mut b = ratio(50.0, 0.0, 10);
         for _ in 0..10 {
-            b.on_request(0);
+            b.on_request(0, &mut 0);
         }
         assert_eq!(b.level(), 5.0);
         // 9.5 s later the deposits are still in the window...
@@ -871,21 +1014,165 @@ mod tests {
         // ...and after 10 s they have rotated out.
         assert!(!ask(&mut b, 10 * S, false));
         // The withdrawal at 9.5 s still weighs until its slot expires too.
-        b.on_request(11 * S);
-        b.on_request(11 * S);
+        b.on_request(11 * S, &mut 0);
+        b.on_request(11 * S, &mut 0);
         assert!(!ask(&mut b, 11 * S, false));
         // At 20 s it is gone; the 11 s deposits and two new ones remain.
-        b.on_request(20 * S);
-        b.on_request(20 * S);
+        b.on_request(20 * S, &mut 0);
+        b.on_request(20 * S, &mut 0);
         assert!(ask(&mut b, 20 * S, false));
         assert!(ask(&mut b, 20 * S, false));
         assert!(!ask(&mut b, 20 * S, false));
     }
 
+    fn ratio_with(min_per_second: f64, deposit: Deposit, per_request: Option<f64>) -> Budget {
+        Budget::new(&BudgetSpec::Ratio {
+            percent: 20.0,
+            min_per_second,
+            ttl: Dur::from_secs(10),
+            deposit,
+            per_request,
+            scope: BudgetScope::Client,
+        })
+    }
+
+    #[test]
+    fn ratio_deposit_rules_earn_credit_only_where_the_library_does() {
+        // `success` (Finagle): starting a request or an answer not retried
+        // earns nothing; five successes earn one retry at 20 %.
+        let mut f = ratio_with(0.0, Deposit::Success, None);
+        for _ in 0..10 {
+            f.on_request(0, &mut 0);
+            f.on_not_retried(0);
+        }
+        assert_eq!(f.level(), 0.0);
+        for _ in 0..5 {
+            f.on_success(0, false, 0);
+        }
+        assert_eq!(f.level(), 1.0);
+        // `not_retried` (Linkerd): successes and answers not retried both
+        // count; starting a request does not.
+        let mut l = ratio_with(0.0, Deposit::NotRetried, None);
+        for _ in 0..10 {
+            l.on_request(0, &mut 0);
+        }
+        assert_eq!(l.level(), 0.0);
+        for _ in 0..3 {
+            l.on_success(0, true, 0);
+        }
+        for _ in 0..2 {
+            l.on_not_retried(0);
+        }
+        assert_eq!(l.level(), 1.0);
+        // `request`: only starting a request counts.
+        let mut r = ratio_with(0.0, Deposit::Request, None);
+        for _ in 0..5 {
+            r.on_success(0, false, 0);
+            r.on_not_retried(0);
+        }
+        assert_eq!(r.level(), 0.0);
+        for _ in 0..5 {
+            r.on_request(0, &mut 0);
+        }
+        assert_eq!(r.level(), 1.0);
+        // Deposits still expire with the window, whatever earned them.
+        assert!(!ask(&mut l, 10 * S, false));
+    }
+
+    #[test]
+    fn ratio_per_request_cap_is_fixed_when_the_request_starts() {
+        // Reserve 10/s over 10 s = 100 retries; a request may take
+        // ceil(20 % × 100) = 20 of them, and asking beyond withdraws
+        // nothing.
+        let mut b = ratio_with(10.0, Deposit::Success, Some(20.0));
+        let mut first = 0;
+        b.on_request(0, &mut first);
+        assert_eq!(first, 20);
+        // A second request starting now has its cap from the same balance,
+        // however much the first then takes.
+        let mut second = 0;
+        b.on_request(0, &mut second);
+        assert_eq!(second, 20);
+        let took = (0..100)
+            .filter(|_| {
+                b.try_retry(0, Status::Unavailable, false, &mut first)
+                    .is_some()
+            })
+            .count();
+        assert_eq!((took, first, b.level()), (20, 0, 80.0));
+        // A third sees 80 left: ceil(16) = 16.
+        let mut third = 0;
+        b.on_request(0, &mut third);
+        assert_eq!(third, 16);
+        // The cap rounds up: one retry in the balance allows one; none, none.
+        let mut one = ratio_with(0.1, Deposit::Success, Some(20.0));
+        let mut m = 0;
+        one.on_request(0, &mut m);
+        assert_eq!(m, 1);
+        let mut none = ratio_with(0.0, Deposit::Success, Some(20.0));
+        let mut m = 0;
+        none.on_request(0, &mut m);
+        assert_eq!(m, 0);
+        // A cap above what one byte holds counts as 255.
+        let mut big = ratio_with(1000.0, Deposit::Success, Some(20.0));
+        let mut m = 0;
+        big.on_request(0, &mut m);
+        assert_eq!(m, 255);
+        // Without per_request the mark is left alone.
+        let mut free = ratio_with(10.0, Deposit::Success, None);
+        let mut m = 0;
+        free.on_request(0, &mut m);
+        assert_eq!(m, 0);
+        assert_eq!((0..200).filter(|_| ask(&mut free, 0, false)).count(), 100);
+    }
+
+    #[test]
+    fn ratio_rules_are_described_and_checked() {
+        let spec = BudgetSpec::Ratio {
+            percent: 20.0,
+            min_per_second: 10.0,
+            ttl: Dur::from_secs(10),
+            deposit: Deposit::Success,
+            per_request: Some(20.0),
+            scope: BudgetScope::Client,
+        };
+        assert_eq!(
+            spec.describe(),
+            "ratio 20% + 10/s over 10s, deposits per success, at most ⌈20% of the \
+             balance⌉ per request (per client)"
+        );
+        let json: BudgetSpec =
+            serde_json::from_str(r#"{"ratio": {"deposit": "not_retried", "per_request": 20}}"#)
+                .unwrap();
+        assert!(matches!(
+            json,
+            BudgetSpec::Ratio {
+                deposit: Deposit::NotRetried,
+                per_request: Some(p),
+                ..
+            } if p == 20.0
+        ));
+        let mut c = Problems::default();
+        BudgetSpec::Ratio {
+            percent: 20.0,
+            min_per_second: 10.0,
+            ttl: Dur::from_secs(10),
+            deposit: Deposit::Success,
+            per_request: Some(-1.0),
+            scope: BudgetScope::Client,
+        }
+        .check("policies[0].budget", &mut c);
+        let text = format!("{c:?}");
+        assert!(
+            text.contains("policies[0].budget.ratio.per_request"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn ratio_zero_percent_zero_reserve_never_retries() {
         let mut b = ratio(0.0, 0.0, 10);
-        b.on_request(0);
+        b.on_request(0, &mut 0);
         assert!(!ask(&mut b, 0, false));
     }
 

@@ -2,12 +2,20 @@
 //! together do not retry together. The kind as written ([`JitterSpec`]),
 //! its check and wording, and the resolved form ([`Jitter`]) live here.
 //!
-//! `next_step` is the one kind that looks at the schedule, not only at the
-//! delay: retry n waits `U(d(n), d(n+1))`, between its own nominal delay
-//! and the next one. Once the schedule is capped, `d(n+1) = d(n)` and the
-//! delay is exactly the cap: no randomness is left, so requests that fail
-//! together at the cap retry together for ever after.
+//! `next_step` and `next_step_capped` are the kinds that look at the
+//! schedule, not only at the delay: retry n waits between its own nominal
+//! delay and the next one. `next_step` is the function of "Cloud Native
+//! Patterns Illustrated: Retry Pattern" exactly: with `d(n)` the delay
+//! before the cap, it returns the cap when `d(n)` *exceeds* it and
+//! otherwise draws from `[d(n), d(n+1))` with no cap on the upper end, so
+//! with 10 ms doubling and a 1 s cap retry 7 is drawn from
+//! [640 ms, 1.28 s) and retry 8 and later wait exactly 1 s.
+//! `next_step_capped` caps both ends: `U(min(d(n), cap), min(d(n+1), cap))`
+//! (retry 7 above from [640 ms, 1 s)). Either way, once the schedule is past
+//! its cap no randomness is left, so requests that fail together there
+//! retry together for ever after.
 
+use super::Backoff;
 use crate::check::Problems;
 use crate::decimal::num;
 use crate::time::{ns_f64, trunc_ns, Nanos};
@@ -26,9 +34,11 @@ pub enum JitterSpec {
     Equal,
     /// d · U(1 − f, 1 + f).
     Proportional(f64),
-    /// U(d(n), d(n+1)): between this retry's delay and the next one's;
-    /// exactly d(n) once the schedule has reached its cap.
+    /// U(d(n), d(n+1)) with d before the cap; exactly the cap once d(n)
+    /// exceeds it (the article's function).
     NextStep,
+    /// U(min(d(n), cap), min(d(n+1), cap)): both ends capped.
+    NextStepCapped,
 }
 
 impl JitterSpec {
@@ -51,8 +61,10 @@ pub enum Jitter {
     Equal,
     /// `d · U(1 − f, 1 + f)`.
     Proportional(f64),
-    /// `U(d(n), d(n+1))`.
+    /// `U(d(n), d(n+1))`, d before the cap; the cap once d(n) exceeds it.
     NextStep,
+    /// `U(min(d(n), cap), min(d(n+1), cap))`.
+    NextStepCapped,
 }
 
 impl From<JitterSpec> for Jitter {
@@ -63,6 +75,7 @@ impl From<JitterSpec> for Jitter {
             JitterSpec::Equal => Jitter::Equal,
             JitterSpec::Proportional(f) => Jitter::Proportional(f),
             JitterSpec::NextStep => Jitter::NextStep,
+            JitterSpec::NextStepCapped => Jitter::NextStepCapped,
         }
     }
 }
@@ -74,13 +87,33 @@ impl Jitter {
         self.apply_next(d, d, u)
     }
 
+    /// The two delays `next_step` (or `next_step_capped`) draws between
+    /// before retry `n` of `backoff`, for [`Jitter::apply_next`]; any
+    /// other jitter: the nominal delay twice.
+    pub fn next_bounds(self, backoff: &Backoff, n: u32) -> (Nanos, Nanos) {
+        let next = n.saturating_add(1);
+        match self {
+            Jitter::NextStep => {
+                let (d, cap) = (backoff.uncapped(n), backoff.cap());
+                if d > cap {
+                    (cap, cap)
+                } else {
+                    (d, backoff.uncapped(next))
+                }
+            }
+            Jitter::NextStepCapped => (backoff.nominal(n), backoff.nominal(next)),
+            _ => (backoff.nominal(n), backoff.nominal(n)),
+        }
+    }
+
     /// Applies the jitter to `d`, the nominal delay of this retry, when the
-    /// next retry's nominal delay is `next`; only `next_step` uses it.
+    /// next retry's nominal delay is `next`; only the next-step kinds use
+    /// it (`next` from [`Jitter::next_bounds`]).
     pub fn apply_next(self, d: Nanos, next: Nanos, u: f64) -> Nanos {
         let df = ns_f64(d);
         let out = match self {
             Jitter::None => return d,
-            Jitter::NextStep => {
+            Jitter::NextStep | Jitter::NextStepCapped => {
                 if next <= d {
                     return d;
                 }
@@ -105,7 +138,7 @@ impl Jitter {
 
     /// Whether the delay depends on the next retry's nominal delay.
     pub fn needs_next(self) -> bool {
-        self == Jitter::NextStep
+        matches!(self, Jitter::NextStep | Jitter::NextStepCapped)
     }
 
     /// The jitter in words: `none`, `full`, `±10%`.
@@ -116,6 +149,7 @@ impl Jitter {
             Jitter::Equal => "equal".into(),
             Jitter::Proportional(f) => format!("±{}%", num(100.0 * f)),
             Jitter::NextStep => "next step".into(),
+            Jitter::NextStepCapped => "next step capped".into(),
         }
     }
 
@@ -154,15 +188,54 @@ mod tests {
             let b = crate::policy::Backoff::Exponential {
                 initial, multiplier: 2.0, max: initial << doublings, max_doublings: u32::MAX,
             };
+            let cap = initial << doublings;
             let (d, next) = (b.nominal(n), b.nominal(n + 1));
-            let got = Jitter::NextStep.apply_next(d, next, u);
-            if d == b.nominal(u32::MAX) {
+            let got = Jitter::NextStepCapped.apply_next(d, next, u);
+            if d == cap {
                 // At the cap: exactly the cap, whatever the draw.
-                prop_assert_eq!(got, initial << doublings);
+                prop_assert_eq!(got, cap);
             } else {
                 prop_assert!(got >= d && got < next, "{} not in [{}, {})", got, d, next);
             }
+            // The article's function: the cap only once the uncapped delay
+            // exceeds it, otherwise [d(n), 2·d(n)) even past the cap.
+            let (lo, hi) = Jitter::NextStep.next_bounds(&b, n);
+            let got = Jitter::NextStep.apply_next(lo, hi, u);
+            let raw = u128::from(initial) << (n - 1);
+            if raw > u128::from(cap) {
+                prop_assert_eq!(got, cap);
+            } else {
+                let got = u128::from(got);
+                prop_assert!(got >= raw && got < 2 * raw, "{} not in [{}, {})", got, raw, 2 * raw);
+            }
         }
+    }
+
+    #[test]
+    fn next_step_is_the_articles_function() {
+        // 10 ms doubling, cap 1 s: retry 7 from [640 ms, 1.28 s), retry 8
+        // (1.28 s > 1 s) exactly the cap.
+        let ms = 1_000_000;
+        let b = |cap| Backoff::Exponential {
+            initial: 10 * ms,
+            multiplier: 2.0,
+            max: cap,
+            max_doublings: u32::MAX,
+        };
+        let j = Jitter::NextStep;
+        let (lo, hi) = j.next_bounds(&b(1000 * ms), 7);
+        assert_eq!((lo, hi), (640 * ms, 1280 * ms));
+        assert_eq!(j.range_next(lo, hi), (640 * ms, 1280 * ms));
+        assert_eq!(j.next_bounds(&b(1000 * ms), 8), (1000 * ms, 1000 * ms));
+        // Cap 1.28 s: retry 8's 1.28 s does not exceed it, so it is drawn
+        // from [1.28 s, 2.56 s); retry 9 is the cap.
+        assert_eq!(j.next_bounds(&b(1280 * ms), 8), (1280 * ms, 2560 * ms));
+        assert_eq!(j.next_bounds(&b(1280 * ms), 9), (1280 * ms, 1280 * ms));
+        // The capped variant keeps both ends under the cap.
+        let c = Jitter::NextStepCapped;
+        assert_eq!(c.next_bounds(&b(1000 * ms), 7), (640 * ms, 1000 * ms));
+        assert_eq!(c.next_bounds(&b(1280 * ms), 8), (1280 * ms, 1280 * ms));
+        assert_eq!(c.describe(), "next step capped");
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub mod spec;
 
 pub use backoff::{Backoff, BackoffSpec};
 pub use breaker::BreakerSpec;
-pub use budget::BudgetSpec;
+pub use budget::{BudgetSpec, Deposit};
 pub use hedging::{Hedging, HedgingSpec};
 pub use jitter::{Jitter, JitterSpec};
 pub use limiter::LimiterSpec;
@@ -122,8 +122,8 @@ impl Policy {
                 Backoff::decorrelated_next(base, max, prev, u)
             }
             _ if self.jitter.needs_next() => {
-                self.jitter
-                    .apply_next(backoff.nominal(n), backoff.nominal(n.saturating_add(1)), u)
+                let (d, next) = self.jitter.next_bounds(backoff, n);
+                self.jitter.apply_next(d, next, u)
             }
             _ => self.jitter.apply(backoff.nominal(n), u),
         };

@@ -11,8 +11,8 @@
 
 use super::limiter::AdaptiveSpec;
 use super::{
-    BackoffSpec, BudgetScope, BudgetSpec, HedgingSpec, JitterSpec, LimiterSpec, PolicySpec,
-    Pushback,
+    BackoffSpec, BudgetScope, BudgetSpec, Deposit, HedgingSpec, JitterSpec, LimiterSpec,
+    PolicySpec, Pushback,
 };
 use crate::status::Status;
 use crate::time::Dur;
@@ -104,13 +104,16 @@ fn aws_standard() -> PolicySpec {
     }
 }
 
-/// Finagle's and Linkerd's budget: 20 % of requests over a 10 s window,
-/// plus 10 retries per second.
-fn ratio_20_10_10() -> BudgetSpec {
+/// Finagle's and Linkerd's budget: 20 % of deposits over a 10 s window,
+/// plus 10 retries per second; `deposit` and `per_request` as the library
+/// spends it.
+fn ratio_20_10_10(deposit: Deposit, per_request: Option<f64>) -> BudgetSpec {
     BudgetSpec::Ratio {
         percent: 20.0,
         min_per_second: 10.0,
         ttl: Dur::from_secs(10),
+        deposit,
+        per_request,
         scope: BudgetScope::Client,
     }
 }
@@ -224,16 +227,20 @@ fn grpc(jitter: JitterSpec) -> PolicySpec {
 ///   Envoy).
 /// - `linkerd`: a ServiceProfile `retryBudget` at Linkerd's defaults (ratio
 ///   0.2, 10 per second, ttl 10 s: `defaultRetryBudget` in
-///   `controller/api/destination/profile_translator.go`); retries go at
-///   once and only the budget bounds them (UNCONFIRMED: no backoff and no
-///   per-request limit are documented for ServiceProfile retries);
-///   `retry_on` the 5xx statuses, `unavailable` and `internal`.
+///   `controller/api/destination/profile_translator.go`), spent as
+///   linkerd2-proxy's retry policy does (`linkerd/app/outbound/src/http/
+///   retry.rs`): an answer it will not retry deposits, a failure withdraws
+///   or ends the request (`deposit: not_retried`); retries go at once and
+///   only the budget bounds them (no backoff, no per-request limit in that
+///   code); `retry_on` the 5xx statuses, `unavailable` and `internal`.
 /// - `finagle`: `RetryBudget()` (ttl 10 s, 10 per second, 20 %:
-///   `RetryBudget.scala`) with the requeue filter's zero backoff
+///   `RetryBudget.scala`) spent as the requeue filter does
+///   (`RequeueFilter.scala`): a deposit when a request ends in a success
+///   (`deposit: success`), at most `ceil(0.2 × balance)` retries per
+///   request fixed when it starts (`per_request: 20`, `MaxRequeuesPerReq`
+///   in `Retries.scala`), zero backoff
 ///   (`Retries.Budget.emptyBackoffSchedule`); Finagle requeues only
-///   requests that never reached the server (`unavailable` here). Its
-///   per-request cap (20 % of the budget's balance) is not modelled: the
-///   budget alone bounds retries (UNCONFIRMED how much that changes).
+///   requests that never reached the server (`unavailable` here).
 /// - `client-go`: a workqueue's `DefaultControllerRateLimiter()`
 ///   (`util/workqueue/default_rate_limiters.go`): per item 5 ms × 2^k up to
 ///   1000 s, the larger of that and the wait for a token of one bucket of
@@ -300,9 +307,12 @@ pub fn preset(name: &str) -> Option<PolicySpec> {
         },
         "linkerd" => budget_only(
             vec![Status::Unavailable, Status::Internal],
-            ratio_20_10_10(),
+            ratio_20_10_10(Deposit::NotRetried, None),
         ),
-        "finagle" => budget_only(vec![Status::Unavailable], ratio_20_10_10()),
+        "finagle" => budget_only(
+            vec![Status::Unavailable],
+            ratio_20_10_10(Deposit::Success, Some(20.0)),
+        ),
         "client-go" => PolicySpec {
             max_attempts: Some(0),
             backoff: exponential(ms(5), 2.0, Some(s(1000))),

@@ -17,7 +17,7 @@
 //! (no service time, no jitter), so the retry count of a duration-limited
 //! policy is what an idealised client would get.
 
-use super::{Backoff, Policy, RetryVerdict};
+use super::{Backoff, Jitter, Policy, RetryVerdict};
 use crate::time::{Nanos, NS_PER_SEC};
 
 /// Rows shown when the caller does not say (fewer when the policy allows
@@ -194,15 +194,34 @@ pub fn delay_range(policy: &Policy, k: u32) -> (Nanos, Nanos) {
             let hi = if hi >= max as f64 { max } else { hi as Nanos };
             (base.min(max), hi.max(base.min(max)))
         }
-        _ => policy.jitter.range_next(
-            policy.backoff.nominal(k),
-            if policy.jitter.needs_next() {
-                policy.backoff.nominal(k.saturating_add(1))
-            } else {
-                policy.backoff.nominal(k)
-            },
-        ),
+        _ => {
+            let (d, next) = policy.jitter.next_bounds(&policy.backoff, k);
+            policy.jitter.range_next(d, next)
+        }
     }
+}
+
+/// What `next_step`'s ranges over retries `from..from + count` reach above
+/// the sums of the capped next delays: only the last retry m whose
+/// uncapped delay does not exceed the cap while the next one's does draws
+/// above the cap, up to `d(m+1)`. The uncapped delays never decrease, so m
+/// is found by bisection.
+fn next_step_overshoot(b: &Backoff, from: u64, count: u64) -> u64 {
+    let at = |n: u64| b.uncapped(u32::try_from(n).unwrap_or(u32::MAX));
+    let cap = b.cap();
+    let (mut lo, mut hi) = (from, from + count.max(1) - 1);
+    if at(lo) > cap {
+        return 0;
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if at(mid) <= cap {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    at(lo + 1).saturating_sub(cap)
 }
 
 /// How many retries the policy's limits allow, judged on nominal delays;
@@ -292,7 +311,12 @@ pub fn schedule(policy: &Policy, rows: Option<u32>) -> Schedule {
             sum
         };
         let (lo, hi) = policy.jitter.range_next(sum, next);
-        (sum, lo, hi)
+        let over = if policy.jitter == Jitter::NextStep {
+            next_step_overshoot(&policy.backoff, walk + 1, rest)
+        } else {
+            0
+        };
+        (sum, lo, hi.saturating_add(over))
     };
     let total = |sum: u64, tail: Nanos| retries.map(|_| sum.saturating_add(tail));
     Schedule {

@@ -761,7 +761,8 @@ mod tests {
     fn a_kind_given_as_several_keys_or_none_is_named_with_the_kinds() {
         let fine = r#"{"constant": {"value": "1ms"}}"#;
         let expected = "expected a name, or an object of one key, the kind's name, holding its \
-                        settings (one of `none`, `full`, `equal`, `proportional`, `next_step`)";
+                        settings (one of `none`, `full`, `equal`, `proportional`, `next_step`, \
+                        `next_step_capped`)";
         let several = format!("an object of several keys, {expected}");
         let none = format!("an empty object, {expected}");
         let jitter = |j: &str| scenario(fine, &format!(r#"{{"name": "p", "jitter": {j}}}"#));
@@ -1123,7 +1124,7 @@ mod tests {
                 "jitter = 1979-05-27",
                 "policies[0].jitter: invalid type: a date-time, expected a name, or an object of \
                  one key, the kind's name, holding its settings (one of `none`, `full`, `equal`, \
-                 `proportional`, `next_step`)",
+                 `proportional`, `next_step`, `next_step_capped`)",
             ),
             (
                 "[traffic]\nrate = 10",

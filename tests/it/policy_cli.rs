@@ -381,3 +381,59 @@ fn schedule_file_problems_point_into_the_file() {
         "{err}"
     );
 }
+
+/// `schedule --csv` of exponential 10 ms ×2 capped at `max`, with `jitter`:
+/// the (min_s, max_s) of each retry.
+fn next_step_ranges(max: &str, jitter: &str) -> Vec<(String, String)> {
+    let o = retrysim(&[
+        "schedule",
+        "--backoff",
+        "exponential",
+        "--initial",
+        "10ms",
+        "--max",
+        max,
+        "--jitter",
+        jitter,
+        "--attempts",
+        "10",
+        "--csv",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = stdout(&o);
+    let head: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    let (lo, hi) = (col("min_s"), col("max_s"));
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[lo].to_string(), f[hi].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn schedule_of_next_step_shows_the_articles_ranges() {
+    // Base 10 ms, cap 1 s: retry 7 from [640 ms, 1.28 s) (its nominal
+    // 640 ms does not exceed the cap, and the upper end is not capped);
+    // retry 8's 1.28 s exceeds it: exactly 1 s.
+    let r = next_step_ranges("1s", "next_step");
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(r[0], pair("0.01", "0.02"));
+    assert_eq!(r[6], pair("0.64", "1.28"));
+    assert_eq!(r[7], pair("1", "1"));
+    // Cap 1.28 s: retry 8 does not exceed it, so [1.28 s, 2.56 s).
+    let r = next_step_ranges("1.28s", "next_step");
+    assert_eq!(r[7], pair("1.28", "2.56"));
+    assert_eq!(r[8], pair("1.28", "1.28"));
+    // The capped variant keeps both ends under the cap.
+    let r = next_step_ranges("1s", "next_step_capped");
+    assert_eq!(r[6], pair("0.64", "1"));
+    assert_eq!(r[7], pair("1", "1"));
+}

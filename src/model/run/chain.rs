@@ -199,7 +199,8 @@ impl<'a> Sim<'a> {
         if counted {
             tier.meter.summary.requests += 1;
         }
-        tier.clients.on_request(now, 0);
+        tier.clients
+            .on_request(now, 0, &mut tier.calls[slot as usize].mark);
         tier.set_caller(slot, caller);
         self.send_call(now, t, slot);
         slot
