@@ -52,13 +52,13 @@ pub enum Error {
 
 impl Error {
     /// The process exit status this error means: 2 for invalid input (a
-    /// scenario whose time stops included), 1 for an output failure, 128 +
-    /// the signal for an interruption (130 for Ctrl-C, 143 for SIGTERM,
-    /// 129 for SIGHUP; see [`crate::engine::stop::exit_code`]).
+    /// scenario whose time stops included), 1 for an output failure, 130
+    /// for an interruption (Ctrl-C; the command line reports 128 + the
+    /// signal that stopped it, 143 for SIGTERM, 129 for SIGHUP).
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Invalid(_) | Error::Run(RunError::Stalled { .. }) => 2,
-            _ if self.is_interrupted() => crate::engine::stop::exit_code(),
+            _ if self.is_interrupted() => 130,
             Error::Run(_) | Error::Output(_) => 1,
         }
     }

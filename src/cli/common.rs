@@ -56,7 +56,9 @@ pub struct SimArgs {
     #[arg(long)]
     pub no_plots: bool,
     /// Run even when the estimated memory or event count is above the
-    /// limits.
+    /// limits, or when the output folder holds files retrysim did not
+    /// write (files of the names written are replaced, nothing else is
+    /// touched).
     #[arg(long)]
     pub force: bool,
 }

@@ -195,12 +195,17 @@ fn parse_failure(e: &clap::Error) -> ExitCode {
 
 /// Prints an error (with its sources) and picks its exit status: 0 for a
 /// closed stdout anywhere in the chain (`retrysim ... | head`: nothing is
-/// printed), else [`Error::exit_code`] (2 invalid input, 1 output).
+/// printed), else [`Error::exit_code`] (2 invalid input, 1 output), or 128 + the
+/// signal for an interruption.
 pub fn exit_for(e: &Error) -> ExitCode {
     if is_broken_pipe(e) {
         return ExitCode::SUCCESS;
     }
     print_error(e);
+    if e.is_interrupted() {
+        // 128 + the signal that stopped it (130 for Ctrl-C).
+        return ExitCode::from(crate::engine::stop::exit_code());
+    }
     ExitCode::from(e.exit_code())
 }
 

@@ -79,37 +79,44 @@ const COMPLETE: &str = ".complete";
 /// Most bytes a manifest or marker may have: they list a few file names.
 const MAX_LIST_BYTES: u64 = 64 * 1024;
 
-/// Every file name retrysim versions before the manifest wrote into a
-/// report folder (`run`, `assess`, `tune`, `sweep`, `map` and `merge`).
-/// A folder with no manifest whose files all have these names is taken
-/// as one such a version wrote: it is reused without `--force`, and
-/// those files count as retrysim's. A fixed list: those versions do not
-/// change.
-pub const OLDER_OUTPUTS: &[&str] = &[
-    "timeseries.csv",
-    "summary.csv",
-    "summary.json",
-    "replications.csv",
-    "attempts.csv",
-    "alerts.csv",
-    "tiers.csv",
-    "load.png",
-    "recovery.png",
-    "attempts.png",
-    "report.html",
-    "perf.json",
-    "assess.json",
-    "assess.html",
-    "tune.json",
-    "candidates.csv",
-    "dispatcher.json",
-    "sweep.csv",
-    "sweep.json",
-    "heatmap.png",
-    "map.csv",
-    "map.json",
-    "map.png",
+/// The files retrysim versions before the manifest wrote into a report
+/// folder, by command (`run`, `assess`, `tune`, `sweep` and `merge`,
+/// `map` and `merge`), each group with the file such a command always
+/// wrote. A folder with no manifest is taken as one such a version wrote
+/// when every file in it belongs to a group whose first file is there too
+/// (a lone `map.png` or `summary.csv` is not a report): it is reused
+/// without `--force`, and those files count as retrysim's. A fixed list:
+/// those versions do not change.
+pub const OLDER_OUTPUTS: &[&[&str]] = &[
+    &[
+        "summary.json",
+        "timeseries.csv",
+        "summary.csv",
+        "replications.csv",
+        "attempts.csv",
+        "alerts.csv",
+        "tiers.csv",
+        "load.png",
+        "recovery.png",
+        "attempts.png",
+        "report.html",
+        "perf.json",
+    ],
+    &["assess.json", "assess.html"],
+    &["candidates.csv", "tune.json", "dispatcher.json"],
+    &["sweep.json", "sweep.csv", "heatmap.png"],
+    &["map.json", "map.csv", "map.png"],
 ];
+
+/// Whether the files `present` (a folder with no manifest) are a report
+/// an older version wrote (see [`OLDER_OUTPUTS`]).
+fn older_report(present: &[String]) -> bool {
+    present.iter().all(|f| {
+        OLDER_OUTPUTS
+            .iter()
+            .any(|group| group.contains(&f.as_str()) && present.iter().any(|p| p == group[0]))
+    })
+}
 
 /// An output directory being written.
 #[derive(Debug)]
@@ -306,8 +313,8 @@ fn present_files(target: &Path) -> Result<Vec<String>, OutputError> {
 }
 
 /// The files of `target` that are retrysim's: the names its manifest
-/// lists or, in a folder an older version wrote (no manifest, every file
-/// one of [`OLDER_OUTPUTS`]), the files present. `Err(foreign)` names the
+/// lists or, in a folder an older version wrote (no manifest; see
+/// [`OLDER_OUTPUTS`]), the files present. `Err(foreign)` names the
 /// files that make the folder someone else's: every file when it has no
 /// manifest and holds a file no retrysim writes, else the files present
 /// with one of `outputs`' names that its manifest does not list (a run
@@ -336,23 +343,21 @@ fn owned_files(
                 Err(foreign)
             }
         }
-        None if present.iter().all(|f| OLDER_OUTPUTS.contains(&f.as_str())) => {
-            Ok(present.into_iter().collect())
-        }
+        None if older_report(&present) => Ok(present.into_iter().collect()),
         None => Err(present),
     })
 }
 
 /// The files of `target` that are retrysim's, whatever else it holds:
 /// those its manifest lists, or in a folder an older version wrote (no
-/// manifest, every file one of [`OLDER_OUTPUTS`]) every file; none in
-/// any other folder.
+/// manifest; see [`OLDER_OUTPUTS`]) every file; none in any other
+/// folder.
 fn retrysims(target: &Path) -> Result<BTreeSet<String>, OutputError> {
     if let Some(listed) = read_manifest(target)? {
         return Ok(listed);
     }
     let present = present_files(target)?;
-    if present.iter().all(|f| OLDER_OUTPUTS.contains(&f.as_str())) {
+    if older_report(&present) {
         Ok(present.into_iter().collect())
     } else {
         Ok(BTreeSet::new())
@@ -1249,11 +1254,23 @@ mod tests {
         std::fs::create_dir_all(target.join("sweep")).unwrap();
         write(&target.join("summary.csv"), "old");
         write(&target.join("load.png"), "old png");
+        // Without the file every run wrote, it is not a report.
+        let e = Staging::begin(&target, OUT, false).unwrap_err();
+        assert!(err_text(&e).contains("load.png, summary.csv"), "{e}");
+        write(&target.join("summary.json"), "{}");
         let s = Staging::begin(&target, OUT, false).unwrap();
         write(&s.path().join("summary.csv"), "new");
         s.commit().unwrap();
         assert!(!target.join("load.png").exists(), "an older run's, stale");
-        assert_eq!(names(&target), [MANIFEST, "summary.csv", "sweep"]);
+        assert_eq!(
+            names(&target),
+            [MANIFEST, "summary.csv", "summary.json", "sweep"]
+        );
+        // A picture with no report of its own is someone else's.
+        let map = dir.path().join("map");
+        std::fs::create_dir(&map).unwrap();
+        write(&map.join("map.png"), "my map");
+        assert!(Staging::begin(&map, &["map.csv", "map.json", "map.png"], false).is_err());
     }
 
     #[test]
@@ -1289,6 +1306,7 @@ mod tests {
         let target = dir.path().join("report");
         std::fs::create_dir_all(target.join("tiers.csv")).unwrap();
         write(&target.join("summary.csv"), "old");
+        write(&target.join("summary.json"), "{}");
         let s = Staging::begin(&target, OUT, false).unwrap();
         write(&s.path().join("summary.csv"), "new");
         write(&s.path().join("tiers.csv"), "new");
@@ -1312,7 +1330,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("report");
         std::fs::create_dir(&target).unwrap();
-        for f in ["summary.csv", "alerts.csv", "load.png"] {
+        for f in ["summary.json", "summary.csv", "alerts.csv", "load.png"] {
             write(&target.join(f), "old");
         }
         // tiers.csv already moved; summary.csv still waiting; load.png stale.
@@ -1347,6 +1365,7 @@ mod tests {
         let target = dir.path().join("report");
         std::fs::create_dir_all(target.join("tiers.csv")).unwrap();
         write(&target.join("summary.csv"), "old");
+        write(&target.join("summary.json"), "{}");
         let cut = leftover(
             &target,
             4_000_000,
@@ -1495,12 +1514,13 @@ mod tests {
         let target = dir.path().join("report");
         std::fs::create_dir(&target).unwrap();
         write(&target.join("summary.csv"), "old");
+        write(&target.join("summary.json"), "{}");
         {
             let s = Staging::begin(&target, OUT, false).unwrap();
             write(&s.path().join("summary.csv"), "half");
         }
         assert_eq!(read(&target.join("summary.csv")), "old");
-        assert_eq!(names(&target), ["summary.csv"]);
+        assert_eq!(names(&target), ["summary.csv", "summary.json"]);
         assert_eq!(names(dir.path()), ["report"]);
     }
 

@@ -42,12 +42,17 @@ fn run(scenario: &Path, out: &Path, env: &[(&str, &str)], extra: &[&str]) -> Out
     c.output().unwrap()
 }
 
-/// Every file under `dir`, with its bytes (perf.json holds wall times and
-/// is compared by name only).
+/// Every file of the report folder `dir`, with its bytes (perf.json holds
+/// wall times and is compared by name only).
 fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with(".retrysim-tmp-") || name == ".retrysim.lock" {
+            // What a killed run leaves (its staging folder, its lock): not
+            // part of the report; the next run removes them.
+            continue;
+        }
         let bytes = if name == "perf.json" {
             Vec::new()
         } else {
@@ -325,7 +330,11 @@ fn a_blocked_command_ends_within_a_second_of_sigterm() {
     let sent = std::time::Instant::now();
     kill("TERM", child.id());
     let r = child.wait_with_output().unwrap();
-    assert!(sent.elapsed() < Duration::from_secs(3), "{:?}", sent.elapsed());
+    assert!(
+        sent.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        sent.elapsed()
+    );
     assert_eq!(r.status.code(), Some(143));
     assert!(!out.exists());
     // Stuck writing summary.json (debug-build hook).
@@ -351,7 +360,11 @@ fn a_blocked_command_ends_within_a_second_of_sigterm() {
     let sent = std::time::Instant::now();
     kill("TERM", child.id());
     let r = child.wait_with_output().unwrap();
-    assert!(sent.elapsed() < Duration::from_secs(3), "{:?}", sent.elapsed());
+    assert!(
+        sent.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        sent.elapsed()
+    );
     assert_eq!(r.status.code(), Some(143));
     let err = String::from_utf8_lossy(&r.stderr);
     assert_eq!(
@@ -435,29 +448,52 @@ fn planted_staging_folders_are_refused_and_nothing_outside_changes() {
     std::fs::remove_file(&planted).unwrap();
     // A real staging folder of a killed run, its marker rewritten to list
     // files outside the report folder.
-    let r = run(&file, &out, &[("RETRYSIM_ABORT_AT", "publish")], &["--seed", "9"]);
+    let r = run(
+        &file,
+        &out,
+        &[("RETRYSIM_ABORT_AT", "publish")],
+        &["--seed", "9"],
+    );
     assert!(!r.status.success());
     let left: Vec<_> = std::fs::read_dir(&report)
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(".retrysim-tmp-"))
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".retrysim-tmp-")
+        })
         .collect();
     assert_eq!(left.len(), 1, "{left:?}");
     let marker = left[0].join(".complete");
     assert!(marker.is_file());
     let mixed = snapshot(&report);
     let abs = elsewhere.join("x").display().to_string();
-    for stale in ["../../elsewhere/x", "../elsewhere/summary.csv", abs.as_str()] {
+    for stale in [
+        "../../elsewhere/x",
+        "../elsewhere/summary.csv",
+        abs.as_str(),
+    ] {
         std::fs::write(&marker, format!("load.png\n{stale}\n")).unwrap();
         refused(&run(&file, &out, &[], &[]), &marker, "plain name");
         assert_eq!(tree(&elsewhere), outside, "{stale}");
         assert_eq!(snapshot(&report), mixed, "{stale}");
     }
-    // Put right, the next run finishes the killed one's moves.
+    // Put right, the next run finishes the killed one's moves first (here
+    // a run that then fails, so what is left is the killed run's report).
     std::fs::write(&marker, "").unwrap();
-    assert!(run(&file, &out, &[], &[]).status.success());
-    assert_ne!(snapshot(&report), before);
+    let r = run(
+        &file,
+        &out,
+        &[("RETRYSIM_FAIL_AT", "summary.json")],
+        &["--seed", "5"],
+    );
+    assert_eq!(r.status.code(), Some(1));
+    let finished = snapshot(&report);
+    assert!(finished != mixed && finished != before);
+    assert!(!left[0].exists());
     assert_eq!(tree(&elsewhere), outside);
 }
 
@@ -473,7 +509,9 @@ fn a_lock_that_is_not_a_file_is_refused_at_once() {
     let lock = report.join(".retrysim.lock");
     let pointed = d.path().join("made-through-the-link");
     let plants: [(&str, &dyn Fn()); 3] = [
-        ("symbolic link", &|| std::os::unix::fs::symlink(&pointed, &lock).unwrap()),
+        ("symbolic link", &|| {
+            std::os::unix::fs::symlink(&pointed, &lock).unwrap()
+        }),
         ("named pipe", &|| mkfifo(&lock)),
         ("directory", &|| std::fs::create_dir(&lock).unwrap()),
     ];
@@ -481,7 +519,10 @@ fn a_lock_that_is_not_a_file_is_refused_at_once() {
         plant();
         let started = std::time::Instant::now();
         let r = run(&file, &out, &[], &[]);
-        assert!(started.elapsed() < Duration::from_secs(10), "{what}: waited");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{what}: waited"
+        );
         refused(&r, &lock, what);
         assert!(!pointed.exists(), "{what}: created through the link");
         assert_eq!(entries(&report), [".retrysim.lock"], "{what}: left behind");
@@ -511,13 +552,24 @@ fn a_folder_of_someone_elses_files_is_refused_unless_forced() {
     let after = snapshot(&report);
     assert_eq!(after["notes.txt"], before["notes.txt"]);
     assert_eq!(after["tiers.csv"], before["tiers.csv"], "not written: kept");
-    assert_ne!(after["summary.csv"], before["summary.csv"], "written: replaced");
+    assert_ne!(
+        after["summary.csv"], before["summary.csv"],
+        "written: replaced"
+    );
     let manifest = String::from_utf8_lossy(&after[".retrysim-manifest"]).into_owned();
     assert!(manifest.contains("\nsummary.csv\n"), "{manifest}");
     assert!(!manifest.contains("notes.txt") && !manifest.contains("tiers.csv"));
-    // From now on the folder is retrysim's: a rerun needs no --force, and
-    // --no-plots removes the plots retrysim wrote, not the user's files.
-    assert!(run(&file, &out, &[], &["--no-plots"]).status.success());
+    // The user's tiers.csv is still there, unlisted: a rerun is refused
+    // again; forced, --no-plots removes the plots retrysim wrote, not the
+    // user's files.
+    refused(
+        &run(&file, &out, &[], &["--no-plots"]),
+        &report,
+        "tiers.csv",
+    );
+    assert!(run(&file, &out, &[], &["--no-plots", "--force"])
+        .status
+        .success());
     let again = snapshot(&report);
     assert!(!again.contains_key("load.png"));
     assert_eq!(again["tiers.csv"], before["tiers.csv"]);
@@ -544,7 +596,10 @@ fn sweep_and_map_keep_pictures_they_did_not_write() {
     std::fs::write(dir.join("heatmap.png"), "my own heatmap").unwrap();
     refused(&sweep(&[]), &dir, "heatmap.png");
     assert!(sweep(&["--force"]).status.success());
-    assert_eq!(std::fs::read(dir.join("heatmap.png")).unwrap(), b"my own heatmap");
+    assert_eq!(
+        std::fs::read(dir.join("heatmap.png")).unwrap(),
+        b"my own heatmap"
+    );
     let map = d.path().join("map");
     std::fs::create_dir(&map).unwrap();
     std::fs::write(map.join("map.png"), "my own map").unwrap();
