@@ -127,7 +127,7 @@ impl Collector {
             open: 0,
             oldest_start: None,
             rows: Vec::with_capacity(bins.min(10_000_000) as usize),
-            peak_1s: PeakWindow::new(crate::time::NS_PER_SEC),
+            peak_1s: PeakWindow::new(),
         }
     }
 

@@ -378,7 +378,8 @@ pub struct RunSummary {
     /// end, or to the run's end when unfinished (s).
     pub max_task_age_s: f64,
     /// The most attempts that reached the backend within any 1 s window
-    /// (sliding, after warmup), whatever the bin: the worst second.
+    /// (sliding, to the millisecond, after warmup), whatever the bin: the
+    /// worst second.
     pub peak_offered_1s: u64,
     /// Seconds from the incident's end until the backlog was back to its
     /// level before the incident; `None` without an incident or if it never
