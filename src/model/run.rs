@@ -1156,7 +1156,8 @@ mod tests {
     fn an_answer_within_a_dispatch_frees_its_slot_at_that_instant() {
         // Three tasks at t = 0, one concurrent dispatch, no network, one
         // worker and no waiting room. Task 1 is served for 1 s; the
-        // others wait for the slot. With two slots, task 2 is rejected
+        // others wait for the slot (one attempt each: a queue's policy
+        // would retry 100 times by default). With two slots, task 2 is rejected
         // within its dispatch, and its freed slot must go to task 3 at
         // once, not at the next event (the worker's, 1 s later).
         let run = |slots: u32| {
@@ -1168,7 +1169,7 @@ mod tests {
                                "dispatch_deadline": "10m"}},
                 "backend": {{"workers": 1, "queue_limit": 0,
                             "service_time": {{"constant": {{"value": "1s"}}}}}},
-                "policies": [{{"name": "once"}}]}}"#
+                "policies": [{{"name": "once", "max_attempts": 1}}]}}"#
             );
             simulate(&Scenario::from_json(&text).unwrap(), 0, 0).unwrap()
         };
