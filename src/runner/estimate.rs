@@ -354,10 +354,10 @@ fn run_cost(job: &Job<'_>) -> (u64, u64, Option<String>) {
     // its capacity bounds over the run.
     let mut call_attempts = 0.0;
     let mut reaching = top;
-    for k in 1..tiers.len() {
+    for (k, (tier, factor)) in tiers.iter().zip(&st.factors).enumerate().skip(1) {
         let served =
             capacity_of(spec, k - 1).map_or(reaching, |c| reaching.min(c * spec.duration.secs()));
-        reaching = (requests * tiers[k]).min(served * st.factors[k]);
+        reaching = (requests * tier).min(served * factor);
         call_attempts += reaching;
     }
     let retries = (top - requests).max(0.0);
