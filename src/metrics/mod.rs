@@ -536,3 +536,31 @@ pub struct TierRun {
     /// `requests` are the calls made to it (the top's: the run summary).
     pub summary: RunSummary,
 }
+
+#[cfg(test)]
+mod attempt_histogram_tests {
+    use super::*;
+
+    /// One request of ten million attempts is one entry, not ten million
+    /// rows; the entries still add up to every request and attempt.
+    #[test]
+    fn large_attempt_counts_are_kept_sparse() {
+        let mut s = RunSummary::default();
+        s.record_end(3, true);
+        s.record_end(10_000_000, false);
+        s.record_end(10_000_000, false);
+        s.record_end(DENSE_ATTEMPTS as u32, true);
+        assert_eq!(s.attempt_counts.len(), 4);
+        assert_eq!(s.attempt_tail.len(), 2);
+        let entries: Vec<_> = s.attempt_entries().filter(|(_, c)| c != &[0, 0]).collect();
+        assert_eq!(
+            entries,
+            vec![(3, [1, 0]), (DENSE_ATTEMPTS, [1, 0]), (10_000_000, [0, 2])]
+        );
+        let made: usize = s
+            .attempt_entries()
+            .map(|(k, c)| k * (c[0] + c[1]) as usize)
+            .sum();
+        assert_eq!(made, 3 + DENSE_ATTEMPTS + 20_000_000);
+    }
+}

@@ -361,6 +361,8 @@ fn tier_attempts(
     let mut stormy = 0.0;
     let mut share = 0.0;
     let mut unbounded = None;
+    let burst = t == 0 && spec.traffic.mode == Mode::Burst;
+    let mut burst_more = 0.0;
     let mut all = stretches(spec, t);
     let after: Vec<Stretch> = all
         .iter()
@@ -389,8 +391,12 @@ fn tier_attempts(
         }
         stormy += w * attempts;
         share += w;
+        burst_more += (attempts - 1.0).max(0.0);
     }
-    let total = if share > 1.0 {
+    let total = if burst {
+        // Every request of a burst goes through every stretch it meets.
+        1.0 + burst_more
+    } else if share > 1.0 {
         stormy / share
     } else {
         (1.0 - share) + stormy
@@ -418,13 +424,20 @@ fn stretch_attempts(
         .filter(|_| matches!(st.status, Status::Unavailable | Status::ResourceExhausted));
     let len = st.end - st.start;
     let mut attempts = if t == 0 && spec.traffic.mode == Mode::Burst {
-        // Every client sends at `burst_at`: those in the stretch retry
-        // through what is left of it.
+        // Every client sends at `burst_at`, and the backend drains them
+        // at its capacity: a stretch that starts before they are drained
+        // has them retry through what is left of it.
         let at = spec.traffic.burst_at.map_or(0, |d| d.ns());
-        if (st.start..st.end).contains(&at) {
+        let drained = capacity(spec, 0).map_or(Nanos::MAX, |c| {
+            let spread = spec.traffic.burst_spread.map_or(0, |d| d.ns());
+            at.saturating_add(spread)
+                .saturating_add((f64::from(spec.traffic.clients) / c * 1e9) as Nanos)
+        });
+        if at < st.end && st.start <= drained {
+            let from = at.max(st.start);
             walk(
                 policy,
-                (st.end - at).min(window),
+                (st.end - from).min(window),
                 st.floor,
                 pushback,
                 throttled,
@@ -577,7 +590,8 @@ mod tests {
                 .is_some_and(|(t, w)| t == 0 && w.contains("overload")),
             "{overload}"
         );
-        // With a 1 ms backoff: about 5 s left on average, 5 000 attempts.
+        // With a 1 ms backoff: about 5 s left on average, 5 000 attempts
+        // for the half of the requests above capacity (2 000/s on 1 000/s).
         let s = Scenario::from_json(
             r#"{"name": "s", "duration": "10s",
                 "traffic": {"rate": 2000},
@@ -589,7 +603,7 @@ mod tests {
         .unwrap();
         let st = storm(&s, 0, 20_000.0);
         assert!(st.unbounded.is_none());
-        assert!((st.tiers[0] - 5000.0).abs() < 10.0, "{st:?}");
+        assert!((st.tiers[0] - (1.0 + 0.5 * 4999.0)).abs() < 10.0, "{st:?}");
     }
 
     #[test]

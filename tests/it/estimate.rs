@@ -96,12 +96,13 @@ fn unbounded_storms_are_refused_with_the_mechanism() {
                "policies": [{"name": "p"}]"#,
             "calls to tier \"db\"",
         ),
-        // Three tiers of a thousand calls each.
+        // Three tiers of a thousand calls each, with the workers to serve
+        // them all at once: 10⁹ calls held for one request.
         (
             r#""traffic": {"rate": 1},
-               "downstream": [{"name": "a", "calls": 1000, "backend": {"workers": 5, "service_time": {"constant": {"value": "1ms"}}}},
-                              {"name": "b", "calls": 1000, "backend": {"workers": 5, "service_time": {"constant": {"value": "1ms"}}}},
-                              {"name": "c", "calls": 1000, "backend": {"workers": 5, "service_time": {"constant": {"value": "1ms"}}}}],
+               "downstream": [{"name": "a", "calls": 1000, "backend": {"workers": 1000000, "service_time": {"constant": {"value": "1ms"}}}},
+                              {"name": "b", "calls": 1000, "backend": {"workers": 1000000, "service_time": {"constant": {"value": "1ms"}}}},
+                              {"name": "c", "calls": 1000, "backend": {"workers": 1000000, "service_time": {"constant": {"value": "1ms"}}}}],
                "policies": [{"name": "p"}]"#,
             "GiB of memory",
         ),
