@@ -148,7 +148,7 @@ fn set_path(
     let mut i = 0;
     loop {
         let (seg, used) = step_at(cur, &segments[i..]);
-        let so_far = &segments[..i].join(".");
+        let so_far = segments[..i].join(".");
         if i + used == segments.len() {
             let target = leaf_parent(cur, &seg, &mut written, look_through)
                 .map_err(|why| at(&so_far, &seg, why))?;
