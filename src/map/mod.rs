@@ -529,9 +529,10 @@ fn cell_problem(c: usize, cell: &str) -> Option<&'static str> {
             (cell.parse::<u32>().is_err() || !cell.bytes().all(|b| b.is_ascii_digit()))
                 .then_some("a whole number of runs")
         }
-        "recovered_share" => (!cell.is_empty()
-            && !(number() && (0.0..=1.0).contains(&cell.parse::<f64>().unwrap_or(-1.0))))
-        .then_some("a share from 0 to 1 or empty"),
+        "recovered_share" => {
+            let share = || number() && (0.0..=1.0).contains(&cell.parse::<f64>().unwrap_or(-1.0));
+            (!cell.is_empty() && !share()).then_some("a share from 0 to 1 or empty")
+        }
         _ => (!cell.is_empty() && !number()).then_some("a number or empty"),
     }
 }

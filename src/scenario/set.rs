@@ -64,7 +64,8 @@ pub fn path_segments(path: &str) -> Result<Vec<&str>, SetError> {
     let mut rest = path;
     loop {
         if segments.len() > MAX_PATH_SEGMENTS {
-            // Refused before anything walks it: one pass over the text.
+            // Refused before anything walks it: one pass over the text
+            // (the segments past the limit only counted).
             return Err(SetError::TooDeep {
                 path: path.to_string(),
                 segments: path.matches(['.', '[']).count() + 1,
@@ -91,6 +92,13 @@ pub fn path_segments(path: &str) -> Result<Vec<&str>, SetError> {
             None if rest.is_empty() => break,
             None => return Err(brackets()),
         }
+    }
+    if segments.len() > MAX_PATH_SEGMENTS {
+        return Err(SetError::TooDeep {
+            path: path.to_string(),
+            segments: segments.len(),
+            max: MAX_PATH_SEGMENTS,
+        });
     }
     if let Some(i) = segments.iter().position(|s| s.is_empty()) {
         return Err(SetError::EmptySegment {
@@ -140,7 +148,7 @@ fn set_path(
     let mut i = 0;
     loop {
         let (seg, used) = step_at(cur, &segments[i..]);
-        let so_far = &segments[..i].join(".");
+        let so_far = segments[..i].join(".");
         if i + used == segments.len() {
             let target = leaf_parent(cur, &seg, &mut written, look_through)
                 .map_err(|why| at(&so_far, &seg, why))?;

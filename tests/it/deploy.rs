@@ -152,8 +152,8 @@ fn image_user() -> (u64, u64) {
     let docker = read("deploy/Dockerfile");
     let user = docker
         .lines()
-        .filter_map(|l| l.strip_prefix("USER "))
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix("USER "))
         .expect("the Dockerfile states its USER");
     let (u, g) = user.trim().split_once(':').expect("USER uid:gid");
     (u.parse().unwrap(), g.parse().unwrap())
