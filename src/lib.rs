@@ -40,7 +40,7 @@
 //! | `policy` | `check`, `decimal`, `status`, `time` |
 //! | `scenario` | `check`, `decimal`, `error`, `math`, `policy`, `status`, `time` |
 //! | `model` | `engine`, `error`, `math`, `metrics`, `policy`, `scenario`, `status`, `time` |
-//! | `runner` | `engine`, `metrics`, `model`, `policy`, `scenario` |
+//! | `runner` | `engine`, `metrics`, `model`, `policy`, `scenario`, `status`, `time` |
 //! | `sweep` | `csv_text`, `decimal`, `engine`, `error`, `metrics`, `runner`, `scenario`, `time` |
 //! | `map` | `csv_text`, `decimal`, `error`, `metrics`, `runner`, `scenario`, `sweep` |
 //! | `assess` | `decimal`, `error`, `map`, `metrics`, `model`, `policy`, `runner`, `scenario`, `status`, `time` |

@@ -25,9 +25,9 @@
 //! waiting room shorter than the timeout, no timeout) no storm outlives its
 //! trigger below the capacity, and the estimate is the capacity itself.
 
-use super::bounds::{budget_limit, Context};
 use crate::decimal::num;
 use crate::model::dist::Dist;
+use crate::policy::bounds::{budget_limit, Context};
 use crate::policy::{Policy, RetryVerdict};
 use crate::scenario::spec::{Discipline, ScenarioSpec};
 use crate::status::Status;

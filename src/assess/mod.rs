@@ -24,7 +24,7 @@
 
 pub mod analytic;
 pub mod bisect;
-pub mod bounds;
+pub use crate::policy::bounds;
 
 use crate::decimal::num;
 use crate::map::outcome::{outcome, Outcome};

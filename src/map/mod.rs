@@ -865,11 +865,20 @@ mod tests {
             for (c, reps) in cells {
                 let (xi, yi) = g.coords(*c);
                 rows.push(
+                    // Every replication recovered: the run counts add up
+                    // to `replications`, as merge checks.
                     vec![
                         p.to_string(),
                         g.x.values[xi].clone(),
                         g.y.values[yi].clone(),
                         reps.to_string(),
+                        "1".to_string(),
+                        "12.5".to_string(),
+                        reps.to_string(),
+                        "0".to_string(),
+                        "0".to_string(),
+                        "1.5".to_string(),
+                        "1.2".to_string(),
                     ]
                     .into_iter()
                     .collect(),
@@ -877,7 +886,7 @@ mod tests {
             }
         }
         Table {
-            header: COLUMNS[..4].iter().map(|c| c.to_string()).collect(),
+            header: COLUMNS.iter().map(|c| c.to_string()).collect(),
             rows,
         }
     }

@@ -6,6 +6,7 @@
 //! never computes a delay itself.
 
 pub mod backoff;
+pub mod bounds;
 pub mod breaker;
 pub mod budget;
 pub mod hedging;

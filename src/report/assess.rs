@@ -392,7 +392,7 @@ mod tests {
     use super::*;
     use crate::assess::analytic::StormEstimate;
     use crate::assess::bisect::Probe;
-    use crate::assess::bounds::{Bound, Limit};
+    use crate::policy::bounds::{Bound, Limit};
 
     #[test]
     fn numbers_keep_three_digits_and_their_whole_part() {

@@ -14,12 +14,12 @@
 //! in the stretch retries through what is left of it, up to its attempt
 //! cap, its retry window (deadline, `max_retry_duration`) and the retry
 //! budget or breaker of its policy (the closed-form bounds of
-//! `crate::assess::bounds`). Each tier's attempts are multiplied by the
+//! `crate::policy::bounds`). Each tier's attempts are multiplied by the
 //! attempts and `calls` of the tiers above. A retry that takes no time and
 //! is never capped is an unbounded storm.
 
-use crate::assess::bounds::{worst_case, Context};
 use crate::model::dist::Dist;
+use crate::policy::bounds::{worst_case, Context};
 use crate::policy::{Policy, RetryState};
 use crate::scenario::spec::{BackendKind, DistSpec, FaultSpec, Mode, ScenarioSpec};
 use crate::scenario::Scenario;
