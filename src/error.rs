@@ -747,6 +747,39 @@ pub enum GridError {
     },
 }
 
+/// A shard file of a sweep or a map that the command never writes: both
+/// merges refuse it the same way, naming the file (and the row and column
+/// of a cell) so the user can see what was edited.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EditedShard {
+    /// A `sweep.json` or `map.json` that no run writes (an axis without
+    /// values or with a value twice, a grid that cannot be counted, a
+    /// shard larger than one process runs).
+    #[error("{origin}: {why}: was the shard edited?")]
+    Manifest {
+        /// The file.
+        origin: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A result cell that is not the value its column holds.
+    #[error("{origin} line {line}, column {column} ({name}): {found:?} is not {expected}: was the shard edited?")]
+    Cell {
+        /// The file.
+        origin: String,
+        /// 1-based line (the header is line 1).
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The column's name.
+        name: String,
+        /// The cell as found.
+        found: String,
+        /// What the column holds.
+        expected: &'static str,
+    },
+}
+
 /// Shard outputs that do not join into one sweep.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MergeError {
@@ -857,31 +890,9 @@ pub enum MergeError {
         /// What is wrong with it.
         why: &'static str,
     },
-    /// A `sweep.json` that no sweep writes (an axis without values, a
-    /// grid that cannot be counted, a shard larger than one process runs).
-    #[error("{origin}: {why}: was the shard edited?")]
-    Manifest {
-        /// The file.
-        origin: String,
-        /// What is wrong with it.
-        why: String,
-    },
-    /// A result cell that is not the value its column holds.
-    #[error("{origin} line {line}, column {column} ({name}): {found:?} is not {expected}: was the shard edited?")]
-    Cell {
-        /// The file.
-        origin: String,
-        /// 1-based line (the header is line 1).
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// The column's name.
-        name: String,
-        /// The cell as found.
-        found: String,
-        /// What the column holds.
-        expected: &'static str,
-    },
+    /// A shard file that no sweep writes.
+    #[error(transparent)]
+    Edited(#[from] EditedShard),
     /// No shard holds this row.
     #[error("merge: no shard has the row for point {point}, policy {policy:?}: a sweep.csv was cut short")]
     MissingRow {
@@ -1101,31 +1112,9 @@ pub enum MapError {
         /// Two rows rather than none.
         twice: bool,
     },
-    /// A `map.json` that no map writes (an axis without values or with a
-    /// value twice, a shard larger than one process runs).
-    #[error("{origin}: {why}: was the shard edited?")]
-    Manifest {
-        /// The file.
-        origin: String,
-        /// What is wrong with it.
-        why: String,
-    },
-    /// A result cell that is not the value its column holds.
-    #[error("{origin} line {line}, column {column} ({name}): {found:?} is not {expected}: was the shard edited?")]
-    Cell {
-        /// The file.
-        origin: String,
-        /// 1-based line (the header is line 1).
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// The column's name.
-        name: String,
-        /// The cell as found.
-        found: String,
-        /// What the column holds.
-        expected: &'static str,
-    },
+    /// A shard file that no map writes.
+    #[error(transparent)]
+    Edited(#[from] EditedShard),
     /// A row the manifest does not explain.
     #[error("{origin}: map.csv row {row} names a policy or value not in map.json")]
     StrayRow {

@@ -41,6 +41,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+use crate::error::EditedShard;
 pub use crate::error::MapError;
 
 /// The two axes of a map.
@@ -479,9 +480,11 @@ impl MapManifest {
 /// grid; its size is counted with checked arithmetic before anything is
 /// allocated from it.
 pub fn check_manifest(m: &MapManifest, origin: &str) -> Result<MapGrid, MapError> {
-    let bad = |why: String| MapError::Manifest {
-        origin: origin.to_string(),
-        why,
+    let bad = |why: String| {
+        MapError::Edited(EditedShard::Manifest {
+            origin: origin.to_string(),
+            why,
+        })
     };
     for (name, a) in [("x", &m.x), ("y", &m.y)] {
         if a.values.is_empty() {
@@ -574,10 +577,10 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
         )));
     }
     if first_table.header.iter().map(String::as_str).ne(COLUMNS) {
-        return Err(MapError::Manifest {
+        return Err(MapError::Edited(EditedShard::Manifest {
             origin: format!("{first_origin}/map.csv"),
             why: format!("its header is not {}", COLUMNS.join(",")),
-        });
+        }));
     }
     let grid = MapGrid {
         x: first.x.clone(),
@@ -625,26 +628,26 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
             for (c, name) in COLUMNS.iter().enumerate().skip(3) {
                 let cell = r.get(c).unwrap_or_default();
                 if let Some(expected) = cell_problem(c, cell) {
-                    return Err(MapError::Cell {
+                    return Err(MapError::Edited(EditedShard::Cell {
                         origin: format!("{origin}/map.csv"),
                         line: i + 2,
                         column: c + 1,
                         name: name.to_string(),
                         found: cell.to_string(),
                         expected,
-                    });
+                    }));
                 }
             }
             let runs = |c: usize| u64::from(r[c].parse::<u32>().unwrap_or(0));
             if runs(6) + runs(7) + runs(8) != runs(3) {
-                return Err(MapError::Cell {
+                return Err(MapError::Edited(EditedShard::Cell {
                     origin: format!("{origin}/map.csv"),
                     line: i + 2,
                     column: 4,
                     name: COLUMNS[3].to_string(),
                     found: r[3].to_string(),
                     expected: "the sum of recovered, degraded and undetermined",
-                });
+                }));
             }
             let (p, xi, yi) = key;
             let at = p * cells + grid.cell(xi, yi);

@@ -22,7 +22,7 @@ pub use row::Row;
 
 use crate::csv_text;
 use crate::engine::stop;
-use crate::error::{Error, InvalidInput};
+use crate::error::{EditedShard, Error, InvalidInput};
 use crate::metrics::aggregate::aggregate;
 use crate::metrics::columns::{extra_header, extra_row, summary_header_blocks, summary_row_blocks};
 use crate::metrics::{Extras, RunResult};
@@ -257,9 +257,11 @@ pub const MAX_AXES: usize = 1000;
 /// too large to count, a point count that is not the grid's. Sizes are
 /// checked before anything is allocated from them.
 pub fn check_manifest(m: &Manifest, origin: &str) -> Result<Grid, MergeError> {
-    let bad = |why: String| MergeError::Manifest {
-        origin: origin.to_string(),
-        why,
+    let bad = |why: String| {
+        MergeError::Edited(EditedShard::Manifest {
+            origin: origin.to_string(),
+            why,
+        })
     };
     // Axes come from `--set` flags, a few each; their checks below compare
     // every pair, so a manifest with thousands is refused first.
@@ -398,13 +400,13 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
     let known = [false, true]
         .map(|client_wait| written(header(&grid, first.replications, Extras { client_wait })));
     if !known.contains(&first_table.header) {
-        return Err(MergeError::Manifest {
+        return Err(MergeError::Edited(EditedShard::Manifest {
             origin: format!("{first_origin}/sweep.csv"),
             why: format!(
                 "its header is not the one a sweep of these axes and {} replication(s) writes",
                 first.replications
             ),
-        });
+        }));
     }
     let header = &first_table.header;
     let policy_col = grid.axes.len() + 1;
@@ -464,14 +466,14 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
             for (c, name) in header.iter().enumerate().skip(policy_col + 1) {
                 let cell = r.get(c).unwrap_or_default();
                 if let Some(expected) = cell_problem(name, cell) {
-                    return Err(MergeError::Cell {
+                    return Err(MergeError::Edited(EditedShard::Cell {
                         origin: format!("{origin}/sweep.csv"),
                         line,
                         column: c + 1,
                         name: name.clone(),
                         found: cell.to_string(),
                         expected,
-                    });
+                    }));
                 }
             }
             // Kept as the unsharded sweep holds it in memory: the swept
