@@ -58,6 +58,8 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, Error> {
         for line in s.queue_settings() {
             out.line(format_args!("{origin}: {line}"))?;
         }
+        let cost = estimate::of_one_replication(&s, rayon::current_num_threads());
+        out.line(format_args!("{origin}: estimated cost: {}", cost.summary()))?;
         for w in s.warnings() {
             common::note(format_args!("{origin}: warning: {w}"));
         }

@@ -66,6 +66,12 @@ const LOOP_CLIENT_BYTES: u64 = 192;
 /// the caller's hold, with the room vectors leave when they double.
 const CALL_BYTES: u64 = 2 * (REQUEST_BYTES + JOB_BYTES + EVENT_BYTES);
 
+/// Events the engine lets happen at one instant before it stops a run
+/// whose simulated time no longer advances (the base of the model's stall
+/// limit): a zero-time retry loop that a queue's burst lets run this long
+/// at one instant is stopped, not bounded.
+const STALL_EVENTS: f64 = 1e7;
+
 /// Bytes of the process itself and of writing a report (its tables and
 /// plots), whatever the runs: measured peak memory of small runs is 7 to
 /// 8 MB without plots and 14 to 36 MB with them.
@@ -105,6 +111,29 @@ impl Estimate {
     /// events are unbounded.
     pub fn too_big(&self) -> bool {
         self.bytes > MAX_BYTES || self.seconds() > MAX_WALL_S || self.unbounded.is_some()
+    }
+
+    /// What the batch costs, in words: events, memory and time.
+    pub fn summary(&self) -> String {
+        let events = if self.unbounded.is_some() {
+            "events without end".to_string()
+        } else {
+            format!("about {:.1e} events", self.events as f64)
+        };
+        let parallel = self.threads.clamp(1, self.runs.max(1));
+        format!(
+            "{events}, {:.0} MB, {} on {parallel} thread{} (at {:.0e} events/s each)",
+            self.bytes as f64 / 1e6,
+            if self.unbounded.is_some() {
+                "no end".to_string()
+            } else if self.seconds() < 1.0 {
+                "under a second".to_string()
+            } else {
+                format!("about {}", hours(self.seconds()))
+            },
+            if parallel == 1 { "" } else { "s" },
+            EVENTS_PER_THREAD_S,
+        )
     }
 
     /// What exceeds the limits, in words, with the way out.
@@ -344,8 +373,24 @@ fn run_cost(job: &Job<'_>) -> (u64, u64, Option<String>) {
                 }
                 *a = reaching;
             }
-            if unbounded.as_ref().is_some_and(|(tier, _)| *tier == 0) {
-                unbounded = None;
+            // Past its burst, the bucket paces a zero-time loop at the
+            // dispatch rate; within the burst the loop has every token at
+            // one instant, and a burst that large stalls the run.
+            let burst_events = f64::from(d.max_burst_size) * EVENTS_PER_RETRY;
+            match unbounded.take() {
+                Some((0, why)) if burst_events >= STALL_EVENTS => {
+                    unbounded = Some((
+                        0,
+                        format!(
+                            "{why}; the queue's burst (dispatcher.max_burst_size {}) lets that \
+                             many of them happen at one instant, so simulated time stops; or \
+                             lower the burst",
+                            d.max_burst_size
+                        ),
+                    ));
+                }
+                Some((0, _)) => {}
+                other => unbounded = other,
             }
         }
     }
@@ -434,9 +479,15 @@ fn capacity_of(spec: &ScenarioSpec, k: usize) -> Option<f64> {
 /// replication): the estimate and the mechanism to change; `None` when it
 /// runs.
 pub fn warning(scenario: &crate::scenario::Scenario, threads: usize) -> Option<String> {
-    let e = estimate(&super::jobs_of(scenario, 1), true, threads);
+    let e = of_one_replication(scenario, threads);
     e.too_big()
         .then(|| format!("`run` refuses it: {}", e.describe()))
+}
+
+/// The estimate for one replication of every policy of `scenario`, as
+/// `run` makes it before simulating.
+pub fn of_one_replication(scenario: &crate::scenario::Scenario, threads: usize) -> Estimate {
+    estimate(&super::jobs_of(scenario, 1), true, threads)
 }
 
 #[cfg(test)]

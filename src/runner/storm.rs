@@ -18,6 +18,7 @@
 //! attempts and `calls` of the tiers above. A retry that takes no time and
 //! is never capped is an unbounded storm.
 
+use crate::engine::rng::SimRng;
 use crate::model::dist::Dist;
 use crate::policy::bounds::{worst_case, Context};
 use crate::policy::{Policy, RetryState};
@@ -25,6 +26,7 @@ use crate::scenario::spec::{BackendKind, DistSpec, FaultSpec, Mode, ScenarioSpec
 use crate::scenario::Scenario;
 use crate::status::Status;
 use crate::time::Nanos;
+use rand::SeedableRng;
 
 /// Arrival times averaged over within a failing stretch.
 const ARRIVALS: u64 = 8;
@@ -95,6 +97,11 @@ pub fn storm(scenario: &Scenario, i: usize, requests: f64) -> Storm {
             f64::from(spec.downstream[t - 1].calls)
         };
         let (per_call, share, why) = tier_attempts(spec, t, policy, requests * reaching * calls);
+        let per_call = if t == 0 {
+            per_call.max(contention_attempts(spec, policy))
+        } else {
+            per_call
+        };
         if t == 0 {
             out.stormy = share.min(1.0);
         }
@@ -239,7 +246,12 @@ fn stretches(spec: &ScenarioSpec, t: usize) -> Vec<Stretch> {
                 what: "attempt timeouts in a blackhole".into(),
             }),
             FaultSpec::Slowdown { factor, .. } => {
-                cap.and_then(|c| overloaded(spec, t, k, net, c / factor.max(1e-9)))
+                let over = cap.and_then(|c| overloaded(spec, t, k, net, c / factor.max(1e-9)));
+                let late = late_attempts(spec, t, k, net, factor);
+                match (over, late) {
+                    (Some(o), Some(l)) => Some(if o.excess >= l.share { o } else { l }),
+                    (o, l) => o.or(l),
+                }
             }
             FaultSpec::Capacity { workers, .. } => cap.and_then(|c| {
                 let all = f64::from(b.workers.unwrap_or(1).max(1));
@@ -278,6 +290,87 @@ fn stretches(spec: &ScenarioSpec, t: usize) -> Vec<Stretch> {
         out.push(st);
     }
     out
+}
+
+/// Load, as a share of a tier's workers, above which its queue is taken
+/// to grow without bound: near saturation the wait dwarfs the service, so
+/// the attempts that timed out (and are still served) and their retries
+/// make every attempt late.
+const SATURATED: f64 = 0.9;
+
+/// Samples drawn to find the share of attempts that outlast a timeout.
+const LATE_SAMPLES: u32 = 2000;
+
+/// How a slowdown of tier `k` by `factor` fails the attempts of tier `t`
+/// by their timeout: the share whose slowed service (and network) outlasts
+/// the caller's attempt timeout, drawn from the service time with a fixed
+/// seed; every attempt when the late ones' retries (each still served in
+/// full) bring the slowed tier near saturation. `None` without a timeout,
+/// or when no attempt is late.
+fn late_attempts(
+    spec: &ScenarioSpec,
+    t: usize,
+    k: usize,
+    net: Nanos,
+    factor: f64,
+) -> Option<Stretch> {
+    let timeout = attempt_timeout(spec, t)?;
+    let b = spec.tier_backend(k);
+    let service = Dist::new(b.service_time.as_ref()?);
+    let mut rng = SimRng::seed_from_u64(0x1a7e);
+    let late = (0..LATE_SAMPLES)
+        .filter(|_| {
+            let slowed = service.sample(&mut rng) as f64 * factor;
+            net.saturating_add(slowed as Nanos) >= timeout
+        })
+        .count() as f64
+        / f64::from(LATE_SAMPLES);
+    if late == 0.0 {
+        return None;
+    }
+    let mean = service.mean() * factor / 1e9;
+    let workers = f64::from(b.workers.unwrap_or(1).max(1));
+    let busy = offered(spec, k) / (1.0 - late).max(1e-9) * mean / workers;
+    let share = if late >= 1.0 || busy >= SATURATED {
+        1.0
+    } else {
+        late
+    };
+    Some(Stretch {
+        start: 0,
+        end: 0,
+        floor: timeout,
+        status: Status::DeadlineExceeded,
+        share,
+        excess: 1.0,
+        pushback: None,
+        what: format!(
+            "attempt timeouts in the slowdown of tier {:?}",
+            spec.tier_names()[k]
+        ),
+    })
+}
+
+/// Attempts a request makes on a `contention` record when every
+/// transaction open at a commit is aborted and retried: with `C` requests
+/// contending at once, one commits per read-to-write window at worst, so
+/// the request that commits `i`-th makes `i` attempts, `(C + 1) / 2` on
+/// average (capped by the policy). `C` is the clients of a burst or a
+/// closed loop, or the open arrivals within one read-to-write window.
+fn contention_attempts(spec: &ScenarioSpec, policy: &Policy) -> f64 {
+    if spec.backend.kind != BackendKind::Contention || !policy.retry_on.contains(Status::Aborted) {
+        return 1.0;
+    }
+    let tr = &spec.traffic;
+    let contenders = match tr.mode {
+        Mode::Closed | Mode::Burst => f64::from(tr.clients),
+        Mode::Open => {
+            let window = 2.0 * mean_ns(tr.network_delay.as_ref()) / 1e9;
+            1.0 + tr.rate.unwrap_or(0.0) * tr.scale_range().1 * window
+        }
+    };
+    let limit = policy.max_attempts.map_or(f64::INFINITY, f64::from);
+    ((contenders + 1.0) / 2.0).min(limit).max(1.0)
 }
 
 /// How tier `t` fails when new requests at tier `k` exceed `cap`, with
@@ -547,6 +640,47 @@ mod tests {
                 "policies": [{policy}]}}"#
         ))
         .unwrap()
+    }
+
+    #[test]
+    fn contenders_on_one_record_make_half_their_number_of_attempts() {
+        let burst = |policy: &str| {
+            Scenario::from_json(&format!(
+                r#"{{"name": "c", "duration": "60s",
+                    "traffic": {{"mode": "burst", "clients": 100,
+                                 "network_delay": {{"constant": {{"value": "10ms"}}}}}},
+                    "backend": {{"kind": "contention"}},
+                    "policies": [{policy}]}}"#
+            ))
+            .unwrap()
+        };
+        let forever = r#"{"name": "p", "max_attempts": 0, "backoff": {"constant": {"delay": "0s"}}, "retry_on": ["aborted"]}"#;
+        assert_eq!(storm(&burst(forever), 0, 100.0).tiers, vec![50.5]);
+        let capped = r#"{"name": "p", "max_attempts": 10, "backoff": {"constant": {"delay": "0s"}}, "retry_on": ["aborted"]}"#;
+        assert_eq!(storm(&burst(capped), 0, 100.0).tiers, vec![10.0]);
+        let not_retried = r#"{"name": "p", "max_attempts": 0, "backoff": {"constant": {"delay": "0s"}}, "retry_on": ["unavailable"]}"#;
+        assert_eq!(storm(&burst(not_retried), 0, 100.0).tiers, vec![1.0]);
+    }
+
+    #[test]
+    fn a_slowdown_past_the_attempt_timeout_is_a_storm_of_timeouts() {
+        let slowed = |factor: f64| {
+            Scenario::from_json(&format!(
+                r#"{{"name": "s", "duration": "60s",
+                    "traffic": {{"rate": 1, "attempt_timeout": "15s"}},
+                    "backend": {{"workers": 100, "service_time": {{"constant": {{"value": "4s"}}}}}},
+                    "faults": [{{"slowdown": {{"start": "0s", "duration": "60s", "factor": {factor}}}}}],
+                    "policies": [{{"name": "p", "max_attempts": 5,
+                                  "backoff": {{"constant": {{"delay": "1s"}}}}}}]}}"#
+            ))
+            .unwrap()
+        };
+        // 16 s of service against a 15 s timeout: every attempt is late,
+        // and one arriving early retries every 16 s up to its 5 attempts.
+        let late = storm(&slowed(4.0), 0, 60.0);
+        assert!(late.tiers[0] > 2.0 && late.tiers[0] <= 5.0, "{late:?}");
+        // 8 s of service: none is late, and 1/s is far below capacity.
+        assert_eq!(storm(&slowed(2.0), 0, 60.0).tiers, vec![1.0]);
     }
 
     #[test]

@@ -106,6 +106,15 @@ fn unbounded_storms_are_refused_with_the_mechanism() {
                "policies": [{"name": "p"}]"#,
             "GiB of memory",
         ),
+        // A queue whose burst lets a zero-time retry loop run 10⁹ times at
+        // one instant through a 100 ms outage.
+        (
+            r#""traffic": {"rate": 100},
+               "dispatcher": {"max_dispatches_per_second": 1e9, "max_burst_size": 1000000000},
+               "faults": [{"outage": {"start": "2s", "duration": "100ms"}}],
+               "policies": [{"name": "p", "max_attempts": 0, "backoff": {"constant": {"delay": "0s"}}}]"#,
+            "max_burst_size 1000000000",
+        ),
     ];
     let bin = env!("CARGO_BIN_EXE_retrysim");
     let dir = tempfile::tempdir().unwrap();
@@ -160,4 +169,56 @@ fn a_dispatcher_bounds_a_storm_by_its_rate() {
     assert!(e.unbounded.is_none(), "{e:?}");
     assert!((1e8..1e9).contains(&(e.events as f64)), "{e:?}");
     assert!(!e.too_big(), "{e:?}");
+}
+
+#[cfg(target_os = "linux")]
+/// The peak resident memory of a child process, bytes, from `wait4`
+/// (only this child's, whatever else the test binary runs at the time).
+#[allow(clippy::zombie_processes)] // waited for by `wait4`, below
+fn peak_rss_of(cmd: &mut Command) -> u64 {
+    let child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data filled by the kernel; the pid is our
+    // own child, waited for once here (never by `Child::wait`).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    // ru_maxrss is in KiB on Linux.
+    usage.ru_maxrss as u64 * 1024
+}
+
+/// Per-client state is sized from the types a run allocates: 200,000
+/// closed-loop clients, each with its own retry quota, adaptive rate
+/// limiter and circuit breaker, take what the estimate says within 2×.
+#[cfg(target_os = "linux")]
+#[test]
+fn per_client_state_costs_what_the_estimate_says() {
+    let text = r#"{"name": "clients", "duration": "2s",
+        "traffic": {"mode": "closed", "clients": 200000, "think_time": {"constant": {"value": "10s"}}},
+        "backend": {"workers": 100, "service_time": {"constant": {"value": "1ms"}}},
+        "policies": [{"name": "p", "preset": "aws-adaptive",
+                      "circuit_breaker": {"failure_rate": 0.5}}]}"#;
+    let s = retrysim::scenario::Scenario::from_json(text).unwrap();
+    let e = estimate(&jobs_of(&s, 1), false, 1);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("clients.json");
+    std::fs::write(&file, text).unwrap();
+    let bin = env!("CARGO_BIN_EXE_retrysim");
+    let measured = peak_rss_of(
+        Command::new(bin)
+            .args(["run", "-q", "--no-plots", "-o"])
+            .arg(dir.path().join("out"))
+            .arg(&file),
+    );
+    let ratio = e.bytes as f64 / measured as f64;
+    assert!(
+        (0.5..=2.0).contains(&ratio),
+        "estimated {} B, measured {measured} B ({ratio:.2}×)",
+        e.bytes
+    );
 }
