@@ -2,13 +2,17 @@
 //! their scenario description, sampled in integer nanoseconds.
 
 use crate::math::{normal_cdf, Z99};
+use crate::scenario::spec::measured::{
+    histogram_knots, knots_mean, knots_quantile, quantile_knots, Knot,
+};
 use crate::scenario::spec::DistSpec;
 use crate::time::{round_ns, Nanos};
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
+use std::sync::Arc;
 
 /// A ready-to-sample distribution; parameters in nanoseconds.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Dist {
     /// Always the same value, ns.
     Constant(f64),
@@ -38,6 +42,9 @@ pub enum Dist {
         /// Standard deviation of the normal before folding, ns.
         sd: f64,
     },
+    /// A measured distribution (percentiles or a histogram): its quantile
+    /// function as knots, sampled by inversion.
+    Table(Arc<[Knot]>),
 }
 
 impl Dist {
@@ -77,11 +84,34 @@ impl Dist {
                 mean: f(*mean),
                 sd: f(*stddev),
             },
+            // Validated specs build; a spec that does not is drawn as 0.
+            DistSpec::Quantiles(q) => Dist::table(quantile_knots(q).ok()),
+            DistSpec::Histogram(h) => Dist::table(histogram_knots(h).ok()),
+        }
+    }
+
+    fn table(knots: Option<Vec<Knot>>) -> Dist {
+        match knots {
+            Some(k) => Dist::Table(k.into()),
+            None => Dist::Constant(0.0),
+        }
+    }
+
+    /// The least value drawn, ns.
+    pub fn least(&self) -> f64 {
+        match self {
+            Dist::Constant(v) => *v,
+            Dist::Uniform { min, max } => min.min(*max),
+            Dist::Table(k) => k[0].x,
+            _ => 0.0,
         }
     }
 
     /// The distribution's mean in nanoseconds.
     pub fn mean(&self) -> f64 {
+        if let Dist::Table(k) = self {
+            return knots_mean(k);
+        }
         match *self {
             Dist::Constant(v) => v,
             Dist::Exponential { mean } => mean,
@@ -95,11 +125,16 @@ impl Dist {
                 sd * (2.0 / std::f64::consts::PI).sqrt() * (-r * r / 2.0).exp()
                     + mean * (1.0 - 2.0 * normal_cdf(-r))
             }
+            Dist::Table(_) => unreachable!("returned above"),
         }
     }
 
     /// Whether every sample is the same value (no random draw needed).
     pub fn constant_value(&self) -> Option<Nanos> {
+        if let Dist::Table(k) = self {
+            let (lo, hi) = (k[0].x, k[k.len() - 1].x);
+            return (lo == hi).then(|| to_ns(lo));
+        }
         match *self {
             Dist::Constant(v) => Some(to_ns(v)),
             Dist::Uniform { min, max } if min == max => Some(to_ns(min)),
@@ -111,6 +146,9 @@ impl Dist {
     /// Draws one value.
     #[inline]
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Nanos {
+        if let Dist::Table(k) = self {
+            return to_ns(knots_quantile(k, rng.random::<f64>()));
+        }
         let x = match *self {
             Dist::Constant(v) => v,
             Dist::Exponential { mean } => -mean * (1.0 - rng.random::<f64>()).ln(),
@@ -123,6 +161,7 @@ impl Dist {
                 let z: f64 = StandardNormal.sample(rng);
                 (mean + sd * z).abs()
             }
+            Dist::Table(_) => unreachable!("returned above"),
         };
         to_ns(x)
     }
@@ -191,6 +230,72 @@ mod tests {
             stddev: Some(ms(5)),
         });
         assert!((ln.mean() - 10e6).abs() < 1.0);
+    }
+
+    /// The share of `n` draws at or below `x`.
+    fn share_below(d: &Dist, x: f64, n: usize) -> f64 {
+        let mut rng = stream(5, 0, Stream::Service);
+        (0..n).filter(|_| d.sample(&mut rng) as f64 <= x).count() as f64 / n as f64
+    }
+
+    /// The value at share `q` of `n` sorted draws.
+    fn sample_quantiles(d: &Dist, qs: &[f64], n: usize) -> Vec<f64> {
+        let mut rng = stream(7, 0, Stream::Service);
+        let mut v: Vec<u64> = (0..n).map(|_| d.sample(&mut rng)).collect();
+        v.sort_unstable();
+        qs.iter()
+            .map(|q| v[((q * n as f64) as usize).min(n - 1)] as f64)
+            .collect()
+    }
+
+    #[test]
+    fn percentiles_reproduce_themselves_and_their_closed_form_mean() {
+        let spec: DistSpec = serde_json::from_str(
+            r#"{"quantiles": {"p50": "5ms", "p90": "20ms", "p99": "120ms",
+                              "p99.9": "400ms", "max": "2s"}}"#,
+        )
+        .unwrap();
+        let d = Dist::new(&spec);
+        let n = 1_000_000;
+        let qs = [0.5, 0.9, 0.99, 0.999];
+        let want = [5e6, 20e6, 120e6, 400e6];
+        for ((q, got), want) in qs.iter().zip(sample_quantiles(&d, &qs, n)).zip(want) {
+            assert!((got - want).abs() / want < 0.01, "p{q}: {got} vs {want}");
+        }
+        // The closed form: 0→5 ms linear over [0, .5], then log-linear
+        // segments ∫ = (b − a)·Δp / ln(b/a).
+        let seg = |a: f64, b: f64, dp: f64| (b - a) * dp / (b / a).ln();
+        let closed = 2.5e6 * 0.5
+            + seg(5e6, 20e6, 0.4)
+            + seg(20e6, 120e6, 0.09)
+            + seg(120e6, 400e6, 0.009)
+            + seg(400e6, 2e9, 0.001);
+        assert!((d.mean() - closed).abs() < 1.0, "{} vs {closed}", d.mean());
+        let m = sample_mean(&d, n);
+        assert!((m - closed).abs() / closed < 0.01, "{m} vs {closed}");
+    }
+
+    #[test]
+    fn a_histogram_reproduces_its_bucket_shares_and_mean() {
+        let spec: DistSpec = serde_json::from_str(
+            r#"{"histogram": {"buckets": [
+                {"le": "5ms", "count": 300}, {"le": "10ms", "count": 700},
+                {"le": 0.05, "count": 950}, {"le": "250ms", "count": 990},
+                {"le": "+Inf", "count": 1000}]}}"#,
+        )
+        .unwrap();
+        let d = Dist::new(&spec);
+        let n = 1_000_000;
+        // The +Inf bucket's 1 % sits at 250 ms itself.
+        for (le, share) in [(5e6, 0.3), (10e6, 0.7), (50e6, 0.95), (250e6 - 1.0, 0.99)] {
+            let got = share_below(&d, le, n);
+            assert!((got - share).abs() / share < 0.01, "le {le}: {got}");
+        }
+        // Linear within each bucket; the +Inf share at the last bound.
+        let closed = 0.3 * 2.5e6 + 0.4 * 7.5e6 + 0.25 * 30e6 + 0.04 * 150e6 + 0.01 * 250e6;
+        assert!((d.mean() - closed).abs() < 1.0, "{} vs {closed}", d.mean());
+        let m = sample_mean(&d, n);
+        assert!((m - closed).abs() / closed < 0.01, "{m} vs {closed}");
     }
 
     #[test]

@@ -22,9 +22,9 @@ impl Network {
     /// The delay of the next hop.
     #[inline]
     pub fn hop(&mut self) -> Nanos {
-        match self.delay {
+        match &self.delay {
             None => 0,
-            Some(Dist::Constant(v)) => v as Nanos,
+            Some(Dist::Constant(v)) => *v as Nanos,
             Some(d) => d.sample(&mut self.rng),
         }
     }
@@ -33,11 +33,13 @@ impl Network {
     /// zero): an attempt then reaches the backend within its send, and an
     /// answer reaches the client within the backend's step.
     pub fn instant(&self) -> bool {
-        self.delay.is_none_or(|d| d.constant_value() == Some(0))
+        self.delay
+            .as_ref()
+            .is_none_or(|d| d.constant_value() == Some(0))
     }
 
     /// The hop delay when every hop takes the same time.
     pub fn constant(&self) -> Option<Nanos> {
-        self.delay.and_then(|d| d.constant_value())
+        self.delay.as_ref().and_then(|d| d.constant_value())
     }
 }

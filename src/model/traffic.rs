@@ -90,7 +90,7 @@ impl Traffic {
 
     /// A closed-mode client's pause between requests (default none).
     fn think_time(&mut self) -> Nanos {
-        match self.think {
+        match &self.think {
             Some(d) => d.sample(&mut self.rng_clients),
             None => 0,
         }

@@ -24,6 +24,9 @@ fn always_zero(d: Option<&DistSpec>) -> bool {
         Some(DistSpec::Uniform { max, .. }) => max.ns() == 0,
         Some(DistSpec::Normal { mean, stddev }) => mean.ns() == 0 && stddev.ns() == 0,
         Some(DistSpec::Exponential { .. } | DistSpec::Lognormal { .. }) => false,
+        Some(d @ (DistSpec::Quantiles(_) | DistSpec::Histogram(_))) => {
+            d.knots().is_some_and(|k| k.iter().all(|k| k.x == 0.0))
+        }
     }
 }
 
@@ -787,6 +790,7 @@ fn dist_min_ns(d: &DistSpec) -> u64 {
     match d {
         DistSpec::Constant { value } => value.ns(),
         DistSpec::Uniform { min, max } => min.ns().min(max.ns()),
+        DistSpec::Quantiles(_) | DistSpec::Histogram(_) => d.knots().map_or(0, |k| k[0].x as u64),
         _ => 0,
     }
 }
@@ -815,6 +819,9 @@ fn dist_sd_s(d: &DistSpec) -> f64 {
             _ => 0.0,
         },
         DistSpec::Normal { stddev, .. } => stddev.secs(),
+        DistSpec::Quantiles(_) | DistSpec::Histogram(_) => d
+            .knots()
+            .map_or(0.0, |k| super::spec::measured::knots_stddev(&k) / 1e9),
     }
 }
 
@@ -837,6 +844,9 @@ fn dist_mean_s(d: &DistSpec) -> f64 {
             (None, m, p) => m.or(*p).map_or(0.0, |d| d.secs()),
         },
         DistSpec::Normal { mean, .. } => mean.secs(),
+        DistSpec::Quantiles(_) | DistSpec::Histogram(_) => d
+            .knots()
+            .map_or(0.0, |k| super::spec::measured::knots_mean(&k) / 1e9),
     }
 }
 

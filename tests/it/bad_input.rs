@@ -153,6 +153,25 @@ fn policy_list_problems() {
 }
 
 #[test]
+fn measured_distributions_name_the_bad_percentile_or_bucket() {
+    check_bad(
+        "quantiles_decreasing.json",
+        &[
+            ":7:",
+            "backend.service_time.quantiles.p90",
+            "never decrease",
+        ],
+    );
+    check_bad(
+        "histogram_not_cumulative.json",
+        &[
+            "traffic.network_delay.histogram.buckets[1].count",
+            "cumulative",
+        ],
+    );
+}
+
+#[test]
 fn min_above_max() {
     check_bad(
         "cloud_tasks_min_gt_max.json",

@@ -1,9 +1,11 @@
 //! A random duration as written (service times, network hops, think
 //! times), its checks and its wording. `crate::model::dist` samples it.
 
+use super::measured::{histogram_knots, quantile_knots, HistogramSpec};
 use crate::check::Problems;
 use crate::time::Dur;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// A random duration (service times, network hops, think times).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -48,14 +50,45 @@ pub enum DistSpec {
         /// The standard deviation before folding.
         stddev: Dur,
     },
+    /// Percentiles as a dashboard shows them, `pNN` keys with optional
+    /// `min` and `max`, interpolated as `super::measured` says.
+    Quantiles(BTreeMap<String, Dur>),
+    /// A Prometheus-style cumulative histogram (`le`, `count` pairs).
+    Histogram(HistogramSpec),
 }
 
 impl DistSpec {
+    /// The quantile function's knots of a measured distribution
+    /// (percentiles or a histogram); `None` for the others, or when the
+    /// spec is invalid.
+    pub fn knots(&self) -> Option<Vec<super::measured::Knot>> {
+        match self {
+            DistSpec::Quantiles(q) => quantile_knots(q).ok(),
+            DistSpec::Histogram(h) => histogram_knots(h).ok(),
+            _ => None,
+        }
+    }
+
     /// Checks the values serde cannot; `path` ends at the field holding
     /// the distribution.
     pub fn check(&self, path: &str, c: &mut Problems) {
         match self {
             DistSpec::Constant { .. } | DistSpec::Normal { .. } => {}
+            DistSpec::Quantiles(q) => {
+                if let Err((field, why)) = quantile_knots(q) {
+                    let at = if field.is_empty() {
+                        format!("{path}.quantiles")
+                    } else {
+                        format!("{path}.quantiles.{field}")
+                    };
+                    c.err(at, why);
+                }
+            }
+            DistSpec::Histogram(h) => {
+                if let Err((field, why)) = histogram_knots(h) {
+                    c.err(format!("{path}.histogram.{field}"), why);
+                }
+            }
             DistSpec::Exponential { mean } => {
                 c.positive_dur(&format!("{path}.exponential.mean"), *mean)
             }
@@ -133,6 +166,23 @@ impl DistSpec {
                 format!("lognormal, {}", parts.join(", "))
             }
             DistSpec::Normal { mean, stddev } => format!("normal, mean {mean}, sd {stddev}"),
+            DistSpec::Quantiles(q) => {
+                let mut keys: Vec<(f64, String)> = q
+                    .iter()
+                    .map(|(k, v)| {
+                        let p = match k.as_str() {
+                            "min" => 0.0,
+                            "max" => 101.0,
+                            _ => k[1..].parse().unwrap_or(0.0),
+                        };
+                        (p, format!("{k} {v}"))
+                    })
+                    .collect();
+                keys.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let parts: Vec<String> = keys.into_iter().map(|(_, s)| s).collect();
+                format!("percentiles {}", parts.join(", "))
+            }
+            DistSpec::Histogram(h) => format!("histogram of {} buckets", h.buckets.len()),
         }
     }
 }

@@ -13,6 +13,7 @@ mod action;
 mod dist;
 mod downstream;
 mod fault;
+pub mod measured;
 
 pub use action::ActionSpec;
 pub use dist::DistSpec;
