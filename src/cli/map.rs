@@ -7,13 +7,12 @@ use super::progress;
 use crate::decimal::count;
 use crate::error::{Error, InvalidInput, MapError, OutputError, RunError};
 use crate::map::{self, MapGrid, MapManifest, OperatingPoint, Passes};
-use crate::report::map::map_png;
-use crate::report::staging::Staging;
+use crate::report::{self, staging::Staging};
 use crate::scenario::set::paths_overlap;
 use crate::scenario::{self, Scenario};
 use crate::sweep::range::expand_values;
 use crate::sweep::shard_env::shard_from_process_env;
-use crate::sweep::{Axis, Shard, Table};
+use crate::sweep::{Axis, Shard};
 use clap::Args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -249,7 +248,7 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
         return Err(MapError::NoIncident.into());
     }
     sim.guard(scenarios.values(), false)?;
-    let stage = Staging::begin(&dir, MAP_FILES, sim.force)?;
+    let stage = Staging::begin(&dir, report::map::MAP_FILES, sim.force)?;
     let bar = progress::bar(0, sim.quiet, &format!("mapping {}", base.spec().name));
     let result = map::run_map(
         &grid,
@@ -284,7 +283,7 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
         fingerprint: base.fingerprint(),
     };
     manifest.count_runs(&table);
-    let written = write(stage, &manifest, &table, sim.no_plots)?;
+    let written = report::map::write(stage, &manifest, &table, sim.no_plots)?;
     if !sim.quiet {
         let mut out = Stdout::lock();
         out.line(format_args!(
@@ -314,34 +313,3 @@ fn saved(m: &MapManifest, simulated: u64) -> String {
         100.0 * saved as f64 / m.full_runs as f64
     )
 }
-
-/// Writes `map.csv`, `map.json` and (for a whole map, unless `no_plots`)
-/// `map.png` into `dir`, which must exist. A `map.png` left by an earlier
-/// map is removed otherwise, so every file there comes from one map.
-pub fn write(
-    stage: Staging,
-    manifest: &MapManifest,
-    table: &Table,
-    no_plots: bool,
-) -> Result<Vec<PathBuf>, OutputError> {
-    let dir = stage.path();
-    let mut written = Vec::new();
-    let save = |path: PathBuf, bytes: &[u8]| {
-        crate::report::staging::write_file(&path, bytes).map(|()| path)
-    };
-    written.push(save(dir.join("map.csv"), &table.to_csv()?)?);
-    let json = serde_json::to_string_pretty(manifest)? + "\n";
-    written.push(save(dir.join("map.json"), json.as_bytes())?);
-    if !no_plots && manifest.shard == Shard::ALL {
-        let png = dir.join("map.png");
-        map_png(&png, manifest, table)?;
-        written.push(png);
-    }
-    let written = written.iter().map(|p| stage.final_path(p)).collect();
-    // A map.png left by an earlier, unsharded run would not match.
-    stage.commit()?;
-    Ok(written)
-}
-
-/// Every file a map writes (a stale one is removed when not rewritten).
-pub const MAP_FILES: &[&str] = &["map.csv", "map.json", "map.png"];

@@ -171,12 +171,13 @@ fn run_one(s: &Scenario, dir: &Path, args: &RunArgs, out: &mut Stdout) -> Result
         no_plots: sim.no_plots,
         plot_size: args.plot_size,
     };
-    let written = report::write_all(stage.path(), s, &results, &perf, &opts)?;
-    let written: Vec<_> = written.iter().map(|p| stage.final_path(p)).collect();
+    let run_report = report::RunReport::new(s, &results);
+    let written = report::write_all(stage.path(), &run_report, &perf, &opts)?;
+    let written = report::output::final_paths(&stage, &written);
     stage.commit()?;
     if !sim.quiet {
         let color = out.colors();
-        out.print(report::summary_table_colored(s, &results, color))?;
+        out.print(report::summary_table_colored(&run_report, color))?;
         for p in written {
             out.line(format_args!("wrote {}", p.display()))?;
         }

@@ -5,13 +5,12 @@
 use super::common::{part_of, SimArgs, Stdout};
 use super::progress;
 use crate::decimal::count;
-use crate::error::{Error, GridError, InvalidInput, OutputError};
-use crate::report::heatmap::{heatmap_png, varying_pair};
-use crate::report::staging::Staging;
+use crate::error::{Error, GridError, InvalidInput};
+use crate::report::{self, staging::Staging};
 use crate::runner;
 use crate::scenario::Scenario;
 use crate::sweep::range::expand_values;
-use crate::sweep::{self, Axis, Grid, Manifest, Shard, Table};
+use crate::sweep::{self, Axis, Grid, Manifest, Table};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -153,7 +152,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     checking.finish_and_clear();
     checked?;
     sim.refuse_too_big(estimator.finish(), &manifest.scenario)?;
-    let stage = Staging::begin(&dir, SWEEP_FILES, sim.force)?;
+    let stage = Staging::begin(&dir, report::sweep::SWEEP_FILES, sim.force)?;
     let runs = points.len() as u64 * manifest.policies.len() as u64 * u64::from(sim.replications);
     let bar = progress::bar(runs, sim.quiet, &format!("sweeping {}", manifest.scenario));
     let mut table = Table {
@@ -187,7 +186,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     });
     bar.finish_and_clear();
     ran?;
-    let written = write(stage, &manifest, &table, sim.no_plots)?;
+    let written = report::sweep::write(stage, &manifest, &table, sim.no_plots)?;
     if !sim.quiet {
         let mut out = Stdout::lock();
         out.line(format_args!(
@@ -201,35 +200,4 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Every file [`write`] may write.
-pub const SWEEP_FILES: &[&str] = &["sweep.csv", "sweep.json", "heatmap.png"];
-
-/// Writes `sweep.csv`, `sweep.json` and (for a whole sweep with exactly two
-/// varying parameters, unless `no_plots`) `heatmap.png` into `stage`, then
-/// moves them into place (a stale `heatmap.png` is removed); returns their
-/// final paths.
-pub fn write(
-    stage: Staging,
-    manifest: &Manifest,
-    table: &Table,
-    no_plots: bool,
-) -> Result<Vec<PathBuf>, OutputError> {
-    let dir = stage.path();
-    let mut written = Vec::new();
-    let save = |path: PathBuf, bytes: &[u8]| {
-        crate::report::staging::write_file(&path, bytes).map(|()| path)
-    };
-    written.push(save(dir.join("sweep.csv"), &table.to_csv()?)?);
-    let json = serde_json::to_string_pretty(manifest)? + "\n";
-    written.push(save(dir.join("sweep.json"), json.as_bytes())?);
-    if !no_plots && manifest.shard == Shard::ALL && varying_pair(manifest).is_some() {
-        let png = dir.join("heatmap.png");
-        heatmap_png(&png, manifest, table)?;
-        written.push(png);
-    }
-    let written = written.iter().map(|p| stage.final_path(p)).collect();
-    stage.commit()?;
-    Ok(written)
 }

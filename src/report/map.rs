@@ -1,4 +1,7 @@
-//! `map.png` of `retrysim map`: one panel per policy, side by side. Each
+//! The files of `retrysim map` (and of `retrysim merge` joining a map's
+//! shards): `map.csv`, `map.json` and `map.png` ([`write`]).
+//!
+//! `map.png` draws one panel per policy, side by side. Each
 //! cell is coloured by the share of replications that recovered (red 0 % →
 //! yellow 50 % → green 100 %, grey when no run could be judged), a black
 //! line runs along the cell edges where the share crosses 50 %, and a
@@ -9,17 +12,48 @@
 //! picture from shard outputs. Text uses the embedded font of
 //! [`super::plot`].
 
+use super::csv_file;
 use super::format::tick_labels;
 use super::heatmap::success_color;
+use super::output::{final_paths, save, save_json};
 use super::plot::{ensure_font, FONT};
+use super::staging::Staging;
 use crate::decimal::count;
 use crate::error::OutputError;
 use crate::map::{MapGrid, MapManifest};
 use crate::sweep::range::quantity;
-use crate::sweep::Table;
+use crate::sweep::{Shard, Table};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Every file a map writes (a stale one is removed when not rewritten).
+pub const MAP_FILES: &[&str] = &["map.csv", "map.json", "map.png"];
+
+/// Writes `map.csv`, `map.json` and (for a whole map, unless `no_plots`)
+/// `map.png` into `stage`, then moves them into place and returns their
+/// final paths. A `map.png` left by an earlier map is removed otherwise,
+/// so every file there comes from one map.
+pub fn write(
+    stage: Staging,
+    manifest: &MapManifest,
+    table: &Table,
+    no_plots: bool,
+) -> Result<Vec<PathBuf>> {
+    let dir = stage.path();
+    let mut written = Vec::new();
+    save(dir, "map.csv", &csv_file::text_table(table)?, &mut written)?;
+    save_json(dir, "map.json", manifest, &mut written)?;
+    if !no_plots && manifest.shard == Shard::ALL {
+        let png = dir.join("map.png");
+        map_png(&png, manifest, table)?;
+        written.push(png);
+    }
+    let written = final_paths(&stage, &written);
+    // A map.png left by an earlier, unsharded run would not match.
+    stage.commit()?;
+    Ok(written)
+}
 
 /// Width of one policy's panel in pixels.
 const PANEL_W: u32 = 520;

@@ -24,9 +24,10 @@
 use super::format::human_secs;
 use crate::decimal::num;
 use crate::error::OutputError;
-use crate::metrics::aggregate::{aggregate, band, by_policy, BandPoint, Col, PolicySummary};
+use crate::metrics::aggregate::{band, by_policy, BandPoint, Col, PolicySummary};
 use crate::metrics::{BinRow, Recovery, RunResult};
 use crate::scenario::spec::FaultSpec;
+use super::RunReport;
 use crate::scenario::Scenario;
 use crate::time::secs;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
@@ -800,21 +801,13 @@ fn max_of(series: &[Series], f: impl Fn(&BandPoint) -> f64) -> f64 {
 
 /// Draws `load.png` at `size` pixels (width, height): offered attempts/s
 /// per policy, demand, nominal capacity and the fault windows.
-pub fn load_png(
-    path: &Path,
-    scenario: &Scenario,
-    results: &[RunResult],
-    size: (u32, u32),
-) -> Result<()> {
+pub fn load_png(path: &Path, report: &RunReport<'_>, size: (u32, u32)) -> Result<()> {
+    let (scenario, results) = (report.scenario, report.results);
     let groups = group(results);
     let x = x_range(scenario, results);
     let faults = fault_boxes(scenario, x.end);
     let series = series_of(&groups, &x, |b| Some(b.offered_rps));
-    let alerts = alert_rows(
-        &groups,
-        &super::alerting::evaluate_all(scenario, results),
-        x.end,
-    );
+    let alerts = alert_rows(&groups, &report.alerts, x.end);
     let mut capacity = results
         .first()
         .map(|r| r.summary.capacity_rps)
@@ -1084,14 +1077,10 @@ fn outcome(s: &PolicySummary) -> String {
 /// Draws `recovery.png` at `size` pixels (width, height): goodput ÷ demand
 /// per policy, the recovery threshold, each policy's recovery time or a
 /// "never recovered" mark.
-pub fn recovery_png(
-    path: &Path,
-    scenario: &Scenario,
-    results: &[RunResult],
-    size: (u32, u32),
-) -> Result<()> {
+pub fn recovery_png(path: &Path, report: &RunReport<'_>, size: (u32, u32)) -> Result<()> {
+    let (scenario, results) = (report.scenario, report.results);
     let groups = group(results);
-    let summaries = aggregate(results);
+    let summaries = &report.summaries;
     let x = x_range(scenario, results);
     let faults = fault_boxes(scenario, x.end);
     let ratio = |b: &BinRow| (b.demand_rps > 0.0).then(|| b.goodput_rps / b.demand_rps);
@@ -1099,7 +1088,7 @@ pub fn recovery_png(
     let threshold = scenario.spec().report.recovery_threshold;
     let top = (max_of(&series, |b| b.max) * 1.05).clamp(1.2, 2.5);
     let mut marks = Vec::new();
-    for (g, s) in groups.iter().zip(&summaries) {
+    for (g, s) in groups.iter().zip(summaries) {
         let color = policy_color(g.index);
         if s.get(Col::FaultEndS).is_none() {
             continue;
@@ -1159,7 +1148,7 @@ pub fn recovery_png(
     };
     let mut legend: Vec<(Swatch, String)> = groups
         .iter()
-        .zip(&summaries)
+        .zip(summaries)
         .map(|(g, s)| {
             (
                 Swatch::Line(policy_color(g.index)),
@@ -1209,8 +1198,8 @@ pub fn attempts_png(
     let panel = 250u32;
     let legend_h = 56u32;
     let height = 70 + panel * n + legend_h;
-    let kmax = rows.iter().map(|r| r.2).max().unwrap_or(1).max(1) as f64;
-    let top = rows.iter().map(|r| r.3.max(r.4)).fold(1.0, f64::max);
+    let kmax = rows.iter().map(|r| r.attempts).max().unwrap_or(1).max(1) as f64;
+    let top = rows.iter().map(|r| r.succeeded.max(r.gave_up)).fold(1.0, f64::max);
     let y_hi = 10f64.powf((top * 2.0).log10().ceil());
     let floor = 0.5;
     let mut buf = vec![0u8; width as usize * height as usize * 3];
@@ -1232,10 +1221,10 @@ pub fn attempts_png(
         let (panels, legend_area) = rest.split_vertically(panel * n + 10);
         let areas = panels.split_evenly((n as usize, 1));
         for (g, area) in groups.iter().zip(areas.iter()) {
-            let mine: Vec<&(String, usize, usize, f64, f64)> =
-                rows.iter().filter(|r| r.1 == g.index).collect();
-            let ok: f64 = mine.iter().map(|r| r.3).sum();
-            let gave_up: f64 = mine.iter().map(|r| r.4).sum();
+            let mine: Vec<&super::files::AttemptRow> =
+                rows.iter().filter(|r| r.policy_index == g.index).collect();
+            let ok: f64 = mine.iter().map(|r| r.succeeded).sum();
+            let gave_up: f64 = mine.iter().map(|r| r.gave_up).sum();
             let color = policy_color(g.index);
             let mut chart = ChartBuilder::on(area)
                 .caption(
@@ -1280,15 +1269,15 @@ pub fn attempts_png(
             chart
                 .draw_series(
                     mine.iter()
-                        .filter(|r| r.3 > 0.0)
-                        .map(|r| bar(r.2 as f64, r.3, true, color)),
+                        .filter(|r| r.succeeded > 0.0)
+                        .map(|r| bar(r.attempts as f64, r.succeeded, true, color)),
                 )
                 .map_err(pe)?;
             chart
                 .draw_series(
                     mine.iter()
-                        .filter(|r| r.4 > 0.0)
-                        .map(|r| bar(r.2 as f64, r.4, false, GAVE_UP_COLOR)),
+                        .filter(|r| r.gave_up > 0.0)
+                        .map(|r| bar(r.attempts as f64, r.gave_up, false, GAVE_UP_COLOR)),
                 )
                 .map_err(pe)?;
         }

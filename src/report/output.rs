@@ -1,0 +1,103 @@
+//! The one way a report file is saved: into a staged directory (see
+//! [`super::staging`]), in pieces that each check for a stop request, with
+//! an I/O error naming the file. Every file every command writes goes
+//! through [`save`] or [`save_streamed`] (a PNG through
+//! [`super::plot::write_png`], which writes its encoding the same way).
+
+use super::staging::{self, Stoppable};
+use crate::error::OutputError;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// A report file being written: buffered, and stopping at a stop request.
+pub type StagedFile = BufWriter<Stoppable<File>>;
+
+/// Writes `bytes` as the file `name` in `dir` and notes its path in
+/// `written`.
+pub fn save(
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+    written: &mut Vec<PathBuf>,
+) -> Result<(), OutputError> {
+    save_streamed(dir, name, written, |mut w| {
+        w.write_all(bytes)?;
+        Ok(w)
+    })
+}
+
+/// Writes `value` as pretty-printed JSON with a final line end (the
+/// manifests and records whose keys follow their type's field order).
+pub fn save_json<T: serde::Serialize + ?Sized>(
+    dir: &Path,
+    name: &str,
+    value: &T,
+    written: &mut Vec<PathBuf>,
+) -> Result<(), OutputError> {
+    let text = serde_json::to_string_pretty(value)? + "\n";
+    save(dir, name, text.as_bytes(), written)
+}
+
+/// Writes the file `name` piece by piece through a buffer (`write`
+/// returns the writer it was given), for a file too large to build in
+/// memory first; an I/O error names the file.
+pub fn save_streamed(
+    dir: &Path,
+    name: &str,
+    written: &mut Vec<PathBuf>,
+    write: impl FnOnce(StagedFile) -> io::Result<StagedFile>,
+) -> Result<(), OutputError> {
+    let path = dir.join(name);
+    staging::fail_point(name)?;
+    // In pieces that each check for a stop (Ctrl-C, a signal), so a
+    // large file is given up at once rather than finished.
+    let written_out = File::create(&path)
+        .and_then(|file| write(BufWriter::new(Stoppable::new(file))))
+        .and_then(|w| w.into_inner().map_err(|e| e.into_error()));
+    if let Err(source) = written_out {
+        if crate::engine::stop::requested() {
+            return Err(OutputError::Interrupted);
+        }
+        return Err(OutputError::Write { path, source });
+    }
+    written.push(path);
+    Ok(())
+}
+
+/// The bytes of a file written moments ago (a plot, embedded into the page).
+pub fn read_back(path: &Path) -> Result<Vec<u8>, OutputError> {
+    std::fs::read(path).map_err(|source| OutputError::ReadBack {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The final paths of the files `written` into `stage` (where they will be
+/// once it is committed).
+pub fn final_paths(stage: &staging::Staging, written: &[PathBuf]) -> Vec<PathBuf> {
+    written.iter().map(|p| stage.final_path(p)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the streamed writer gets lands in the file, and any failure
+    /// (here, no directory to create it in) names the file.
+    #[test]
+    fn a_streamed_file_is_written_whole_or_reported_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut written = Vec::new();
+        save(dir.path(), "t.csv", b"a,b\n1,2\n", &mut written).unwrap();
+        assert_eq!(written, [dir.path().join("t.csv")]);
+        assert_eq!(std::fs::read(&written[0]).unwrap(), b"a,b\n1,2\n");
+        let gone = dir.path().join("missing");
+        let e = save_streamed(&gone, "t.csv", &mut written, Ok).unwrap_err();
+        assert!(
+            matches!(&e, OutputError::Write { path, .. } if *path == gone.join("t.csv")),
+            "{e:?}"
+        );
+        assert_eq!(written.len(), 1);
+    }
+}
