@@ -5,9 +5,8 @@
 use super::common::{self, SimArgs, Stdout};
 use super::progress;
 use crate::assess::{assess, Options};
-use crate::error::{Error, InvalidInput, OutputError};
-use crate::report::assess::{json, page, terminal};
-use crate::report::staging::Staging;
+use crate::error::{Error, InvalidInput};
+use crate::report::{self, assess::terminal, staging::Staging};
 use crate::scenario::{self, Scenario};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -120,7 +119,7 @@ pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
         .as_deref()
         .unwrap_or(Path::new("output"))
         .join(&base.spec().name);
-    let stage = Staging::begin(&dir, &["assess.json", "assess.html"], sim.force)?;
+    let stage = Staging::begin(&dir, report::assess::ASSESS_FILES, sim.force)?;
     let opts = Options {
         load_path: args.load.clone(),
         replications: sim.replications,
@@ -130,20 +129,7 @@ pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
     let a = assess(&base, &opts, &load, &|n| bar.inc_length(n), &|| bar.inc(1));
     bar.finish_and_clear();
     let a = a?;
-    let mut written = Vec::new();
-    for (name, body) in [
-        ("assess.json", json(&a)),
-        ("assess.html", page(&a, base.spec().description.as_deref())),
-    ] {
-        let path = stage.path().join(name);
-        std::fs::write(&path, body).map_err(|source| OutputError::Write {
-            path: path.clone(),
-            source,
-        })?;
-        written.push(stage.final_path(&path));
-    }
-    // The report of `run` in the same directory stays.
-    stage.commit()?;
+    let written = report::assess::write(stage, &a, base.spec().description.as_deref())?;
     if !sim.quiet {
         let mut out = Stdout::lock();
         out.print(terminal(&a))?;

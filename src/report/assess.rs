@@ -10,9 +10,13 @@
 
 use super::format::{html, human_secs, json_num, json_str, percent};
 use super::html::{swatch, STYLE};
+use super::output::{final_paths, save};
+use super::staging::Staging;
 use crate::assess::bisect::Interval;
 use crate::assess::{Assessment, PolicyVerdict};
 use crate::decimal::{count, num};
+use crate::error::OutputError;
+use std::path::PathBuf;
 
 /// How far (relative) an analytic estimate may be from the simulated one
 /// and still be called enough.
@@ -22,6 +26,31 @@ const CLOSE_ENOUGH: f64 = 0.10;
 /// it) has met the capacity: a queue that near saturation fails to recover
 /// within `stable_for` by chance alone, storm or not.
 const AT_CAPACITY: f64 = 0.95;
+
+/// Every file [`write`] writes.
+pub const ASSESS_FILES: &[&str] = &["assess.json", "assess.html"];
+
+/// Writes `assess.json` and `assess.html` into `stage`, then moves them
+/// into place (the report of `run` in the same directory stays) and
+/// returns their final paths; `description` is the scenario's.
+pub fn write(
+    stage: Staging,
+    a: &Assessment,
+    description: Option<&str>,
+) -> Result<Vec<PathBuf>, OutputError> {
+    let mut written = Vec::new();
+    save(
+        stage.path(),
+        "assess.json",
+        json(a).as_bytes(),
+        &mut written,
+    )?;
+    let html = page(a, description);
+    save(stage.path(), "assess.html", html.as_bytes(), &mut written)?;
+    let written = final_paths(&stage, &written);
+    stage.commit()?;
+    Ok(written)
+}
 
 fn opt(x: Option<f64>) -> String {
     x.map_or_else(|| "–".to_string(), num)

@@ -12,11 +12,11 @@ use super::csv_file::{self, int, num as number, text, Column};
 use super::format::{json_num, json_str};
 use super::output::{save, save_streamed};
 use super::RunReport;
-use crate::error::OutputError;
-use crate::metrics::alerts::Firing;
 use crate::decimal::{num, opt};
+use crate::error::OutputError;
 use crate::metrics::aggregate::PolicySummary;
 use crate::metrics::aggregate::{by_policy, Col, RunFigures};
+use crate::metrics::alerts::Firing;
 use crate::metrics::columns::{
     extra_columns, extra_header, extra_row, replications_header, summary_header, summary_row, Cell,
 };
@@ -55,7 +55,12 @@ pub fn write_run_files(
     save_streamed(dir, "timeseries.csv", written, |w| {
         Ok(write_timeseries_csv(w, results)?)
     })?;
-    save(dir, "summary.csv", &summary_csv(summaries, reps, extras)?, written)?;
+    save(
+        dir,
+        "summary.csv",
+        &summary_csv(summaries, reps, extras)?,
+        written,
+    )?;
     let json = summary_json(scenario, summaries, reps, extras);
     save(dir, "summary.json", json.as_bytes(), written)?;
     let replications = replications_csv(&report.figures, extras)?;
@@ -364,7 +369,11 @@ fn alerts_columns<'a>() -> [Column<AlertRow<'a>>; 5] {
 pub fn alerts_csv(alerts: &[RunAlerts]) -> Result<Vec<u8>, csv::Error> {
     let rows: Vec<AlertRow<'_>> = alerts
         .iter()
-        .flat_map(|run| run.firings.iter().map(move |firing| AlertRow { run, firing }))
+        .flat_map(|run| {
+            run.firings
+                .iter()
+                .map(move |firing| AlertRow { run, firing })
+        })
         .collect();
     csv_file::table(&alerts_columns(), &rows)
 }

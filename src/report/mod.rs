@@ -17,9 +17,11 @@ pub mod html;
 pub mod map;
 pub mod output;
 pub mod plot;
+pub mod schedule;
 pub mod staging;
 pub mod sweep;
 pub mod table;
+pub mod tune;
 
 use crate::error::OutputError;
 use crate::metrics::aggregate::{aggregate_figures, run_figures, PolicySummary, RunFigures};

@@ -22,12 +22,12 @@
 //! time: plotters' miter joins turn a noisy wide polyline into spikes.
 
 use super::format::human_secs;
+use super::RunReport;
 use crate::decimal::num;
 use crate::error::OutputError;
 use crate::metrics::aggregate::{band, by_policy, BandPoint, Col, PolicySummary};
 use crate::metrics::{BinRow, Recovery, RunResult};
 use crate::scenario::spec::FaultSpec;
-use super::RunReport;
 use crate::scenario::Scenario;
 use crate::time::secs;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
@@ -1199,7 +1199,10 @@ pub fn attempts_png(
     let legend_h = 56u32;
     let height = 70 + panel * n + legend_h;
     let kmax = rows.iter().map(|r| r.attempts).max().unwrap_or(1).max(1) as f64;
-    let top = rows.iter().map(|r| r.succeeded.max(r.gave_up)).fold(1.0, f64::max);
+    let top = rows
+        .iter()
+        .map(|r| r.succeeded.max(r.gave_up))
+        .fold(1.0, f64::max);
     let y_hi = 10f64.powf((top * 2.0).log10().ceil());
     let floor = 0.5;
     let mut buf = vec![0u8; width as usize * height as usize * 3];

@@ -24,7 +24,12 @@ pub fn write(
 ) -> Result<Vec<PathBuf>, OutputError> {
     let dir = stage.path();
     let mut written = Vec::new();
-    save(dir, "sweep.csv", &csv_file::text_table(table)?, &mut written)?;
+    save(
+        dir,
+        "sweep.csv",
+        &csv_file::text_table(table)?,
+        &mut written,
+    )?;
     save_json(dir, "sweep.json", manifest, &mut written)?;
     if !no_plots && manifest.shard == Shard::ALL && varying_pair(manifest).is_some() {
         let png = dir.join("heatmap.png");

@@ -5,8 +5,8 @@
 //! the plain text before any escape code is added, so columns stay aligned.
 
 use super::format::{human_secs, percent};
-use crate::decimal::num;
 use super::RunReport;
+use crate::decimal::num;
 use crate::metrics::aggregate::{Col, PolicySummary};
 use crate::metrics::Recovery;
 

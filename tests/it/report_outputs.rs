@@ -450,5 +450,8 @@ fn render_sample() {
         .unwrap_or(1);
     write(Path::new(&dir), reps, false);
     let (s, rs) = (scenario(), results(reps));
-    print!("{}", report::summary_table(&report::RunReport::new(&s, &rs)));
+    print!(
+        "{}",
+        report::summary_table(&report::RunReport::new(&s, &rs))
+    );
 }
