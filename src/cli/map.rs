@@ -121,10 +121,10 @@ pub fn shard_and_dir(
     Ok((s, dir))
 }
 
-/// Runs the command.
-pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
+/// Refuses `--seed` with an axis that varies the seed, and a coarse pass
+/// that runs as many replications as the full one.
+fn check_flags(args: &MapArgs, grid: &MapGrid) -> Result<(), Error> {
     let sim = &args.sim;
-    let grid = MapGrid::new(axis("--x", &args.x)?, axis("--y", &args.y)?)?;
     for (flag, a) in [("--x", &grid.x), ("--y", &grid.y)] {
         if let (Some(seed), true) = (sim.seed, paths_overlap(&a.path, "seed")) {
             return Err(InvalidInput::Flag {
@@ -150,13 +150,14 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
             .into());
         }
     }
-    let origin = scenario::origin(&args.scenario);
-    let text = scenario::read_text(&args.scenario)?;
-    // The axes and the fixed overrides on one field however written
-    // (`traffic.rate` twice, or `faults.0.duration` and
-    // `faults.0.outage.duration`): checked once, on the scenario.
-    let set_paths: Vec<&str> = sim
-        .sets
+    Ok(())
+}
+
+/// Refuses the axes and the fixed overrides on one field however written
+/// (`traffic.rate` twice, or `faults.0.duration` and
+/// `faults.0.outage.duration`): checked once, on the scenario.
+fn check_overlap(text: &str, origin: &str, grid: &MapGrid, sets: &[String]) -> Result<(), Error> {
+    let set_paths: Vec<&str> = sets
         .iter()
         .map(|s| s.split_once('=').map_or(s.as_str(), |(p, _)| p.trim()))
         .collect();
@@ -164,41 +165,97 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
         .into_iter()
         .chain(set_paths.iter().copied())
         .collect();
-    match scenario::overlapping(&text, &origin, &paths) {
-        Some((1, 0)) => return Err(MapError::SamePath(grid.x.path, grid.y.path).into()),
-        Some((i, j)) if j < 2 => {
-            return Err(InvalidInput::Flag {
-                flag: format!("--set {}", sim.sets[i - 2]),
-                message: format!(
-                    "{} varies {} over the map: set it in one place",
-                    ["--x", "--y"][j],
-                    paths[j]
-                ),
-            }
-            .into())
+    match scenario::overlapping(text, origin, &paths) {
+        Some((1, 0)) => Err(MapError::SamePath(grid.x.path.clone(), grid.y.path.clone()).into()),
+        Some((i, j)) if j < 2 => Err(InvalidInput::Flag {
+            flag: format!("--set {}", sets[i - 2]),
+            message: format!(
+                "{} varies {} over the map: set it in one place",
+                ["--x", "--y"][j],
+                paths[j]
+            ),
         }
-        _ => {}
+        .into()),
+        _ => Ok(()),
     }
+}
+
+/// Every cell's scenario the map will run (those of the shard, and of its
+/// halo), loaded and checked: each must have the base's policies.
+fn load_cells(
+    grid: &MapGrid,
+    shard: Shard,
+    passes: Passes,
+    names: &[String],
+    load: &dyn Fn(&[String]) -> Result<Scenario, InvalidInput>,
+    sets: &[String],
+) -> Result<BTreeMap<usize, Scenario>, Error> {
+    let mut scenarios = BTreeMap::new();
+    for c in map::cells_needed(grid, shard, passes) {
+        if crate::engine::stop::requested() {
+            return Err(RunError::Interrupted.into());
+        }
+        let cell = grid.assignments(c);
+        let mut cell_sets = sets.to_vec();
+        cell_sets.extend(cell.iter().cloned());
+        let s = load(&cell_sets).map_err(|error| InvalidInput::MapCell {
+            index: c,
+            assignments: cell.clone(),
+            error: Box::new(error),
+        })?;
+        let here: Vec<String> = s.policies().iter().map(|p| p.name.clone()).collect();
+        if here != names {
+            return Err(MapError::Policies {
+                index: c,
+                policies: here,
+            }
+            .into());
+        }
+        scenarios.insert(c, s);
+    }
+    if !scenarios.is_empty() && !scenarios.values().any(|s| s.spec().has_incident()) {
+        return Err(MapError::NoIncident.into());
+    }
+    Ok(scenarios)
+}
+
+/// The base scenario: the scenario with the fixed overrides. When it
+/// cannot be run as it stands (a field the file lacks, or a value the
+/// axes replace), the map's first cell stands in for its name and
+/// policies, as `sweep` does, and the map has no operating point to mark
+/// (the `bool` is false).
+fn load_base(
+    grid: &MapGrid,
+    sets: &[String],
+    load: &dyn Fn(&[String]) -> Result<Scenario, InvalidInput>,
+) -> Result<(Scenario, bool), Error> {
+    match load(sets) {
+        Ok(s) => Ok((s, true)),
+        Err(whole) => {
+            let mut first = sets.to_vec();
+            first.extend(grid.assignments(0));
+            match load(&first) {
+                Ok(s) => Ok((s, false)),
+                Err(_) => Err(whole.into()),
+            }
+        }
+    }
+}
+
+/// Runs the command.
+pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
+    let sim = &args.sim;
+    let grid = MapGrid::new(axis("--x", &args.x)?, axis("--y", &args.y)?)?;
+    check_flags(&args, &grid)?;
+    let origin = scenario::origin(&args.scenario);
+    let text = scenario::read_text(&args.scenario)?;
+    check_overlap(&text, &origin, &grid, &sim.sets)?;
     let load = |sets: &[String]| -> Result<Scenario, InvalidInput> {
         let mut s = scenario::load_str(&text, &origin, sets)?;
         sim.apply(&mut s)?;
         Ok(s)
     };
-    // The base is the scenario with the fixed overrides. When it cannot
-    // be run as it stands (a field the file lacks, or a value the axes
-    // replace), the map's first cell stands in for its name and policies,
-    // as `sweep` does, and the map has no operating point to mark.
-    let (base, at_base) = match load(&sim.sets) {
-        Ok(s) => (s, true),
-        Err(whole) => {
-            let mut sets = sim.sets.clone();
-            sets.extend(grid.assignments(0));
-            match load(&sets) {
-                Ok(s) => (s, false),
-                Err(_) => return Err(whole.into()),
-            }
-        }
-    };
+    let (base, at_base) = load_base(&grid, &sim.sets, &load)?;
     if !sim.quiet {
         // The first cell's warnings, when it stands in for the base, are
         // said to be its own: another cell may not share them.
@@ -221,32 +278,7 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     sim.guard_points(&origin, map::shard_cells(shard, grid.len()).len(), "cells")?;
     let passes = Passes::new(sim.replications, !args.no_refine, args.coarse);
     let names: Vec<String> = base.policies().iter().map(|p| p.name.clone()).collect();
-    let mut scenarios = BTreeMap::new();
-    for c in map::cells_needed(&grid, shard, passes) {
-        if crate::engine::stop::requested() {
-            return Err(RunError::Interrupted.into());
-        }
-        let cell = grid.assignments(c);
-        let mut sets = sim.sets.clone();
-        sets.extend(cell.iter().cloned());
-        let s = load(&sets).map_err(|error| InvalidInput::MapCell {
-            index: c,
-            assignments: cell.clone(),
-            error: Box::new(error),
-        })?;
-        let here: Vec<String> = s.policies().iter().map(|p| p.name.clone()).collect();
-        if here != names {
-            return Err(MapError::Policies {
-                index: c,
-                policies: here,
-            }
-            .into());
-        }
-        scenarios.insert(c, s);
-    }
-    if !scenarios.is_empty() && !scenarios.values().any(|s| s.spec().has_incident()) {
-        return Err(MapError::NoIncident.into());
-    }
+    let scenarios = load_cells(&grid, shard, passes, &names, &load, &sim.sets)?;
     sim.guard(scenarios.values(), false)?;
     let stage = Staging::begin(&dir, report::map::MAP_FILES, sim.force)?;
     let bar = progress::bar(0, sim.quiet, &format!("mapping {}", base.spec().name));
@@ -261,28 +293,7 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     bar.finish_and_clear();
     let result = result?;
     let table = map::table(&grid, &names, &result);
-    let json = serde_json::to_value(base.spec()).map_err(OutputError::Json)?;
-    let mut manifest = MapManifest {
-        scenario: base.spec().name.clone(),
-        seed: base.spec().seed,
-        x: grid.x.clone(),
-        y: grid.y.clone(),
-        policies: names,
-        passes,
-        operating_point: if at_base {
-            OperatingPoint {
-                x: map::value_at(&json, &grid.x.path),
-                y: map::value_at(&json, &grid.y.path),
-            }
-        } else {
-            OperatingPoint::default()
-        },
-        shard,
-        runs: 0,
-        full_runs: 0,
-        fingerprint: base.fingerprint(),
-    };
-    manifest.count_runs(&table);
+    let manifest = manifest(&base, at_base, &grid, names, passes, shard, &table)?;
     let written = report::map::write(stage, &manifest, &table, sim.no_plots)?;
     if !sim.quiet {
         let mut out = Stdout::lock();
@@ -298,6 +309,42 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The manifest of the map: what it varied and ran, and (when the base
+/// could be run as it stands) the scenario's own operating point.
+fn manifest(
+    base: &Scenario,
+    at_base: bool,
+    grid: &MapGrid,
+    policies: Vec<String>,
+    passes: Passes,
+    shard: Shard,
+    table: &crate::sweep::Table,
+) -> Result<MapManifest, Error> {
+    let json = serde_json::to_value(base.spec()).map_err(OutputError::Json)?;
+    let mut manifest = MapManifest {
+        scenario: base.spec().name.clone(),
+        seed: base.spec().seed,
+        x: grid.x.clone(),
+        y: grid.y.clone(),
+        policies,
+        passes,
+        operating_point: if at_base {
+            OperatingPoint {
+                x: map::value_at(&json, &grid.x.path),
+                y: map::value_at(&json, &grid.y.path),
+            }
+        } else {
+            OperatingPoint::default()
+        },
+        shard,
+        runs: 0,
+        full_runs: 0,
+        fingerprint: base.fingerprint(),
+    };
+    manifest.count_runs(table);
+    Ok(manifest)
 }
 
 /// What refinement saved, in words (nothing without refinement).

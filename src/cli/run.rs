@@ -55,8 +55,9 @@ fn plot_size_arg(text: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
-/// Runs the command.
-pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
+/// Every scenario named (the built-in one when none is), each read before
+/// any runs; every file refused is named, the last error returned.
+fn load_all(args: &RunArgs, output: &Path) -> Result<Vec<Scenario>, Error> {
     let sim = &args.sim;
     let mut scenarios = Vec::new();
     if args.scenarios.is_empty() {
@@ -66,8 +67,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
             &sim.sets,
         )?);
     }
-    let output = sim.output.as_deref().unwrap_or(Path::new("output"));
-    // Every file is read, and every one refused is named, before any runs.
     let mut refused: Vec<Error> = Vec::new();
     let mut files: Vec<usize> = Vec::new();
     for (k, path) in args.scenarios.iter().enumerate() {
@@ -106,6 +105,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
         }
         return Err(last);
     }
+    Ok(scenarios)
+}
+
+/// Runs the command.
+pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
+    let sim = &args.sim;
+    let output = sim.output.as_deref().unwrap_or(Path::new("output"));
+    let mut scenarios = load_all(&args, output)?;
     // Every scenario is ready (its --policy found, its cost within the
     // limits) before the first report is written.
     for s in &mut scenarios {

@@ -63,11 +63,10 @@ pub struct SweepArgs {
     pub shards: Option<usize>,
 }
 
-/// Runs the command.
-pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
-    let sim = &args.sim;
+/// The grid the `--set` flags describe (each one an axis).
+fn grid_of(sets: &[String]) -> Result<Grid, Error> {
     let mut axes = Vec::new();
-    for s in &sim.sets {
+    for s in sets {
         let mut a = Axis::parse(s)?;
         a.values = expand_values(a.values).map_err(|e| InvalidInput::Flag {
             flag: format!("--set {s}"),
@@ -75,7 +74,13 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
         })?;
         axes.push(a);
     }
-    let grid = Grid::new(axes)?;
+    Ok(Grid::new(axes)?)
+}
+
+/// Runs the command.
+pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
+    let sim = &args.sim;
+    let grid = grid_of(&sim.sets)?;
     grid.check_seed(sim.seed)?;
     // The shard is settled before any point is loaded; its directory once
     // the scenario's name is known.
@@ -119,10 +124,35 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
         shard,
         fingerprint: base.fingerprint(),
     };
-    // Every point is loaded and checked, and the whole batch estimated,
-    // before anything runs; only the first `POINTS_AT_ONCE` stay loaded
-    // (a larger grid loads the others again as it reaches them).
     let points: Vec<usize> = shard.points(grid.len()).collect();
+    let first = check_points(sim, &manifest, &points, &load)?;
+    let stage = Staging::begin(&dir, report::sweep::SWEEP_FILES, sim.force)?;
+    let table = run_points(sim, &grid, &base, &manifest, &points, first, &load)?;
+    let written = report::sweep::write(stage, &manifest, &table, sim.no_plots)?;
+    if !sim.quiet {
+        let mut out = Stdout::lock();
+        out.line(format_args!(
+            "{} × {} × {}",
+            part_of(points.len(), grid.len(), "point", "points"),
+            count(manifest.policies.len() as f64, "policy", "policies"),
+            count(f64::from(sim.replications), "replication", "replications")
+        ))?;
+        for p in written {
+            out.line(format_args!("wrote {}", p.display()))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Loads and checks every point, and estimates the whole batch, before
+/// anything runs; returns the first `POINTS_AT_ONCE`, which stay loaded
+/// (a larger grid loads the others again as it reaches them).
+fn check_points(
+    sim: &SimArgs,
+    manifest: &Manifest,
+    points: &[usize],
+    load: &dyn Fn(usize) -> Result<Scenario, Error>,
+) -> Result<Vec<(usize, Scenario)>, Error> {
     let mut first = Vec::new();
     let mut estimator = sim.estimator(false);
     let checking = progress::counter(
@@ -152,22 +182,35 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     checking.finish_and_clear();
     checked?;
     sim.refuse_too_big(estimator.finish(), &manifest.scenario)?;
-    let stage = Staging::begin(&dir, report::sweep::SWEEP_FILES, sim.force)?;
+    Ok(first)
+}
+
+/// Runs every point, `POINTS_AT_ONCE` at a time (`first` already loaded),
+/// and returns the rows of `sweep.csv`.
+fn run_points(
+    sim: &SimArgs,
+    grid: &Grid,
+    base: &Scenario,
+    manifest: &Manifest,
+    points: &[usize],
+    first: Vec<(usize, Scenario)>,
+    load: &dyn Fn(usize) -> Result<Scenario, Error>,
+) -> Result<Table, Error> {
     let runs = points.len() as u64 * manifest.policies.len() as u64 * u64::from(sim.replications);
     let bar = progress::bar(runs, sim.quiet, &format!("sweeping {}", manifest.scenario));
     let mut table = Table {
-        header: sweep::header(&grid, sim.replications, sweep::extras(&base)),
+        header: sweep::header(grid, sim.replications, sweep::extras(base)),
         rows: Vec::new(),
     };
     let mut run_batch = |batch: &[(usize, Scenario)]| -> Result<(), Error> {
         let results = sweep::run_points(batch, sim.replications, &|| bar.inc(1))?;
         for ((i, _), res) in batch.iter().zip(&results) {
             table.rows.extend(sweep::point_rows(
-                &grid,
+                grid,
                 *i,
                 res,
                 sim.replications,
-                sweep::extras(&base),
+                sweep::extras(base),
             ));
         }
         Ok(())
@@ -186,18 +229,5 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     });
     bar.finish_and_clear();
     ran?;
-    let written = report::sweep::write(stage, &manifest, &table, sim.no_plots)?;
-    if !sim.quiet {
-        let mut out = Stdout::lock();
-        out.line(format_args!(
-            "{} × {} × {}",
-            part_of(points.len(), grid.len(), "point", "points"),
-            count(manifest.policies.len() as f64, "policy", "policies"),
-            count(f64::from(sim.replications), "replication", "replications")
-        ))?;
-        for p in written {
-            out.line(format_args!("wrote {}", p.display()))?;
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(table)
 }

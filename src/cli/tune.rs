@@ -119,6 +119,18 @@ fn check_limits(args: &TuneArgs) -> Result<(), Error> {
     Ok(())
 }
 
+/// The constraints the flags set.
+fn constraints(args: &TuneArgs) -> Constraints {
+    Constraints {
+        max_drop_rate: args.max_drop_rate,
+        min_success_rate: args.min_success_rate,
+        must_recover: !args.allow_metastable,
+        max_dead_letter_rate: args.max_dead_letter_rate,
+        max_task_age_s: args.max_task_age.map(|d| d.secs()),
+        max_peak_load: args.max_peak_load,
+    }
+}
+
 /// Standard output unless `--quiet`.
 struct Say {
     out: Stdout,
@@ -164,14 +176,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         )?),
         None => None,
     };
-    let constraints = Constraints {
-        max_drop_rate: args.max_drop_rate,
-        min_success_rate: args.min_success_rate,
-        must_recover: !args.allow_metastable,
-        max_dead_letter_rate: args.max_dead_letter_rate,
-        max_task_age_s: args.max_task_age.map(|d| d.secs()),
-        max_peak_load: args.max_peak_load,
-    };
+    let constraints = constraints(&args);
     let queue = scenario.spec().dispatcher.is_some();
     let result = tune::tune(
         &scenario,
