@@ -7,6 +7,7 @@
 //! shard outputs. Text uses the embedded font of [`super::plot`].
 
 use super::format::tick_labels;
+use super::output::{save_png, PngCompression};
 use super::plot::{ensure_font, FONT};
 use crate::error::OutputError;
 use crate::sweep::{Manifest, Table};
@@ -82,7 +83,9 @@ pub fn heatmap_png(path: &Path, m: &Manifest, table: &Table) -> Result<()> {
     let rows = panels.div_ceil(cols);
     let height = TITLE_H + PANEL_H * rows as u32;
     ensure_font()?;
-    let root = BitMapBackend::new(path, (super::plot::WIDTH, height)).into_drawing_area();
+    let size = (super::plot::WIDTH, height);
+    let mut buf = vec![0u8; size.0 as usize * size.1 as usize * 3];
+    let root = BitMapBackend::with_buffer(&mut buf, size).into_drawing_area();
     root.fill(&WHITE).map_err(pe)?;
     let (title, body) = root.split_vertically(TITLE_H);
     title
@@ -184,9 +187,7 @@ pub fn heatmap_png(path: &Path, m: &Manifest, table: &Table) -> Result<()> {
         ))
         .map_err(pe)?;
     }
-    root.present().map_err(|e| OutputError::Encode {
-        path: path.to_path_buf(),
-        source: Box::new(e),
-    })?;
-    Ok(())
+    root.present().map_err(pe)?;
+    drop((root, title, body, areas));
+    save_png(path, &buf, size, PngCompression::Default)
 }

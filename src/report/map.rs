@@ -16,6 +16,7 @@ use super::csv_file;
 use super::format::tick_labels;
 use super::heatmap::success_color;
 use super::output::{final_paths, save, save_json};
+use super::output::{save_png, PngCompression};
 use super::plot::{ensure_font, FONT};
 use super::staging::Staging;
 use crate::decimal::count;
@@ -144,7 +145,9 @@ pub fn map_png(path: &Path, m: &MapManifest, table: &Table) -> Result<()> {
     let width = (PANEL_W * panels).max(900);
     let height = TITLE_H + PANEL_H + LEGEND_H;
     ensure_font()?;
-    let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
+    let px = (width, height);
+    let mut buf = vec![0u8; px.0 as usize * px.1 as usize * 3];
+    let root = BitMapBackend::with_buffer(&mut buf, px).into_drawing_area();
     root.fill(&WHITE).map_err(pe)?;
     let style =
         |size: u32, h: HPos, v: VPos| (FONT, size).into_font().color(&BLACK).pos(Pos::new(h, v));
@@ -380,11 +383,9 @@ pub fn map_png(path: &Path, m: &MapManifest, table: &Table) -> Result<()> {
         ))
         .map_err(pe)?;
     }
-    root.present().map_err(|e| OutputError::Encode {
-        path: path.to_path_buf(),
-        source: Box::new(e),
-    })?;
-    Ok(())
+    root.present().map_err(pe)?;
+    drop(root);
+    save_png(path, &buf, px, PngCompression::Default)
 }
 
 #[cfg(test)]

@@ -1,8 +1,7 @@
 //! The one way a report file is saved: into a staged directory (see
 //! [`super::staging`]), in pieces that each check for a stop request, with
 //! an I/O error naming the file. Every file every command writes goes
-//! through [`save`] or [`save_streamed`] (a PNG through
-//! [`super::plot::write_png`], which writes its encoding the same way).
+//! through [`save`] or [`save_streamed`], a PNG through [`save_png`].
 
 use super::staging::{self, Stoppable};
 use crate::error::OutputError;
@@ -62,6 +61,48 @@ pub fn save_streamed(
         return Err(OutputError::Write { path, source });
     }
     written.push(path);
+    Ok(())
+}
+
+/// How a PNG is compressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PngCompression {
+    /// The smallest file (the run's figures and the schedule's).
+    Best,
+    /// The encoder's default, as plotters saves a figure (`map.png`,
+    /// `heatmap.png`: their bytes have always been these).
+    Default,
+}
+
+/// Encodes an RGB buffer of `width × height` pixels as the PNG file
+/// `path`; an I/O error names the file.
+pub fn save_png(
+    path: &Path,
+    rgb: &[u8],
+    (width, height): (u32, u32),
+    compression: PngCompression,
+) -> Result<(), OutputError> {
+    use image::codecs::png::{CompressionType, FilterType, PngEncoder};
+    use image::ImageEncoder;
+    let write = |source| OutputError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::create(path).map_err(write)?;
+    let mut out = BufWriter::new(file);
+    let encoder = match compression {
+        PngCompression::Best => {
+            PngEncoder::new_with_quality(&mut out, CompressionType::Best, FilterType::Adaptive)
+        }
+        PngCompression::Default => PngEncoder::new(&mut out),
+    };
+    encoder
+        .write_image(rgb, width, height, image::ColorType::Rgb8)
+        .map_err(|e| OutputError::Encode {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })?;
+    out.flush().map_err(write)?;
     Ok(())
 }
 

@@ -571,26 +571,11 @@ where
     Ok(chart.plotting_area().get_pixel_range().0)
 }
 
-/// Encodes an RGB buffer as PNG at the best compression (the figures go
-/// into docs and HTML pages: about a third smaller than plotters' default
-/// encoding, and just as deterministic).
-fn write_png(path: &Path, rgb: &[u8], (width, height): (u32, u32)) -> Result<()> {
-    use image::codecs::png::{CompressionType, FilterType, PngEncoder};
-    use image::ImageEncoder;
-    let write = |source| OutputError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = std::fs::File::create(path).map_err(write)?;
-    let mut out = std::io::BufWriter::new(file);
-    PngEncoder::new_with_quality(&mut out, CompressionType::Best, FilterType::Adaptive)
-        .write_image(rgb, width, height, image::ColorType::Rgb8)
-        .map_err(|e| OutputError::Encode {
-            path: path.to_path_buf(),
-            source: Box::new(e),
-        })?;
-    std::io::Write::flush(&mut out).map_err(write)?;
-    Ok(())
+/// Encodes an RGB buffer into a new PNG at `path` at the best
+/// compression (the figures go into docs and HTML pages: about a third
+/// smaller than plotters' default encoding, and just as deterministic).
+fn write_png(path: &Path, rgb: &[u8], size: (u32, u32)) -> Result<()> {
+    super::output::save_png(path, rgb, size, super::output::PngCompression::Best)
 }
 
 /// Draws `d` with its legend into a new PNG at `path`; `y` chooses linear
