@@ -23,52 +23,11 @@ pub fn load_png(path: &Path, report: &RunReport<'_>, size: (u32, u32)) -> Result
         // capacity far above its load: it would flatten the chart.
         capacity = 0.0;
     }
-    // Demand is the same for every policy (common random numbers): take the
-    // first policy's mean over replications.
-    let demand: Vec<(f64, f64)> = groups
-        .first()
-        .map(|g| {
-            let all: Vec<BandPoint> = band(&g.runs, |b| Some(b.demand_rps))
-                .into_iter()
-                .flatten()
-                .collect();
-            downsample(all, &x, DRAW_COLUMNS)
-                .into_iter()
-                .map(|b| (b.t_s, b.mean))
-                .collect()
-        })
-        .unwrap_or_default();
+    let demand = demand_line(&groups, &x);
     let peak = max_of(&series, |b| b.max)
         .max(demand.iter().map(|d| d.1).fold(0.0, f64::max))
         .max(capacity);
-    let mut sorted: Vec<f64> = demand.iter().map(|d| d.1).filter(|v| *v > 0.0).collect();
-    sorted.sort_by(f64::total_cmp);
-    let median_demand = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
-    let baseline = [capacity, median_demand]
-        .into_iter()
-        .filter(|v| *v > 0.0)
-        .fold(f64::INFINITY, f64::min);
-    let log = baseline.is_finite() && peak > LOG_THRESHOLD * baseline.max(capacity);
-    let (y, floor, y_desc) = if log {
-        // A whole decade at the bottom: plotters' log axis draws a cluttered
-        // mesh between bounds that are not powers of ten. The decade at or
-        // under baseline / 1.5 keeps the pre-fault line clear of the axis
-        // without a wasted decade (a demand of 1990/s gets 1k, not 100).
-        let lo = 10f64.powf((baseline / 1.5).log10().floor());
-        let hi = 10f64.powf((peak * 1.5).log10().ceil()).min(peak * 3.0);
-        (
-            YAxis::Log(lo, hi),
-            lo,
-            "attempts arriving at the backend per second (log scale)",
-        )
-    } else {
-        let hi = if peak > 0.0 { peak * 1.18 } else { 1.0 };
-        (
-            YAxis::Linear(0.0, hi),
-            0.0,
-            "attempts arriving at the backend per second",
-        )
-    };
+    let (y, floor, y_desc, log) = load_axis(&demand, capacity, peak);
     let mut refs = vec![RefLine {
         points: demand,
         color: BLACK,
@@ -98,6 +57,78 @@ pub fn load_png(path: &Path, report: &RunReport<'_>, size: (u32, u32)) -> Result
         floor,
         log,
     };
+    let legend = load_legend(&groups, capacity, &faults, !d.alerts.is_empty());
+    if tiers == 0 {
+        return render(path, size, x, y, &d, &legend);
+    }
+    let panels: Vec<Panel> = (1..tiers)
+        .map(|t| tier_panel(results, t, &x, &faults))
+        .collect();
+    render_with_panels(path, size, x, y, &d, &legend, &panels)
+}
+
+/// The demand line: the same for every policy (common random numbers),
+/// so the first policy's mean over replications.
+fn demand_line(groups: &[PolicyRuns<'_>], x: &Range<f64>) -> Vec<(f64, f64)> {
+    groups
+        .first()
+        .map(|g| {
+            let all: Vec<BandPoint> = band(&g.runs, |b| Some(b.demand_rps))
+                .into_iter()
+                .flatten()
+                .collect();
+            downsample(all, x, DRAW_COLUMNS)
+                .into_iter()
+                .map(|b| (b.t_s, b.mean))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The load axis up to `peak`: logarithmic when the peak is far above
+/// the baseline (the capacity or the median demand, whichever is lower),
+/// linear from zero otherwise. Returns the axis, the floor values are
+/// clamped to, the axis's description and whether it is logarithmic.
+fn load_axis(demand: &[(f64, f64)], capacity: f64, peak: f64) -> (YAxis, f64, &'static str, bool) {
+    let mut sorted: Vec<f64> = demand.iter().map(|d| d.1).filter(|v| *v > 0.0).collect();
+    sorted.sort_by(f64::total_cmp);
+    let median_demand = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
+    let baseline = [capacity, median_demand]
+        .into_iter()
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let log = baseline.is_finite() && peak > LOG_THRESHOLD * baseline.max(capacity);
+    if log {
+        // A whole decade at the bottom: plotters' log axis draws a cluttered
+        // mesh between bounds that are not powers of ten. The decade at or
+        // under baseline / 1.5 keeps the pre-fault line clear of the axis
+        // without a wasted decade (a demand of 1990/s gets 1k, not 100).
+        let lo = 10f64.powf((baseline / 1.5).log10().floor());
+        let hi = 10f64.powf((peak * 1.5).log10().ceil()).min(peak * 3.0);
+        (
+            YAxis::Log(lo, hi),
+            lo,
+            "attempts arriving at the backend per second (log scale)",
+            true,
+        )
+    } else {
+        let hi = if peak > 0.0 { peak * 1.18 } else { 1.0 };
+        (
+            YAxis::Linear(0.0, hi),
+            0.0,
+            "attempts arriving at the backend per second",
+            false,
+        )
+    }
+}
+
+/// The legend of `load.png`.
+fn load_legend(
+    groups: &[PolicyRuns<'_>],
+    capacity: f64,
+    faults: &[FaultBox],
+    alerts: bool,
+) -> Vec<(Swatch, String)> {
     let mut legend: Vec<(Swatch, String)> = groups
         .iter()
         .map(|g| {
@@ -117,19 +148,13 @@ pub fn load_png(path: &Path, report: &RunReport<'_>, size: (u32, u32)) -> Result
     for f in faults.iter().filter(|f| f.shaded) {
         legend.push((Swatch::Fill(f.color), f.label.clone()));
     }
-    if !d.alerts.is_empty() {
+    if alerts {
         legend.push((
             Swatch::Line(RGBColor(90, 90, 90)),
             "alert firing (band under the chart, one row per policy and rule)".into(),
         ));
     }
-    if tiers == 0 {
-        return render(path, size, x, y, &d, &legend);
-    }
-    let panels: Vec<Panel> = (1..tiers)
-        .map(|t| tier_panel(results, t, &x, &faults))
-        .collect();
-    render_with_panels(path, size, x, y, &d, &legend, &panels)
+    legend
 }
 
 /// Whether a capacity line would squash a chart whose series peak at

@@ -458,14 +458,35 @@ where
         .x_label_formatter(&|v| num((*v * 1000.0).round() / 1000.0))
         .draw()
         .map_err(pe)?;
-    let floor = d.floor;
-    let cl = move |v: f64| v.max(floor).min(y_top);
+    let cl = |v: f64| v.max(d.floor).min(y_top);
     // Fault windows first, under everything.
+    draw_faults(&mut chart, d, x.start, y_top)?;
+    draw_series(&mut chart, d, &cl)?;
+    draw_refs(&mut chart, d, &cl)?;
+    draw_marks(&mut chart, d, &cl)?;
+    Ok(chart.plotting_area().get_pixel_range().0)
+}
+
+/// A chart whose coordinates are (time, value), on any y axis.
+type Chart<'a, 'b, CT> = ChartContext<'a, BitMapBackend<'b>, CT>;
+
+/// The fault windows, shaded, and every fault's label at the top left of
+/// its window (of the chart, for one that is not shaded).
+fn draw_faults<CT>(
+    chart: &mut Chart<'_, '_, CT>,
+    d: &ChartData<'_>,
+    x_start: f64,
+    y_top: f64,
+) -> Result<()>
+where
+    CT: CoordTranslate<From = (f64, f64)>,
+{
+    let floor = d.floor.min(y_top);
     let mut k = 0;
     for f in d.faults.iter().filter(|f| f.shaded) {
         chart
             .draw_series(std::iter::once(Rectangle::new(
-                [(f.start, cl(floor)), (f.end, y_top)],
+                [(f.start, floor), (f.end, y_top)],
                 f.color.mix(0.13).filled(),
             )))
             .map_err(pe)?;
@@ -475,11 +496,24 @@ where
         k += 1;
     }
     for f in d.faults.iter().filter(|f| !f.shaded) {
-        let at = EmptyElement::at((x.start, y_top))
+        let at = EmptyElement::at((x_start, y_top))
             + Text::new(f.label.clone(), (5, 6 + 20 * k), text(15).color(&f.color));
         chart.plotting_area().draw(&at).map_err(pe)?;
         k += 1;
     }
+    Ok(())
+}
+
+/// Each series' min–max band, then its mean line; `cl` clamps a value to
+/// the axis.
+fn draw_series<CT>(
+    chart: &mut Chart<'_, '_, CT>,
+    d: &ChartData<'_>,
+    cl: &dyn Fn(f64) -> f64,
+) -> Result<()>
+where
+    CT: CoordTranslate<From = (f64, f64)>,
+{
     for s in &d.series {
         if !s.with_band {
             continue;
@@ -502,9 +536,21 @@ where
         let width = (2 + 2 * (n - 1 - i as u32)).min(7);
         for p in &s.pieces {
             let pts: Vec<(f64, f64)> = p.iter().map(|b| (b.t_s, cl(b.mean))).collect();
-            wide_line(&mut chart, &pts, s.color, width)?;
+            wide_line(chart, &pts, s.color, width)?;
         }
     }
+    Ok(())
+}
+
+/// The reference lines (demand, capacity, a threshold).
+fn draw_refs<CT>(
+    chart: &mut Chart<'_, '_, CT>,
+    d: &ChartData<'_>,
+    cl: &dyn Fn(f64) -> f64,
+) -> Result<()>
+where
+    CT: CoordTranslate<From = (f64, f64)>,
+{
     for RefLine {
         points,
         color,
@@ -522,9 +568,22 @@ where
                 )))
                 .map_err(pe)?;
         } else {
-            wide_line(&mut chart, &pts, *color, 2)?;
+            wide_line(chart, &pts, *color, 2)?;
         }
     }
+    Ok(())
+}
+
+/// The marks (a recovery, a "never recovered" cross) with their labels,
+/// staggered so that labels of nearby marks do not collide.
+fn draw_marks<CT>(
+    chart: &mut Chart<'_, '_, CT>,
+    d: &ChartData<'_>,
+    cl: &dyn Fn(f64) -> f64,
+) -> Result<()>
+where
+    CT: CoordTranslate<From = (f64, f64)>,
+{
     let (mut right, mut left) = (0, 0);
     for Mark {
         x: mx,
@@ -561,14 +620,13 @@ where
                     BLACK.stroke_width(1),
                 )))
                 .map_err(pe)?;
-            // Labels of nearby markers would collide: stagger them down.
             let at = EmptyElement::at((mx, my))
                 + Text::new(label.clone(), (10, 8 + 20 * left), text(15).color(color));
             chart.plotting_area().draw(&at).map_err(pe)?;
             left += 1;
         }
     }
-    Ok(chart.plotting_area().get_pixel_range().0)
+    Ok(())
 }
 
 /// Encodes an RGB buffer into a new PNG at `path` at the best
