@@ -2,6 +2,7 @@
 //! attempt and those given up after it.
 
 use super::*;
+use crate::report::files::AttemptRow;
 
 /// Colour of the "given up" bars of `attempts.png`.
 const GAVE_UP_COLOR: RGBColor = RGBColor(170, 30, 30);
@@ -49,66 +50,11 @@ pub fn attempts_png(
         .map_err(pe)?;
         let (panels, legend_area) = rest.split_vertically(panel * n + 10);
         let areas = panels.split_evenly((n as usize, 1));
+        let scale = (kmax, y_hi, floor);
         for (g, area) in groups.iter().zip(areas.iter()) {
-            let mine: Vec<&crate::report::files::AttemptRow> =
+            let mine: Vec<&AttemptRow> =
                 rows.iter().filter(|r| r.policy_index == g.index).collect();
-            let ok: f64 = mine.iter().map(|r| r.succeeded).sum();
-            let gave_up: f64 = mine.iter().map(|r| r.gave_up).sum();
-            let color = policy_color(g.index);
-            let mut chart = ChartBuilder::on(area)
-                .caption(
-                    format!(
-                        "{}: {} succeeded, {} given up",
-                        g.name,
-                        si(ok.round()),
-                        si(gave_up.round())
-                    ),
-                    text(18).color(&color),
-                )
-                .margin_left(16)
-                .margin_right(36)
-                .x_label_area_size(36)
-                .y_label_area_size(80)
-                .build_cartesian_2d(0.5..kmax + 0.5, (floor..y_hi).log_scale())
-                .map_err(pe)?;
-            chart
-                .configure_mesh()
-                .x_desc("attempts")
-                .y_desc("requests")
-                .label_style(text(14))
-                .axis_desc_style(text(15))
-                .light_line_style(TRANSPARENT)
-                .bold_line_style(RGBColor(225, 225, 225))
-                .x_labels((kmax as usize).clamp(2, 25))
-                .x_label_formatter(&|v| {
-                    if (v - v.round()).abs() < 1e-9 && *v >= 1.0 {
-                        format!("{}", v.round() as u64)
-                    } else {
-                        String::new()
-                    }
-                })
-                .y_labels(8)
-                .y_label_formatter(&|v| if is_125(*v) { si(*v) } else { String::new() })
-                .draw()
-                .map_err(pe)?;
-            let bar = |k: f64, v: f64, left: bool, c: RGBColor| {
-                let (a, b) = if left { (k - 0.42, k) } else { (k, k + 0.42) };
-                Rectangle::new([(a, floor), (b, v.max(floor))], c.filled())
-            };
-            chart
-                .draw_series(
-                    mine.iter()
-                        .filter(|r| r.succeeded > 0.0)
-                        .map(|r| bar(r.attempts as f64, r.succeeded, true, color)),
-                )
-                .map_err(pe)?;
-            chart
-                .draw_series(
-                    mine.iter()
-                        .filter(|r| r.gave_up > 0.0)
-                        .map(|r| bar(r.attempts as f64, r.gave_up, false, GAVE_UP_COLOR)),
-                )
-                .map_err(pe)?;
+            draw_policy(area, g, &mine, scale)?;
         }
         let legend = vec![
             (
@@ -125,4 +71,73 @@ pub fn attempts_png(
         root.present().map_err(pe)?;
     }
     write_png(path, &buf, (width, height))
+}
+
+/// One policy's panel: its requests that succeeded at each attempt and
+/// those given up after it, as bars on a logarithmic count axis of
+/// `(kmax, y_hi, floor)`.
+fn draw_policy(
+    area: &DrawingArea<BitMapBackend<'_>, Shift>,
+    g: &PolicyRuns<'_>,
+    mine: &[&AttemptRow],
+    (kmax, y_hi, floor): (f64, f64, f64),
+) -> Result<()> {
+    let ok: f64 = mine.iter().map(|r| r.succeeded).sum();
+    let gave_up: f64 = mine.iter().map(|r| r.gave_up).sum();
+    let color = policy_color(g.index);
+    let mut chart = ChartBuilder::on(area)
+        .caption(
+            format!(
+                "{}: {} succeeded, {} given up",
+                g.name,
+                si(ok.round()),
+                si(gave_up.round())
+            ),
+            text(18).color(&color),
+        )
+        .margin_left(16)
+        .margin_right(36)
+        .x_label_area_size(36)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.5..kmax + 0.5, (floor..y_hi).log_scale())
+        .map_err(pe)?;
+    chart
+        .configure_mesh()
+        .x_desc("attempts")
+        .y_desc("requests")
+        .label_style(text(14))
+        .axis_desc_style(text(15))
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .x_labels((kmax as usize).clamp(2, 25))
+        .x_label_formatter(&|v| {
+            if (v - v.round()).abs() < 1e-9 && *v >= 1.0 {
+                format!("{}", v.round() as u64)
+            } else {
+                String::new()
+            }
+        })
+        .y_labels(8)
+        .y_label_formatter(&|v| if is_125(*v) { si(*v) } else { String::new() })
+        .draw()
+        .map_err(pe)?;
+    let bar = |k: f64, v: f64, left: bool, c: RGBColor| {
+        let (a, b) = if left { (k - 0.42, k) } else { (k, k + 0.42) };
+        Rectangle::new([(a, floor), (b, v.max(floor))], c.filled())
+    };
+    chart
+        .draw_series(
+            mine.iter()
+                .filter(|r| r.succeeded > 0.0)
+                .map(|r| bar(r.attempts as f64, r.succeeded, true, color)),
+        )
+        .map_err(pe)?;
+    chart
+        .draw_series(
+            mine.iter()
+                .filter(|r| r.gave_up > 0.0)
+                .map(|r| bar(r.attempts as f64, r.gave_up, false, GAVE_UP_COLOR)),
+        )
+        .map_err(pe)?;
+    Ok(())
 }

@@ -42,10 +42,48 @@ pub fn recovery_png(path: &Path, report: &RunReport<'_>, size: (u32, u32)) -> Re
     let summaries = &report.summaries;
     let x = x_range(scenario, results);
     let faults = fault_boxes(scenario, x.end);
-    let ratio = |b: &BinRow| (b.demand_rps > 0.0).then(|| b.goodput_rps / b.demand_rps);
     let series = series_of(&groups, &x, ratio);
     let threshold = scenario.spec().report.recovery_threshold;
     let top = (max_of(&series, |b| b.max) * 1.05).clamp(1.2, 2.5);
+    let marks = recovery_marks(&groups, summaries, &x, threshold);
+    let spec = scenario.spec();
+    let reps = groups.iter().map(|g| g.runs.len()).max().unwrap_or(0);
+    let mut title = format!("{} — recovery: goodput ÷ demand", spec.name);
+    if reps > 1 {
+        title.push_str(&format!(", mean of {reps} runs with min–max band"));
+    }
+    let d = ChartData {
+        title,
+        y_desc: "requests succeeded ÷ new requests, per bin".into(),
+        faults: &faults,
+        series,
+        refs: vec![RefLine {
+            points: vec![(x.start, threshold), (x.end, threshold)],
+            color: RGBColor(90, 90, 90),
+            dashed: true,
+        }],
+        marks,
+        alerts: vec![],
+        floor: 0.0,
+        log: false,
+    };
+    let legend = recovery_legend(&groups, summaries, threshold, scenario, &faults);
+    render(path, size, x, YAxis::Linear(0.0, top), &d, &legend)
+}
+
+/// Goodput ÷ demand in a bin (none without demand).
+fn ratio(b: &BinRow) -> Option<f64> {
+    (b.demand_rps > 0.0).then(|| b.goodput_rps / b.demand_rps)
+}
+
+/// Each policy's mark: when it recovered (on the threshold line), or a
+/// cross at the end of its line when it never did.
+fn recovery_marks(
+    groups: &[PolicyRuns<'_>],
+    summaries: &[PolicySummary],
+    x: &Range<f64>,
+    threshold: f64,
+) -> Vec<Mark> {
     let mut marks = Vec::new();
     for (g, s) in groups.iter().zip(summaries) {
         let color = policy_color(g.index);
@@ -53,7 +91,7 @@ pub fn recovery_png(path: &Path, report: &RunReport<'_>, size: (u32, u32)) -> Re
             continue;
         }
         if s.metastable {
-            let last = series_of(std::slice::from_ref(g), &x, ratio)
+            let last = series_of(std::slice::from_ref(g), x, ratio)
                 .pop()
                 .and_then(|s| s.pieces.last().and_then(|p| p.last().cloned()));
             let (lx, ly) = last.map(|b| (b.t_s, b.mean)).unwrap_or((x.end, 0.0));
@@ -84,27 +122,18 @@ pub fn recovery_png(path: &Path, report: &RunReport<'_>, size: (u32, u32)) -> Re
             });
         }
     }
+    marks
+}
+
+/// The legend of `recovery.png`.
+fn recovery_legend(
+    groups: &[PolicyRuns<'_>],
+    summaries: &[PolicySummary],
+    threshold: f64,
+    scenario: &Scenario,
+    faults: &[FaultBox],
+) -> Vec<(Swatch, String)> {
     let spec = scenario.spec();
-    let reps = groups.iter().map(|g| g.runs.len()).max().unwrap_or(0);
-    let mut title = format!("{} — recovery: goodput ÷ demand", spec.name);
-    if reps > 1 {
-        title.push_str(&format!(", mean of {reps} runs with min–max band"));
-    }
-    let d = ChartData {
-        title,
-        y_desc: "requests succeeded ÷ new requests, per bin".into(),
-        faults: &faults,
-        series,
-        refs: vec![RefLine {
-            points: vec![(x.start, threshold), (x.end, threshold)],
-            color: RGBColor(90, 90, 90),
-            dashed: true,
-        }],
-        marks,
-        alerts: vec![],
-        floor: 0.0,
-        log: false,
-    };
     let mut legend: Vec<(Swatch, String)> = groups
         .iter()
         .zip(summaries)
@@ -133,5 +162,5 @@ pub fn recovery_png(path: &Path, report: &RunReport<'_>, size: (u32, u32)) -> Re
     for f in faults.iter().filter(|f| f.shaded) {
         legend.push((Swatch::Fill(f.color), f.label.clone()));
     }
-    render(path, size, x, YAxis::Linear(0.0, top), &d, &legend)
+    legend
 }
