@@ -51,6 +51,20 @@ struct SchedulePoints {
     cum: Vec<f64>,
 }
 
+impl SchedulePoints {
+    /// The points of the schedule's `rows`.
+    fn of(rows: &[crate::policy::schedule::Row]) -> SchedulePoints {
+        let s = |ns: u64| ns as f64 / 1e9;
+        SchedulePoints {
+            k: rows.iter().map(|r| f64::from(r.retry)).collect(),
+            delay: rows.iter().map(|r| s(r.delay)).collect(),
+            min: rows.iter().map(|r| s(r.min)).collect(),
+            max: rows.iter().map(|r| s(r.max)).collect(),
+            cum: rows.iter().map(|r| s(r.cumulative)).collect(),
+        }
+    }
+}
+
 const DELAY_COLOR: RGBColor = RGBColor(0, 114, 178);
 const CUM_COLOR: RGBColor = RGBColor(213, 94, 0);
 
@@ -149,14 +163,7 @@ pub fn schedule_png(
     random: bool,
 ) -> Result<()> {
     ensure_font()?;
-    let s = |ns: u64| ns as f64 / 1e9;
-    let p = SchedulePoints {
-        k: rows.iter().map(|r| f64::from(r.retry)).collect(),
-        delay: rows.iter().map(|r| s(r.delay)).collect(),
-        min: rows.iter().map(|r| s(r.min)).collect(),
-        max: rows.iter().map(|r| s(r.max)).collect(),
-        cum: rows.iter().map(|r| s(r.cumulative)).collect(),
-    };
+    let p = SchedulePoints::of(rows);
     let n = rows.len().max(1) as f64;
     let x = 0.5..n + 0.5;
     let mut all = p.delay.clone();
@@ -166,20 +173,7 @@ pub fn schedule_png(
         all.extend(&p.max);
     }
     let (y, floor) = schedule_axis(&all);
-    let mut legend = vec![(
-        Swatch::Line(DELAY_COLOR),
-        "delay before the retry (nominal)".to_string(),
-    )];
-    if random {
-        legend.push((
-            Swatch::Fill(DELAY_COLOR),
-            "range jitter can move the delay over".into(),
-        ));
-    }
-    legend.push((
-        Swatch::Dashed(CUM_COLOR),
-        "time since the first attempt (sum of nominal delays)".into(),
-    ));
+    let legend = schedule_legend(random);
     let mut buf = vec![0u8; WIDTH as usize * HEIGHT as usize * 3];
     {
         let root = BitMapBackend::with_buffer(&mut buf, (WIDTH, HEIGHT)).into_drawing_area();
@@ -211,9 +205,14 @@ pub fn schedule_png(
             .map_err(pe)?;
         root.present().map_err(pe)?;
     }
-    // A lone file in the user's directory: replaced whole or not at all.
+    save_schedule(path, &buf)
+}
+
+/// Writes the figure's pixels as the PNG `path`: a lone file in the
+/// user's directory, replaced whole or not at all.
+fn save_schedule(path: &Path, buf: &[u8]) -> Result<()> {
     crate::report::staging::replace_file(path, |tmp| {
-        write_png(tmp, &buf, (WIDTH, HEIGHT)).map_err(|e| match e {
+        write_png(tmp, buf, (WIDTH, HEIGHT)).map_err(|e| match e {
             // Name the file the user asked for, not the temporary one.
             OutputError::Write { source, .. } => OutputError::Write {
                 path: path.to_path_buf(),
@@ -226,4 +225,23 @@ pub fn schedule_png(
             other => other,
         })
     })
+}
+
+/// The legend of the figure.
+fn schedule_legend(random: bool) -> Vec<(Swatch, String)> {
+    let mut legend = vec![(
+        Swatch::Line(DELAY_COLOR),
+        "delay before the retry (nominal)".to_string(),
+    )];
+    if random {
+        legend.push((
+            Swatch::Fill(DELAY_COLOR),
+            "range jitter can move the delay over".into(),
+        ));
+    }
+    legend.push((
+        Swatch::Dashed(CUM_COLOR),
+        "time since the first attempt (sum of nominal delays)".into(),
+    ));
+    legend
 }
