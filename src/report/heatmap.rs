@@ -154,37 +154,13 @@ fn draw_panel(
         ) else {
             continue;
         };
-        // The first row value is drawn at the bottom, like a y axis.
-        let x0 = left + (xi as f64 * cw) as i32;
-        let y0 = top + ((yv.len() - 1 - yi) as f64 * ch) as i32;
-        let (x1, y1) = (
+        let cell = (
+            left + (xi as f64 * cw) as i32,
+            top + ((yv.len() - 1 - yi) as f64 * ch) as i32,
             left + ((xi + 1) as f64 * cw) as i32,
             top + ((yv.len() - yi) as f64 * ch) as i32,
         );
-        let s: f64 = row[c.success].parse().unwrap_or(f64::NAN);
-        area.draw(&Rectangle::new(
-            [(x0, y0), (x1, y1)],
-            success_color(s).filled(),
-        ))
-        .map_err(pe)?;
-        area.draw(&Rectangle::new([(x0, y0), (x1, y1)], WHITE.stroke_width(1)))
-            .map_err(pe)?;
-        let mut text = if s.is_finite() {
-            format!("{}%", (s * 100.0).round())
-        } else {
-            "-".into()
-        };
-        match &row[c.meta] {
-            "true" => text.push_str(" M"),
-            "undetermined" => text.push_str(" ?"),
-            _ => {}
-        }
-        area.draw(&Text::new(
-            text,
-            ((x0 + x1) / 2, (y0 + y1) / 2),
-            label(15, HPos::Center, VPos::Center),
-        ))
-        .map_err(pe)?;
+        draw_cell(area, cell, &row[c.success], &row[c.meta])?;
     }
     for (i, v) in tick_labels(xv).into_iter().enumerate() {
         let x = left + ((i as f64 + 0.5) * cw) as i32;
@@ -216,4 +192,41 @@ fn draw_panel(
         label(17, HPos::Left, VPos::Center),
     ))
     .map_err(pe)
+}
+
+/// One cell at pixels `(x0, y0, x1, y1)`: coloured by its `success` rate
+/// and labelled with it, ` M` when it stayed metastable, ` ?` when
+/// undetermined. The first row value is drawn at the bottom, like a y
+/// axis.
+fn draw_cell(
+    area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
+    (x0, y0, x1, y1): (i32, i32, i32, i32),
+    success: &str,
+    meta: &str,
+) -> Result<()> {
+    let s: f64 = success.parse().unwrap_or(f64::NAN);
+    area.draw(&Rectangle::new(
+        [(x0, y0), (x1, y1)],
+        success_color(s).filled(),
+    ))
+    .map_err(pe)?;
+    area.draw(&Rectangle::new([(x0, y0), (x1, y1)], WHITE.stroke_width(1)))
+        .map_err(pe)?;
+    let mut text = if s.is_finite() {
+        format!("{}%", (s * 100.0).round())
+    } else {
+        "-".into()
+    };
+    match meta {
+        "true" => text.push_str(" M"),
+        "undetermined" => text.push_str(" ?"),
+        _ => {}
+    }
+    area.draw(&Text::new(
+        text,
+        ((x0 + x1) / 2, (y0 + y1) / 2),
+        label(15, HPos::Center, VPos::Center),
+    ))
+    .map_err(pe)?;
+    Ok(())
 }
