@@ -193,18 +193,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         out: Stdout::lock(),
         quiet: sim.quiet,
     };
-    say.line(format_args!(
-        "tuning policy {:?} of {} ({} candidates simulated, {} runs; each feasible one under {})",
-        scenario.policies()[0].name,
-        scenario.spec().name,
-        result.evaluated,
-        result.runs,
-        crate::decimal::count(result.assumptions as f64, "assumption", "assumptions"),
-    ))?;
-    say.line(format_args!(
-        "baseline: {}",
-        details(&result.baseline.score, queue)
-    ))?;
+    say_search(&mut say, &scenario, &result, queue)?;
     // What the report directory receives, said once it is in place.
     let mut wrote = Vec::new();
     if let Some(stage) = &stage {
@@ -214,15 +203,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
             stage.final_path(&path).display()
         ));
     }
-    for (c, f) in &result.failed_fresh {
-        say.line(format_args!(
-            "not recommended: {} met the constraints in the search but on {} of {} fresh replications only ({})",
-            describe_changes(&result.baseline, c),
-            f.passed,
-            f.replications,
-            f.failed.as_deref().unwrap_or("")
-        ))?;
-    }
+    say_failed_fresh(&mut say, &result)?;
     let Some(best) = result.best.clone() else {
         return no_best(&result, stage, &wrote, &mut say);
     };
@@ -251,6 +232,43 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints what was searched and how the starting setting did.
+fn say_search(
+    say: &mut Say,
+    scenario: &crate::scenario::Scenario,
+    result: &tune::Tuned,
+    queue: bool,
+) -> Result<(), Error> {
+    say.line(format_args!(
+        "tuning policy {:?} of {} ({} candidates simulated, {} runs; each feasible one under {})",
+        scenario.policies()[0].name,
+        scenario.spec().name,
+        result.evaluated,
+        result.runs,
+        crate::decimal::count(result.assumptions as f64, "assumption", "assumptions"),
+    ))?;
+    say.line(format_args!(
+        "baseline: {}",
+        details(&result.baseline.score, queue)
+    ))?;
+    Ok(())
+}
+
+/// Prints the candidates that met the constraints in the search but not
+/// on fresh seeds.
+fn say_failed_fresh(say: &mut Say, result: &tune::Tuned) -> Result<(), Error> {
+    for (c, f) in &result.failed_fresh {
+        say.line(format_args!(
+            "not recommended: {} met the constraints in the search but on {} of {} fresh replications only ({})",
+            describe_changes(&result.baseline, c),
+            f.passed,
+            f.replications,
+            f.failed.as_deref().unwrap_or("")
+        ))?;
+    }
+    Ok(())
 }
 
 /// Says that no candidate qualified (a failure: status 1) and publishes
