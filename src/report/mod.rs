@@ -1,5 +1,10 @@
-//! Reports made from finished runs: CSV, JSON, plots, HTML and the terminal
-//! table. Reporting reads results; it never touches the engine.
+//! Every file any command writes, and the tables and pages it prints: CSV,
+//! JSON, plots, HTML and terminal text, made from finished results.
+//! Reporting reads results; it never touches the engine. One module per
+//! command's outputs (`files` and this module for `run`, `sweep`, `map`,
+//! `assess`, `tune`, `schedule`), one writer per format (`output` saves
+//! every file and encodes every PNG, `csv_file` writes every CSV from one
+//! declaration of its columns), so the command line only passes results on.
 //!
 //! Every file except `perf.json` is a pure function of the scenario and the
 //! results: numbers go through one formatting rule ([`crate::decimal::num`]), sums
