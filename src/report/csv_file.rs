@@ -73,19 +73,13 @@ pub fn table<'r, R: 'r>(
     bytes(&header(columns), cells(columns, rows))
 }
 
-/// [`table`] with `\r\n` line ends (`schedule --csv`, which always had
-/// them), written into `out`.
-pub fn table_crlf<'r, W: Write, R: 'r>(
+/// [`table`] streamed into `out` (`schedule --csv`, on standard output).
+pub fn write_table<'r, W: Write, R: 'r>(
     out: W,
     columns: &'r [Column<R>],
     rows: impl IntoIterator<Item = &'r R> + 'r,
 ) -> Result<W, csv::Error> {
-    let mut w = csv::Writer::from_writer(out);
-    crate::csv_text::write_row(&mut w, header(columns))?;
-    for row in cells(columns, rows) {
-        crate::csv_text::write_row(&mut w, row)?;
-    }
-    crate::csv_text::finish(w)
+    write(out, &header(columns), cells(columns, rows))
 }
 
 /// The header `columns` declare.
@@ -125,7 +119,7 @@ mod tests {
         let text = String::from_utf8(table(COLS, &rows).unwrap()).unwrap();
         // Numbers by the one rule (NaN is an empty cell), text made safe.
         assert_eq!(text, "name,x\n'=a,0.333333\nb,\n");
-        let crlf = String::from_utf8(table_crlf(Vec::new(), COLS, &rows).unwrap()).unwrap();
-        assert_eq!(crlf, text.replace('\n', "\r\n"));
+        let streamed = write_table(Vec::new(), COLS, &rows).unwrap();
+        assert_eq!(String::from_utf8(streamed).unwrap(), text);
     }
 }

@@ -12,10 +12,9 @@
 //! picture from shard outputs. Text uses the embedded font of
 //! [`super::plot`].
 
-use super::csv_file;
 use super::format::tick_labels;
 use super::heatmap::success_color;
-use super::output::{final_paths, save, save_json};
+use super::output::save_grid;
 use super::output::{save_png, PngCompression};
 use super::plot::{ensure_font, FONT};
 use super::staging::Staging;
@@ -41,19 +40,12 @@ pub fn write(
     table: &Table,
     no_plots: bool,
 ) -> Result<Vec<PathBuf>> {
-    let dir = stage.path();
-    let mut written = Vec::new();
-    save(dir, "map.csv", &csv_file::text_table(table)?, &mut written)?;
-    save_json(dir, "map.json", manifest, &mut written)?;
-    if !no_plots && manifest.shard == Shard::ALL {
-        let png = dir.join("map.png");
-        map_png(&png, manifest, table)?;
-        written.push(png);
-    }
-    let written = final_paths(&stage, &written);
-    // A map.png left by an earlier, unsharded run would not match.
-    stage.commit()?;
-    Ok(written)
+    let draw = |path: &Path| map_png(path, manifest, table);
+    // A map.png left by an earlier, unsharded run would not match: it is
+    // removed when a shard is written.
+    let png = !no_plots && manifest.shard == Shard::ALL;
+    let files = ("map.csv", "map.json", "map.png");
+    save_grid(stage, files, table, manifest, png.then_some(&draw as _))
 }
 
 /// Width of one policy's panel in pixels.

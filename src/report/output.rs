@@ -114,6 +114,35 @@ pub fn read_back(path: &Path) -> Result<Vec<u8>, OutputError> {
     })
 }
 
+/// Draws a picture into the file at the path it is given.
+pub type Draw<'a> = dyn Fn(&Path) -> Result<(), OutputError> + 'a;
+
+/// Writes the files of a sweep or a map into `stage`: its table as the CSV
+/// `files.0`, its manifest as the JSON `files.1` and, when `png` is given,
+/// a picture drawn into `files.2`; then moves them into place (a stale
+/// picture is removed) and returns their final paths.
+pub fn save_grid<M: serde::Serialize>(
+    stage: staging::Staging,
+    files: (&str, &str, &str),
+    table: &crate::sweep::Table,
+    manifest: &M,
+    png: Option<&Draw<'_>>,
+) -> Result<Vec<PathBuf>, OutputError> {
+    let dir = stage.path();
+    let mut written = Vec::new();
+    let csv = super::csv_file::text_table(table)?;
+    save(dir, files.0, &csv, &mut written)?;
+    save_json(dir, files.1, manifest, &mut written)?;
+    if let Some(draw) = png {
+        let path = dir.join(files.2);
+        draw(&path)?;
+        written.push(path);
+    }
+    let written = final_paths(&stage, &written);
+    stage.commit()?;
+    Ok(written)
+}
+
 /// The final paths of the files `written` into `stage` (where they will be
 /// once it is committed).
 pub fn final_paths(stage: &staging::Staging, written: &[PathBuf]) -> Vec<PathBuf> {

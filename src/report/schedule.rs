@@ -65,10 +65,10 @@ const COLUMNS: &[Column<Row>] = &[
     },
 ];
 
-/// Writes the schedule as CSV into `out` (one row per retry, seconds;
-/// CRLF line ends, as this output always had) and returns it.
+/// Writes the schedule as CSV into `out` (one row per retry, seconds)
+/// and returns it.
 pub fn write_csv<W: std::io::Write>(out: W, s: &Schedule) -> Result<W, csv::Error> {
-    csv_file::table_crlf(out, COLUMNS, &s.rows)
+    csv_file::write_table(out, COLUMNS, &s.rows)
 }
 
 /// The table printed on the terminal: the policy, its `description`, one

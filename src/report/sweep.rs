@@ -1,13 +1,12 @@
 //! The files of `retrysim sweep` (and of `retrysim merge` joining a sweep's
 //! shards): `sweep.csv`, `sweep.json` and `heatmap.png`.
 
-use super::csv_file;
 use super::heatmap::{heatmap_png, varying_pair};
-use super::output::{final_paths, save, save_json};
+use super::output::save_grid;
 use super::staging::Staging;
 use crate::error::OutputError;
 use crate::sweep::{Manifest, Shard, Table};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Every file [`write`] may write.
 pub const SWEEP_FILES: &[&str] = &["sweep.csv", "sweep.json", "heatmap.png"];
@@ -22,21 +21,8 @@ pub fn write(
     table: &Table,
     no_plots: bool,
 ) -> Result<Vec<PathBuf>, OutputError> {
-    let dir = stage.path();
-    let mut written = Vec::new();
-    save(
-        dir,
-        "sweep.csv",
-        &csv_file::text_table(table)?,
-        &mut written,
-    )?;
-    save_json(dir, "sweep.json", manifest, &mut written)?;
-    if !no_plots && manifest.shard == Shard::ALL && varying_pair(manifest).is_some() {
-        let png = dir.join("heatmap.png");
-        heatmap_png(&png, manifest, table)?;
-        written.push(png);
-    }
-    let written = final_paths(&stage, &written);
-    stage.commit()?;
-    Ok(written)
+    let draw = |path: &Path| heatmap_png(path, manifest, table);
+    let png = !no_plots && manifest.shard == Shard::ALL && varying_pair(manifest).is_some();
+    let files = ("sweep.csv", "sweep.json", "heatmap.png");
+    save_grid(stage, files, table, manifest, png.then_some(&draw as _))
 }
