@@ -5,9 +5,8 @@
 use super::common::{self, SimArgs, Stdout};
 use super::progress;
 use crate::assess::{assess, Options};
-use crate::error::{Error, InvalidInput, OutputError};
-use crate::report::assess::{json, page, terminal};
-use crate::report::staging::Staging;
+use crate::error::{Error, InvalidInput};
+use crate::report::{self, assess::terminal, staging::Staging};
 use crate::scenario::{self, Scenario};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -56,6 +55,44 @@ fn trimmed(text: &str) -> Result<String, String> {
     Ok(text.trim().to_string())
 }
 
+/// The scenario with the user's overrides and `extra` ones the assessment
+/// sets itself (a probe's load, the worst case's outage). A refusal of
+/// what the assessment set is not in the user's file or flags: it says so,
+/// naming `--load` for a probe of `load_path`.
+fn load_with(
+    text: &str,
+    origin: &str,
+    sim: &SimArgs,
+    load_path: &str,
+    extra: &[String],
+) -> Result<Scenario, Error> {
+    let mut sets = sim.sets.clone();
+    sets.extend(extra.iter().cloned());
+    let refused = |e: InvalidInput| -> Error {
+        if extra.is_empty() {
+            return e.into();
+        }
+        let probe = extra
+            .iter()
+            .any(|s| s.starts_with(&format!("{load_path}=")));
+        InvalidInput::Flag {
+            flag: if probe {
+                format!("--load {load_path}")
+            } else {
+                "assess".to_string()
+            },
+            message: format!(
+                "the assessment set {} and the scenario refused it: {e}",
+                extra.join(" ")
+            ),
+        }
+        .into()
+    };
+    let mut s = scenario::load_str(text, origin, &sets).map_err(refused)?;
+    sim.apply(&mut s).map_err(refused)?;
+    Ok(s)
+}
+
 /// Runs the command.
 pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
     let sim = &args.sim;
@@ -71,35 +108,7 @@ pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
         }
         .into());
     }
-    let load = |extra: &[String]| -> Result<Scenario, Error> {
-        let mut sets = sim.sets.clone();
-        sets.extend(extra.iter().cloned());
-        // A refusal of what the assessment set itself (a probe's load, the
-        // worst case's outage) is not in the user's file or flags: say so.
-        let refused = |e: InvalidInput| -> Error {
-            if extra.is_empty() {
-                return e.into();
-            }
-            let probe = extra
-                .iter()
-                .any(|s| s.starts_with(&format!("{}=", args.load)));
-            InvalidInput::Flag {
-                flag: if probe {
-                    format!("--load {}", args.load)
-                } else {
-                    "assess".to_string()
-                },
-                message: format!(
-                    "the assessment set {} and the scenario refused it: {e}",
-                    extra.join(" ")
-                ),
-            }
-            .into()
-        };
-        let mut s = scenario::load_str(&text, &origin, &sets).map_err(refused)?;
-        sim.apply(&mut s).map_err(refused)?;
-        Ok(s)
-    };
+    let load = |extra: &[String]| load_with(&text, &origin, sim, &args.load, extra);
     let base = load(&[])?;
     if let Some(why) = crate::assess::load_mode_mismatch(&args.load, base.spec().traffic.mode) {
         return Err(InvalidInput::Flag {
@@ -120,7 +129,7 @@ pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
         .as_deref()
         .unwrap_or(Path::new("output"))
         .join(&base.spec().name);
-    let stage = Staging::begin(&dir, &["assess.json", "assess.html"], sim.force)?;
+    let stage = Staging::begin(&dir, report::assess::ASSESS_FILES, sim.force)?;
     let opts = Options {
         load_path: args.load.clone(),
         replications: sim.replications,
@@ -130,20 +139,7 @@ pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
     let a = assess(&base, &opts, &load, &|n| bar.inc_length(n), &|| bar.inc(1));
     bar.finish_and_clear();
     let a = a?;
-    let mut written = Vec::new();
-    for (name, body) in [
-        ("assess.json", json(&a)),
-        ("assess.html", page(&a, base.spec().description.as_deref())),
-    ] {
-        let path = stage.path().join(name);
-        std::fs::write(&path, body).map_err(|source| OutputError::Write {
-            path: path.clone(),
-            source,
-        })?;
-        written.push(stage.final_path(&path));
-    }
-    // The report of `run` in the same directory stays.
-    stage.commit()?;
+    let written = report::assess::write(stage, &a, base.spec().description.as_deref())?;
     if !sim.quiet {
         let mut out = Stdout::lock();
         out.print(terminal(&a))?;

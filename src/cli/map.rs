@@ -7,13 +7,12 @@ use super::progress;
 use crate::decimal::count;
 use crate::error::{Error, InvalidInput, MapError, OutputError, RunError};
 use crate::map::{self, MapGrid, MapManifest, OperatingPoint, Passes};
-use crate::report::map::map_png;
-use crate::report::staging::Staging;
+use crate::report::{self, staging::Staging};
 use crate::scenario::set::paths_overlap;
 use crate::scenario::{self, Scenario};
 use crate::sweep::range::expand_values;
 use crate::sweep::shard_env::shard_from_process_env;
-use crate::sweep::{Axis, Shard, Table};
+use crate::sweep::{Axis, Shard};
 use clap::Args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -122,10 +121,10 @@ pub fn shard_and_dir(
     Ok((s, dir))
 }
 
-/// Runs the command.
-pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
+/// Refuses `--seed` with an axis that varies the seed, and a coarse pass
+/// that runs as many replications as the full one.
+fn check_flags(args: &MapArgs, grid: &MapGrid) -> Result<(), Error> {
     let sim = &args.sim;
-    let grid = MapGrid::new(axis("--x", &args.x)?, axis("--y", &args.y)?)?;
     for (flag, a) in [("--x", &grid.x), ("--y", &grid.y)] {
         if let (Some(seed), true) = (sim.seed, paths_overlap(&a.path, "seed")) {
             return Err(InvalidInput::Flag {
@@ -151,13 +150,14 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
             .into());
         }
     }
-    let origin = scenario::origin(&args.scenario);
-    let text = scenario::read_text(&args.scenario)?;
-    // The axes and the fixed overrides on one field however written
-    // (`traffic.rate` twice, or `faults.0.duration` and
-    // `faults.0.outage.duration`): checked once, on the scenario.
-    let set_paths: Vec<&str> = sim
-        .sets
+    Ok(())
+}
+
+/// Refuses the axes and the fixed overrides on one field however written
+/// (`traffic.rate` twice, or `faults.0.duration` and
+/// `faults.0.outage.duration`): checked once, on the scenario.
+fn check_overlap(text: &str, origin: &str, grid: &MapGrid, sets: &[String]) -> Result<(), Error> {
+    let set_paths: Vec<&str> = sets
         .iter()
         .map(|s| s.split_once('=').map_or(s.as_str(), |(p, _)| p.trim()))
         .collect();
@@ -165,41 +165,97 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
         .into_iter()
         .chain(set_paths.iter().copied())
         .collect();
-    match scenario::overlapping(&text, &origin, &paths) {
-        Some((1, 0)) => return Err(MapError::SamePath(grid.x.path, grid.y.path).into()),
-        Some((i, j)) if j < 2 => {
-            return Err(InvalidInput::Flag {
-                flag: format!("--set {}", sim.sets[i - 2]),
-                message: format!(
-                    "{} varies {} over the map: set it in one place",
-                    ["--x", "--y"][j],
-                    paths[j]
-                ),
-            }
-            .into())
+    match scenario::overlapping(text, origin, &paths) {
+        Some((1, 0)) => Err(MapError::SamePath(grid.x.path.clone(), grid.y.path.clone()).into()),
+        Some((i, j)) if j < 2 => Err(InvalidInput::Flag {
+            flag: format!("--set {}", sets[i - 2]),
+            message: format!(
+                "{} varies {} over the map: set it in one place",
+                ["--x", "--y"][j],
+                paths[j]
+            ),
         }
-        _ => {}
+        .into()),
+        _ => Ok(()),
     }
+}
+
+/// Every cell's scenario the map will run (those of the shard, and of its
+/// halo), loaded and checked: each must have the base's policies.
+fn load_cells(
+    grid: &MapGrid,
+    shard: Shard,
+    passes: Passes,
+    names: &[String],
+    load: &dyn Fn(&[String]) -> Result<Scenario, InvalidInput>,
+    sets: &[String],
+) -> Result<BTreeMap<usize, Scenario>, Error> {
+    let mut scenarios = BTreeMap::new();
+    for c in map::cells_needed(grid, shard, passes) {
+        if crate::engine::stop::requested() {
+            return Err(RunError::Interrupted.into());
+        }
+        let cell = grid.assignments(c);
+        let mut cell_sets = sets.to_vec();
+        cell_sets.extend(cell.iter().cloned());
+        let s = load(&cell_sets).map_err(|error| InvalidInput::MapCell {
+            index: c,
+            assignments: cell.clone(),
+            error: Box::new(error),
+        })?;
+        let here: Vec<String> = s.policies().iter().map(|p| p.name.clone()).collect();
+        if here != names {
+            return Err(MapError::Policies {
+                index: c,
+                policies: here,
+            }
+            .into());
+        }
+        scenarios.insert(c, s);
+    }
+    if !scenarios.is_empty() && !scenarios.values().any(|s| s.spec().has_incident()) {
+        return Err(MapError::NoIncident.into());
+    }
+    Ok(scenarios)
+}
+
+/// The base scenario: the scenario with the fixed overrides. When it
+/// cannot be run as it stands (a field the file lacks, or a value the
+/// axes replace), the map's first cell stands in for its name and
+/// policies, as `sweep` does, and the map has no operating point to mark
+/// (the `bool` is false).
+fn load_base(
+    grid: &MapGrid,
+    sets: &[String],
+    load: &dyn Fn(&[String]) -> Result<Scenario, InvalidInput>,
+) -> Result<(Scenario, bool), Error> {
+    match load(sets) {
+        Ok(s) => Ok((s, true)),
+        Err(whole) => {
+            let mut first = sets.to_vec();
+            first.extend(grid.assignments(0));
+            match load(&first) {
+                Ok(s) => Ok((s, false)),
+                Err(_) => Err(whole.into()),
+            }
+        }
+    }
+}
+
+/// Runs the command.
+pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
+    let sim = &args.sim;
+    let grid = MapGrid::new(axis("--x", &args.x)?, axis("--y", &args.y)?)?;
+    check_flags(&args, &grid)?;
+    let origin = scenario::origin(&args.scenario);
+    let text = scenario::read_text(&args.scenario)?;
+    check_overlap(&text, &origin, &grid, &sim.sets)?;
     let load = |sets: &[String]| -> Result<Scenario, InvalidInput> {
         let mut s = scenario::load_str(&text, &origin, sets)?;
         sim.apply(&mut s)?;
         Ok(s)
     };
-    // The base is the scenario with the fixed overrides. When it cannot
-    // be run as it stands (a field the file lacks, or a value the axes
-    // replace), the map's first cell stands in for its name and policies,
-    // as `sweep` does, and the map has no operating point to mark.
-    let (base, at_base) = match load(&sim.sets) {
-        Ok(s) => (s, true),
-        Err(whole) => {
-            let mut sets = sim.sets.clone();
-            sets.extend(grid.assignments(0));
-            match load(&sets) {
-                Ok(s) => (s, false),
-                Err(_) => return Err(whole.into()),
-            }
-        }
-    };
+    let (base, at_base) = load_base(&grid, &sim.sets, &load)?;
     if !sim.quiet {
         // The first cell's warnings, when it stands in for the base, are
         // said to be its own: another cell may not share them.
@@ -222,34 +278,9 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     sim.guard_points(&origin, map::shard_cells(shard, grid.len()).len(), "cells")?;
     let passes = Passes::new(sim.replications, !args.no_refine, args.coarse);
     let names: Vec<String> = base.policies().iter().map(|p| p.name.clone()).collect();
-    let mut scenarios = BTreeMap::new();
-    for c in map::cells_needed(&grid, shard, passes) {
-        if crate::engine::stop::requested() {
-            return Err(RunError::Interrupted.into());
-        }
-        let cell = grid.assignments(c);
-        let mut sets = sim.sets.clone();
-        sets.extend(cell.iter().cloned());
-        let s = load(&sets).map_err(|error| InvalidInput::MapCell {
-            index: c,
-            assignments: cell.clone(),
-            error: Box::new(error),
-        })?;
-        let here: Vec<String> = s.policies().iter().map(|p| p.name.clone()).collect();
-        if here != names {
-            return Err(MapError::Policies {
-                index: c,
-                policies: here,
-            }
-            .into());
-        }
-        scenarios.insert(c, s);
-    }
-    if !scenarios.is_empty() && !scenarios.values().any(|s| s.spec().has_incident()) {
-        return Err(MapError::NoIncident.into());
-    }
+    let scenarios = load_cells(&grid, shard, passes, &names, &load, &sim.sets)?;
     sim.guard(scenarios.values(), false)?;
-    let stage = Staging::begin(&dir, MAP_FILES, sim.force)?;
+    let stage = Staging::begin(&dir, report::map::MAP_FILES, sim.force)?;
     let bar = progress::bar(0, sim.quiet, &format!("mapping {}", base.spec().name));
     let result = map::run_map(
         &grid,
@@ -262,29 +293,8 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     bar.finish_and_clear();
     let result = result?;
     let table = map::table(&grid, &names, &result);
-    let json = serde_json::to_value(base.spec()).map_err(OutputError::Json)?;
-    let mut manifest = MapManifest {
-        scenario: base.spec().name.clone(),
-        seed: base.spec().seed,
-        x: grid.x.clone(),
-        y: grid.y.clone(),
-        policies: names,
-        passes,
-        operating_point: if at_base {
-            OperatingPoint {
-                x: map::value_at(&json, &grid.x.path),
-                y: map::value_at(&json, &grid.y.path),
-            }
-        } else {
-            OperatingPoint::default()
-        },
-        shard,
-        runs: 0,
-        full_runs: 0,
-        fingerprint: base.fingerprint(),
-    };
-    manifest.count_runs(&table);
-    let written = write(stage, &manifest, &table, sim.no_plots)?;
+    let manifest = manifest(&base, at_base, &grid, names, passes, shard, &table)?;
+    let written = report::map::write(stage, &manifest, &table, sim.no_plots)?;
     if !sim.quiet {
         let mut out = Stdout::lock();
         out.line(format_args!(
@@ -301,6 +311,42 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The manifest of the map: what it varied and ran, and (when the base
+/// could be run as it stands) the scenario's own operating point.
+fn manifest(
+    base: &Scenario,
+    at_base: bool,
+    grid: &MapGrid,
+    policies: Vec<String>,
+    passes: Passes,
+    shard: Shard,
+    table: &crate::sweep::Table,
+) -> Result<MapManifest, Error> {
+    let json = serde_json::to_value(base.spec()).map_err(OutputError::Json)?;
+    let mut manifest = MapManifest {
+        scenario: base.spec().name.clone(),
+        seed: base.spec().seed,
+        x: grid.x.clone(),
+        y: grid.y.clone(),
+        policies,
+        passes,
+        operating_point: if at_base {
+            OperatingPoint {
+                x: map::value_at(&json, &grid.x.path),
+                y: map::value_at(&json, &grid.y.path),
+            }
+        } else {
+            OperatingPoint::default()
+        },
+        shard,
+        runs: 0,
+        full_runs: 0,
+        fingerprint: base.fingerprint(),
+    };
+    manifest.count_runs(table);
+    Ok(manifest)
+}
+
 /// What refinement saved, in words (nothing without refinement).
 fn saved(m: &MapManifest, simulated: u64) -> String {
     if m.passes.coarse.is_none() || m.full_runs == 0 {
@@ -314,34 +360,3 @@ fn saved(m: &MapManifest, simulated: u64) -> String {
         100.0 * saved as f64 / m.full_runs as f64
     )
 }
-
-/// Writes `map.csv`, `map.json` and (for a whole map, unless `no_plots`)
-/// `map.png` into `dir`, which must exist. A `map.png` left by an earlier
-/// map is removed otherwise, so every file there comes from one map.
-pub fn write(
-    stage: Staging,
-    manifest: &MapManifest,
-    table: &Table,
-    no_plots: bool,
-) -> Result<Vec<PathBuf>, OutputError> {
-    let dir = stage.path();
-    let mut written = Vec::new();
-    let save = |path: PathBuf, bytes: &[u8]| {
-        crate::report::staging::write_file(&path, bytes).map(|()| path)
-    };
-    written.push(save(dir.join("map.csv"), &table.to_csv()?)?);
-    let json = serde_json::to_string_pretty(manifest)? + "\n";
-    written.push(save(dir.join("map.json"), json.as_bytes())?);
-    if !no_plots && manifest.shard == Shard::ALL {
-        let png = dir.join("map.png");
-        map_png(&png, manifest, table)?;
-        written.push(png);
-    }
-    let written = written.iter().map(|p| stage.final_path(p)).collect();
-    // A map.png left by an earlier, unsharded run would not match.
-    stage.commit()?;
-    Ok(written)
-}
-
-/// Every file a map writes (a stale one is removed when not rewritten).
-pub const MAP_FILES: &[&str] = &["map.csv", "map.json", "map.png"];

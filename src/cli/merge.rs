@@ -9,7 +9,7 @@
 use super::common::{note, Stdout, MAX_FORCED_POINTS};
 use crate::error::{Error, InvalidInput, MapError};
 use crate::map::{self, MapManifest};
-use crate::report::staging::Staging;
+use crate::report::{self, staging::Staging};
 use crate::scenario::MAX_INPUT_BYTES;
 use crate::sweep::{self, Manifest, Table};
 use clap::Args;
@@ -317,8 +317,8 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Error> {
             }
             let (m, table) = sweep::merge(parts)?;
             unfingerprinted(m.fingerprint.is_empty(), args.quiet);
-            let stage = Staging::begin(&args.output, super::sweep::SWEEP_FILES, args.force)?;
-            super::sweep::write(stage, &m, &table, args.no_plots)?
+            let stage = Staging::begin(&args.output, report::sweep::SWEEP_FILES, args.force)?;
+            report::sweep::write(stage, &m, &table, args.no_plots)?
         }
         Kind::Map => {
             let mut parts = Vec::new();
@@ -343,8 +343,8 @@ pub fn run(args: MergeArgs) -> Result<ExitCode, Error> {
             }
             let (m, table) = map::merge(parts)?;
             unfingerprinted(m.fingerprint.is_empty(), args.quiet);
-            let stage = Staging::begin(&args.output, super::map::MAP_FILES, args.force)?;
-            super::map::write(stage, &m, &table, args.no_plots)?
+            let stage = Staging::begin(&args.output, report::map::MAP_FILES, args.force)?;
+            report::map::write(stage, &m, &table, args.no_plots)?
         }
     };
     if !args.quiet {

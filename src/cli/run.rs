@@ -55,8 +55,9 @@ fn plot_size_arg(text: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
-/// Runs the command.
-pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
+/// Every scenario named (the built-in one when none is), each read before
+/// any runs; every file refused is named, the last error returned.
+fn load_all(args: &RunArgs, output: &Path) -> Result<Vec<Scenario>, Error> {
     let sim = &args.sim;
     let mut scenarios = Vec::new();
     if args.scenarios.is_empty() {
@@ -66,8 +67,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
             &sim.sets,
         )?);
     }
-    let output = sim.output.as_deref().unwrap_or(Path::new("output"));
-    // Every file is read, and every one refused is named, before any runs.
     let mut refused: Vec<Error> = Vec::new();
     let mut files: Vec<usize> = Vec::new();
     for (k, path) in args.scenarios.iter().enumerate() {
@@ -106,6 +105,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
         }
         return Err(last);
     }
+    Ok(scenarios)
+}
+
+/// Runs the command.
+pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
+    let sim = &args.sim;
+    let output = sim.output.as_deref().unwrap_or(Path::new("output"));
+    let mut scenarios = load_all(&args, output)?;
     // Every scenario is ready (its --policy found, its cost within the
     // limits) before the first report is written.
     for s in &mut scenarios {
@@ -171,12 +178,13 @@ fn run_one(s: &Scenario, dir: &Path, args: &RunArgs, out: &mut Stdout) -> Result
         no_plots: sim.no_plots,
         plot_size: args.plot_size,
     };
-    let written = report::write_all(stage.path(), s, &results, &perf, &opts)?;
-    let written: Vec<_> = written.iter().map(|p| stage.final_path(p)).collect();
+    let run_report = report::RunReport::new(s, &results);
+    let written = report::write_all(stage.path(), &run_report, &perf, &opts)?;
+    let written = report::output::final_paths(&stage, &written);
     stage.commit()?;
     if !sim.quiet {
         let color = out.colors();
-        out.print(report::summary_table_colored(s, &results, color))?;
+        out.print(report::summary_table_colored(&run_report, color))?;
         for p in written {
             out.line(format_args!("wrote {}", p.display()))?;
         }

@@ -14,19 +14,18 @@
 
 use super::common::{note, Stdout};
 use crate::check::Problems;
-use crate::csv_text;
 use crate::error::{Error, InvalidInput, Located, OutputError};
-use crate::policy::schedule::{human, schedule, Schedule};
+use crate::policy::schedule::schedule;
 use crate::policy::{presets, resolve, Jitter, Policy};
 use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
+use crate::report;
 use crate::scenario::load::{from_text, plain_words, read, to_value, Format};
 use crate::scenario::locate::locate;
 use crate::scenario::set::parse_value;
-use crate::time::{format_duration, Nanos, NS_PER_SEC};
+use crate::time::format_duration;
 use clap::builder::PossibleValuesParser;
 use clap::Args;
 use serde_json::{Map, Value};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -569,170 +568,6 @@ pub fn describe(p: &Policy) -> String {
     line
 }
 
-/// Seconds with up to nine decimals, trailing zeros trimmed, exact.
-fn secs_text(ns: Nanos) -> String {
-    if ns == Nanos::MAX {
-        // A sum that saturated: beyond what time can hold.
-        return "inf".into();
-    }
-    let whole = ns / NS_PER_SEC;
-    let frac = ns % NS_PER_SEC;
-    if frac == 0 {
-        return whole.to_string();
-    }
-    let f = format!("{frac:09}");
-    format!("{whole}.{}", f.trim_end_matches('0'))
-}
-
-fn write_csv(out: &mut dyn Write, s: &Schedule) -> Result<(), csv::Error> {
-    // Numbers only, but written the one way every CSV is (its cells
-    // through `safe_cell`); CRLF line ends, as this file always had.
-    let mut w = csv::Writer::from_writer(out);
-    csv_text::write_row(
-        &mut w,
-        [
-            "attempt",
-            "retry",
-            "delay_s",
-            "min_s",
-            "max_s",
-            "cumulative_s",
-            "cumulative_min_s",
-            "cumulative_max_s",
-        ],
-    )?;
-    for r in &s.rows {
-        csv_text::write_row(
-            &mut w,
-            [
-                r.attempt.to_string(),
-                r.retry.to_string(),
-                secs_text(r.delay),
-                secs_text(r.min),
-                secs_text(r.max),
-                secs_text(r.cumulative),
-                secs_text(r.cumulative_min),
-                secs_text(r.cumulative_max),
-            ],
-        )?;
-    }
-    w.flush()?;
-    Ok(())
-}
-
-fn write_table(out: &mut dyn Write, p: &Policy, s: &Schedule) -> std::io::Result<()> {
-    writeln!(out, "policy: {}", p.name)?;
-    writeln!(out, "{}", describe(p))?;
-    if s.retries == Some(0) {
-        writeln!(out, "no retries: this policy makes one attempt only")?;
-        return Ok(());
-    }
-    let random = p.delay_is_random();
-    let mut table: Vec<Vec<String>> = vec![];
-    // A hedge is not a retry: it goes while the attempts before it may
-    // still answer. The table shows when each goes if none answers.
-    let (step, steps) = if p.hedging.is_some() {
-        ("hedge", "hedges")
-    } else {
-        ("retry", "retries")
-    };
-    let mut head = vec!["attempt", step, "delay"];
-    if random {
-        head.push("with jitter");
-    }
-    head.push("cumulative");
-    if random {
-        head.push("cumulative with jitter");
-    }
-    table.push(head.iter().map(|h| h.to_string()).collect());
-    for r in &s.rows {
-        let mut row = vec![r.attempt.to_string(), r.retry.to_string(), human(r.delay)];
-        if random {
-            row.push(format!("{} .. {}", human(r.min), human(r.max)));
-        }
-        row.push(human(r.cumulative));
-        if random {
-            row.push(format!(
-                "{} .. {}",
-                human(r.cumulative_min),
-                human(r.cumulative_max)
-            ));
-        }
-        table.push(row);
-    }
-    let widths: Vec<usize> = (0..table[0].len())
-        .map(|c| {
-            table
-                .iter()
-                .map(|r| r[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    // Single values right-aligned, ranges left-aligned.
-    let is_range: Vec<bool> = table[0].iter().map(|h| h.contains("jitter")).collect();
-    for row in &table {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (cell, w))| {
-                let pad = w - cell.chars().count();
-                if !is_range[i] {
-                    format!("{}{cell}", " ".repeat(pad))
-                } else {
-                    format!("{cell}{}", " ".repeat(pad))
-                }
-            })
-            .collect();
-        writeln!(out, "{}", cells.join("  ").trim_end())?;
-    }
-    match (s.retries, s.window) {
-        (Some(n), Some(w)) => {
-            if (s.rows.len() as u64) < n {
-                writeln!(
-                    out,
-                    "... {} more {steps} (--attempts N shows more)",
-                    n - s.rows.len() as u64
-                )?;
-            }
-            let h = human(w);
-            let h = if h.ends_with(" s") {
-                h
-            } else {
-                format!("{h} ({} s)", secs_text(w))
-            };
-            let mut line = match (p.hedging.is_some(), n) {
-                (true, 1) => format!("the hedge is sent after {h} if no attempt answers"),
-                (true, _) => format!("all {n} hedges sent within {h} if no attempt answers"),
-                (false, 1) => format!("total retry window: {h} over 1 retry"),
-                (false, _) => format!("total retry window: {h} over {n} retries"),
-            };
-            if random {
-                if let (Some(lo), Some(hi)) = (s.window_min, s.window_max) {
-                    line += &format!("; with jitter {} .. {}", human(lo), human(hi));
-                }
-            }
-            writeln!(out, "{line}")?;
-        }
-        _ => {
-            // Both limits must be reached to end the retries: with an
-            // attempt limit, it is the duration limit that never is.
-            let why = if p.max_attempts.is_some() {
-                "the delays never add up to max_retry_duration"
-            } else {
-                "attempts are unlimited"
-            };
-            writeln!(
-                out,
-                "total retry window: unlimited ({why}; first {} retries shown)",
-                s.rows.len()
-            )?
-        }
-    }
-    Ok(())
-}
-
 /// Prints the schedule.
 pub fn run(args: ScheduleArgs) -> Result<ExitCode, Error> {
     check_rows(args.attempts)?;
@@ -740,13 +575,13 @@ pub fn run(args: ScheduleArgs) -> Result<ExitCode, Error> {
     let s = schedule(&policy, args.attempts);
     let mut out = Stdout::lock();
     if args.csv {
-        write_csv(out.writer(), &s).map_err(OutputError::stdout_csv)?;
+        report::schedule::write_csv(out.writer(), &s).map_err(OutputError::stdout_csv)?;
     } else {
-        write_table(out.writer(), &policy, &s).map_err(OutputError::Stdout)?;
+        out.print(report::schedule::table(&policy, &describe(&policy), &s))?;
     }
     out.flush()?;
     if let Some(path) = &args.png {
-        write_png(path, &policy, &s)?;
+        report::schedule::write_png(path, &policy, &describe(&policy), &s)?;
         note(format_args!("wrote {}", path.display()));
     }
     Ok(ExitCode::SUCCESS)
@@ -780,50 +615,11 @@ fn check_rows(rows: Option<u32>) -> Result<(), InvalidInput> {
     Ok(())
 }
 
-/// The one-line total retry window under the figure.
-fn window_note(s: &Schedule) -> String {
-    match (s.retries, s.window) {
-        (Some(n), Some(w)) => {
-            let shown = if (s.rows.len() as u64) < n {
-                format!("; the first {} retries are drawn", s.rows.len())
-            } else {
-                String::new()
-            };
-            let mut line = format!(
-                "total retry window: {} over {}",
-                human(w),
-                crate::decimal::count(n as f64, "retry", "retries")
-            );
-            if let (Some(lo), Some(hi)) = (s.window_min, s.window_max) {
-                if lo != hi {
-                    line += &format!(" ({} .. {} with jitter)", human(lo), human(hi));
-                }
-            }
-            line + &shown
-        }
-        _ => format!(
-            "retries are unlimited; the first {} are drawn",
-            s.rows.len()
-        ),
-    }
-}
-
-/// Draws `schedule.png` for `policy`.
-pub fn write_png(path: &Path, policy: &Policy, s: &Schedule) -> Result<(), OutputError> {
-    crate::report::plot::schedule_png(
-        path,
-        &format!("Retry schedule of {}", policy.name),
-        &describe(policy),
-        &window_note(s),
-        &s.rows,
-        policy.delay_is_random(),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::policy::Backoff;
+    use crate::time::NS_PER_SEC;
     use clap::Parser;
 
     #[derive(Parser)]
@@ -842,13 +638,11 @@ mod tests {
         let a = args(list);
         let p = policy_from_args(&a).unwrap();
         let s = schedule(&p, a.attempts);
-        let mut buf = vec![];
         if a.csv {
-            write_csv(&mut buf, &s).unwrap();
+            String::from_utf8(report::schedule::write_csv(Vec::new(), &s).unwrap()).unwrap()
         } else {
-            write_table(&mut buf, &p, &s).unwrap();
+            report::schedule::table(&p, &describe(&p), &s)
         }
-        String::from_utf8(buf).unwrap()
     }
 
     #[test]

@@ -5,13 +5,12 @@
 use super::common::{part_of, SimArgs, Stdout};
 use super::progress;
 use crate::decimal::count;
-use crate::error::{Error, GridError, InvalidInput, OutputError};
-use crate::report::heatmap::{heatmap_png, varying_pair};
-use crate::report::staging::Staging;
+use crate::error::{Error, GridError, InvalidInput};
+use crate::report::{self, staging::Staging};
 use crate::runner;
 use crate::scenario::Scenario;
 use crate::sweep::range::expand_values;
-use crate::sweep::{self, Axis, Grid, Manifest, Shard, Table};
+use crate::sweep::{self, Axis, Grid, Manifest, Table};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -64,11 +63,10 @@ pub struct SweepArgs {
     pub shards: Option<usize>,
 }
 
-/// Runs the command.
-pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
-    let sim = &args.sim;
+/// The grid the `--set` flags describe (each one an axis).
+fn grid_of(sets: &[String]) -> Result<Grid, Error> {
     let mut axes = Vec::new();
-    for s in &sim.sets {
+    for s in sets {
         let mut a = Axis::parse(s)?;
         a.values = expand_values(a.values).map_err(|e| InvalidInput::Flag {
             flag: format!("--set {s}"),
@@ -76,7 +74,13 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
         })?;
         axes.push(a);
     }
-    let grid = Grid::new(axes)?;
+    Ok(Grid::new(axes)?)
+}
+
+/// Runs the command.
+pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
+    let sim = &args.sim;
+    let grid = grid_of(&sim.sets)?;
     grid.check_seed(sim.seed)?;
     // The shard is settled before any point is loaded; its directory once
     // the scenario's name is known.
@@ -120,10 +124,35 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
         shard,
         fingerprint: base.fingerprint(),
     };
-    // Every point is loaded and checked, and the whole batch estimated,
-    // before anything runs; only the first `POINTS_AT_ONCE` stay loaded
-    // (a larger grid loads the others again as it reaches them).
     let points: Vec<usize> = shard.points(grid.len()).collect();
+    let first = check_points(sim, &manifest, &points, &load)?;
+    let stage = Staging::begin(&dir, report::sweep::SWEEP_FILES, sim.force)?;
+    let table = run_points(sim, &grid, &base, &manifest, &points, first, &load)?;
+    let written = report::sweep::write(stage, &manifest, &table, sim.no_plots)?;
+    if !sim.quiet {
+        let mut out = Stdout::lock();
+        out.line(format_args!(
+            "{} × {} × {}",
+            part_of(points.len(), grid.len(), "point", "points"),
+            count(manifest.policies.len() as f64, "policy", "policies"),
+            count(f64::from(sim.replications), "replication", "replications")
+        ))?;
+        for p in written {
+            out.line(format_args!("wrote {}", p.display()))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Loads and checks every point, and estimates the whole batch, before
+/// anything runs; returns the first `POINTS_AT_ONCE`, which stay loaded
+/// (a larger grid loads the others again as it reaches them).
+fn check_points(
+    sim: &SimArgs,
+    manifest: &Manifest,
+    points: &[usize],
+    load: &dyn Fn(usize) -> Result<Scenario, Error>,
+) -> Result<Vec<(usize, Scenario)>, Error> {
     let mut first = Vec::new();
     let mut estimator = sim.estimator(false);
     let checking = progress::counter(
@@ -153,22 +182,35 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     checking.finish_and_clear();
     checked?;
     sim.refuse_too_big(estimator.finish(), &manifest.scenario)?;
-    let stage = Staging::begin(&dir, SWEEP_FILES, sim.force)?;
+    Ok(first)
+}
+
+/// Runs every point, `POINTS_AT_ONCE` at a time (`first` already loaded),
+/// and returns the rows of `sweep.csv`.
+fn run_points(
+    sim: &SimArgs,
+    grid: &Grid,
+    base: &Scenario,
+    manifest: &Manifest,
+    points: &[usize],
+    first: Vec<(usize, Scenario)>,
+    load: &dyn Fn(usize) -> Result<Scenario, Error>,
+) -> Result<Table, Error> {
     let runs = points.len() as u64 * manifest.policies.len() as u64 * u64::from(sim.replications);
     let bar = progress::bar(runs, sim.quiet, &format!("sweeping {}", manifest.scenario));
     let mut table = Table {
-        header: sweep::header(&grid, sim.replications, sweep::extras(&base)),
+        header: sweep::header(grid, sim.replications, sweep::extras(base)),
         rows: Vec::new(),
     };
     let mut run_batch = |batch: &[(usize, Scenario)]| -> Result<(), Error> {
         let results = sweep::run_points(batch, sim.replications, &|| bar.inc(1))?;
         for ((i, _), res) in batch.iter().zip(&results) {
             table.rows.extend(sweep::point_rows(
-                &grid,
+                grid,
                 *i,
                 res,
                 sim.replications,
-                sweep::extras(&base),
+                sweep::extras(base),
             ));
         }
         Ok(())
@@ -187,49 +229,5 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, Error> {
     });
     bar.finish_and_clear();
     ran?;
-    let written = write(stage, &manifest, &table, sim.no_plots)?;
-    if !sim.quiet {
-        let mut out = Stdout::lock();
-        out.line(format_args!(
-            "{} × {} × {}",
-            part_of(points.len(), grid.len(), "point", "points"),
-            count(manifest.policies.len() as f64, "policy", "policies"),
-            count(f64::from(sim.replications), "replication", "replications")
-        ))?;
-        for p in written {
-            out.line(format_args!("wrote {}", p.display()))?;
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Every file [`write`] may write.
-pub const SWEEP_FILES: &[&str] = &["sweep.csv", "sweep.json", "heatmap.png"];
-
-/// Writes `sweep.csv`, `sweep.json` and (for a whole sweep with exactly two
-/// varying parameters, unless `no_plots`) `heatmap.png` into `stage`, then
-/// moves them into place (a stale `heatmap.png` is removed); returns their
-/// final paths.
-pub fn write(
-    stage: Staging,
-    manifest: &Manifest,
-    table: &Table,
-    no_plots: bool,
-) -> Result<Vec<PathBuf>, OutputError> {
-    let dir = stage.path();
-    let mut written = Vec::new();
-    let save = |path: PathBuf, bytes: &[u8]| {
-        crate::report::staging::write_file(&path, bytes).map(|()| path)
-    };
-    written.push(save(dir.join("sweep.csv"), &table.to_csv()?)?);
-    let json = serde_json::to_string_pretty(manifest)? + "\n";
-    written.push(save(dir.join("sweep.json"), json.as_bytes())?);
-    if !no_plots && manifest.shard == Shard::ALL && varying_pair(manifest).is_some() {
-        let png = dir.join("heatmap.png");
-        heatmap_png(&png, manifest, table)?;
-        written.push(png);
-    }
-    let written = written.iter().map(|p| stage.final_path(p)).collect();
-    stage.commit()?;
-    Ok(written)
+    Ok(table)
 }

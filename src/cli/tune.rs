@@ -4,9 +4,8 @@
 //! `gcloud tasks queues update` line.
 
 use super::common::{note, SimArgs, Stdout};
-use crate::csv_text;
 use crate::error::{Error, InvalidInput, OutputError};
-use crate::report::staging::Staging;
+use crate::report::{self, staging::Staging};
 use crate::tune::{self, Constraints, Objective};
 use clap::Args;
 use std::path::PathBuf;
@@ -71,10 +70,9 @@ fn duration_arg(text: &str) -> Result<crate::time::Dur, String> {
     crate::time::parse_duration(text).map_err(|e| e.to_string())
 }
 
-/// Runs the search and prints the result.
-pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
-    let sim = &args.sim;
-    let mut scenario = crate::scenario::load(&args.scenario, &sim.sets)?;
+/// Refuses limits no candidate could meet or that are not numbers of the
+/// right kind.
+fn check_limits(args: &TuneArgs) -> Result<(), Error> {
     for (flag, value) in [
         ("--max-drop-rate", args.max_drop_rate),
         ("--max-dead-letter-rate", args.max_dead_letter_rate),
@@ -108,35 +106,77 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
             .into());
         }
     }
-    if sim.policies.len() > 1 {
+    if args.sim.policies.len() > 1 {
         return Err(InvalidInput::Flag {
             flag: "--policy".into(),
             message: format!(
                 "given {} times; tune searches one policy at a time",
-                sim.policies.len()
+                args.sim.policies.len()
             ),
         }
         .into());
     }
-    // The policy to tune is the first one left.
-    sim.apply(&mut scenario)?;
-    sim.guard([&scenario], false)?;
-    let stage = match &sim.output {
-        Some(d) => Some(Staging::begin(
-            &d.join(&scenario.spec().name),
-            &["tune.json", "candidates.csv", "dispatcher.json"],
-            sim.force,
-        )?),
-        None => None,
-    };
-    let constraints = Constraints {
+    Ok(())
+}
+
+/// The constraints the flags set.
+fn constraints(args: &TuneArgs) -> Constraints {
+    Constraints {
         max_drop_rate: args.max_drop_rate,
         min_success_rate: args.min_success_rate,
         must_recover: !args.allow_metastable,
         max_dead_letter_rate: args.max_dead_letter_rate,
         max_task_age_s: args.max_task_age.map(|d| d.secs()),
         max_peak_load: args.max_peak_load,
+    }
+}
+
+/// Standard output unless `--quiet`.
+struct Say {
+    out: Stdout,
+    quiet: bool,
+}
+
+impl Say {
+    fn line(&mut self, text: std::fmt::Arguments) -> Result<(), Error> {
+        if self.quiet {
+            Ok(())
+        } else {
+            Ok(self.out.line(text)?)
+        }
+    }
+}
+
+/// A score in a few lines: the figures, the queue's, the spread.
+fn details(s: &tune::Score, queue: bool) -> String {
+    let mut lines = vec![tune::describe(s)];
+    if queue {
+        lines.push(tune::describe_queue(s));
+    }
+    let spread = tune::describe_spread(s, queue);
+    if !spread.is_empty() {
+        lines.push(spread);
+    }
+    lines.join("\n          ")
+}
+
+/// Runs the search and prints the result.
+pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
+    let sim = &args.sim;
+    let mut scenario = crate::scenario::load(&args.scenario, &sim.sets)?;
+    check_limits(&args)?;
+    // The policy to tune is the first one left.
+    sim.apply(&mut scenario)?;
+    sim.guard([&scenario], false)?;
+    let stage = match &sim.output {
+        Some(d) => Some(Staging::begin(
+            &d.join(&scenario.spec().name),
+            report::tune::TUNE_FILES,
+            sim.force,
+        )?),
+        None => None,
     };
+    let constraints = constraints(&args);
     let queue = scenario.spec().dispatcher.is_some();
     let result = tune::tune(
         &scenario,
@@ -149,15 +189,59 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
             fresh: args.fresh_seeds,
         },
     )?;
-    let mut out = Stdout::lock();
-    let mut say = |text: std::fmt::Arguments| {
-        if sim.quiet {
-            Ok(())
-        } else {
-            out.line(text)
-        }
+    let mut say = Say {
+        out: Stdout::lock(),
+        quiet: sim.quiet,
     };
-    say(format_args!(
+    say_search(&mut say, &scenario, &result, queue)?;
+    // What the report directory receives, said once it is in place.
+    let mut wrote = Vec::new();
+    if let Some(stage) = &stage {
+        let path = report::tune::save_candidates(stage.path(), &result)?;
+        wrote.push(format!(
+            "wrote {} (every candidate, with its spread over the replications)",
+            stage.final_path(&path).display()
+        ));
+    }
+    say_failed_fresh(&mut say, &result)?;
+    let Some(best) = result.best.clone() else {
+        return no_best(&result, stage, &wrote, &mut say);
+    };
+    say.line(format_args!("best:     {}", details(&best.score, queue)))?;
+    let limits = tune::limits(&best, result.fresh.as_ref(), &constraints);
+    let assumptions: Vec<&str> = best.checks.iter().map(|c| c.assumption.as_str()).collect();
+    let trades = tune::trades(&result.baseline, &best, &constraints);
+    say_best(&mut say, &result, &best, &limits, &assumptions, &trades)?;
+    let (gcloud, notes) = gcloud_line(&args, &result, &best, queue, &mut say)?;
+    if let Some(stage) = stage {
+        let recommendation = report::tune::Recommendation {
+            best: &best,
+            gcloud: gcloud.as_deref(),
+            notes: &notes,
+            assumptions: &assumptions,
+            limits: &limits,
+            fresh: result.fresh.as_ref(),
+            trades: &trades,
+        };
+        for path in report::tune::save_recommendation(stage.path(), &recommendation)? {
+            wrote.push(format!("wrote {}", stage.final_path(&path).display()));
+        }
+        stage.commit()?;
+        for line in &wrote {
+            say.line(format_args!("{line}"))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints what was searched and how the starting setting did.
+fn say_search(
+    say: &mut Say,
+    scenario: &crate::scenario::Scenario,
+    result: &tune::Tuned,
+    queue: bool,
+) -> Result<(), Error> {
+    say.line(format_args!(
         "tuning policy {:?} of {} ({} candidates simulated, {} runs; each feasible one under {})",
         scenario.policies()[0].name,
         scenario.spec().name,
@@ -165,40 +249,18 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         result.runs,
         crate::decimal::count(result.assumptions as f64, "assumption", "assumptions"),
     ))?;
-    let details = |s: &tune::Score| {
-        let mut lines = vec![tune::describe(s)];
-        if queue {
-            lines.push(tune::describe_queue(s));
-        }
-        let spread = tune::describe_spread(s, queue);
-        if !spread.is_empty() {
-            lines.push(spread);
-        }
-        lines.join("\n          ")
-    };
-    say(format_args!(
+    say.line(format_args!(
         "baseline: {}",
-        details(&result.baseline.score)
+        details(&result.baseline.score, queue)
     ))?;
-    // What the report directory receives, said once it is in place.
-    let mut wrote = Vec::new();
-    if let Some(stage) = &stage {
-        let path = stage.path().join("candidates.csv");
-        let mut w = csv_text::writer(Vec::new());
-        for row in tune::candidates_table(&result) {
-            csv_text::write_row(&mut w, &row).map_err(OutputError::Csv)?;
-        }
-        let bytes = csv_text::finish(w).map_err(OutputError::Csv)?;
-        if let Err(source) = std::fs::write(&path, bytes) {
-            return Err(OutputError::Write { path, source }.into());
-        }
-        wrote.push(format!(
-            "wrote {} (every candidate, with its spread over the replications)",
-            stage.final_path(&path).display()
-        ));
-    }
+    Ok(())
+}
+
+/// Prints the candidates that met the constraints in the search but not
+/// on fresh seeds.
+fn say_failed_fresh(say: &mut Say, result: &tune::Tuned) -> Result<(), Error> {
     for (c, f) in &result.failed_fresh {
-        say(format_args!(
+        say.line(format_args!(
             "not recommended: {} met the constraints in the search but on {} of {} fresh replications only ({})",
             describe_changes(&result.baseline, c),
             f.passed,
@@ -206,39 +268,57 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
             f.failed.as_deref().unwrap_or("")
         ))?;
     }
-    let Some(best) = result.best.clone() else {
-        let why = if result.failed_fresh.is_empty() {
-            "no candidate met the constraints in every replication under every assumption; relax the --max-* limits or pass --allow-metastable"
-        } else {
-            "no candidate met the constraints on the fresh replications; relax the --max-* limits or add --replications"
-        };
-        // A failure (status 1): said even with --quiet, on stderr then.
-        if sim.quiet {
-            note(why);
-        } else {
-            say(format_args!("{why}"))?;
-        }
-        // The candidates are still worth reading: publish them, and remove
-        // a tune.json of an earlier search that no longer holds.
-        if let Some(stage) = stage {
-            stage.commit()?;
-            for line in &wrote {
-                say(format_args!("{line}"))?;
-            }
-        }
-        return Ok(ExitCode::from(1));
+    Ok(())
+}
+
+/// Says that no candidate qualified (a failure: status 1) and publishes
+/// the candidates, removing a `tune.json` of an earlier search that no
+/// longer holds.
+fn no_best(
+    result: &tune::Tuned,
+    stage: Option<Staging>,
+    wrote: &[String],
+    say: &mut Say,
+) -> Result<ExitCode, Error> {
+    let why = if result.failed_fresh.is_empty() {
+        "no candidate met the constraints in every replication under every assumption; relax the --max-* limits or pass --allow-metastable"
+    } else {
+        "no candidate met the constraints on the fresh replications; relax the --max-* limits or add --replications"
     };
-    say(format_args!("best:     {}", details(&best.score)))?;
-    let limits = tune::limits(&best, result.fresh.as_ref(), &constraints);
-    let assumptions: Vec<&str> = best.checks.iter().map(|c| c.assumption.as_str()).collect();
+    // Said even with --quiet, on stderr then.
+    if say.quiet {
+        note(why);
+    } else {
+        say.line(format_args!("{why}"))?;
+    }
+    if let Some(stage) = stage {
+        stage.commit()?;
+        for line in wrote {
+            say.line(format_args!("{line}"))?;
+        }
+    }
+    Ok(ExitCode::from(1))
+}
+
+/// Prints what bounds the best candidate, how it did on fresh seeds,
+/// where it is worse than the start, and its policy and queue settings
+/// as JSON to paste.
+fn say_best(
+    say: &mut Say,
+    result: &tune::Tuned,
+    best: &tune::Candidate,
+    limits: &[tune::Limit],
+    assumptions: &[&str],
+    trades: &[String],
+) -> Result<(), Error> {
     if assumptions.len() > 1 {
-        say(format_args!(
+        say.line(format_args!(
             "robust:   meets every constraint under each of: {}",
             assumptions.join("; ")
         ))?;
     }
     for (k, l) in limits.iter().enumerate() {
-        say(format_args!(
+        say.line(format_args!(
             "{} {} {} (limit {}) with {}",
             if k == 0 { "binding: " } else { "         " },
             l.name,
@@ -248,7 +328,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         ))?;
     }
     if let Some(f) = &result.fresh {
-        say(format_args!(
+        say.line(format_args!(
             "fresh seeds: {} of {} replications ({}–{}, not used in the search) meet every constraint under every assumption",
             f.passed,
             f.replications,
@@ -256,24 +336,32 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
             f.first + f.replications - 1
         ))?;
     }
-    let trades = tune::trades(&result.baseline, &best, &constraints);
-    for t in &trades {
-        say(format_args!("worse than the start: {t}"))?;
+    for t in trades {
+        say.line(format_args!("worse than the start: {t}"))?;
     }
     let json = serde_json::to_string_pretty(&best.spec).map_err(OutputError::Json)?;
-    say(format_args!(
+    say.line(format_args!(
         "\npolicy (paste into the scenario's `policies`):\n{json}"
     ))?;
-    let dispatcher_json = match &best.dispatcher {
-        Some(d) => {
-            let text = serde_json::to_string_pretty(d).map_err(OutputError::Json)?;
-            say(format_args!(
-                "\ndispatcher (paste as the scenario's `dispatcher`):\n{text}"
-            ))?;
-            Some(text)
-        }
-        None => None,
-    };
+    if let Some(d) = &best.dispatcher {
+        let text = serde_json::to_string_pretty(d).map_err(OutputError::Json)?;
+        say.line(format_args!(
+            "\ndispatcher (paste as the scenario's `dispatcher`):\n{text}"
+        ))?;
+    }
+    Ok(())
+}
+
+/// Prints the `gcloud` line that sets the best candidate (with a queue,
+/// every flag that changes from the queue as it is, rate limits included)
+/// and its notes; returns the flags and the notes.
+fn gcloud_line(
+    args: &TuneArgs,
+    result: &tune::Tuned,
+    best: &tune::Candidate,
+    queue: bool,
+    say: &mut Say,
+) -> Result<(Option<String>, Vec<String>), Error> {
     let resolve = |spec: &crate::policy::PolicySpec| {
         crate::policy::resolve(spec).map_err(|error| InvalidInput::Resolve {
             origin: args.scenario.display().to_string(),
@@ -281,8 +369,6 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         })
     };
     let resolved = resolve(&best.spec)?;
-    // The gcloud line: with a queue, the queue as it is (the scenario) →
-    // as recommended, every flag that changes, rate limits included.
     let mut schedule = true;
     let (gcloud, notes) = if queue {
         let from = resolve(&result.baseline.spec)?;
@@ -291,7 +377,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
             (&resolved, best.dispatcher.as_ref()),
         ) {
             Some((flags, notes)) if flags.is_empty() => {
-                say(format_args!(
+                say.line(format_args!(
                     "\n(the queue's settings are already the best found: no gcloud flag to change)"
                 ))?;
                 (None, notes)
@@ -308,70 +394,16 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
         (flags, Vec::new())
     };
     match &gcloud {
-        Some(flags) => say(format_args!("\ngcloud tasks queues update QUEUE {flags}"))?,
-        None if !schedule => say(format_args!(
+        Some(flags) => say.line(format_args!("\ngcloud tasks queues update QUEUE {flags}"))?,
+        None if !schedule => say.line(format_args!(
             "\n(not a Cloud Tasks schedule: no gcloud flags)"
         ))?,
         None => {}
     }
     for n in &notes {
-        say(format_args!("note: {n}"))?;
+        say.line(format_args!("note: {n}"))?;
     }
-    if let Some(stage) = stage {
-        let limit_json = |l: &tune::Limit| {
-            serde_json::json!({
-                "constraint": l.name,
-                "flag": l.flag,
-                "limit": l.limit,
-                "worst": l.worst,
-                "assumption": l.assumption,
-            })
-        };
-        let s = &best.score;
-        let record = serde_json::json!({
-            "policy": best.spec,
-            "dispatcher": best.dispatcher,
-            "gcloud": gcloud.as_ref().map(|f| format!("gcloud tasks queues update QUEUE {f}")),
-            "notes": notes,
-            "score": {
-                "success_rate": s.success_rate,
-                "drop_rate": s.drop_rate,
-                "dead_letter_rate": s.dead_letter_rate,
-                "drain_s": s.drain_s,
-                "max_task_age_s": s.max_task_age_s,
-                "peak_load_1s": s.peak_load_ratio,
-                "peak_load_bin": s.peak_load_bin_ratio,
-                "replications": s.spread.replications,
-            },
-            "assumptions": assumptions,
-            "binding": limits.first().map(limit_json),
-            "constraints": limits.iter().map(limit_json).collect::<Vec<_>>(),
-            "fresh_seeds": result.fresh.as_ref().map(|f| serde_json::json!({
-                "first_replication": f.first,
-                "replications": f.replications,
-                "passed": f.passed,
-            })),
-            "worse_than_start": trades,
-        });
-        let text = serde_json::to_string_pretty(&record).map_err(OutputError::Json)?;
-        let path = stage.path().join("tune.json");
-        if let Err(source) = std::fs::write(&path, text + "\n") {
-            return Err(OutputError::Write { path, source }.into());
-        }
-        wrote.push(format!("wrote {}", stage.final_path(&path).display()));
-        if let Some(text) = dispatcher_json {
-            let path = stage.path().join("dispatcher.json");
-            if let Err(source) = std::fs::write(&path, text + "\n") {
-                return Err(OutputError::Write { path, source }.into());
-            }
-            wrote.push(format!("wrote {}", stage.final_path(&path).display()));
-        }
-        stage.commit()?;
-        for line in &wrote {
-            say(format_args!("{line}"))?;
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok((gcloud, notes))
 }
 
 /// What `c` changes from `base`, in a few words (`the starting setting`

@@ -10,9 +10,13 @@
 
 use super::format::{html, human_secs, json_num, json_str, percent};
 use super::html::{swatch, STYLE};
+use super::output::{final_paths, save};
+use super::staging::Staging;
 use crate::assess::bisect::Interval;
 use crate::assess::{Assessment, PolicyVerdict};
 use crate::decimal::{count, num};
+use crate::error::OutputError;
+use std::path::PathBuf;
 
 /// How far (relative) an analytic estimate may be from the simulated one
 /// and still be called enough.
@@ -22,6 +26,31 @@ const CLOSE_ENOUGH: f64 = 0.10;
 /// it) has met the capacity: a queue that near saturation fails to recover
 /// within `stable_for` by chance alone, storm or not.
 const AT_CAPACITY: f64 = 0.95;
+
+/// Every file [`write`] writes.
+pub const ASSESS_FILES: &[&str] = &["assess.json", "assess.html"];
+
+/// Writes `assess.json` and `assess.html` into `stage`, then moves them
+/// into place (the report of `run` in the same directory stays) and
+/// returns their final paths; `description` is the scenario's.
+pub fn write(
+    stage: Staging,
+    a: &Assessment,
+    description: Option<&str>,
+) -> Result<Vec<PathBuf>, OutputError> {
+    let mut written = Vec::new();
+    save(
+        stage.path(),
+        "assess.json",
+        json(a).as_bytes(),
+        &mut written,
+    )?;
+    let html = page(a, description);
+    save(stage.path(), "assess.html", html.as_bytes(), &mut written)?;
+    let written = final_paths(&stage, &written);
+    stage.commit()?;
+    Ok(written)
+}
 
 fn opt(x: Option<f64>) -> String {
     x.map_or_else(|| "–".to_string(), num)
@@ -282,6 +311,86 @@ pub fn terminal(a: &Assessment) -> String {
     t
 }
 
+/// The table of verdicts, one row per policy.
+fn verdicts(a: &Assessment) -> String {
+    let mut h = String::new();
+    h.push_str("<h2>Verdicts</h2>\n<table>\n<tr><th>policy</th><th>trigger threshold</th><th>storm holds above (req/s)</th><th>analytic C/A</th><th>worst-case attempts per request</th><th>simulated</th><th>retry window</th></tr>\n");
+    for (i, p) in a.policies.iter().enumerate() {
+        let past = p.threshold.high.is_some_and(|hi| a.own_load >= hi);
+        h.push_str(&format!(
+            "<tr><td>{}{}</td><td class=\"n {}\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
+            swatch(i),
+            html(&p.name),
+            if past { "bad" } else { "good" },
+            html(&interval(&p.threshold)),
+            html(&p.sustaining.as_ref().map_or_else(|| "–".into(), interval)),
+            html(&opt(p.analytic.attempts_rule.map(readable))),
+            html(&opt(p.bound.attempts.map(readable))),
+            html(&num(readable(p.simulated_amplification))),
+            html(&window_sentence(p)),
+        ));
+    }
+    h.push_str("</table>\n");
+    h
+}
+
+/// One policy's section: its verdicts in sentences, its limits and the
+/// probes behind each threshold.
+fn policy_section(a: &Assessment, i: usize, p: &PolicyVerdict) -> String {
+    let mut h = String::new();
+    h.push_str(&format!("<h2>{}{}</h2>\n<ul>\n", swatch(i), html(&p.name)));
+    for (k, v) in [
+        ("Trigger", threshold_sentence(a, p)),
+        ("Storm", storm_sentence(a, p)),
+        ("When everything fails", amplification_sentence(p)),
+        ("Retry window", window_sentence(p)),
+    ] {
+        h.push_str(&format!("<li><b>{k}:</b> {}.</li>\n", html(&v)));
+    }
+    h.push_str("</ul>\n");
+    let limits: Vec<String> = p
+        .bound
+        .limits
+        .iter()
+        .map(|l| {
+            let retries = count(readable(l.retries), "retry", "retries");
+            format!("{} → {retries} per request", l.what)
+        })
+        .collect();
+    if !limits.is_empty() {
+        h.push_str(&format!(
+            "<p>Limits, tightest first: {}.</p>\n",
+            html(&limits.join("; "))
+        ));
+    }
+    for (title, probes) in [
+        ("Trigger threshold probes", &p.threshold_probes),
+        (
+            "Sustaining load probes (load after the fault)",
+            &p.sustaining_probes,
+        ),
+    ] {
+        if probes.is_empty() {
+            continue;
+        }
+        h.push_str(&format!(
+            "<p>{title}: {}.</p>\n",
+            html(
+                &probes
+                    .iter()
+                    .map(|pr| format!(
+                        "{} → {}",
+                        num(readable(pr.load)),
+                        pr.share.map_or_else(|| "–".into(), |s| percent(s, 0))
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        ));
+    }
+    h
+}
+
 /// `assess.html`: the verdicts, the probes behind each threshold, and how
 /// the numbers were found. No script, no external resource.
 pub fn page(a: &Assessment, description: Option<&str>) -> String {
@@ -306,74 +415,9 @@ pub fn page(a: &Assessment, description: Option<&str>) -> String {
         if a.replications == 1 { "" } else { "s" },
         a.runs
     ));
-    h.push_str("<h2>Verdicts</h2>\n<table>\n<tr><th>policy</th><th>trigger threshold</th><th>storm holds above (req/s)</th><th>analytic C/A</th><th>worst-case attempts per request</th><th>simulated</th><th>retry window</th></tr>\n");
+    h.push_str(&verdicts(a));
     for (i, p) in a.policies.iter().enumerate() {
-        let past = p.threshold.high.is_some_and(|hi| a.own_load >= hi);
-        h.push_str(&format!(
-            "<tr><td>{}{}</td><td class=\"n {}\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
-            swatch(i),
-            html(&p.name),
-            if past { "bad" } else { "good" },
-            html(&interval(&p.threshold)),
-            html(&p.sustaining.as_ref().map_or_else(|| "–".into(), interval)),
-            html(&opt(p.analytic.attempts_rule.map(readable))),
-            html(&opt(p.bound.attempts.map(readable))),
-            html(&num(readable(p.simulated_amplification))),
-            html(&window_sentence(p)),
-        ));
-    }
-    h.push_str("</table>\n");
-    for (i, p) in a.policies.iter().enumerate() {
-        h.push_str(&format!("<h2>{}{}</h2>\n<ul>\n", swatch(i), html(&p.name)));
-        for (k, v) in [
-            ("Trigger", threshold_sentence(a, p)),
-            ("Storm", storm_sentence(a, p)),
-            ("When everything fails", amplification_sentence(p)),
-            ("Retry window", window_sentence(p)),
-        ] {
-            h.push_str(&format!("<li><b>{k}:</b> {}.</li>\n", html(&v)));
-        }
-        h.push_str("</ul>\n");
-        let limits: Vec<String> = p
-            .bound
-            .limits
-            .iter()
-            .map(|l| {
-                let retries = count(readable(l.retries), "retry", "retries");
-                format!("{} → {retries} per request", l.what)
-            })
-            .collect();
-        if !limits.is_empty() {
-            h.push_str(&format!(
-                "<p>Limits, tightest first: {}.</p>\n",
-                html(&limits.join("; "))
-            ));
-        }
-        for (title, probes) in [
-            ("Trigger threshold probes", &p.threshold_probes),
-            (
-                "Sustaining load probes (load after the fault)",
-                &p.sustaining_probes,
-            ),
-        ] {
-            if probes.is_empty() {
-                continue;
-            }
-            h.push_str(&format!(
-                "<p>{title}: {}.</p>\n",
-                html(
-                    &probes
-                        .iter()
-                        .map(|pr| format!(
-                            "{} → {}",
-                            num(readable(pr.load)),
-                            pr.share.map_or_else(|| "–".into(), |s| percent(s, 0))
-                        ))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            ));
-        }
+        h.push_str(&policy_section(a, i, p));
     }
     h.push_str("<h2>How the numbers were found</h2>\n<ul>\n");
     h.push_str("<li><b>Trigger threshold</b>: bisection on the load parameter with the scenario's own fault; the low end recovers in at least half of the replications, the high end does not. A rate more than 1.1 × the capacity is never tried.</li>\n");

@@ -8,16 +8,22 @@
 //! `crate::metrics::columns`), so scripts can rely on positions.
 
 use super::alerting::RunAlerts;
+use super::csv_file::{self, int, num as number, text, Column};
 use super::format::{json_num, json_str};
+use super::output::{save, save_streamed};
+use super::RunReport;
 use crate::decimal::{num, opt};
+use crate::error::OutputError;
 use crate::metrics::aggregate::PolicySummary;
 use crate::metrics::aggregate::{by_policy, Col, RunFigures};
+use crate::metrics::alerts::Firing;
 use crate::metrics::columns::{
     extra_columns, extra_header, extra_row, replications_header, summary_header, summary_row, Cell,
 };
 use crate::metrics::{BinColumn, BinRow, Extras, RunResult};
 use crate::scenario::Scenario;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 /// The JSON text of a summary cell.
 fn cell_json(c: &Cell) -> String {
@@ -28,25 +34,42 @@ fn cell_json(c: &Cell) -> String {
     }
 }
 
-/// Writes `header` and `rows` as CSV into `out` and returns it.
-fn write_csv<W: Write>(
-    out: W,
-    header: &[String],
-    rows: impl Iterator<Item = Vec<String>>,
-) -> Result<W, csv::Error> {
-    let mut w = crate::csv_text::writer(out);
-    crate::csv_text::write_row(&mut w, header)?;
-    for row in rows {
-        crate::csv_text::write_row(&mut w, &row)?;
-    }
-    crate::csv_text::finish(w)
-}
-
 fn csv_bytes(
     header: &[String],
     rows: impl Iterator<Item = Vec<String>>,
 ) -> Result<Vec<u8>, csv::Error> {
-    write_csv(Vec::new(), header, rows)
+    csv_file::bytes(header, rows)
+}
+
+/// Writes the CSV and JSON files of a run's report into `dir`, in the
+/// order they are listed: `timeseries.csv`, `summary.csv`, `summary.json`,
+/// `replications.csv`, `attempts.csv`, `tiers.csv` (with `downstream`
+/// tiers only) and `alerts.csv`.
+pub fn write_run_files(
+    dir: &Path,
+    report: &RunReport<'_>,
+    written: &mut Vec<PathBuf>,
+) -> Result<(), OutputError> {
+    let (scenario, results) = (report.scenario, report.results);
+    let (summaries, reps, extras) = (&report.summaries, report.replications, report.extras);
+    save_streamed(dir, "timeseries.csv", written, |w| {
+        Ok(write_timeseries_csv(w, results)?)
+    })?;
+    save(
+        dir,
+        "summary.csv",
+        &summary_csv(summaries, reps, extras)?,
+        written,
+    )?;
+    let json = summary_json(scenario, summaries, reps, extras);
+    save(dir, "summary.json", json.as_bytes(), written)?;
+    let replications = replications_csv(&report.figures, extras)?;
+    save(dir, "replications.csv", &replications, written)?;
+    save(dir, "attempts.csv", &attempts_csv(results)?, written)?;
+    if !scenario.spec().downstream.is_empty() {
+        save(dir, "tiers.csv", &tiers_csv(results)?, written)?;
+    }
+    save(dir, "alerts.csv", &alerts_csv(&report.alerts)?, written)
 }
 
 /// Writes `timeseries.csv` into `out`: one row per (policy, replication,
@@ -72,7 +95,7 @@ pub fn write_timeseries_csv<W: Write>(out: W, results: &[RunResult]) -> Result<W
             row
         })
     });
-    write_csv(out, &header, rows)
+    csv_file::write(out, &header, rows)
 }
 
 /// The columns of `tiers.csv`.
@@ -205,13 +228,50 @@ pub fn summary_json(
     out
 }
 
+/// One row of `attempts.csv`: a policy and an attempt count, with the
+/// mean numbers of requests that succeeded at that attempt and that were
+/// given up after it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttemptRow {
+    /// The policy's name.
+    pub policy: String,
+    /// The policy's position in the scenario.
+    pub policy_index: usize,
+    /// The attempt count.
+    pub attempts: usize,
+    /// Mean requests that succeeded at attempt `attempts`.
+    pub succeeded: f64,
+    /// Mean requests given up (failed or dropped) after `attempts` attempts.
+    pub gave_up: f64,
+}
+
+/// The columns of `attempts.csv`.
+const ATTEMPTS_COLUMNS: &[Column<AttemptRow>] = &[
+    Column {
+        name: "policy",
+        cell: |r| text(&r.policy),
+    },
+    Column {
+        name: "attempts",
+        cell: |r| int(r.attempts),
+    },
+    Column {
+        name: "succeeded",
+        cell: |r| number(r.succeeded),
+    },
+    Column {
+        name: "gave_up",
+        cell: |r| number(r.gave_up),
+    },
+];
+
 /// The attempt distribution of each policy: for every attempt count `k`,
 /// the mean over replications of the counted requests that succeeded at
 /// attempt `k` and of those given up (failed or dropped) after `k`
 /// attempts. Rows run from 1 to the largest count seen below
 /// `DENSE_ATTEMPTS` (0 appears only for requests an open breaker refused
 /// before any attempt), then only the larger counts some run saw.
-pub fn attempt_rows(results: &[RunResult]) -> Vec<(String, usize, usize, f64, f64)> {
+pub fn attempt_rows(results: &[RunResult]) -> Vec<AttemptRow> {
     let mut out = Vec::new();
     for (pi, runs) in by_policy(results, |r| r.policy_index) {
         let n = runs.len() as f64;
@@ -232,7 +292,13 @@ pub fn attempt_rows(results: &[RunResult]) -> Vec<(String, usize, usize, f64, f6
             if k == 0 && ok == 0.0 && gave_up == 0.0 {
                 continue;
             }
-            out.push((runs[0].policy.clone(), pi, k, ok, gave_up));
+            out.push(AttemptRow {
+                policy: runs[0].policy.clone(),
+                policy_index: pi,
+                attempts: k,
+                succeeded: ok,
+                gave_up,
+            });
         }
         // Counts beyond the dense table: only those some run saw.
         let tail: std::collections::BTreeSet<u32> = runs
@@ -246,7 +312,13 @@ pub fn attempt_rows(results: &[RunResult]) -> Vec<(String, usize, usize, f64, f6
                     .sum::<f64>()
                     / n
             };
-            out.push((runs[0].policy.clone(), pi, k as usize, mean(0), mean(1)));
+            out.push(AttemptRow {
+                policy: runs[0].policy.clone(),
+                policy_index: pi,
+                attempts: k as usize,
+                succeeded: mean(0),
+                gave_up: mean(1),
+            });
         }
     }
     out
@@ -256,40 +328,52 @@ pub fn attempt_rows(results: &[RunResult]) -> Vec<(String, usize, usize, f64, f6
 /// and attempt count (see [`attempt_rows`]); for each policy the rows add
 /// up to its mean `succeeded + failed + dropped`.
 pub fn attempts_csv(results: &[RunResult]) -> Result<Vec<u8>, csv::Error> {
-    let header: Vec<String> = ["policy", "attempts", "succeeded", "gave_up"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let rows = attempt_rows(results)
-        .into_iter()
-        .map(|(policy, _, k, ok, gave_up)| vec![policy, k.to_string(), num(ok), num(gave_up)]);
-    csv_bytes(&header, rows)
+    csv_file::table(ATTEMPTS_COLUMNS, &attempt_rows(results))
+}
+
+/// One row of `alerts.csv`: a firing period of one run.
+struct AlertRow<'a> {
+    run: &'a RunAlerts,
+    firing: &'a Firing,
+}
+
+/// The columns of `alerts.csv`.
+fn alerts_columns<'a>() -> [Column<AlertRow<'a>>; 5] {
+    [
+        Column {
+            name: "policy",
+            cell: |r| text(&r.run.policy),
+        },
+        Column {
+            name: "replication",
+            cell: |r| int(r.run.replication),
+        },
+        Column {
+            name: "rule",
+            cell: |r| text(r.firing.rule.name()),
+        },
+        Column {
+            name: "fired_at_s",
+            cell: |r| number(r.firing.fired_at_s),
+        },
+        Column {
+            name: "cleared_at_s",
+            cell: |r| Cell::Num(r.firing.cleared_at_s),
+        },
+    ]
 }
 
 /// `alerts.csv`: `policy,replication,rule,fired_at_s,cleared_at_s`, one row
 /// per firing period, runs in (policy, replication) order; `cleared_at_s`
 /// is empty when the alert still fired at the end of the run.
 pub fn alerts_csv(alerts: &[RunAlerts]) -> Result<Vec<u8>, csv::Error> {
-    let header: Vec<String> = [
-        "policy",
-        "replication",
-        "rule",
-        "fired_at_s",
-        "cleared_at_s",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let rows = alerts.iter().flat_map(|a| {
-        a.firings.iter().map(move |f| {
-            vec![
-                a.policy.clone(),
-                a.replication.to_string(),
-                f.rule.name().to_string(),
-                num(f.fired_at_s),
-                opt(f.cleared_at_s),
-            ]
+    let rows: Vec<AlertRow<'_>> = alerts
+        .iter()
+        .flat_map(|run| {
+            run.firings
+                .iter()
+                .map(move |firing| AlertRow { run, firing })
         })
-    });
-    csv_bytes(&header, rows)
+        .collect();
+    csv_file::table(&alerts_columns(), &rows)
 }

@@ -7,6 +7,7 @@
 //! shard outputs. Text uses the embedded font of [`super::plot`].
 
 use super::format::tick_labels;
+use super::output::{save_png, PngCompression};
 use super::plot::{ensure_font, FONT};
 use crate::error::OutputError;
 use crate::sweep::{Manifest, Table};
@@ -64,6 +65,21 @@ pub fn varying_pair(m: &Manifest) -> Option<(usize, usize)> {
     (v.len() == 2).then(|| (v[0], v[1]))
 }
 
+/// The columns of `sweep.csv` a panel reads.
+struct Cols {
+    policy: usize,
+    success: usize,
+    meta: usize,
+    /// The row axis's and the column axis's values.
+    y: usize,
+    x: usize,
+}
+
+/// Text in the embedded font at `size`, anchored at (`h`, `v`).
+fn label(size: u32, h: HPos, v: VPos) -> TextStyle<'static> {
+    (FONT, size).into_font().color(&BLACK).pos(Pos::new(h, v))
+}
+
 /// Draws the heatmap of `table` into `path`; an error when fewer or more
 /// than two parameters vary.
 pub fn heatmap_png(path: &Path, m: &Manifest, table: &Table) -> Result<()> {
@@ -74,15 +90,21 @@ pub fn heatmap_png(path: &Path, m: &Manifest, table: &Table) -> Result<()> {
             .column(name)
             .ok_or_else(|| OutputError::Heatmap(format!("no column {name}")))
     };
-    let (c_policy, c_success, c_meta) = (col("policy")?, col("success_rate")?, col("metastable")?);
-    let (c_y, c_x) = (1 + ya, 1 + xa);
-    let (yv, xv) = (&m.axes[ya].values, &m.axes[xa].values);
+    let cols = Cols {
+        policy: col("policy")?,
+        success: col("success_rate")?,
+        meta: col("metastable")?,
+        y: 1 + ya,
+        x: 1 + xa,
+    };
     let panels = m.policies.len().max(1);
-    let cols = panels.min(3);
-    let rows = panels.div_ceil(cols);
+    let per_row = panels.min(3);
+    let rows = panels.div_ceil(per_row);
     let height = TITLE_H + PANEL_H * rows as u32;
     ensure_font()?;
-    let root = BitMapBackend::new(path, (super::plot::WIDTH, height)).into_drawing_area();
+    let size = (super::plot::WIDTH, height);
+    let mut buf = vec![0u8; size.0 as usize * size.1 as usize * 3];
+    let root = BitMapBackend::with_buffer(&mut buf, size).into_drawing_area();
     root.fill(&WHITE).map_err(pe)?;
     let (title, body) = root.split_vertically(TITLE_H);
     title
@@ -92,101 +114,119 @@ pub fn heatmap_png(path: &Path, m: &Manifest, table: &Table) -> Result<()> {
                 m.scenario, m.axes[ya].path, m.axes[xa].path
             ),
             (super::plot::WIDTH as i32 / 2, TITLE_H as i32 / 2),
-            (FONT, 26)
-                .into_font()
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Center, VPos::Center)),
+            label(26, HPos::Center, VPos::Center),
         ))
         .map_err(pe)?;
-    let areas = body.split_evenly((rows, cols));
+    let areas = body.split_evenly((rows, per_row));
     for (p, policy) in m.policies.iter().enumerate() {
-        let area = &areas[p];
-        let (w, h) = area.dim_in_pixel();
-        let (left, top, right, bottom) = (150i32, 50i32, 20i32, 70i32);
-        let cw = (w as i32 - left - right).max(1) as f64 / xv.len() as f64;
-        let ch = (h as i32 - top - bottom).max(1) as f64 / yv.len() as f64;
-        let label = |size: u32, h: HPos, v: VPos| {
-            (FONT, size).into_font().color(&BLACK).pos(Pos::new(h, v))
+        draw_panel(&areas[p], policy, m, (ya, xa), table, &cols)?;
+    }
+    root.present().map_err(pe)?;
+    drop((root, title, body, areas));
+    save_png(path, &buf, size, PngCompression::Default)
+}
+
+/// One policy's panel: a cell per (row value, column value) with its
+/// success rate, the tick labels and the axis names.
+fn draw_panel(
+    area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
+    policy: &str,
+    m: &Manifest,
+    (ya, xa): (usize, usize),
+    table: &Table,
+    c: &Cols,
+) -> Result<()> {
+    let (yv, xv) = (&m.axes[ya].values, &m.axes[xa].values);
+    let (w, h) = area.dim_in_pixel();
+    let (left, top, right, bottom) = (150i32, 50i32, 20i32, 70i32);
+    let cw = (w as i32 - left - right).max(1) as f64 / xv.len() as f64;
+    let ch = (h as i32 - top - bottom).max(1) as f64 / yv.len() as f64;
+    area.draw(&Text::new(
+        policy.to_string(),
+        (left + (w as i32 - left - right) / 2, top / 2),
+        label(22, HPos::Center, VPos::Center),
+    ))
+    .map_err(pe)?;
+    for row in table.rows.iter().filter(|r| &r[c.policy] == policy) {
+        let (Some(yi), Some(xi)) = (
+            yv.iter().position(|v| *v == row[c.y]),
+            xv.iter().position(|v| *v == row[c.x]),
+        ) else {
+            continue;
         };
+        let cell = (
+            left + (xi as f64 * cw) as i32,
+            top + ((yv.len() - 1 - yi) as f64 * ch) as i32,
+            left + ((xi + 1) as f64 * cw) as i32,
+            top + ((yv.len() - yi) as f64 * ch) as i32,
+        );
+        draw_cell(area, cell, &row[c.success], &row[c.meta])?;
+    }
+    for (i, v) in tick_labels(xv).into_iter().enumerate() {
+        let x = left + ((i as f64 + 0.5) * cw) as i32;
         area.draw(&Text::new(
-            policy.clone(),
-            (left + (w as i32 - left - right) / 2, top / 2),
-            label(22, HPos::Center, VPos::Center),
-        ))
-        .map_err(pe)?;
-        for row in table.rows.iter().filter(|r| &r[c_policy] == policy) {
-            let (Some(yi), Some(xi)) = (
-                yv.iter().position(|v| *v == row[c_y]),
-                xv.iter().position(|v| *v == row[c_x]),
-            ) else {
-                continue;
-            };
-            // The first row value is drawn at the bottom, like a y axis.
-            let x0 = left + (xi as f64 * cw) as i32;
-            let y0 = top + ((yv.len() - 1 - yi) as f64 * ch) as i32;
-            let (x1, y1) = (
-                left + ((xi + 1) as f64 * cw) as i32,
-                top + ((yv.len() - yi) as f64 * ch) as i32,
-            );
-            let s: f64 = row[c_success].parse().unwrap_or(f64::NAN);
-            area.draw(&Rectangle::new(
-                [(x0, y0), (x1, y1)],
-                success_color(s).filled(),
-            ))
-            .map_err(pe)?;
-            area.draw(&Rectangle::new([(x0, y0), (x1, y1)], WHITE.stroke_width(1)))
-                .map_err(pe)?;
-            let mut text = if s.is_finite() {
-                format!("{}%", (s * 100.0).round())
-            } else {
-                "-".into()
-            };
-            match &row[c_meta] {
-                "true" => text.push_str(" M"),
-                "undetermined" => text.push_str(" ?"),
-                _ => {}
-            }
-            area.draw(&Text::new(
-                text,
-                ((x0 + x1) / 2, (y0 + y1) / 2),
-                label(15, HPos::Center, VPos::Center),
-            ))
-            .map_err(pe)?;
-        }
-        for (i, v) in tick_labels(xv).into_iter().enumerate() {
-            let x = left + ((i as f64 + 0.5) * cw) as i32;
-            area.draw(&Text::new(
-                v,
-                (x, h as i32 - bottom + 8),
-                label(15, HPos::Center, VPos::Top),
-            ))
-            .map_err(pe)?;
-        }
-        for (i, v) in tick_labels(yv).into_iter().enumerate() {
-            let y = top + (((yv.len() - 1 - i) as f64 + 0.5) * ch) as i32;
-            area.draw(&Text::new(
-                v,
-                (left - 8, y),
-                label(15, HPos::Right, VPos::Center),
-            ))
-            .map_err(pe)?;
-        }
-        area.draw(&Text::new(
-            m.axes[xa].path.clone(),
-            (left + (w as i32 - left - right) / 2, h as i32 - 22),
-            label(17, HPos::Center, VPos::Center),
-        ))
-        .map_err(pe)?;
-        area.draw(&Text::new(
-            m.axes[ya].path.clone(),
-            (8, top - 18),
-            label(17, HPos::Left, VPos::Center),
+            v,
+            (x, h as i32 - bottom + 8),
+            label(15, HPos::Center, VPos::Top),
         ))
         .map_err(pe)?;
     }
-    root.present().map_err(|e| OutputError::Encode {
-        path: path.to_path_buf(),
-        source: Box::new(e),
-    })?;
+    for (i, v) in tick_labels(yv).into_iter().enumerate() {
+        let y = top + (((yv.len() - 1 - i) as f64 + 0.5) * ch) as i32;
+        area.draw(&Text::new(
+            v,
+            (left - 8, y),
+            label(15, HPos::Right, VPos::Center),
+        ))
+        .map_err(pe)?;
+    }
+    area.draw(&Text::new(
+        m.axes[xa].path.clone(),
+        (left + (w as i32 - left - right) / 2, h as i32 - 22),
+        label(17, HPos::Center, VPos::Center),
+    ))
+    .map_err(pe)?;
+    area.draw(&Text::new(
+        m.axes[ya].path.clone(),
+        (8, top - 18),
+        label(17, HPos::Left, VPos::Center),
+    ))
+    .map_err(pe)
+}
+
+/// One cell at pixels `(x0, y0, x1, y1)`: coloured by its `success` rate
+/// and labelled with it, ` M` when it stayed metastable, ` ?` when
+/// undetermined. The first row value is drawn at the bottom, like a y
+/// axis.
+fn draw_cell(
+    area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
+    (x0, y0, x1, y1): (i32, i32, i32, i32),
+    success: &str,
+    meta: &str,
+) -> Result<()> {
+    let s: f64 = success.parse().unwrap_or(f64::NAN);
+    area.draw(&Rectangle::new(
+        [(x0, y0), (x1, y1)],
+        success_color(s).filled(),
+    ))
+    .map_err(pe)?;
+    area.draw(&Rectangle::new([(x0, y0), (x1, y1)], WHITE.stroke_width(1)))
+        .map_err(pe)?;
+    let mut text = if s.is_finite() {
+        format!("{}%", (s * 100.0).round())
+    } else {
+        "-".into()
+    };
+    match meta {
+        "true" => text.push_str(" M"),
+        "undetermined" => text.push_str(" ?"),
+        _ => {}
+    }
+    area.draw(&Text::new(
+        text,
+        ((x0 + x1) / 2, (y0 + y1) / 2),
+        label(15, HPos::Center, VPos::Center),
+    ))
+    .map_err(pe)?;
     Ok(())
 }

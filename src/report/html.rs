@@ -184,6 +184,53 @@ fn policies_table(scenario: &Scenario) -> String {
     t
 }
 
+/// "What happened": one sentence per policy.
+fn story(scenario: &Scenario, summaries: &[PolicySummary]) -> String {
+    let mut h = String::new();
+    h.push_str("<h2>What happened</h2>\n<ul class=\"story\">\n");
+    let first = summaries.first().map(|s| s.policy.clone());
+    for (i, s) in summaries.iter().enumerate() {
+        let base = if i == 0 { None } else { first.as_deref() };
+        h.push_str(&format!(
+            "<li>{}<b>{}</b> {}</li>\n",
+            swatch(s.policy_index),
+            html(&s.policy),
+            html(&describe::sentence(scenario, s, base))
+        ));
+    }
+    h.push_str("</ul>\n");
+    h
+}
+
+/// "What your alerts would have shown": one line per policy and rule.
+fn alerts(alert_lines: &[String]) -> String {
+    let mut h = String::new();
+    h.push_str("<h2>What your alerts would have shown</h2>\n");
+    h.push_str("<p>The usual alert rules, evaluated at the end of every time bin on the simulated series (thresholds in the scenario's <code>report.alerts</code>; every firing period is in <code>alerts.csv</code>, and marked on the load plot).</p>\n<ul class=\"story\">\n");
+    for line in alert_lines {
+        h.push_str(&format!("<li>{}</li>\n", html(line)));
+    }
+    h.push_str("</ul>\n");
+    h
+}
+
+/// The figures embedded as data URLs (a note instead with `--no-plots`).
+fn embedded(figures: &[Figure]) -> String {
+    let mut h = String::new();
+    if figures.is_empty() {
+        h.push_str("<p><i>Plots were not drawn for this run (--no-plots).</i></p>\n");
+    }
+    for f in figures {
+        h.push_str(&format!("<h2>{}</h2>\n", html(&f.title)));
+        h.push_str(&format!(
+            "<p><img alt=\"{}\" src=\"data:image/png;base64,{}\"></p>\n",
+            html(&f.alt),
+            base64::engine::general_purpose::STANDARD.encode(&f.png)
+        ));
+    }
+    h
+}
+
 /// Builds the page. `summaries` are the per-policy rows, `figures` the
 /// plots to embed (empty with `--no-plots`).
 pub fn page(
@@ -215,18 +262,7 @@ pub fn page(
         spec.seed
     ));
 
-    h.push_str("<h2>What happened</h2>\n<ul class=\"story\">\n");
-    let first = summaries.first().map(|s| s.policy.clone());
-    for (i, s) in summaries.iter().enumerate() {
-        let base = if i == 0 { None } else { first.as_deref() };
-        h.push_str(&format!(
-            "<li>{}<b>{}</b> {}</li>\n",
-            swatch(s.policy_index),
-            html(&s.policy),
-            html(&describe::sentence(scenario, s, base))
-        ));
-    }
-    h.push_str("</ul>\n");
+    h.push_str(&story(scenario, summaries));
 
     h.push_str("<h2>Summary</h2>\n");
     if reps > 1 {
@@ -236,25 +272,10 @@ pub fn page(
     }
     h.push_str(&summary_table(summaries));
 
-    h.push_str("<h2>What your alerts would have shown</h2>\n");
-    h.push_str("<p>The usual alert rules, evaluated at the end of every time bin on the simulated series (thresholds in the scenario's <code>report.alerts</code>; every firing period is in <code>alerts.csv</code>, and marked on the load plot).</p>\n<ul class=\"story\">\n");
-    for line in alert_lines {
-        h.push_str(&format!("<li>{}</li>\n", html(line)));
-    }
-    h.push_str("</ul>\n");
+    h.push_str(&alerts(alert_lines));
     h.push_str(&after_incident(summaries));
 
-    if figures.is_empty() {
-        h.push_str("<p><i>Plots were not drawn for this run (--no-plots).</i></p>\n");
-    }
-    for f in figures {
-        h.push_str(&format!("<h2>{}</h2>\n", html(&f.title)));
-        h.push_str(&format!(
-            "<p><img alt=\"{}\" src=\"data:image/png;base64,{}\"></p>\n",
-            html(&f.alt),
-            base64::engine::general_purpose::STANDARD.encode(&f.png)
-        ));
-    }
+    h.push_str(&embedded(figures));
 
     h.push_str("<h2>Scenario</h2>\n<table class=\"params\">\n");
     for (k, v) in describe::scenario_params(spec, capacity_rps) {

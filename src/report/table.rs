@@ -5,10 +5,10 @@
 //! the plain text before any escape code is added, so columns stay aligned.
 
 use super::format::{human_secs, percent};
+use super::RunReport;
 use crate::decimal::num;
-use crate::metrics::aggregate::{aggregate, Col, PolicySummary};
-use crate::metrics::{Recovery, RunResult};
-use crate::scenario::Scenario;
+use crate::metrics::aggregate::{Col, PolicySummary};
+use crate::metrics::Recovery;
 
 const RED: &str = "\x1b[1;31m";
 const GREEN: &str = "\x1b[32m";
@@ -134,9 +134,9 @@ const HEADERS: [&str; 10] = [
 ];
 
 /// Renders the table; `color` adds ANSI escapes (only for terminals).
-pub fn render(scenario: &Scenario, results: &[RunResult], color: bool) -> String {
-    let summaries = aggregate(results);
-    let body = rows(&summaries);
+pub fn render(report: &RunReport<'_>, color: bool) -> String {
+    let (scenario, summaries) = (report.scenario, &report.summaries);
+    let body = rows(summaries);
     let ncols = HEADERS.len();
     let mut width: Vec<usize> = HEADERS.iter().map(|h| h.chars().count()).collect();
     for row in &body {
@@ -196,7 +196,7 @@ pub fn render(scenario: &Scenario, results: &[RunResult], color: bool) -> String
     }
     out.push_str(&note);
     out.push('\n');
-    let after = after_incident_lines(&summaries);
+    let after = after_incident_lines(summaries);
     if !after.is_empty() {
         out.push_str("after the incident:\n");
         for line in after {
@@ -204,8 +204,7 @@ pub fn render(scenario: &Scenario, results: &[RunResult], color: bool) -> String
         }
     }
     out.push_str("what your alerts would have shown:\n");
-    let alerts = super::alerting::evaluate_all(scenario, results);
-    for line in super::alerting::summary_lines(scenario, &alerts) {
+    for line in super::alerting::summary_lines(scenario, &report.alerts) {
         out.push_str(&format!("  {line}\n"));
     }
     out

@@ -64,19 +64,8 @@ pub struct Table {
 }
 
 impl Table {
-    /// The CSV bytes (`\n` line ends; the same writer settings as the
-    /// other report files).
-    pub fn to_csv(&self) -> Result<Vec<u8>, csv::Error> {
-        let mut w = csv_text::writer(Vec::new());
-        csv_text::write_row(&mut w, &self.header)?;
-        for r in &self.rows {
-            csv_text::write_row(&mut w, r.iter())?;
-        }
-        csv_text::finish(w)
-    }
-
     /// Reads a table back from CSV bytes; `origin` names the file in errors.
-    /// Every line [`Table::to_csv`] writes ends with a line end, so a file
+    /// Every line the report's CSV writer writes ends with a line end, so a file
     /// that does not was cut short, maybe within its last number.
     pub fn from_csv(bytes: &[u8], origin: &str) -> Result<Table, InvalidInput> {
         if bytes.last().is_some_and(|&b| b != b'\n') {

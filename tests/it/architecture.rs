@@ -151,3 +151,43 @@ fn every_top_level_module_is_in_the_table() {
         }
     }
 }
+
+/// One output layer: outside `src/report/`, no code (tests aside) creates
+/// a file, encodes a picture or opens a CSV writer; `csv_text` is the
+/// plain CSV settings `report::csv_file` writes with.
+#[test]
+fn only_the_report_writes_files() {
+    let mut paths = Vec::new();
+    files(Path::new("src"), &mut paths);
+    let writes = [
+        "File::create(",
+        "fs::write(",
+        "OpenOptions",
+        "csv_text::writer(",
+        "csv::Writer",
+        "BitMapBackend::new(",
+        "save_buffer(",
+    ];
+    let mut wrong = Vec::new();
+    for path in paths {
+        if path.starts_with("src/report") || path == Path::new("src/csv_text.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Unit tests may make their own input files.
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, line) in code.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            if let Some(w) = writes.iter().find(|w| line.contains(*w)) {
+                wrong.push(format!("{}:{}: {w}", path.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "files are written only by src/report/:\n{}",
+        wrong.join("\n")
+    );
+}

@@ -140,10 +140,10 @@ fn perf() -> Perf {
 }
 
 fn write(dir: &Path, reps: u32, no_plots: bool) -> Vec<std::path::PathBuf> {
+    let (s, rs) = (scenario(), results(reps));
     report::write_all(
         dir,
-        &scenario(),
-        &results(reps),
+        &report::RunReport::new(&s, &rs),
         &perf(),
         &ReportOptions {
             no_plots,
@@ -411,7 +411,8 @@ fn no_plots_skips_pngs() {
 fn terminal_table_is_aligned_and_colour_is_opt_in() {
     let s = scenario();
     let rs = results(1);
-    let plain = report::summary_table(&s, &rs);
+    let r = report::RunReport::new(&s, &rs);
+    let plain = report::summary_table(&r);
     assert!(!plain.contains('\x1b'));
     let lines: Vec<&str> = plain.lines().collect();
     assert!(lines[0].starts_with("policy"));
@@ -420,7 +421,7 @@ fn terminal_table_is_aligned_and_colour_is_opt_in() {
     // Right-aligned columns end at the same character position.
     let end_of = |l: &str, pat: &str| l.find(pat).map(|i| l[..i + pat.len()].chars().count());
     assert_eq!(end_of(lines[0], "requests"), end_of(lines[1], "4200000"));
-    let coloured = report::summary_table_colored(&s, &rs, true);
+    let coloured = report::summary_table_colored(&r, true);
     assert!(coloured.contains("\x1b[1;31m"));
     let stripped: String = {
         let mut out = String::new();
@@ -448,5 +449,9 @@ fn render_sample() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(1);
     write(Path::new(&dir), reps, false);
-    print!("{}", report::summary_table(&scenario(), &results(reps)));
+    let (s, rs) = (scenario(), results(reps));
+    print!(
+        "{}",
+        report::summary_table(&report::RunReport::new(&s, &rs))
+    );
 }

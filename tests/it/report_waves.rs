@@ -3,7 +3,7 @@
 //! figure, and `--no-plots` leaves no stale plots behind.
 
 use retrysim::metrics::{BinRow, RunResult, RunSummary};
-use retrysim::report::plot;
+use retrysim::report::{plot, RunReport};
 use retrysim::scenario::{self, Scenario};
 use std::path::Path;
 use std::process::Command;
@@ -68,7 +68,7 @@ fn waves_plot_is_drawn() {
     let (s, results) = waves();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("load.png");
-    plot::load_png(&path, &s, &results, SIZE).unwrap();
+    plot::load_png(&path, &RunReport::new(&s, &results), SIZE).unwrap();
     let img = image::open(&path).unwrap().to_rgb8();
     assert!(img.width() >= 1200 && img.height() >= 700);
 }
@@ -128,8 +128,9 @@ fn plots_with_180k_bins_per_policy_stay_fast_and_keep_the_peaks() {
     let results: Vec<RunResult> = (0..3).map(many_bins).collect();
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    plot::load_png(&dir.path().join("load.png"), &s, &results, SIZE).unwrap();
-    plot::recovery_png(&dir.path().join("recovery.png"), &s, &results, SIZE).unwrap();
+    let report = RunReport::new(&s, &results);
+    plot::load_png(&dir.path().join("load.png"), &report, SIZE).unwrap();
+    plot::recovery_png(&dir.path().join("recovery.png"), &report, SIZE).unwrap();
     let took = started.elapsed().as_secs_f64();
     eprintln!("load.png + recovery.png, 3 × 180,000 bins: {took:.2} s");
     assert!(took < 20.0, "{took} s");
