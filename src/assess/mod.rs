@@ -30,7 +30,6 @@ use crate::decimal::num;
 use crate::map::outcome::{outcome, Outcome};
 use crate::map::value_at;
 use crate::metrics::RunResult;
-use crate::policy::schedule::schedule;
 use crate::runner::{self, Job, RunError};
 use crate::scenario::spec::{incident, Mode};
 use crate::scenario::Scenario;
@@ -317,7 +316,7 @@ where
             counted_s,
             clients: spec.traffic.clients,
         };
-        let sched = schedule(policy, Some(0));
+        let sched = policy.schedule(Some(0));
         let (sp, sprobes) = match sustaining[p].take() {
             Some(b) => (Some(b.interval), b.probes),
             None => (None, Vec::new()),
@@ -329,7 +328,7 @@ where
             sustaining: sp,
             sustaining_probes: sprobes,
             analytic: analytic::estimate(spec, policy, &ctx),
-            bound: bounds::worst_case(policy, &ctx),
+            bound: policy.worst_case(&ctx),
             simulated_amplification: summary.amplification(),
             requests: summary.requests,
             retries_allowed: sched.retries,

@@ -143,23 +143,22 @@ impl ScheduleArgs {
 /// Parses `--jitter`: a mode name or a proportional factor (`0.1`, `10%`);
 /// the factor's range is checked with the policy, as in a scenario file.
 pub fn jitter_arg(text: &str) -> Result<JitterSpec, String> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "none" => Ok(JitterSpec::None),
-        "full" => Ok(JitterSpec::Full),
-        "equal" => Ok(JitterSpec::Equal),
-        "next_step" | "next-step" => Ok(JitterSpec::NextStep),
-        "next_step_capped" | "next-step-capped" => Ok(JitterSpec::NextStepCapped),
-        other => match other.trim_end_matches('%').parse::<f64>() {
+    let named = JitterSpec::named();
+    let word = text.trim().to_ascii_lowercase();
+    match named.iter().find(|(k, _)| *k == word.replace('-', "_")) {
+        Some(&(_, j)) => Ok(j),
+        None => match word.trim_end_matches('%').parse::<f64>() {
             Ok(f) if !f.is_finite() => Err(format!(
                 "jitter factor {text:?} is not a finite number: give a factor from 0 to 1, such as 0.1"
             )),
-            Ok(f) => Ok(JitterSpec::Proportional(if other.ends_with('%') {
+            Ok(f) => Ok(JitterSpec::Proportional(if word.ends_with('%') {
                 f / 100.0
             } else {
                 f
             })),
             Err(_) => Err(format!(
-                "unknown jitter {text:?}: use none, full, equal, next_step, next_step_capped or a factor such as 0.1"
+                "unknown jitter {text:?}: use {} or a factor such as 0.1",
+                named.iter().map(|&(k, _)| k).collect::<Vec<_>>().join(", ")
             )),
         },
     }

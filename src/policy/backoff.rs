@@ -4,9 +4,9 @@
 //! against documented examples exactly (Cloud Tasks' 10, 20, 40, 80, 160,
 //! 240, 300).
 //!
-//! A new backoff kind is a variant of both enums here, its `resolve`,
-//! `check`, `describe` and `nominal` arms, and a line in
-//! `docs/scenario-reference.md`.
+//! A new backoff kind is a variant of both enums here, its arms in the
+//! `match`es of this file, and a line in `docs/scenario-reference.md`
+//! (`docs/architecture.md` lists every file).
 
 use crate::check::{must_be, Problems};
 use crate::decimal::num;
@@ -191,7 +191,7 @@ impl BackoffSpec {
 
 /// A deserialiser that only records the variant names an enum's derived
 /// `Deserialize` passes to `deserialize_enum`, then fails.
-struct VariantNames(Option<&'static [&'static str]>);
+pub(super) struct VariantNames(pub(super) Option<&'static [&'static str]>);
 
 impl<'de> de::Deserializer<'de> for &mut VariantNames {
     type Error = de::value::Error;
@@ -388,6 +388,22 @@ impl Backoff {
     /// is not applied on top.
     pub fn is_decorrelated(&self) -> bool {
         matches!(self, Backoff::Decorrelated { .. })
+    }
+
+    /// Whether every delay of the schedule is zero, so retries on it take
+    /// no time at all.
+    pub fn is_zero(&self) -> bool {
+        match *self {
+            Backoff::Constant { delay } => delay == 0,
+            Backoff::Linear { initial, step, max } => max == 0 || (initial == 0 && step == 0),
+            Backoff::Exponential { initial, max, .. } => initial == 0 || max == 0,
+            Backoff::CloudTasks {
+                min_backoff,
+                max_backoff,
+                ..
+            } => min_backoff == 0 || max_backoff == 0,
+            Backoff::Decorrelated { max, .. } => max == 0,
+        }
     }
 
     /// The schedule in words: `exponential 100ms ×2, max 10s`.
