@@ -42,8 +42,6 @@ use bounds::Bound;
 /// Where doubling a rate stops, as a multiple of the capacity.
 const CEILING: f64 = 1.1;
 
-pub use crate::error::AssessError;
-
 /// What to assess and how carefully.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
@@ -363,6 +361,30 @@ pub fn load_mode_mismatch(path: &str, mode: Mode) -> Option<&'static str> {
         ),
         _ => None,
     }
+}
+
+/// A scenario `assess` cannot search (`assess`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AssessError {
+    /// The load path names no number in the scenario.
+    #[error("--load {path}: the scenario has no number there ({found}); name a numeric field such as traffic.rate or traffic.clients")]
+    NotANumber {
+        /// The path.
+        path: String,
+        /// What is there.
+        found: String,
+    },
+    /// The load is zero or negative.
+    #[error("--load {path}: the scenario's value {value} must be above 0 to search around it")]
+    NotPositive {
+        /// The path.
+        path: String,
+        /// Its value.
+        value: String,
+    },
+    /// No incident to recover from.
+    #[error("the scenario has no fault to recover from (a fault covering the whole run is a background condition); assess needs a trigger")]
+    NoTrigger,
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@
 use super::format::tick_labels;
 use super::heatmap::success_color;
 use super::plot::{ensure_font, FONT};
+use super::OutputError;
 use crate::decimal::count;
-use crate::error::OutputError;
 use crate::map::{MapGrid, MapManifest};
 use crate::sweep::range::quantity;
 use crate::sweep::Table;

@@ -18,10 +18,11 @@ pub mod plot;
 pub mod staging;
 pub mod table;
 
-use crate::error::OutputError;
+mod error;
 use crate::metrics::aggregate::{aggregate_figures, run_figures};
 use crate::metrics::{Extras, RunResult};
 use crate::scenario::Scenario;
+pub use error::{is_broken_pipe, OutputError};
 use serde::Serialize;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};

@@ -22,8 +22,8 @@
 //! time: plotters' miter joins turn a noisy wide polyline into spikes.
 
 use super::format::human_secs;
+use super::OutputError;
 use crate::decimal::num;
-use crate::error::OutputError;
 use crate::metrics::aggregate::{aggregate, band, by_policy, BandPoint, Col, PolicySummary};
 use crate::metrics::{BinRow, Recovery, RunResult};
 use crate::scenario::spec::FaultSpec;
