@@ -17,7 +17,7 @@ use crate::check::Problems;
 use crate::csv_text;
 use crate::error::{Error, InvalidInput, Located, OutputError};
 use crate::policy::schedule::{human, schedule, Schedule};
-use crate::policy::{presets, resolve, Jitter, Policy};
+use crate::policy::{presets, resolve, Policy};
 use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
 use crate::scenario::load::{from_text, plain_words, read, to_value, Format};
 use crate::scenario::locate::locate;
@@ -542,19 +542,7 @@ pub fn describe(p: &Policy) -> String {
             h.max_attempts
         );
     }
-    let jitter = match p.jitter {
-        Jitter::None => "none".to_string(),
-        Jitter::Full => "full U(0, d)".to_string(),
-        Jitter::Equal => "equal d/2 + U(0, d/2)".to_string(),
-        Jitter::Proportional(f) => format!("proportional d·U({}, {})", 1.0 - f, 1.0 + f),
-        Jitter::NextStep => {
-            "next step U(d(n), d(n+1)) with d before the cap, the cap once d(n) exceeds it"
-                .to_string()
-        }
-        Jitter::NextStepCapped => {
-            "next step capped U(min(d(n), cap), min(d(n+1), cap))".to_string()
-        }
-    };
+    let jitter = p.jitter.formula();
     let attempts = p
         .max_attempts
         .map_or("unlimited".to_string(), |m| m.to_string());
@@ -822,7 +810,7 @@ pub fn write_png(path: &Path, policy: &Policy, s: &Schedule) -> Result<(), Outpu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::Backoff;
+    use crate::policy::{Backoff, Jitter};
     use clap::Parser;
 
     #[derive(Parser)]

@@ -8,6 +8,7 @@
 //! `match`es of this file, and a line in `docs/scenario-reference.md`
 //! (`docs/architecture.md` lists every file).
 
+use super::schedule::Tail;
 use crate::check::{must_be, Problems};
 use crate::decimal::num;
 use crate::time::{format_duration, round_ns, Dur, Nanos};
@@ -83,6 +84,19 @@ impl BackoffSpec {
             let _ = BackoffSpec::deserialize(&mut names);
             names.0.expect("BackoffSpec deserialises as an enum")
         })
+    }
+
+    /// The delay before the first retry as written (`delay`, `initial`,
+    /// `min_backoff`, `base`), for a search that tries other values.
+    pub fn first_delay_mut(&mut self) -> &mut Dur {
+        match self {
+            BackoffSpec::Constant { delay } => delay,
+            BackoffSpec::Linear { initial, .. } | BackoffSpec::Exponential { initial, .. } => {
+                initial
+            }
+            BackoffSpec::CloudTasks { min_backoff, .. } => min_backoff,
+            BackoffSpec::Decorrelated { base, .. } => base,
+        }
     }
 
     /// The resolved schedule in integer nanoseconds, defaults filled in.
@@ -388,6 +402,50 @@ impl Backoff {
     /// is not applied on top.
     pub fn is_decorrelated(&self) -> bool {
         matches!(self, Backoff::Decorrelated { .. })
+    }
+
+    /// The delays from retry `from` (1-based, above 64) on, as a
+    /// progression `retrysim schedule` sums in closed form.
+    pub(super) fn tail(&self, from: u64) -> Tail {
+        debug_assert!(from > 64, "doubling phases end within 64 retries");
+        let k = u32::try_from(from).unwrap_or(u32::MAX);
+        let here = self.nominal(k) as f64;
+        let flat = Tail::Arithmetic {
+            first: here,
+            step: 0.0,
+            cap: here,
+        };
+        match *self {
+            Backoff::Constant { .. } => flat,
+            Backoff::Linear { step, max, .. } => Tail::Arithmetic {
+                first: here,
+                step: step as f64,
+                cap: max as f64,
+            },
+            Backoff::Exponential {
+                initial,
+                multiplier,
+                max,
+                max_doublings,
+            } if k - 1 < max_doublings => Tail::Geometric {
+                first: initial as f64 * multiplier.powf(f64::from(k - 1)),
+                ratio: multiplier,
+                cap: (max as f64).min(initial as f64 * multiplier.powf(f64::from(max_doublings))),
+            },
+            // Still doubling past the 64th retry: capped.
+            Backoff::CloudTasks {
+                min_backoff,
+                max_backoff,
+                max_doublings,
+            } if k > max_doublings => Tail::Arithmetic {
+                first: here,
+                step: min_backoff as f64 * 2f64.powf(f64::from(max_doublings)),
+                cap: max_backoff as f64,
+            },
+            Backoff::CloudTasks { .. }
+            | Backoff::Decorrelated { .. }
+            | Backoff::Exponential { .. } => flat,
+        }
     }
 
     /// Whether every delay of the schedule is zero, so retries on it take

@@ -182,6 +182,24 @@ impl Jitter {
         }
     }
 
+    /// The jitter as a formula over the nominal delay d, as `retrysim
+    /// schedule` states it: `full U(0, d)`.
+    pub fn formula(self) -> String {
+        match self {
+            Jitter::None => "none".to_string(),
+            Jitter::Full => "full U(0, d)".to_string(),
+            Jitter::Equal => "equal d/2 + U(0, d/2)".to_string(),
+            Jitter::Proportional(f) => format!("proportional d·U({}, {})", 1.0 - f, 1.0 + f),
+            Jitter::NextStep => {
+                "next step U(d(n), d(n+1)) with d before the cap, the cap once d(n) exceeds it"
+                    .to_string()
+            }
+            Jitter::NextStepCapped => {
+                "next step capped U(min(d(n), cap), min(d(n+1), cap))".to_string()
+            }
+        }
+    }
+
     /// Whether the jitter draws a random number at all.
     pub fn is_random(self) -> bool {
         !matches!(self, Jitter::None) && self != Jitter::Proportional(0.0)

@@ -387,13 +387,10 @@ fn variants(spec: &PolicySpec, knob: Knob) -> Vec<PolicySpec> {
             {
                 return;
             }
-            push(&|s| match s.backoff.as_mut() {
-                Some(BackoffSpec::CloudTasks { min_backoff, .. }) => *min_backoff = dur(v),
-                Some(BackoffSpec::Exponential { initial, .. })
-                | Some(BackoffSpec::Linear { initial, .. }) => *initial = dur(v),
-                Some(BackoffSpec::Constant { delay }) => *delay = dur(v),
-                Some(BackoffSpec::Decorrelated { base, .. }) => *base = dur(v),
-                None => {}
+            push(&|s| {
+                if let Some(b) = s.backoff.as_mut() {
+                    *b.first_delay_mut() = dur(v)
+                }
             })
         }),
         Knob::MaxBackoff => CAPS.iter().for_each(|&v| {
