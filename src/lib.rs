@@ -22,9 +22,10 @@
 //! Dependencies run one way, from the command line down to plain values;
 //! `tests/it/architecture.rs` reads this table and fails when the code names a
 //! module its row does not list, or when the table has a cycle. The engine
-//! never sees the model; nothing in the simulation writes files. The error
-//! types (`error`) sit below every module that returns them; the command
-//! line (`cli`) alone turns them into exit statuses.
+//! never sees the model; nothing in the simulation writes files. Each
+//! module defines the errors it returns; `error`, just below the command
+//! line, wraps them in one `Error`, and the command line (`cli`) alone
+//! turns that into an exit status.
 //!
 //! | module | may use |
 //! |---|---|
@@ -32,21 +33,21 @@
 //! | `csv_text` | — |
 //! | `time` | `decimal` |
 //! | `status` | — |
-//! | `error` | `policy`, `time` |
 //! | `math` | — |
 //! | `check` | `decimal`, `time` |
 //! | `engine` | `time` |
 //! | `metrics` | `decimal`, `time` |
 //! | `policy` | `check`, `decimal`, `status`, `time` |
-//! | `scenario` | `check`, `decimal`, `error`, `math`, `policy`, `status`, `time` |
-//! | `model` | `engine`, `error`, `math`, `metrics`, `policy`, `scenario`, `status`, `time` |
+//! | `scenario` | `check`, `decimal`, `math`, `policy`, `status`, `time` |
+//! | `model` | `engine`, `math`, `metrics`, `policy`, `scenario`, `status`, `time` |
 //! | `runner` | `engine`, `metrics`, `model`, `policy`, `scenario`, `status`, `time` |
-//! | `sweep` | `csv_text`, `decimal`, `engine`, `error`, `metrics`, `runner`, `scenario`, `time` |
-//! | `map` | `csv_text`, `decimal`, `error`, `metrics`, `runner`, `scenario`, `sweep` |
-//! | `assess` | `decimal`, `error`, `map`, `metrics`, `model`, `policy`, `runner`, `scenario`, `status`, `time` |
+//! | `sweep` | `csv_text`, `decimal`, `engine`, `metrics`, `runner`, `scenario`, `time` |
+//! | `map` | `csv_text`, `decimal`, `metrics`, `runner`, `scenario`, `sweep` |
+//! | `assess` | `decimal`, `map`, `metrics`, `model`, `policy`, `runner`, `scenario`, `status`, `time` |
 //! | `tune` | `decimal`, `metrics`, `policy`, `runner`, `scenario`, `time` |
-//! | `report` | `assess`, `csv_text`, `decimal`, `engine`, `error`, `map`, `metrics`, `policy`, `scenario`, `sweep`, `time`, `tune` |
-//! | `import` | `check`, `decimal`, `error`, `policy`, `scenario`, `status`, `time` |
+//! | `report` | `assess`, `csv_text`, `decimal`, `engine`, `map`, `metrics`, `policy`, `scenario`, `sweep`, `time`, `tune` |
+//! | `import` | `check`, `decimal`, `policy`, `scenario`, `status`, `time` |
+//! | `error` | `assess`, `map`, `model`, `report`, `scenario`, `sweep` |
 //! | `cli` | `assess`, `check`, `decimal`, `engine`, `error`, `import`, `map`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
 //!
 //! `docs/architecture.md` walks through the modules, follows one request

@@ -27,7 +27,7 @@
 
 use crate::decimal::num;
 use crate::model::dist::Dist;
-use crate::policy::bounds::{budget_limit, Context};
+use crate::policy::bounds::Context;
 use crate::policy::{Policy, RetryVerdict};
 use crate::scenario::spec::{Discipline, ScenarioSpec};
 use crate::status::Status;
@@ -105,7 +105,7 @@ pub fn storm_attempts(policy: &Policy, timeout: Nanos, deadline: Option<Nanos>) 
         if policy.verdict(status, j, failed) != RetryVerdict::Retry {
             return Some(j);
         }
-        sent = failed.saturating_add(policy.backoff.nominal(j));
+        sent = failed.saturating_add(policy.nominal_delay(j));
         if deadline.is_some_and(|d| sent >= d) {
             return Some(j);
         }
@@ -137,17 +137,17 @@ pub fn estimate(spec: &ScenarioSpec, policy: &Policy, ctx: &Context) -> StormEst
     let t = spec.traffic.attempt_timeout.map_or(0, |d| d.ns());
     let deadline = spec.traffic.deadline.map(|d| d.ns());
     let mut a = storm_attempts(policy, t, deadline).map(f64::from);
-    if let Some(budget) = &policy.budget {
-        let ctx = Context {
-            failure: Status::DeadlineExceeded,
-            timeouts: true,
-            ..*ctx
-        };
-        let allowed = 1.0 + budget_limit(budget, &ctx).retries;
+    let ctx = Context {
+        failure: Status::DeadlineExceeded,
+        timeouts: true,
+        ..*ctx
+    };
+    if let Some(limit) = policy.budget_limit(&ctx) {
+        let allowed = 1.0 + limit.retries;
         a = Some(a.map_or(allowed, |a| a.min(allowed)));
     }
     let balance = deadline.map(|d| {
-        let b = policy.backoff.nominal(1);
+        let b = policy.nominal_delay(1);
         c * secs(t + b) / secs(d)
     });
     StormEstimate {

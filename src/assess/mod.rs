@@ -30,7 +30,6 @@ use crate::decimal::num;
 use crate::map::outcome::{outcome, Outcome};
 use crate::map::value_at;
 use crate::metrics::RunResult;
-use crate::policy::schedule::schedule;
 use crate::runner::{self, Job, RunError};
 use crate::scenario::spec::{incident, Mode};
 use crate::scenario::Scenario;
@@ -42,8 +41,6 @@ use bounds::Bound;
 
 /// Where doubling a rate stops, as a multiple of the capacity.
 const CEILING: f64 = 1.1;
-
-pub use crate::error::AssessError;
 
 /// What to assess and how carefully.
 #[derive(Clone, Debug, PartialEq)]
@@ -317,7 +314,7 @@ where
             counted_s,
             clients: spec.traffic.clients,
         };
-        let sched = schedule(policy, Some(0));
+        let sched = policy.schedule(Some(0));
         let (sp, sprobes) = match sustaining[p].take() {
             Some(b) => (Some(b.interval), b.probes),
             None => (None, Vec::new()),
@@ -329,7 +326,7 @@ where
             sustaining: sp,
             sustaining_probes: sprobes,
             analytic: analytic::estimate(spec, policy, &ctx),
-            bound: bounds::worst_case(policy, &ctx),
+            bound: policy.worst_case(&ctx),
             simulated_amplification: summary.amplification(),
             requests: summary.requests,
             retries_allowed: sched.retries,
@@ -364,6 +361,30 @@ pub fn load_mode_mismatch(path: &str, mode: Mode) -> Option<&'static str> {
         ),
         _ => None,
     }
+}
+
+/// A scenario `assess` cannot search (`assess`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AssessError {
+    /// The load path names no number in the scenario.
+    #[error("--load {path}: the scenario has no number there ({found}); name a numeric field such as traffic.rate or traffic.clients")]
+    NotANumber {
+        /// The path.
+        path: String,
+        /// What is there.
+        found: String,
+    },
+    /// The load is zero or negative.
+    #[error("--load {path}: the scenario's value {value} must be above 0 to search around it")]
+    NotPositive {
+        /// The path.
+        path: String,
+        /// Its value.
+        value: String,
+    },
+    /// No incident to recover from.
+    #[error("the scenario has no fault to recover from (a fault covering the whole run is a background condition); assess needs a trigger")]
+    NoTrigger,
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use super::common::{note, Stdout};
 use crate::check::Problems;
 use crate::error::{Error, InvalidInput, Located, OutputError};
 use crate::policy::schedule::schedule;
-use crate::policy::{presets, resolve, Jitter, Policy};
+use crate::policy::{presets, resolve, Policy};
 use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
 use crate::report;
 use crate::scenario::load::{from_text, plain_words, read, to_value, Format};
@@ -142,23 +142,22 @@ impl ScheduleArgs {
 /// Parses `--jitter`: a mode name or a proportional factor (`0.1`, `10%`);
 /// the factor's range is checked with the policy, as in a scenario file.
 pub fn jitter_arg(text: &str) -> Result<JitterSpec, String> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "none" => Ok(JitterSpec::None),
-        "full" => Ok(JitterSpec::Full),
-        "equal" => Ok(JitterSpec::Equal),
-        "next_step" | "next-step" => Ok(JitterSpec::NextStep),
-        "next_step_capped" | "next-step-capped" => Ok(JitterSpec::NextStepCapped),
-        other => match other.trim_end_matches('%').parse::<f64>() {
+    let named = JitterSpec::named();
+    let word = text.trim().to_ascii_lowercase();
+    match named.iter().find(|(k, _)| *k == word.replace('-', "_")) {
+        Some(&(_, j)) => Ok(j),
+        None => match word.trim_end_matches('%').parse::<f64>() {
             Ok(f) if !f.is_finite() => Err(format!(
                 "jitter factor {text:?} is not a finite number: give a factor from 0 to 1, such as 0.1"
             )),
-            Ok(f) => Ok(JitterSpec::Proportional(if other.ends_with('%') {
+            Ok(f) => Ok(JitterSpec::Proportional(if word.ends_with('%') {
                 f / 100.0
             } else {
                 f
             })),
             Err(_) => Err(format!(
-                "unknown jitter {text:?}: use none, full, equal, next_step, next_step_capped or a factor such as 0.1"
+                "unknown jitter {text:?}: use {} or a factor such as 0.1",
+                named.iter().map(|&(k, _)| k).collect::<Vec<_>>().join(", ")
             )),
         },
     }
@@ -542,19 +541,7 @@ pub fn describe(p: &Policy) -> String {
             h.max_attempts
         );
     }
-    let jitter = match p.jitter {
-        Jitter::None => "none".to_string(),
-        Jitter::Full => "full U(0, d)".to_string(),
-        Jitter::Equal => "equal d/2 + U(0, d/2)".to_string(),
-        Jitter::Proportional(f) => format!("proportional d·U({}, {})", 1.0 - f, 1.0 + f),
-        Jitter::NextStep => {
-            "next step U(d(n), d(n+1)) with d before the cap, the cap once d(n) exceeds it"
-                .to_string()
-        }
-        Jitter::NextStepCapped => {
-            "next step capped U(min(d(n), cap), min(d(n+1), cap))".to_string()
-        }
-    };
+    let jitter = p.jitter.formula();
     let attempts = p
         .max_attempts
         .map_or("unlimited".to_string(), |m| m.to_string());
@@ -618,7 +605,7 @@ fn check_rows(rows: Option<u32>) -> Result<(), InvalidInput> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::Backoff;
+    use crate::policy::{Backoff, Jitter};
     use crate::time::NS_PER_SEC;
     use clap::Parser;
 

@@ -10,8 +10,8 @@
 
 use super::{bad_key, closest, placed_by, policy_name, same_word, Imported, Refusals};
 use crate::decimal::Given;
-use crate::error::{InvalidInput, Located};
 use crate::policy::{BackoffSpec, PolicySpec};
+use crate::scenario::error::{InvalidInput, Located};
 use crate::scenario::spec::DispatcherSpec;
 use crate::status::Status;
 use crate::time::Dur;

@@ -30,9 +30,9 @@
 
 use super::{bad_key, closest, cut_to, placed, policy_name, Imported, Refusals};
 use crate::check::MAX_NAME_BYTES;
-use crate::error::{InvalidInput, Located};
 use crate::policy::hedging::HedgingSpec;
 use crate::policy::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec};
+use crate::scenario::error::{InvalidInput, Located};
 use crate::scenario::load::{from_text, Format};
 use crate::status::Status;
 use crate::time::Dur;

@@ -13,8 +13,8 @@ pub mod gcloud;
 pub mod grpc;
 
 use crate::check::{Problem, MAX_NAME_BYTES};
-use crate::error::{InvalidInput, Located};
 use crate::policy::PolicySpec;
+use crate::scenario::error::{InvalidInput, Located};
 use crate::scenario::load::Format;
 use crate::scenario::locate::locate;
 use crate::scenario::spec::{DispatcherSpec, ScenarioSpec};

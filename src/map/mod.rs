@@ -41,8 +41,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use crate::error::EditedShard;
-pub use crate::error::MapError;
+mod error;
+use crate::sweep::EditedShard;
+pub use error::MapError;
 
 /// The two axes of a map.
 #[derive(Clone, Debug, PartialEq, Eq)]

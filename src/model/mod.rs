@@ -13,6 +13,7 @@ pub mod clients;
 pub mod concurrent;
 pub mod dispatcher;
 pub mod dist;
+pub mod error;
 pub mod event;
 pub mod faults;
 pub mod meter;

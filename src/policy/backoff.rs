@@ -4,10 +4,11 @@
 //! against documented examples exactly (Cloud Tasks' 10, 20, 40, 80, 160,
 //! 240, 300).
 //!
-//! A new backoff kind is a variant of both enums here, its `resolve`,
-//! `check`, `describe` and `nominal` arms, and a line in
-//! `docs/scenario-reference.md`.
+//! A new backoff kind is a variant of both enums here, its arms in the
+//! `match`es of this file, and a line in `docs/scenario-reference.md`
+//! (`docs/architecture.md` lists every file).
 
+use super::schedule::Tail;
 use crate::check::{must_be, Problems};
 use crate::decimal::num;
 use crate::time::{format_duration, round_ns, Dur, Nanos};
@@ -83,6 +84,19 @@ impl BackoffSpec {
             let _ = BackoffSpec::deserialize(&mut names);
             names.0.expect("BackoffSpec deserialises as an enum")
         })
+    }
+
+    /// The delay before the first retry as written (`delay`, `initial`,
+    /// `min_backoff`, `base`), for a search that tries other values.
+    pub fn first_delay_mut(&mut self) -> &mut Dur {
+        match self {
+            BackoffSpec::Constant { delay } => delay,
+            BackoffSpec::Linear { initial, .. } | BackoffSpec::Exponential { initial, .. } => {
+                initial
+            }
+            BackoffSpec::CloudTasks { min_backoff, .. } => min_backoff,
+            BackoffSpec::Decorrelated { base, .. } => base,
+        }
     }
 
     /// The resolved schedule in integer nanoseconds, defaults filled in.
@@ -191,7 +205,7 @@ impl BackoffSpec {
 
 /// A deserialiser that only records the variant names an enum's derived
 /// `Deserialize` passes to `deserialize_enum`, then fails.
-struct VariantNames(Option<&'static [&'static str]>);
+pub(super) struct VariantNames(pub(super) Option<&'static [&'static str]>);
 
 impl<'de> de::Deserializer<'de> for &mut VariantNames {
     type Error = de::value::Error;
@@ -388,6 +402,66 @@ impl Backoff {
     /// is not applied on top.
     pub fn is_decorrelated(&self) -> bool {
         matches!(self, Backoff::Decorrelated { .. })
+    }
+
+    /// The delays from retry `from` (1-based, above 64) on, as a
+    /// progression `retrysim schedule` sums in closed form.
+    pub(super) fn tail(&self, from: u64) -> Tail {
+        debug_assert!(from > 64, "doubling phases end within 64 retries");
+        let k = u32::try_from(from).unwrap_or(u32::MAX);
+        let here = self.nominal(k) as f64;
+        let flat = Tail::Arithmetic {
+            first: here,
+            step: 0.0,
+            cap: here,
+        };
+        match *self {
+            Backoff::Constant { .. } => flat,
+            Backoff::Linear { step, max, .. } => Tail::Arithmetic {
+                first: here,
+                step: step as f64,
+                cap: max as f64,
+            },
+            Backoff::Exponential {
+                initial,
+                multiplier,
+                max,
+                max_doublings,
+            } if k - 1 < max_doublings => Tail::Geometric {
+                first: initial as f64 * multiplier.powf(f64::from(k - 1)),
+                ratio: multiplier,
+                cap: (max as f64).min(initial as f64 * multiplier.powf(f64::from(max_doublings))),
+            },
+            // Still doubling past the 64th retry: capped.
+            Backoff::CloudTasks {
+                min_backoff,
+                max_backoff,
+                max_doublings,
+            } if k > max_doublings => Tail::Arithmetic {
+                first: here,
+                step: min_backoff as f64 * 2f64.powf(f64::from(max_doublings)),
+                cap: max_backoff as f64,
+            },
+            Backoff::CloudTasks { .. }
+            | Backoff::Decorrelated { .. }
+            | Backoff::Exponential { .. } => flat,
+        }
+    }
+
+    /// Whether every delay of the schedule is zero, so retries on it take
+    /// no time at all.
+    pub fn is_zero(&self) -> bool {
+        match *self {
+            Backoff::Constant { delay } => delay == 0,
+            Backoff::Linear { initial, step, max } => max == 0 || (initial == 0 && step == 0),
+            Backoff::Exponential { initial, max, .. } => initial == 0 || max == 0,
+            Backoff::CloudTasks {
+                min_backoff,
+                max_backoff,
+                ..
+            } => min_backoff == 0 || max_backoff == 0,
+            Backoff::Decorrelated { max, .. } => max == 0,
+        }
     }
 
     /// The schedule in words: `exponential 100ms ×2, max 10s`.

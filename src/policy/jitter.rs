@@ -15,11 +15,14 @@
 //! its cap no randomness is left, so requests that fail together there
 //! retry together for ever after.
 
+use super::backoff::VariantNames;
 use super::Backoff;
 use crate::check::Problems;
 use crate::decimal::num;
 use crate::time::{ns_f64, trunc_ns, Nanos};
+use serde::de;
 use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
 
 /// Randomisation applied to a backoff delay.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -42,6 +45,32 @@ pub enum JitterSpec {
 }
 
 impl JitterSpec {
+    /// The kinds as files name them (`none`, `next_step`, ...), in
+    /// declaration order, read from the deserialiser itself (as
+    /// [`super::BackoffSpec::kinds`]).
+    pub fn kinds() -> &'static [&'static str] {
+        static KINDS: OnceLock<&'static [&'static str]> = OnceLock::new();
+        KINDS.get_or_init(|| {
+            let mut names = VariantNames(None);
+            let _ = JitterSpec::deserialize(&mut names);
+            names.0.expect("JitterSpec deserialises as an enum")
+        })
+    }
+
+    /// The kinds a file (or `retrysim schedule --jitter`) names by a bare
+    /// word, with their value: every kind but those that take a value
+    /// (`proportional`'s factor). A new kind without fields joins it by
+    /// itself.
+    pub fn named() -> Vec<(&'static str, JitterSpec)> {
+        JitterSpec::kinds()
+            .iter()
+            .filter_map(|&k| {
+                let word = de::value::StrDeserializer::<de::value::Error>::new(k);
+                Some((k, JitterSpec::deserialize(word).ok()?))
+            })
+            .collect()
+    }
+
     /// Checks the values serde cannot; `path` ends at `jitter`.
     pub fn check(&self, path: &str, c: &mut Problems) {
         if let JitterSpec::Proportional(f) = *self {
@@ -153,6 +182,24 @@ impl Jitter {
         }
     }
 
+    /// The jitter as a formula over the nominal delay d, as `retrysim
+    /// schedule` states it: `full U(0, d)`.
+    pub fn formula(self) -> String {
+        match self {
+            Jitter::None => "none".to_string(),
+            Jitter::Full => "full U(0, d)".to_string(),
+            Jitter::Equal => "equal d/2 + U(0, d/2)".to_string(),
+            Jitter::Proportional(f) => format!("proportional d·U({}, {})", 1.0 - f, 1.0 + f),
+            Jitter::NextStep => {
+                "next step U(d(n), d(n+1)) with d before the cap, the cap once d(n) exceeds it"
+                    .to_string()
+            }
+            Jitter::NextStepCapped => {
+                "next step capped U(min(d(n), cap), min(d(n+1), cap))".to_string()
+            }
+        }
+    }
+
     /// Whether the jitter draws a random number at all.
     pub fn is_random(self) -> bool {
         !matches!(self, Jitter::None) && self != Jitter::Proportional(0.0)
@@ -162,6 +209,30 @@ impl Jitter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kinds_are_the_names_files_use() {
+        assert_eq!(
+            JitterSpec::kinds(),
+            [
+                "none",
+                "full",
+                "equal",
+                "proportional",
+                "next_step",
+                "next_step_capped"
+            ]
+        );
+        let named: Vec<&str> = JitterSpec::named().iter().map(|&(k, _)| k).collect();
+        assert_eq!(
+            named,
+            ["none", "full", "equal", "next_step", "next_step_capped"]
+        );
+        for (k, j) in JitterSpec::named() {
+            let json = serde_json::to_value(j).unwrap();
+            assert_eq!(json, serde_json::Value::String(k.into()), "{k}");
+        }
+    }
     use proptest::prelude::*;
 
     proptest! {

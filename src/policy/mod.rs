@@ -13,6 +13,7 @@ pub mod hedging;
 pub mod jitter;
 pub mod limiter;
 pub mod presets;
+pub mod reading;
 pub mod schedule;
 pub mod scope;
 pub mod spec;
@@ -23,6 +24,7 @@ pub use budget::{BudgetSpec, Deposit};
 pub use hedging::{Hedging, HedgingSpec};
 pub use jitter::{Jitter, JitterSpec};
 pub use limiter::LimiterSpec;
+pub use reading::{Failures, ZeroTimeRetries};
 pub use scope::BudgetScope;
 pub use spec::{PolicySpec, Pushback};
 
@@ -178,7 +180,7 @@ impl Policy {
     /// limit is reached. What a storm can cost, for the run's estimate and
     /// the warnings.
     pub fn attempts_within(&self, life: Nanos, pushback: Option<Nanos>, throttled: bool) -> f64 {
-        let limit = self.max_attempts.map_or(f64::INFINITY, f64::from);
+        let limit = self.attempt_cap();
         let (mut attempts, mut waited) = (1.0, 0u64);
         let mut state = RetryState::default();
         for n in 1..=64u32 {

@@ -28,14 +28,14 @@ pub const DEFAULT_ROWS: u32 = 20;
 /// closed form ([`Tail`]).
 const WALK_LIMIT: u64 = 1_000_000;
 
-/// The nominal delays of a backoff from some retry past the 64th on, as a
-/// progression that grows until it reaches its cap and stays there: every
+/// The nominal delays of a backoff from some retry past the 64th on
+/// ([`Backoff::tail`]), as a progression that grows until it reaches its cap and stays there: every
 /// backoff's schedule is one from there (linear, and Cloud Tasks' after
 /// its doublings, are arithmetic; exponential is geometric; doubling and
 /// tripling have reached any cap within 64 retries; constant is both with
 /// no growth). Sums of millions of retries without walking them.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Tail {
+pub(super) enum Tail {
     /// `first + i·step`, capped at `cap`.
     Arithmetic { first: f64, step: f64, cap: f64 },
     /// `first · ratio^i`, capped at `cap`.
@@ -43,49 +43,6 @@ enum Tail {
 }
 
 impl Tail {
-    /// The delays of `backoff` from retry `from` (1-based, above 64) on.
-    fn of(backoff: &Backoff, from: u64) -> Tail {
-        debug_assert!(from > 64, "doubling phases end within 64 retries");
-        let k = u32::try_from(from).unwrap_or(u32::MAX);
-        let here = backoff.nominal(k) as f64;
-        let flat = Tail::Arithmetic {
-            first: here,
-            step: 0.0,
-            cap: here,
-        };
-        match *backoff {
-            Backoff::Constant { .. } => flat,
-            Backoff::Linear { step, max, .. } => Tail::Arithmetic {
-                first: here,
-                step: step as f64,
-                cap: max as f64,
-            },
-            Backoff::Exponential {
-                initial,
-                multiplier,
-                max,
-                max_doublings,
-            } if k - 1 < max_doublings => Tail::Geometric {
-                first: initial as f64 * multiplier.powf(f64::from(k - 1)),
-                ratio: multiplier,
-                cap: (max as f64).min(initial as f64 * multiplier.powf(f64::from(max_doublings))),
-            },
-            // Still doubling past the 64th retry: capped.
-            Backoff::CloudTasks {
-                min_backoff,
-                max_backoff,
-                max_doublings,
-            } if k > max_doublings => Tail::Arithmetic {
-                first: here,
-                step: min_backoff as f64 * 2f64.powf(f64::from(max_doublings)),
-                cap: max_backoff as f64,
-            },
-            Backoff::CloudTasks { .. }
-            | Backoff::Decorrelated { .. }
-            | Backoff::Exponential { .. } => flat,
-        }
-    }
-
     /// The sum of its first `n` delays.
     fn sum(self, n: u64) -> f64 {
         let n = n as f64;
@@ -251,7 +208,10 @@ pub fn retries_allowed(policy: &Policy) -> Option<u64> {
     let by_age = if age >= limit {
         0
     } else {
-        Tail::of(&policy.backoff, WALK_LIMIT + 1).count_to((limit - age) as f64)?
+        policy
+            .backoff
+            .tail(WALK_LIMIT + 1)
+            .count_to((limit - age) as f64)?
     };
     let by_attempts = policy
         .max_attempts
@@ -304,9 +264,9 @@ pub fn schedule(policy: &Policy, rows: Option<u32>) -> Schedule {
             ns(last.2 as f64 * rest as f64),
         )
     } else {
-        let sum = ns(Tail::of(&policy.backoff, walk + 1).sum(rest));
+        let sum = ns(policy.backoff.tail(walk + 1).sum(rest));
         let next = if policy.jitter.needs_next() {
-            ns(Tail::of(&policy.backoff, walk + 2).sum(rest))
+            ns(policy.backoff.tail(walk + 2).sum(rest))
         } else {
             sum
         };
@@ -514,7 +474,7 @@ mod tests {
     fn closed_form_sums_match_the_walk() {
         for b in growing_backoffs() {
             for from in [65u64, 66, 70, 100, 1_000] {
-                let tail = Tail::of(&b, from);
+                let tail = b.tail(from);
                 let mut walked = 0u64;
                 for n in 0..300u64 {
                     let sum = tail.sum(n);

@@ -15,7 +15,7 @@ use super::staging::Staging;
 use crate::assess::bisect::Interval;
 use crate::assess::{Assessment, PolicyVerdict};
 use crate::decimal::{count, num};
-use crate::error::OutputError;
+use crate::report::OutputError;
 use std::path::PathBuf;
 
 /// How far (relative) an analytic estimate may be from the simulated one

@@ -8,7 +8,7 @@ use crate::metrics::Recovery;
 use crate::policy::Policy;
 use crate::scenario::spec::{BackendKind, ScenarioSpec};
 use crate::scenario::Scenario;
-use crate::time::{format_duration, secs};
+use crate::time::secs;
 
 /// The ways a request can end before it succeeds or runs out of time, as
 /// the "after the incident" views show them: the column, its heading in
@@ -52,49 +52,10 @@ pub const EARLY_ENDS: [(Col, &str, &str); 7] = [
     ),
 ];
 
-/// One row per policy setting: (label, value).
+/// One row per policy setting: (label, value), as the policy words them
+/// ([`Policy::settings`]).
 pub fn policy_settings(p: &Policy) -> Vec<(&'static str, String)> {
-    let mut rows = vec![];
-    if let Some(preset) = &p.preset {
-        rows.push(("preset", preset.to_string()));
-    }
-    rows.push((
-        "max attempts",
-        p.max_attempts
-            .map(|m| m.to_string())
-            .unwrap_or_else(|| "unlimited".into()),
-    ));
-    rows.push((
-        "max retry duration",
-        p.max_retry_duration
-            .map(format_duration)
-            .unwrap_or_else(|| "none".into()),
-    ));
-    if let Some(h) = &p.hedging {
-        rows.push(("hedging", h.describe()));
-    } else if p.may_retry() {
-        rows.push(("backoff", p.backoff.describe()));
-        rows.push(("jitter", p.jitter.describe()));
-        let on: Vec<&str> = p.retry_on.to_vec().iter().map(|s| s.name()).collect();
-        rows.push(("retry on", on.join(", ")));
-    }
-    rows.push((
-        "budget",
-        p.budget
-            .as_ref()
-            .map(|b| b.describe())
-            .unwrap_or_else(|| "none".into()),
-    ));
-    if let Some(b) = &p.breaker {
-        rows.push(("circuit breaker", b.describe()));
-    }
-    if let Some(l) = &p.rate_limiter {
-        rows.push(("rate limiter", l.describe()));
-    }
-    if p.honor_retry_after {
-        rows.push(("retry-after", "honoured".into()));
-    }
-    rows
+    p.settings()
 }
 
 /// The scenario-level parameters that matter, as (label, value) rows.

@@ -13,7 +13,6 @@ use super::format::{json_num, json_str};
 use super::output::{save, save_streamed};
 use super::RunReport;
 use crate::decimal::{num, opt};
-use crate::error::OutputError;
 use crate::metrics::aggregate::PolicySummary;
 use crate::metrics::aggregate::{by_policy, Col, RunFigures};
 use crate::metrics::alerts::Firing;
@@ -21,6 +20,7 @@ use crate::metrics::columns::{
     extra_columns, extra_header, extra_row, replications_header, summary_header, summary_row, Cell,
 };
 use crate::metrics::{BinColumn, BinRow, Extras, RunResult};
+use crate::report::OutputError;
 use crate::scenario::Scenario;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@
 use super::format::tick_labels;
 use super::output::{save_png, PngCompression};
 use super::plot::{ensure_font, FONT};
-use crate::error::OutputError;
+use super::OutputError;
 use crate::sweep::{Manifest, Table};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};

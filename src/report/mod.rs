@@ -28,11 +28,12 @@ pub mod sweep;
 pub mod table;
 pub mod tune;
 
-use crate::error::OutputError;
+mod error;
 use crate::metrics::aggregate::{aggregate_figures, run_figures, PolicySummary, RunFigures};
 use crate::metrics::{Extras, RunResult};
 use crate::scenario::Scenario;
 use alerting::RunAlerts;
+pub use error::{is_broken_pipe, OutputError};
 use output::{read_back, save};
 use serde::Serialize;
 use std::path::{Path, PathBuf};

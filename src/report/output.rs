@@ -4,7 +4,7 @@
 //! through [`save`] or [`save_streamed`], a PNG through [`save_png`].
 
 use super::staging::{self, Stoppable};
-use crate::error::OutputError;
+use crate::report::OutputError;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};

@@ -5,9 +5,9 @@
 
 use super::csv_file::{self, int, text, Column};
 use crate::decimal::count;
-use crate::error::OutputError;
 use crate::policy::schedule::{human, Row, Schedule};
 use crate::policy::Policy;
+use crate::report::OutputError;
 use crate::time::{Nanos, NS_PER_SEC};
 use std::fmt::Write as _;
 use std::path::Path;

@@ -43,7 +43,7 @@
 //! Signals: a process ended from its signal handler (see
 //! [`abandon_all`]) first removes the staging directories in progress.
 
-use crate::error::OutputError;
+use super::OutputError;
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Write};

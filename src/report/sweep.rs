@@ -4,7 +4,7 @@
 use super::heatmap::{heatmap_png, varying_pair};
 use super::output::save_grid;
 use super::staging::Staging;
-use crate::error::OutputError;
+use crate::report::OutputError;
 use crate::sweep::{Manifest, Shard, Table};
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,7 @@
 
 use super::csv_file::{self, int, text, Cell, Column};
 use super::output::{save, save_json};
-use crate::error::OutputError;
+use crate::report::OutputError;
 use crate::tune::{changes, Candidate, Fresh, Limit, Score, Tuned};
 use std::path::{Path, PathBuf};
 

@@ -20,7 +20,7 @@
 
 use crate::engine::rng::SimRng;
 use crate::model::dist::Dist;
-use crate::policy::bounds::{worst_case, Context};
+use crate::policy::bounds::Context;
 use crate::policy::{Policy, RetryState};
 use crate::scenario::spec::{BackendKind, DistSpec, FaultSpec, Mode, ScenarioSpec};
 use crate::scenario::Scenario;
@@ -446,10 +446,7 @@ fn tier_attempts(
     let window = if t == 0 {
         spec.retry_window(policy)
     } else {
-        policy
-            .max_retry_duration
-            .filter(|_| policy.max_attempts.is_some())
-            .unwrap_or(Nanos::MAX)
+        policy.retry_window()
     };
     let mut stormy = 0.0;
     let mut share = 0.0;
@@ -559,7 +556,7 @@ fn stretch_attempts(
         // attempts are those of one request retrying through all of it,
         // shared among the requests the run would make in that time.
         let one = walk(policy, len.min(window), st.floor, pushback, throttled).0;
-        let per_client = if policy.max_attempts.is_some() {
+        let per_client = if policy.limits_attempts() {
             // It gives up and starts over: attempts at the same pace.
             let (a, used) = walk(policy, window, st.floor, pushback, throttled);
             let think = mean_ns(spec.traffic.think_time.as_ref());
@@ -580,8 +577,8 @@ fn stretch_attempts(
         counted_s: spec.duration.secs(),
         clients: if t == 0 { spec.traffic.clients } else { 1 },
     };
-    if policy.budget.is_some() || policy.breaker.is_some() {
-        if let Some(bound) = worst_case(policy, &ctx).attempts {
+    if policy.bounds_retries_per_run() {
+        if let Some(bound) = policy.worst_case(&ctx).attempts {
             attempts = attempts.min(1.0 + (bound - 1.0).max(0.0) / w.max(1e-9));
         }
     }
@@ -599,7 +596,7 @@ pub fn walk(
     pushback: Option<Nanos>,
     throttled: bool,
 ) -> (f64, Nanos) {
-    let limit = policy.max_attempts.map_or(f64::INFINITY, f64::from);
+    let limit = policy.attempt_cap();
     let (mut attempts, mut waited) = (1.0, 0u64);
     let mut state = RetryState::default();
     for n in 1..=64u32 {

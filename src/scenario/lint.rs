@@ -13,7 +13,7 @@ use super::spec::{
 use crate::check::Problem;
 use crate::decimal::{self, count, legible, Given};
 use crate::math::{normal_cdf, Z99};
-use crate::policy::{self, Backoff, Policy, Pushback};
+use crate::policy::{self, Failures, Policy, Pushback, ZeroTimeRetries};
 use crate::time::Dur;
 
 /// Whether every draw of `d` is exactly zero (absent means no delay).
@@ -27,26 +27,6 @@ fn always_zero(d: Option<&DistSpec>) -> bool {
         Some(d @ (DistSpec::Quantiles(_) | DistSpec::Histogram(_))) => {
             d.knots().is_some_and(|k| k.iter().all(|k| k.x == 0.0))
         }
-    }
-}
-
-/// Whether every retry of `p` goes out with no delay at all.
-fn zero_backoff(p: &Policy) -> bool {
-    zero_schedule(&p.backoff)
-}
-
-/// Whether every delay of `backoff` is zero.
-fn zero_schedule(backoff: &Backoff) -> bool {
-    match *backoff {
-        Backoff::Constant { delay } => delay == 0,
-        Backoff::Linear { initial, step, max } => max == 0 || (initial == 0 && step == 0),
-        Backoff::Exponential { initial, max, .. } => initial == 0 || max == 0,
-        Backoff::CloudTasks {
-            min_backoff,
-            max_backoff,
-            ..
-        } => min_backoff == 0 || max_backoff == 0,
-        Backoff::Decorrelated { max, .. } => max == 0,
     }
 }
 
@@ -115,44 +95,34 @@ pub(crate) fn zero_time_loop(spec: &ScenarioSpec, policy: &Policy) -> Option<Str
     if failures.is_empty() {
         return None;
     }
-    let endless_retries = policy.max_attempts.is_none() && policy.budget.is_none();
-    // gRPC's rule: retry after exactly the server's pushback, which may be 0.
-    let zero_pushback = policy.honor_retry_after
-        && policy.pushback == Pushback::Exact
-        && spec.backend.retry_after.is_some_and(|d| d.ns() == 0);
-    // A throttling error (`resource_exhausted`) retried on a throttling
-    // backoff of zero.
-    let zero_throttled = policy
-        .throttling_backoff
-        .as_ref()
-        .is_some_and(zero_schedule)
-        && spec
+    // gRPC's rule waits exactly the server's pushback, which may be 0; a
+    // throttling error (`resource_exhausted`) may have a backoff of its own.
+    let delays = Failures {
+        zero_pushback: spec.backend.retry_after.is_some_and(|d| d.ns() == 0),
+        throttled: spec
             .storm_failures()
             .iter()
-            .any(|&(_, throttled)| throttled);
+            .any(|&(_, throttled)| throttled),
+    };
     // How the loop turns, and the delay that would break it.
-    let (how, delay) = if endless_retries && zero_backoff(policy) {
-        (
+    let (how, delay) = match policy.zero_time_retries(delays) {
+        Some(ZeroTimeRetries::Backoff) => (
             "its retries go out with no backoff, without limit",
             "a backoff delay",
-        )
-    } else if endless_retries && zero_throttled {
-        (
+        ),
+        Some(ZeroTimeRetries::Throttling) => (
             "its retries after throttling errors go out with no `throttling_backoff`, without limit",
             "a `throttling_backoff` delay",
-        )
-    } else if endless_retries && zero_pushback {
-        (
+        ),
+        Some(ZeroTimeRetries::Pushback) => (
             "its retries go out after exactly the backend's `retry_after`, which is 0, without limit",
             "a `backend.retry_after` above 0",
-        )
-    } else if closed {
-        (
+        ),
+        None if closed => (
             "closed-loop clients send their next request as soon as one ends (no `think_time`)",
             "a backoff delay",
-        )
-    } else {
-        return None;
+        ),
+        None => return None,
     };
     // What would make time pass. A backend's own costs help only where
     // its instant answers pay them: a concurrency server rejects before
@@ -302,7 +272,7 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
 /// Why an age limit beside unlimited attempts never ends a request's
 /// retries: a request gives up when both limits are reached.
 fn endless_age_limit(p: &Policy) -> Option<String> {
-    (p.max_attempts.is_none() && p.max_retry_duration.is_some() && p.hedging.is_none()).then(|| {
+    p.age_limit_never_ends().then(|| {
         let who = if p.name.is_empty() {
             String::new()
         } else {
@@ -344,7 +314,7 @@ fn retry_flood(spec: &ScenarioSpec, policy: &Policy) -> Option<String> {
             fault.incident_name(),
             Dur(span),
             Dur(storm.first_delay),
-            if policy.max_attempts.is_none() {
+            if !policy.limits_attempts() {
                 " and nothing limits the attempts"
             } else {
                 ""

@@ -7,10 +7,10 @@
 //! into a `serde_json::Value` (TOML converted), the overrides applied, and
 //! the spec read from that value: field paths are kept, positions are not.
 
+use super::error::{InvalidInput, Located};
 use super::locate::locate;
 use super::set::{apply_set, is_datetime, Written};
 use super::spec::ScenarioSpec;
-use crate::error::{InvalidInput, Located};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
@@ -128,7 +128,7 @@ pub(crate) fn parse(
 /// The note that ends a problem with a field an override wrote, or one it
 /// was checked against: ` (after --set PATH=VALUE)`, a long value cut.
 pub(crate) fn after_set(set: &str) -> String {
-    format!(" (after --set {})", crate::error::shown(set))
+    format!(" (after --set {})", super::error::shown(set))
 }
 
 /// The field an error is about, step by step: its path, and for a missing

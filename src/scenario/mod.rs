@@ -7,6 +7,7 @@
 //! are unknown left out; validation reports all problems, one per line.
 
 pub mod cloud_tasks;
+pub mod error;
 mod lint;
 pub(crate) mod load;
 pub(crate) mod locate;
@@ -20,8 +21,8 @@ pub use load::Format;
 pub use set::{apply_set, path_segments};
 pub use validate::validate;
 
-use crate::error::{InvalidInput, Located};
 use crate::policy::{self, Policy, PolicySpec, ResolveError};
+use error::{InvalidInput, Located};
 use spec::ScenarioSpec;
 use std::path::Path;
 
@@ -398,7 +399,12 @@ mod tests {
     fn err(text: &str, origin: &str, sets: &[&str]) -> String {
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
         let e = load_str(text, origin, &sets).unwrap_err();
-        let msg = crate::error::Report(&e).to_string();
+        let mut msg = e.to_string();
+        let mut next = std::error::Error::source(&e);
+        while let Some(cause) = next {
+            msg.push_str(&format!(": {cause}"));
+            next = cause.source();
+        }
         assert!(msg.starts_with(origin), "does not name {origin}: {msg}");
         msg
     }

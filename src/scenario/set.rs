@@ -10,7 +10,7 @@
 //! up inside that key, so `policies.0.backoff.initial` reaches the
 //! exponential backoff's `initial`.
 
-pub use crate::error::{PathProblem, SetError};
+use super::error::shown;
 use serde_json::Value;
 
 /// Applies one `PATH=VALUE` assignment to `value`.
@@ -331,6 +331,91 @@ fn kind(v: &Value) -> &'static str {
         Value::Array(_) => "list",
         Value::Object(_) => "table",
     }
+}
+
+/// Why a `PATH=VALUE` assignment cannot be applied; the message is meant to
+/// follow `--set <assignment>: `.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SetError {
+    /// No `=` in the assignment.
+    #[error("expected PATH=VALUE (e.g. backend.workers=120)")]
+    NoEquals,
+    /// Nothing before the `=`.
+    #[error("empty PATH before `=`")]
+    EmptyPath,
+    /// Two dots in a row, or a dot at an end.
+    #[error("empty segment {index} in path `{}`", shown(.path))]
+    EmptySegment {
+        /// 1-based position of the empty segment.
+        index: usize,
+        /// The whole path.
+        path: String,
+    },
+    /// A `[` without its `]`, an empty `[]`, or text after a `]`.
+    #[error("brackets in path `{}` do not close around an index: write `faults[0].outage` or `faults.0.outage`", shown(.path))]
+    Brackets {
+        /// The whole path.
+        path: String,
+    },
+    /// A path of more segments than any scenario field is deep (a policy
+    /// name with dots included), refused before it is walked.
+    #[error("path `{}` has {segments} segments; no scenario field is deeper than {max} (a policy name with dots counts one per dot)", shown(.path))]
+    TooDeep {
+        /// The whole path.
+        path: String,
+        /// Its segments.
+        segments: usize,
+        /// The most a path may have.
+        max: usize,
+    },
+    /// A segment that cannot be followed; `at` is the path up to and
+    /// including it.
+    #[error("`{}`: {problem}", shown(.at))]
+    At {
+        /// The path walked so far, ending at the segment that failed.
+        at: String,
+        /// What is wrong there.
+        problem: PathProblem,
+    },
+}
+
+/// What is wrong at one segment of a `--set` path.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PathProblem {
+    /// An object without the key (and not a single-key variant holding it).
+    #[error(
+        "no such field in the file (fields here: {fields}); a block the file lacks is set whole, as JSON: PATH='{{\"field\": value}}'"
+    )]
+    NoSuchField {
+        /// The keys that exist, comma-separated (`none` when empty).
+        fields: String,
+    },
+    /// A scalar in the middle of the path.
+    #[error("cannot go inside a {0}; the path is too long")]
+    TooLong(&'static str),
+    /// A scalar where the last segment's container should be.
+    #[error("cannot set a field of a {0}")]
+    NotAContainer(&'static str),
+    /// A numeric index past the end of a list.
+    #[error("index {index} is out of range (the list has {len} item{})", if *.len == 1 { "" } else { "s" })]
+    OutOfRange {
+        /// The index given.
+        index: usize,
+        /// The list's length.
+        len: usize,
+    },
+    /// A non-numeric segment into a list whose items have no names.
+    #[error("not an index of this list (0..{last})")]
+    NotAnIndex {
+        /// The last valid index.
+        last: usize,
+    },
+    /// A name that matches no item of a list of named items.
+    #[error("no item with this name (names: {names}; or use an index)")]
+    NoSuchName {
+        /// The items' names, comma-separated.
+        names: String,
+    },
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! the cartesian product of their values in a fixed order, and the
 //! `--shard I/N` slices of it.
 
-pub use crate::error::GridError;
+use crate::scenario::error::shown;
 use crate::scenario::set::paths_overlap;
 use serde::{Deserialize, Serialize};
 
@@ -276,6 +276,89 @@ impl Shard {
     pub fn count_of(&self, len: usize) -> usize {
         len.saturating_sub(self.index - 1).div_ceil(self.count)
     }
+}
+
+/// A `sweep --set` axis or a `--shard` that cannot be used; the message
+/// quotes the flag.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GridError {
+    /// No `=` in the axis.
+    #[error("--set {}: expected PATH=V1,V2,... (e.g. traffic.rate=100,200)", shown(.arg))]
+    NoEquals {
+        /// The flag's value.
+        arg: String,
+    },
+    /// Nothing before the `=`.
+    #[error("--set {}: empty PATH before `=`", shown(.arg))]
+    EmptyPath {
+        /// The flag's value.
+        arg: String,
+    },
+    /// Brackets, braces or quotes that do not close.
+    #[error("--set {}: unbalanced quotes or brackets in `{}`", shown(.arg), shown(.values))]
+    Unbalanced {
+        /// The flag's value.
+        arg: String,
+        /// The part after `=`.
+        values: String,
+    },
+    /// An empty value between commas.
+    #[error("--set {}: value {index} is empty", shown(.arg))]
+    EmptyValue {
+        /// The flag's value.
+        arg: String,
+        /// 1-based position of the empty value.
+        index: usize,
+    },
+    /// The same path swept by two `--set` flags.
+    #[error("--set {}: the path is given twice; list all its values in one --set", shown(.path))]
+    Repeated {
+        /// The path.
+        path: String,
+    },
+    /// Two `--set` flags where one sets a field within the other's: the
+    /// later would silently replace the earlier's values at every point.
+    #[error(
+        "--set {}: overlaps --set {} (one sets a field within the other): \
+         set each field in one place",
+        shown(.path),
+        shown(.other)
+    )]
+    Overlap {
+        /// The later path.
+        path: String,
+        /// The earlier path it overlaps.
+        other: String,
+    },
+    /// `--seed` beside an axis that varies the seed: every point would run
+    /// with `--seed`'s value while the output labels it with the axis's.
+    #[error("--seed {seed}: {path} is an axis of the grid: drop --seed or that axis")]
+    SeedAxis {
+        /// The value given to `--seed`.
+        seed: u64,
+        /// The axis's path.
+        path: String,
+    },
+    /// A grid of more points than a count can hold: its points could not
+    /// even be numbered, let alone sharded.
+    #[error("the grid has more than 10^19 points ({sizes}): use fewer values per axis")]
+    Uncountable {
+        /// The axes' sizes, `10000 × 10000 × ...`.
+        sizes: String,
+    },
+    /// A `--shard` that is not `I/N` with 1 <= I <= N.
+    #[error("--shard {}: expected I/N with 1 <= I <= N (e.g. 2/4)", shown(.0))]
+    Shard(String),
+    /// More shards than the grid has points or cells.
+    #[error("{count} shards for {items} {noun}: use at most {items} (a shard with nothing to run would hold up the merge)")]
+    TooManyShards {
+        /// N.
+        count: usize,
+        /// Points or cells in the grid.
+        items: usize,
+        /// `points` or `cells`.
+        noun: &'static str,
+    },
 }
 
 #[cfg(test)]

@@ -17,16 +17,18 @@ pub mod shard_env;
 pub use grid::{Axis, Grid, GridError, Shard};
 
 use crate::decimal::num;
-pub use crate::error::MergeError;
+mod error;
+pub(crate) use error::first_of;
+pub use error::{EditedShard, MergeError, PointError};
 pub use row::Row;
 
 use crate::csv_text;
 use crate::engine::stop;
-use crate::error::{EditedShard, Error, InvalidInput};
 use crate::metrics::aggregate::aggregate;
 use crate::metrics::columns::{extra_header, extra_row, summary_header_blocks, summary_row_blocks};
 use crate::metrics::{Extras, RunResult};
 use crate::runner::{self, Job, RunError};
+use crate::scenario::error::{InvalidInput, Located};
 use crate::scenario::{self, Scenario};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -69,7 +71,7 @@ impl Table {
     /// that does not was cut short, maybe within its last number.
     pub fn from_csv(bytes: &[u8], origin: &str) -> Result<Table, InvalidInput> {
         if bytes.last().is_some_and(|&b| b != b'\n') {
-            return Err(InvalidInput::At(crate::error::Located::whole(
+            return Err(InvalidInput::At(Located::whole(
                 origin,
                 "the last line has no line end: the file was cut short (a full disk?); \
                  run that shard again",
@@ -112,7 +114,7 @@ pub const POINTS_AT_ONCE: usize = 4096;
 /// scenario text with the point's assignments. An invalid value is an
 /// [`InvalidInput::SweepPoint`] naming the point; a stop request (Ctrl-C)
 /// ends the loading.
-pub fn load_point(text: &str, origin: &str, grid: &Grid, i: usize) -> Result<Scenario, Error> {
+pub fn load_point(text: &str, origin: &str, grid: &Grid, i: usize) -> Result<Scenario, PointError> {
     if stop::requested() {
         return Err(RunError::Interrupted.into());
     }

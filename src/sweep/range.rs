@@ -16,7 +16,7 @@ use std::collections::HashMap;
 /// Most values one range may expand to.
 pub const MAX_VALUES: usize = 10_000;
 
-pub use crate::error::RangeError;
+use crate::scenario::error::shown;
 
 /// One end of a range: a plain number, or a duration with the unit it was
 /// written in.
@@ -221,6 +221,85 @@ pub fn quantity(text: &str) -> Option<f64> {
     match parse_end(t, t).ok()? {
         End::Number(v) => Some(v),
         End::Duration { ns, .. } => Some(ns as f64 / NS_PER_SEC as f64),
+    }
+}
+
+/// Why `A..B:N` is not a range (`sweep::range`); the message quotes the
+/// range.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RangeError {
+    /// No `:N` after `A..B`.
+    #[error("range {:?}: write A..B:N, N values from A to B inclusive (e.g. 100..300:11 or 2s..60s:12)", shown(.0))]
+    NoCount(String),
+    /// `N` is not a whole number in range.
+    #[error(
+        "range {:?}: the count {:?} must be a whole number from 2 to {max}",
+        shown(.text),
+        shown(.count)
+    )]
+    BadCount {
+        /// The range as written.
+        text: String,
+        /// The count as written.
+        count: String,
+        /// The most values a range may have.
+        max: usize,
+    },
+    /// `N` is 1 but the ends differ.
+    #[error("range {:?}: one value cannot go from A to a different B; use N >= 2", shown(.0))]
+    OneValue(String),
+    /// An end is neither a number nor a duration.
+    #[error(
+        "range {:?}: {:?} is not a number or a duration such as 250ms, 2s or 1m",
+        shown(.text),
+        shown(.end)
+    )]
+    BadEnd {
+        /// The range as written.
+        text: String,
+        /// The end at fault.
+        end: String,
+    },
+    /// One end is a duration and the other a plain number.
+    #[error(
+        "range {:?}: both ends must be numbers or both durations ({:?} and {:?} differ)",
+        shown(.text),
+        shown(.a),
+        shown(.b)
+    )]
+    Mixed {
+        /// The range as written.
+        text: String,
+        /// Its first end.
+        a: String,
+        /// Its last end.
+        b: String,
+    },
+    /// A duration end is negative or out of range.
+    #[error("range {:?}: {why}", shown(.text))]
+    BadDuration {
+        /// The range as written.
+        text: String,
+        /// Why the duration is refused.
+        why: String,
+    },
+    /// A value listed twice, or two that name the same quantity (a range
+    /// finer than its unit rounds to repeats).
+    #[error("the value {second} is given twice{}: each point of an axis must differ (a range finer than its unit repeats values)", same_as(.first, .second))]
+    Duplicate {
+        /// The value as first given.
+        first: String,
+        /// The value that repeats it.
+        second: String,
+    },
+}
+
+/// ` (as X)` when a repeated value was written differently the first time.
+fn same_as(first: &str, second: &str) -> String {
+    if first == second {
+        String::new()
+    } else {
+        format!(" (as {first})")
     }
 }
 

@@ -32,8 +32,6 @@ pub const SLURM_TASK_COUNT: &str = "SLURM_ARRAY_TASK_COUNT";
 /// Slurm's step between task ids (`--array=0-6:2` gives 2).
 pub const SLURM_TASK_STEP: &str = "SLURM_ARRAY_TASK_STEP";
 
-pub use crate::error::ShardEnvError;
-
 /// The shard (1-based) named by the environment `var`, for `count` shards,
 /// and the variable it came from. `var` looks a variable up (the process
 /// environment in the command, a map in tests).
@@ -104,6 +102,67 @@ pub fn shard_from_env(
 /// [`shard_from_env`] on the process environment.
 pub fn shard_from_process_env(count: usize) -> Result<(Shard, &'static str), ShardEnvError> {
     shard_from_env(count, &|name| std::env::var(name).ok())
+}
+
+/// Why the environment names no shard for `--shards N`
+/// (`sweep::shard_env`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShardEnvError {
+    /// `--shards 0`.
+    #[error("--shards {0}: the number of shards must be at least 1")]
+    Zero(usize),
+    /// Neither variable is set.
+    #[error("--shards {count} without --shard I/N needs JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID (Slurm array) in the environment")]
+    Missing {
+        /// N.
+        count: usize,
+    },
+    /// A variable is not a whole number.
+    #[error("{var}={value:?} is not a whole number")]
+    NotANumber {
+        /// The variable.
+        var: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// The index is past the last shard.
+    #[error("{var}: shard index {index} (0-based) is not below --shards {count}")]
+    OutOfRange {
+        /// The variable it came from.
+        var: &'static str,
+        /// The 0-based index.
+        index: i128,
+        /// N.
+        count: usize,
+    },
+    /// The index is below the first shard.
+    #[error("{from}: shard index {index} (0-based) is negative; with --shards {count} it must be 0 to {last}", last = .count - 1)]
+    Negative {
+        /// The variables it came from, with their values
+        /// (`SLURM_ARRAY_TASK_ID=3 minus SLURM_ARRAY_TASK_MIN=5`).
+        from: String,
+        /// The 0-based index.
+        index: i128,
+        /// N.
+        count: usize,
+    },
+    /// A Slurm array with a step (`--array=0-6:2`): its task ids are not
+    /// consecutive shard numbers.
+    #[error("SLURM_ARRAY_TASK_STEP={step}: with a step the array's task ids are not consecutive shards; use a step of 1 with --shards {count}, or pass each task its shard with --shard I/{count}")]
+    Step {
+        /// The step.
+        step: String,
+        /// N.
+        count: usize,
+    },
+    /// Slurm's array size differs from `--shards`.
+    #[error("SLURM_ARRAY_TASK_COUNT={tasks} but --shards {count}: size the array to the shards (e.g. --array=0-{last}); to rerun some shards only (sbatch --array=2), pass each its shard with --shard I/{count}, as deploy/slurm-array.sh does", last = .count - 1)]
+    CountMismatch {
+        /// The array's size.
+        tasks: usize,
+        /// N.
+        count: usize,
+    },
 }
 
 #[cfg(test)]

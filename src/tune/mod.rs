@@ -29,7 +29,7 @@ pub mod assume;
 
 use crate::decimal::count;
 use crate::metrics::{Recovery, RunResult};
-use crate::policy::{self, Backoff, Jitter, Policy};
+use crate::policy::{self, Backoff, Policy};
 use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
 use crate::runner::{self, Job, RunError};
 use crate::scenario::spec::DispatcherSpec;
@@ -387,13 +387,10 @@ fn variants(spec: &PolicySpec, knob: Knob) -> Vec<PolicySpec> {
             {
                 return;
             }
-            push(&|s| match s.backoff.as_mut() {
-                Some(BackoffSpec::CloudTasks { min_backoff, .. }) => *min_backoff = dur(v),
-                Some(BackoffSpec::Exponential { initial, .. })
-                | Some(BackoffSpec::Linear { initial, .. }) => *initial = dur(v),
-                Some(BackoffSpec::Constant { delay }) => *delay = dur(v),
-                Some(BackoffSpec::Decorrelated { base, .. }) => *base = dur(v),
-                None => {}
+            push(&|s| {
+                if let Some(b) = s.backoff.as_mut() {
+                    *b.first_delay_mut() = dur(v)
+                }
             })
         }),
         Knob::MaxBackoff => CAPS.iter().for_each(|&v| {
@@ -1117,29 +1114,19 @@ fn max_rounds(b: Budget) -> usize {
 
 /// `gcloud tasks queues update` flags for a Cloud Tasks policy.
 pub fn gcloud_flags(p: &Policy) -> Option<String> {
-    let Backoff::CloudTasks {
-        min_backoff,
-        max_backoff,
-        max_doublings,
-    } = p.backoff
-    else {
-        return None;
-    };
-    if p.jitter != Jitter::None {
-        return None;
-    }
+    let q = p.cloud_tasks_queue()?;
     let secs = |ns: u64| {
         let s = ns as f64 / NS_PER_SEC as f64;
         format!("{}s", trim(s))
     };
     let mut flags = format!(
         "--max-attempts={} --min-backoff={} --max-backoff={} --max-doublings={}",
-        p.max_attempts.map_or(-1, |a| a as i64),
-        secs(min_backoff),
-        secs(max_backoff),
-        max_doublings
+        q.max_attempts,
+        secs(q.min_backoff),
+        secs(q.max_backoff),
+        q.max_doublings
     );
-    if let Some(d) = p.max_retry_duration {
+    if let Some(d) = q.max_retry_duration {
         flags.push_str(&format!(" --max-retry-duration={}", secs(d)));
     }
     Some(flags)

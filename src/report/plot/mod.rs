@@ -27,9 +27,9 @@
 use super::format::human_secs;
 use super::RunReport;
 use crate::decimal::num;
-use crate::error::OutputError;
 use crate::metrics::aggregate::{band, by_policy, BandPoint, Col, PolicySummary};
 use crate::metrics::{BinRow, Recovery, RunResult};
+use crate::report::OutputError;
 use crate::scenario::spec::FaultSpec;
 use crate::scenario::Scenario;
 use crate::time::secs;

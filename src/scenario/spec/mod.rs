@@ -134,10 +134,7 @@ impl ScenarioSpec {
     /// unlimited attempts never are.
     pub fn retry_window(&self, policy: &Policy) -> Nanos {
         let deadline = self.traffic.deadline.map_or(Nanos::MAX, |d| d.ns());
-        let age = policy
-            .max_retry_duration
-            .filter(|_| policy.max_attempts.is_some());
-        deadline.min(age.unwrap_or(Nanos::MAX))
+        deadline.min(policy.retry_window())
     }
 
     /// The ways a fault or a rejection can fail an attempt that change its
