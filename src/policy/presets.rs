@@ -30,6 +30,7 @@ pub const NAMES: &[&str] = &[
     "aws-standard-2026",
     "aws-adaptive",
     "aws-legacy",
+    "aws-legacy-dynamodb",
     "envoy",
     "envoy-budget",
     "linkerd",
@@ -211,6 +212,9 @@ fn grpc(jitter: JitterSpec) -> PolicySpec {
 ///   with their constants), per client.
 /// - `aws-legacy`: botocore legacy mode: 5 attempts, `rand() · 2^(k−1)` s
 ///   with no cap and no quota.
+/// - `aws-legacy-dynamodb`: botocore legacy mode as configured for DynamoDB
+///   (`_retry.json`'s `dynamodb` entry): 10 attempts, `50 ms · 2^(k−1)`
+///   with no jitter and no cap; the default DynamoDB client's settings.
 /// - `envoy`: a route retry policy with defaults: `num_retries` 1 (2
 ///   attempts), base 25 ms, max 250 ms (10 × base), full jitter, which is
 ///   the current code's `U(0, min(2^(k−1)·B, max))` (the docs' older
@@ -296,6 +300,14 @@ pub fn preset(name: &str) -> Option<PolicySpec> {
             honor_retry_after: Some(false),
             ..Default::default()
         },
+        "aws-legacy-dynamodb" => PolicySpec {
+            max_attempts: Some(10),
+            backoff: exponential(Dur::from_millis(50), 2.0, None),
+            jitter: Some(JitterSpec::None),
+            retry_on: Some(aws_retryable()),
+            honor_retry_after: Some(false),
+            ..Default::default()
+        },
         "envoy" => envoy(),
         "envoy-budget" => PolicySpec {
             budget: Some(BudgetSpec::Concurrency {
@@ -348,5 +360,28 @@ mod tests {
             assert!(p.may_retry(), "{name}");
         }
         assert!(preset("nope").is_none());
+    }
+
+    /// botocore's `_retry.json` for DynamoDB: `max_attempts` 10, delay
+    /// `base · growth_factor^(attempts − 1)` with base 0.05 and factor 2, no
+    /// random base: 50 ms, 100 ms, …, 12.8 s before the tenth attempt.
+    #[test]
+    fn the_default_dynamodb_client_waits_50ms_doubling_for_10_attempts() {
+        let spec = PolicySpec {
+            name: "d".into(),
+            preset: Some("aws-legacy-dynamodb".into()),
+            ..Default::default()
+        };
+        let p = resolve(&spec).unwrap();
+        assert_eq!(p.max_attempts, Some(10));
+        let mut state = crate::policy::RetryState::default();
+        for n in 1..=9u32 {
+            for u in [0.0, 0.99] {
+                let mut s = state.clone();
+                let d = p.next_delay(n, &mut s, u, None, false);
+                assert_eq!(d, 50_000_000 << (n - 1), "retry {n}, u {u}");
+            }
+            p.next_delay(n, &mut state, 0.5, None, false);
+        }
     }
 }
