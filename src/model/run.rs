@@ -311,28 +311,26 @@ impl<'a> Sim<'a> {
     /// outright.
     #[inline]
     fn settle_timers(&mut self) {
-        self.settle_timeouts(TOP);
-        if let Some(d) = self.deadlines.as_mut() {
-            let reqs = &self.tiers[TOP].reqs;
-            d.settle(
-                &mut self.q,
-                |(slot, gen)| reqs.is_open(slot, gen),
-                |(slot, gen)| Ev::Deadline { slot, gen },
-            );
-        }
-        for k in 1..self.tiers.len() {
-            self.settle_timeouts(k);
-        }
-    }
-
-    /// Settles tier `k`'s attempt timeouts (see [`Sim::settle_timers`]).
-    #[inline]
-    fn settle_timeouts(&mut self, k: usize) {
-        let tier = &mut self.tiers[k];
-        if let Some(t) = tier.timeouts.as_mut() {
-            let reqs = &tier.reqs;
-            let event = |job| Ev::Timeout { tier: k as u8, job };
-            t.settle(&mut self.q, |j| reqs.is_current(j), event);
+        // One loop, so that each kind of timer is settled from one place:
+        // the top's attempt timeouts, its request deadlines, then each
+        // tier's below.
+        for k in 0..self.tiers.len() {
+            let tier = &mut self.tiers[k];
+            if let Some(t) = tier.timeouts.as_mut() {
+                let reqs = &tier.reqs;
+                let event = |job| Ev::Timeout { tier: k as u8, job };
+                t.settle(&mut self.q, |j| reqs.is_current(j), event);
+            }
+            if k == TOP {
+                if let Some(d) = self.deadlines.as_mut() {
+                    let reqs = &self.tiers[TOP].reqs;
+                    d.settle(
+                        &mut self.q,
+                        |(slot, gen)| reqs.is_open(slot, gen),
+                        |(slot, gen)| Ev::Deadline { slot, gen },
+                    );
+                }
+            }
         }
     }
 

@@ -68,7 +68,7 @@ impl<'a> Sim<'a> {
     /// A request is due for its next attempt: sends it, or, at the top,
     /// hands it to the dispatcher or its client's rate limiter when there
     /// is one ([`Sim::gate`]).
-    #[inline]
+    #[inline(always)]
     pub(super) fn make_due(&mut self, now: Nanos, k: usize, slot: u32) {
         if k == TOP && (self.dispatcher.is_some() || self.tiers[TOP].clients.has_limiter()) {
             self.gate(now, slot);
@@ -79,7 +79,7 @@ impl<'a> Sim<'a> {
 
     /// A backoff timer of tier `k` popped: the request is due again unless
     /// the timer is stale.
-    #[inline]
+    #[inline(always)]
     pub(super) fn backoff_over(&mut self, now: Nanos, k: usize, key: Job) {
         if self.tiers[k].reqs.outgrow_cache() {
             self.read_ahead(k);
@@ -244,6 +244,7 @@ impl<'a> Sim<'a> {
 
     /// An attempt's timeout at tier `k` popped (see
     /// [`OldestFirst::popped`](crate::engine::OldestFirst::popped)).
+    #[inline(always)]
     pub(super) fn timeout_popped(&mut self, now: Nanos, k: usize, job: Job) {
         let tier = &mut self.tiers[k];
         if let Some(t) = tier.timeouts.as_mut() {
