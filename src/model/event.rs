@@ -15,16 +15,24 @@ pub enum Ev {
         /// The client.
         client: u32,
     },
-    /// A backoff timer fired: send the next attempt. The key is the
+    /// A backoff timer fired: the next attempt of a request at tier
+    /// `tier` (0 = the top backend; below, a call) goes. The key is the
     /// request and its attempt count when the timer was set, so a timer
     /// left behind when an operator forced an attempt is stale.
-    Send(Job),
+    Send {
+        /// The tier.
+        tier: u8,
+        /// The request and its attempt count when the timer was set.
+        key: Job,
+    },
     /// An attempt reaches the backend over a network with a delay
     /// (without one, it does so within its send).
     AtBackend(Job),
-    /// A worker finishes what it was doing.
-    WorkerDone {
-        /// The worker.
+    /// A worker of tier `tier` finishes what it was doing.
+    Done {
+        /// The tier.
+        tier: u8,
+        /// The worker (the slot in service, for a concurrency backend).
         worker: u32,
         /// Its generation when the work started.
         wgen: u32,
@@ -32,8 +40,14 @@ pub enum Ev {
     /// An answer reaches the client over a network with a delay (without
     /// one, it does so within the backend's step).
     Response(Job, Status),
-    /// The client gives up waiting for an attempt.
-    AttemptTimeout(Job),
+    /// The caller (a client at the top, a worker of the tier above below)
+    /// gives up waiting for an attempt at tier `tier`.
+    Timeout {
+        /// The tier.
+        tier: u8,
+        /// The attempt.
+        job: Job,
+    },
     /// The client gives up the whole request.
     Deadline {
         /// The request's slot.
@@ -41,8 +55,11 @@ pub enum Ev {
         /// Its generation when the request arrived.
         gen: u32,
     },
-    /// A fault or operator action starts or ends.
-    Edge,
+    /// A fault or operator action of tier `tier` starts or ends.
+    Edge {
+        /// The tier.
+        tier: u8,
+    },
     /// The dispatcher's bucket has a token again.
     DispatchTick,
     /// The operator's next RunTask call (a `force_run` paced at its quota).
@@ -68,29 +85,6 @@ pub enum Ev {
         /// Its wake generation when this wake-up was planned.
         wgen: u32,
     },
-    /// A worker of downstream tier `tier` finishes what it was doing.
-    TierDone {
-        /// The tier.
-        tier: u8,
-        /// The worker (the slot in service, for a concurrency backend).
-        worker: u32,
-        /// Its generation when the work started.
-        wgen: u32,
-    },
-    /// The calling worker gives up waiting for an attempt at tier `tier`.
-    TierTimeout {
-        /// The tier called.
-        tier: u8,
-        /// The attempt.
-        job: Job,
-    },
-    /// A call's backoff timer fired: its next attempt to tier `tier` goes.
-    TierSend {
-        /// The tier called.
-        tier: u8,
-        /// The call and its attempt count when the timer was set.
-        key: Job,
-    },
     /// The attempt a worker of tier `tier` (0 = the top backend) serves
     /// while it waits for the tier below has timed out for its caller:
     /// the worker stops waiting.
@@ -101,11 +95,6 @@ pub enum Ev {
         worker: u32,
         /// Its generation when it started waiting.
         wgen: u32,
-    },
-    /// A fault or action of downstream tier `tier` starts or ends.
-    TierEdge {
-        /// The tier.
-        tier: u8,
     },
 }
 

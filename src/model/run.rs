@@ -1,12 +1,20 @@
 //! One simulated run: one policy, one replication, single-threaded.
 //!
-//! The run owns the event queue and the components — traffic, requests,
-//! clients, network, backend, dispatcher, the fault timeline and the
-//! meters — and routes each event to the components it concerns. Each
-//! component keeps its own state and invariants; none schedules events:
-//! they return (or leave in [`Backend::out`]) what should happen next, and
+//! The run owns the event queue, the traffic, the network, the dispatcher
+//! and the tiers — the top backend (tier 0) and those below it
+//! (`downstream`), each a [`Tier`] with its backend, requests, clients,
+//! meters, fault timeline and timers — and routes each event to the
+//! components it concerns. Each component keeps its own state and
+//! invariants; none schedules events: they return (or leave in
+//! [`Backend::out`](super::backend::Backend)) what should happen next, and
 //! the run schedules it, in the order decided, so ties between events at
 //! the same instant always break the same way.
+//!
+//! Every request, at any tier, lives one lifecycle (`life`): it is opened,
+//! made due, sent, answered (or timed out), and retried or finished,
+//! keyed by its tier's index. What only the top has — arrivals from the
+//! traffic, the network, the dispatcher, request deadlines, hedging and
+//! client-side rate limiters — is in `top`.
 //!
 //! Every event that refers to a request carries the slot's generation (and
 //! the attempt number); an event whose request has moved on (a response to
@@ -15,27 +23,30 @@
 //! for or cancelled. `docs/architecture.md` follows one request through
 //! these events.
 
-use super::backend::{Backend, Effect};
-use super::clients::{Admit, Clients, Decision, Hedge, Release, Wake};
-use super::dispatcher::{Dispatcher, Pump};
+use super::backend::{base_workers, Backend};
+use super::clients::Clients;
+use super::dispatcher::Dispatcher;
 use super::dist::Dist;
 pub use super::error::RunError;
 use super::event::Ev;
-use super::faults::{ForceRun, Timeline};
+use super::faults::Timeline;
 use super::meter::Meter;
 use super::network::Network;
-use super::requests::{GiveUp, Job, Outcome, Phase, ReadAhead, Requests};
-use super::tier::{Holds, Tier};
+use super::tier::Tier;
 use super::traffic::{Start, Traffic};
-use crate::engine::{stop, stream, watch, EventQueue, LaneId, OldestFirst, Stream};
-use crate::metrics::{recovery, RunResult};
+use crate::engine::{stop, stream, tier_stream, watch, EventQueue, LaneId, OldestFirst, Stream};
+use crate::metrics::{recovery, BinRow, RunResult, RunSummary, TierRun};
 use crate::policy::{Backoff, Policy};
 use crate::scenario::spec::{Mode, ScenarioSpec};
 use crate::scenario::Scenario;
 use crate::status::Status;
 use crate::time::{secs, Nanos};
 
-mod chain;
+mod life;
+mod top;
+
+/// The top backend's index in [`Sim::tiers`].
+const TOP: usize = 0;
 
 /// Events at one instant beyond which a run is considered stuck: far more
 /// than any real instant holds (a burst of every client at once, each
@@ -83,51 +94,31 @@ pub fn simulate(
 /// The state of one run.
 struct Sim<'a> {
     spec: &'a ScenarioSpec,
-    policy: &'a Policy,
     q: EventQueue<Ev>,
     run_end: Nanos,
     /// The stream lane of the next open-mode or burst arrival.
     arrivals: LaneId,
-    /// The lane of a fixed backoff's timers, if the policy has one.
-    backoff_lane: Option<LaneId>,
-    /// How far `backoff_lane` has had its requests' slots read ahead.
-    backoff_read: ReadAhead,
     traffic: Traffic,
-    reqs: Requests,
-    clients: Clients<'a>,
     network: Network,
-    /// Whether hops take no time: attempts then reach the backend within
-    /// their send and answers reach the client within the backend's step,
-    /// rather than as events of their own.
-    instant: bool,
-    backend: Backend,
     dispatcher: Option<Dispatcher>,
-    timeline: Timeline,
-    meter: Meter,
-    /// The client's patience per attempt (a dispatcher's deadline).
-    attempt_timeout: Option<Nanos>,
-    /// Attempt timeouts, of which only the oldest unanswered attempt's is
-    /// an event.
-    timeouts: Option<OldestFirst<Job>>,
     /// Request deadlines (the client's patience per request), of which
     /// only the oldest open request's is an event.
     deadlines: Option<OldestFirst<(u32, u32)>>,
     /// Set when a dispatcher slot or token may have freed up.
     pump: bool,
-    /// Attempts the backend answered with an error after the warm-up
-    /// (counted only when there are tiers: `tiers.csv`).
-    top_failed_answers: u64,
-    /// The attempt number from which an ending counts in the tail the
-    /// `attempt_tail` alert watches.
-    tail_attempt: u32,
-    /// The tiers below the backend (`downstream`), in calling order.
+    /// The top backend (`TOP`), then the tiers below it in calling order.
     tiers: Vec<Tier<'a>>,
-    /// For each tier that calls one below (the backend first), its
-    /// workers waiting on their calls.
-    holds: Vec<Holds>,
     /// Simulated time already added to the process's progress
     /// ([`watch`]).
     watched: Nanos,
+}
+
+/// The lane of `policy`'s backoff timers when it is one fixed delay.
+fn backoff_lane(q: &mut EventQueue<Ev>, policy: &Policy) -> Option<LaneId> {
+    match policy.backoff {
+        Backoff::Constant { delay } if !policy.jitter.is_random() => Some(q.register_lane(delay)),
+        _ => None,
+    }
 }
 
 impl<'a> Sim<'a> {
@@ -158,63 +149,71 @@ impl<'a> Sim<'a> {
         if let Some(c) = network.constant().filter(|&c| c > 0) {
             q.register_lane(c);
         }
-        let mut backoff_lane = None;
-        if let Backoff::Constant { delay } = policy.backoff {
-            if !policy.jitter.is_random() {
-                backoff_lane = Some(q.register_lane(delay));
-            }
-        }
-        let base_workers = super::backend::base_workers(&spec.backend);
+        let top_lane = backoff_lane(&mut q, policy);
         let mut backend = Backend::new(&spec.backend, rng(Stream::Service), rng(Stream::Faults));
         if !spec.downstream.is_empty() {
             backend.set_calls_down();
         }
-        let tiers = chain::tiers(spec, tier_policies, replication, run_end, &mut q);
-        Sim {
-            spec,
-            policy,
-            q,
-            run_end,
-            arrivals,
-            backoff_lane,
-            backoff_read: ReadAhead::default(),
-            traffic: Traffic::new(t, rng(Stream::Arrivals), rng(Stream::Clients)),
-            reqs: Requests::default(),
-            clients: Clients::new(policy, t.clients, rng(Stream::Backoff)),
-            instant: network.instant(),
-            network,
+        let mut top = Tier::new(
+            spec.tier_names()[TOP],
             backend,
-            dispatcher: spec.dispatcher.as_ref().map(Dispatcher::new),
-            timeline: Timeline::new(&spec.faults, &spec.actions, base_workers, None),
-            meter: Meter::new(
+            Meter::new(
                 spec.bin.ns(),
                 run_end,
                 spec.warmup.ns(),
                 policy.rate_limiter.is_some(),
             ),
-            attempt_timeout: attempt_timeout.map(|d| d.ns()),
-            timeouts,
+            Clients::new(policy, t.clients, rng(Stream::Backoff)),
+            policy,
+            Timeline::new(
+                &spec.faults,
+                &spec.actions,
+                base_workers(&spec.backend),
+                None,
+            ),
+        );
+        top.attempt_timeout = attempt_timeout.map(|d| d.ns());
+        top.timeouts = timeouts;
+        top.instant = network.instant();
+        top.tail_attempt = spec.report.alerts.tail_attempt;
+        top.backoff_lane = top_lane;
+        let mut tiers = vec![top];
+        downstream(
+            spec,
+            tier_policies,
+            replication,
+            run_end,
+            &mut q,
+            &mut tiers,
+        );
+        Sim {
+            spec,
+            q,
+            run_end,
+            arrivals,
+            traffic: Traffic::new(t, rng(Stream::Arrivals), rng(Stream::Clients)),
+            network,
+            dispatcher: spec.dispatcher.as_ref().map(Dispatcher::new),
             deadlines,
             pump: false,
-            top_failed_answers: 0,
-            tail_attempt: spec.report.alerts.tail_attempt,
-            holds: tiers.iter().map(|_| Holds::default()).collect(),
             tiers,
             watched: 0,
         }
     }
 
-    fn update_capacity_metric(&mut self) {
-        let (workers, cap) = self.backend.capacity_now();
-        self.meter.col.set_capacity(workers, cap);
+    fn update_capacity(&mut self, k: usize) {
+        let tier = &mut self.tiers[k];
+        let (workers, cap) = tier.backend.capacity_now();
+        tier.meter.col.set_capacity(workers, cap);
     }
 
     fn start(&mut self) {
-        self.update_capacity_metric();
-        if let Some(t0) = self.timeline.first() {
-            self.q.schedule_at(t0, Ev::Edge);
+        for k in 0..self.tiers.len() {
+            self.update_capacity(k);
+            if let Some(at) = self.tiers[k].timeline.first() {
+                self.q.schedule_at(at, Ev::Edge { tier: k as u8 });
+            }
         }
-        self.start_tiers();
         match self.traffic.start() {
             Start::Arrival(Some(at)) => self.q.schedule_in_stream(self.arrivals, at, Ev::Arrival),
             Start::Arrival(None) => {}
@@ -234,7 +233,7 @@ impl<'a> Sim<'a> {
     /// Runs to the end. Returns the instant and the event count when time
     /// stopped advancing there (see [`stall_limit`]).
     fn run(&mut self) -> Result<Option<(Nanos, u64)>, RunError> {
-        let limit = stall_limit(self.spec, self.policy);
+        let limit = stall_limit(self.spec, self.tiers[TOP].policy);
         // No event is at `Nanos::MAX` (the run ends before), so the first
         // event starts an instant.
         let (mut instant, mut at_instant) = (Nanos::MAX, 0u64);
@@ -248,9 +247,8 @@ impl<'a> Sim<'a> {
                 (instant, at_instant) = (now, 1);
                 // The meters move only when time does: within an instant
                 // no bin closes and no level accrues.
-                self.meter.advance(now, &mut self.reqs);
-                if !self.tiers.is_empty() {
-                    self.advance_tiers(now);
+                for tier in &mut self.tiers {
+                    tier.meter.advance(now, &mut tier.reqs);
                 }
             }
             self.step(now, ev)?;
@@ -304,52 +302,36 @@ impl<'a> Sim<'a> {
     }
 
     /// The chain of steps at this instant is over: settles the timers
-    /// (attempt timeouts, the tiers' call timeouts, request deadlines).
-    /// Only the oldest live timer of each kind can fire next, since timers
-    /// of one fixed delay fall due in the order they were set (see
-    /// [`OldestFirst`]); the others stay reserved places in the event
-    /// order, and those whose attempt is answered or whose request ends
-    /// before they are due never become events. A run's outputs are those
-    /// of scheduling every timer outright.
+    /// (every tier's attempt timeouts, request deadlines). Only the oldest
+    /// live timer of each kind can fire next, since timers of one fixed
+    /// delay fall due in the order they were set (see [`OldestFirst`]);
+    /// the others stay reserved places in the event order, and those whose
+    /// attempt is answered or whose request ends before they are due never
+    /// become events. A run's outputs are those of scheduling every timer
+    /// outright.
     #[inline]
     fn settle_timers(&mut self) {
-        if let Some(t) = self.timeouts.as_mut() {
-            t.settle(&mut self.q, |j| self.reqs.is_current(j), Ev::AttemptTimeout);
+        // One loop, so that each kind of timer is settled from one place:
+        // the top's attempt timeouts, its request deadlines, then each
+        // tier's below.
+        for k in 0..self.tiers.len() {
+            let tier = &mut self.tiers[k];
+            if let Some(t) = tier.timeouts.as_mut() {
+                let reqs = &tier.reqs;
+                let event = |job| Ev::Timeout { tier: k as u8, job };
+                t.settle(&mut self.q, |j| reqs.is_current(j), event);
+            }
+            if k == TOP {
+                if let Some(d) = self.deadlines.as_mut() {
+                    let reqs = &self.tiers[TOP].reqs;
+                    d.settle(
+                        &mut self.q,
+                        |(slot, gen)| reqs.is_open(slot, gen),
+                        |(slot, gen)| Ev::Deadline { slot, gen },
+                    );
+                }
+            }
         }
-        if let Some(d) = self.deadlines.as_mut() {
-            d.settle(
-                &mut self.q,
-                |(slot, gen)| self.reqs.is_open(slot, gen),
-                |(slot, gen)| Ev::Deadline { slot, gen },
-            );
-        }
-        if !self.tiers.is_empty() {
-            self.settle_tier_timers();
-        }
-    }
-
-    /// A backoff timer popped: when the slots of the next few timers in
-    /// the fixed backoff's lane have not been read yet, reads them in one
-    /// batch ([`Requests::read_ahead`]), so that in a herd of retries each
-    /// timer finds its request in cache. Only a hint: it changes nothing,
-    /// and a timer popped from elsewhere merely shifts the count.
-    #[inline(never)]
-    fn read_ahead(&mut self) {
-        let Some(lane) = self.backoff_lane else {
-            return;
-        };
-        let Some((skip, n)) = self.backoff_read.took_one() else {
-            return;
-        };
-        let slots = self
-            .q
-            .lane_ahead(lane, skip)
-            .take(n)
-            .filter_map(|ev| match ev {
-                Ev::Send(key) => Some(key.slot),
-                _ => None,
-            });
-        self.reqs.read_ahead(slots);
     }
 
     /// Routes one event to the components it concerns.
@@ -357,42 +339,33 @@ impl<'a> Sim<'a> {
     fn handle(&mut self, now: Nanos, ev: Ev) {
         match ev {
             Ev::Arrival => self.on_arrival(now),
-            Ev::ClientNext { client } => self.new_request(now, client),
-            Ev::Send(key) => {
-                if self.reqs.outgrow_cache() {
-                    self.read_ahead();
-                }
-                if self.reqs.backoff_over(key) {
-                    self.make_due(now, key.slot);
-                }
+            Ev::ClientNext { client } => {
+                self.open(now, TOP, client, None);
             }
-            Ev::AtBackend(job) => self.reach_backend(now, job),
-            Ev::WorkerDone { worker, wgen } => {
-                self.backend
-                    .worker_done(now, worker, wgen, &self.reqs, &mut self.meter);
-                self.apply_backend_effects(now);
-            }
+            Ev::Send { tier, key } => self.backoff_over(now, tier as usize, key),
+            Ev::AtBackend(job) => self.arrive(now, TOP, job),
+            Ev::Done { tier, worker, wgen } => self.worker_done(now, tier as usize, worker, wgen),
             Ev::Write { txn } => {
-                self.backend.write(now, txn, &self.reqs, &mut self.meter);
-                self.apply_backend_effects(now);
+                let top = &mut self.tiers[TOP];
+                top.backend.write(now, txn, &top.reqs, &mut top.meter);
+                self.apply_effects(now, TOP);
             }
-            Ev::Response(job, status) => self.on_answer(now, job, status, false),
-            Ev::AttemptTimeout(job) => {
-                if let Some(t) = self.timeouts.as_mut() {
-                    let live = |j| self.reqs.is_current(j);
-                    t.popped(&mut self.q, job, now, live, Ev::AttemptTimeout);
-                }
-                self.on_answer(now, job, Status::DeadlineExceeded, true)
+            Ev::Response(job, status) => self.answer(now, TOP, job, status, false),
+            Ev::Timeout { tier, job } => {
+                let k = tier as usize;
+                self.timeout_popped(now, k, job);
+                self.answer(now, k, job, Status::DeadlineExceeded, true)
             }
             Ev::Deadline { slot, gen } => {
                 if let Some(d) = self.deadlines.as_mut() {
-                    let live = |(slot, gen)| self.reqs.is_open(slot, gen);
+                    let reqs = &self.tiers[TOP].reqs;
+                    let live = |(slot, gen)| reqs.is_open(slot, gen);
                     let event = |(slot, gen)| Ev::Deadline { slot, gen };
                     d.popped(&mut self.q, (slot, gen), now, live, event);
                 }
                 self.on_deadline(now, slot, gen)
             }
-            Ev::Edge => self.on_edge(now),
+            Ev::Edge { tier } => self.on_edge(now, tier as usize),
             Ev::DispatchTick => {
                 if let Some(d) = self.dispatcher.as_mut() {
                     d.on_tick();
@@ -401,611 +374,213 @@ impl<'a> Sim<'a> {
             }
             Ev::RunTask => self.run_task(now),
             Ev::Hedge { slot, gen } => {
-                if self.reqs.hedge_due(slot, gen, now) {
+                if self.tiers[TOP].reqs.hedge_due(slot, gen, now) {
                     self.hedge(now, slot);
                 }
             }
             Ev::Limiter { index, wgen } => {
-                if self.clients.limiter_woken(index, wgen) {
+                if self.tiers[TOP].clients.limiter_woken(index, wgen) {
                     self.release_limited(now, index);
                 }
             }
-            Ev::TierDone { tier, worker, wgen } => {
-                self.tier_worker_done(now, tier as usize, worker, wgen)
-            }
-            Ev::TierTimeout { tier, job } => {
-                self.tier_timeout_popped(now, tier as usize, job);
-                self.call_answer(now, tier as usize, job, Status::DeadlineExceeded, true)
-            }
-            Ev::TierSend { tier, key } => self.call_backoff_over(now, tier as usize, key),
             Ev::HoldOver { tier, worker, wgen } => self.hold_over(now, tier as usize, worker, wgen),
-            Ev::TierEdge { tier } => self.on_tier_edge(now, tier as usize),
         }
-    }
-
-    /// An attempt reaches the backend.
-    fn reach_backend(&mut self, now: Nanos, job: Job) {
-        self.backend.arrive(now, job, &self.reqs, &mut self.meter);
-        self.apply_backend_effects(now);
-    }
-
-    /// Turns what the backend decided into events, in the order decided.
-    /// Without network delays its answers are not events: they reach
-    /// their clients once every effect is in place, in the order given.
-    fn apply_backend_effects(&mut self, now: Nanos) {
-        let mut out = std::mem::take(&mut self.backend.out);
-        for &effect in &out {
-            match effect {
-                Effect::Settle {
-                    job,
-                    completed,
-                    reply,
-                } => {
-                    if let Some(status) = reply {
-                        if status != Status::Ok && !self.tiers.is_empty() && self.meter.counted(now)
-                        {
-                            self.top_failed_answers += 1;
-                        }
-                        if !self.instant {
-                            let hop = self.network.hop();
-                            self.q.schedule_after(hop, Ev::Response(job, status));
-                        }
-                    }
-                    let s = self.reqs.settle(job, completed);
-                    if s.duplicate && s.counted {
-                        self.meter.summary.duplicates += 1;
-                    }
-                }
-                Effect::Busy {
-                    worker,
-                    wgen,
-                    after,
-                } => self
-                    .q
-                    .schedule_after(after, Ev::WorkerDone { worker, wgen }),
-                Effect::RoundTrip { txn } => {
-                    let round_trip = self.network.hop().saturating_add(self.network.hop());
-                    self.q.schedule_after(round_trip, Ev::Write { txn });
-                }
-                Effect::Hold { worker, wgen, job } => self.start_hold(now, 0, worker, wgen, job),
-            }
-        }
-        if self.instant {
-            // Delivering an answer may send an attempt (a hedge) whose
-            // effects are applied within, from a list of their own.
-            for (job, status) in out.iter().filter_map(Effect::answer) {
-                self.on_answer(now, job, status, false);
-            }
-        }
-        out.clear();
-        if self.backend.out.is_empty() {
-            self.backend.out = out;
-        }
-    }
-
-    fn on_arrival(&mut self, now: Nanos) {
-        let client = self.traffic.arrival_client();
-        self.new_request(now, client);
-        if let Some(at) = self.traffic.next_arrival(now) {
-            if at < self.run_end {
-                self.q.schedule_in_stream(self.arrivals, at, Ev::Arrival);
-            }
-        }
-    }
-
-    fn new_request(&mut self, now: Nanos, client: u32) {
-        let counted = self.meter.counted(now);
-        let hedged = self.policy.hedging.is_some();
-        let slot = self.reqs.open(client, now, counted, hedged);
-        let gen = self.reqs[slot as usize].gen;
-        self.meter.col.now.demand += 1;
-        if counted {
-            self.meter.summary.requests += 1;
-        }
-        self.clients
-            .on_request(now, client, &mut self.reqs[slot as usize].mark);
-        if let Some(d) = self.deadlines.as_mut() {
-            d.set(&mut self.q, (slot, gen));
-        }
-        self.make_due(now, slot);
-    }
-
-    /// A request is due for its next attempt: sends it, or hands it to the
-    /// dispatcher when the scenario has one, or to its client's rate
-    /// limiter when the policy has one (validation refuses both at once).
-    fn make_due(&mut self, now: Nanos, slot: u32) {
-        match self.dispatcher.as_mut() {
-            None if self.clients.has_limiter() => {
-                let r = &self.reqs[slot as usize];
-                match self.clients.limiter_admit(now, r.client, slot, r.gen) {
-                    Admit::Go => {
-                        self.meter.col.now.client_grants += 1;
-                        self.send_attempt(now, slot);
-                    }
-                    Admit::Wait(wake) => {
-                        self.reqs.wait_token(slot, now);
-                        self.schedule_wake(wake);
-                    }
-                }
-            }
-            None => self.send_attempt(now, slot),
-            Some(d) => {
-                d.enqueue(self.reqs.set_due(slot));
-                self.pump = true;
-            }
-        }
-    }
-
-    fn schedule_wake(&mut self, wake: Option<Wake>) {
-        if let Some(w) = wake {
-            if w.at < self.run_end {
-                self.q.schedule_at(
-                    w.at,
-                    Ev::Limiter {
-                        index: w.index,
-                        wgen: w.wgen,
-                    },
-                );
-            }
-        }
-    }
-
-    /// A rate limiter woke up: the requests at the head of its queue go
-    /// while it has tokens.
-    #[inline(never)]
-    fn release_limited(&mut self, now: Nanos, index: u32) {
-        loop {
-            match self.clients.limiter_next(now, index, &self.reqs) {
-                Release::Send(slot) => {
-                    let waited = self.reqs.token_granted(slot, now);
-                    let col = &mut self.meter.col.now;
-                    col.client_grants += 1;
-                    col.client_wait_ns += waited;
-                    if self.reqs[slot as usize].counted {
-                        self.meter.summary.client_wait_ns += waited;
-                    }
-                    self.send_attempt(now, slot);
-                }
-                Release::WakeAt(w) => {
-                    self.schedule_wake(Some(w));
-                    return;
-                }
-                Release::Idle => return,
-            }
-        }
-    }
-
-    /// A hedged request's hedge timer fired: the next hedge goes if the
-    /// budget allows; else hedging stops, and the request ends if nothing
-    /// is left out.
-    #[inline(never)]
-    fn hedge(&mut self, now: Nanos, slot: u32) {
-        let Some(h) = self.policy.hedging else {
-            return;
-        };
-        if !h.more_after(self.reqs[slot as usize].attempts) {
-            return;
-        }
-        match self.clients.may_hedge(now, &mut self.reqs[slot as usize]) {
-            Ok(()) => self.send_attempt(now, slot),
-            Err(why) => self.stop_hedging(now, slot, why),
-        }
-    }
-
-    /// No more hedges for the request in `slot` (`why` refused one); it is
-    /// over, for that reason, when none of its attempts is still out.
-    #[inline(never)]
-    fn stop_hedging(&mut self, now: Nanos, slot: u32, why: GiveUp) {
-        self.reqs.freeze_hedging(slot, why);
-        if self.reqs.open_attempts(slot) == 0 {
-            self.finish(now, slot, Some(why));
-        }
-    }
-
-    /// Dispatches due tasks while tokens and concurrent slots allow, and
-    /// wakes up again when the next token comes.
-    #[inline(never)]
-    fn pump_dispatcher(&mut self, now: Nanos) {
-        while let Some(d) = self.dispatcher.as_mut() {
-            match d.next(now, &mut self.reqs) {
-                Pump::Send(slot) => self.send_attempt(now, slot),
-                Pump::WakeAt(at) => {
-                    if at < self.run_end {
-                        self.q.schedule_at(at, Ev::DispatchTick);
-                    }
-                    break;
-                }
-                Pump::Idle => break,
-            }
-        }
-        // Cleared last: an answer given within a send (no network) frees
-        // its slot and sets the flag, but the loop has seen that slot.
-        self.pump = false;
-    }
-
-    /// An operator's `force_run`: one RunTask call for each waiting task
-    /// `which` selects, in order of their next attempt (ties in creation
-    /// order), paced at `per_minute` calls a minute; the first call goes
-    /// now unless earlier calls still hold the quota.
-    #[inline(never)]
-    fn force_run(&mut self, now: Nanos, which: &ForceRun, per_minute: f64) {
-        let Some(d) = self.dispatcher.as_mut() else {
-            return;
-        };
-        let waiting = self.reqs.waiting_in_creation_order();
-        let mut chosen: Vec<(Nanos, u32)> = which
-            .select(&waiting)
-            .into_iter()
-            .map(|slot| (self.reqs.next_attempt_at(slot), slot))
-            .collect();
-        // Stable: equal times keep creation order.
-        chosen.sort_by_key(|&(at, _)| at);
-        let reqs = &self.reqs;
-        let tasks = chosen
-            .into_iter()
-            .map(|(_, slot)| (slot, reqs[slot as usize].gen));
-        let gap = crate::scenario::cloud_tasks::run_task_gap(per_minute);
-        if let Some(at) = d.run_tasks.plan(now, tasks, gap) {
-            if at == now {
-                self.run_task(now);
-            } else if at < self.run_end {
-                self.q.schedule_at(at, Ev::RunTask);
-            }
-        }
-    }
-
-    /// The operator's next RunTask call: the next chosen task still
-    /// waiting is dispatched now, ignoring the queue's rate and
-    /// concurrency limits.
-    fn run_task(&mut self, now: Nanos) {
-        let Some(d) = self.dispatcher.as_mut() else {
-            return;
-        };
-        let reqs = &self.reqs;
-        let waiting = |slot: u32, gen: u32| {
-            reqs.is_open(slot, gen)
-                && matches!(reqs[slot as usize].phase, Phase::Backoff | Phase::Due)
-        };
-        let (slot, wake) = d.run_tasks.call(now, waiting);
-        if let Some(at) = wake.filter(|&at| at < self.run_end) {
-            self.q.schedule_at(at, Ev::RunTask);
-        }
-        let Some(slot) = slot else {
-            return;
-        };
-        if self.reqs.hurry(slot) {
-            if let Some(d) = self.dispatcher.as_mut() {
-                d.force(&mut self.reqs[slot as usize]);
-            }
-            self.send_attempt(now, slot);
-        }
-    }
-
-    fn send_attempt(&mut self, now: Nanos, slot: u32) {
-        let r = &self.reqs[slot as usize];
-        let client = r.client;
-        if !self.clients.may_send(now, client, r.attempts == 0) {
-            // Refused by an open breaker: fails fast, never reaches the
-            // backend. A refused hedge only stops hedging while other
-            // attempts are out.
-            if self.reqs.open_attempts(slot) > 0 {
-                self.reqs.freeze_hedging(slot, GiveUp::Breaker);
-            } else {
-                self.finish(now, slot, Some(GiveUp::Breaker));
-            }
-            return;
-        }
-        let previous = r.last_sent;
-        let job = self.reqs.begin_attempt(slot, now);
-        if job.attempt == 1 {
-            self.meter.col.now.first_attempts += 1;
-        } else {
-            self.meter.col.now.retries += 1;
-            self.meter.col.record_retry_gap(now - previous);
-        }
-        self.clients.on_send(client);
-        if !self.instant {
-            let hop = self.network.hop();
-            self.q.schedule_after(hop, Ev::AtBackend(job));
-        }
-        if let Some(t) = self.timeouts.as_mut() {
-            t.set(&mut self.q, job);
-        }
-        if let Some(h) = self.policy.hedging {
-            if h.more_after(job.attempt) {
-                self.arm_hedge(now, slot, h.delay);
-            }
-        }
-        if self.instant {
-            // The attempt's timers are set: it reaches the backend now.
-            self.reach_backend(now, job);
-        }
-    }
-
-    /// The next hedge of the request in `slot` is due `after` from now.
-    fn arm_hedge(&mut self, now: Nanos, slot: u32, after: Nanos) {
-        let at = now.saturating_add(after);
-        self.reqs.arm_hedge(slot, at);
-        if at < self.run_end {
-            let gen = self.reqs[slot as usize].gen;
-            self.q.schedule_at(at, Ev::Hedge { slot, gen });
-        }
-    }
-
-    /// The current attempt is over for the client: its dispatcher slot frees.
-    fn release_dispatch(&mut self, slot: u32) {
-        if let Some(d) = self.dispatcher.as_mut() {
-            if d.release(&mut self.reqs[slot as usize]) {
-                self.pump = true;
-            }
-        }
-    }
-
-    /// An attempt's answer reaches the client, or (`timeout`) the client
-    /// stops waiting for it; stale when the client no longer waits for it.
-    fn on_answer(&mut self, now: Nanos, job: Job, status: Status, timeout: bool) {
-        if !self.reqs.is_current(job) {
-            return;
-        }
-        let pushback = self.backend.pushback(status, timeout);
-        if let Some(d) = self.dispatcher.as_mut() {
-            if self.reqs[job.slot as usize].dispatched {
-                d.on_result(now, status, timeout, pushback);
-            }
-        }
-        self.reqs.attempt_over(job);
-        let r = &mut self.reqs[job.slot as usize];
-        self.clients.attempt_done(r, job.attempt);
-        let client = r.client;
-        let throttled = !timeout && status == Status::ResourceExhausted;
-        let wake = self.clients.limiter_response(now, client, throttled);
-        self.schedule_wake(wake);
-        self.release_dispatch(job.slot);
-        if status == Status::Ok {
-            self.succeed(now, job.slot, job.attempt);
-            return;
-        }
-        if timeout {
-            self.meter.col.now.timeouts += 1;
-        } else {
-            self.meter.col.now.errors += 1;
-        }
-        if self.policy.hedging.is_some() {
-            self.on_hedge_failure(now, job.slot, status, pushback);
-            return;
-        }
-        let r = &mut self.reqs[job.slot as usize];
-        match self.clients.on_failure(now, r, status, timeout, pushback) {
-            Decision::Retry(delay) => {
-                let (key, delay) = self.reqs.wait_backoff(job.slot, now, delay);
-                if self.dispatcher.is_some() {
-                    self.reqs.note_due(job.slot, now.saturating_add(delay));
-                }
-                self.q.schedule_after(delay, Ev::Send(key));
-            }
-            Decision::GiveUp(why) => self.finish(now, job.slot, Some(why)),
-        }
-    }
-
-    /// One attempt of a hedged request failed: the next hedge now, later,
-    /// never, or the request fails.
-    #[inline(never)]
-    fn on_hedge_failure(&mut self, now: Nanos, slot: u32, status: Status, pushback: Option<Nanos>) {
-        let frozen = self.reqs.hedging_frozen(slot);
-        let r = &mut self.reqs[slot as usize];
-        match self
-            .clients
-            .on_hedge_failure(now, r, status, frozen, pushback)
-        {
-            Hedge::Fatal => self.finish(now, slot, Some(GiveUp::NotRetryable)),
-            Hedge::Now => self.send_attempt(now, slot),
-            Hedge::After(d) => {
-                self.arm_hedge(now, slot, d);
-            }
-            Hedge::Refused(why) => self.stop_hedging(now, slot, why),
-            Hedge::NoMore => {
-                if self.reqs.open_attempts(slot) == 0 {
-                    // Its last attempt out failed: hedging was stopped
-                    // (for the reason that stopped it), or every hedge is
-                    // out (the attempt limit).
-                    let why = self.reqs.frozen_why(slot).unwrap_or(GiveUp::Limits);
-                    self.finish(now, slot, Some(why));
-                }
-            }
-        }
-    }
-
-    fn succeed(&mut self, now: Nanos, slot: u32, attempt: u32) {
-        let r = self.reqs[slot as usize];
-        self.clients.on_success(now, &r, attempt);
-        let latency = now - r.start;
-        self.meter.col.now.goodput += 1;
-        self.meter.col.record_latency(latency);
-        if r.counted {
-            self.meter.latency.record(latency);
-            self.meter.summary.last_success_s = Some(secs(now));
-        }
-        self.finish(now, slot, None);
-    }
-
-    /// The client gives up the whole request.
-    #[inline(never)]
-    fn on_deadline(&mut self, now: Nanos, slot: u32, gen: u32) {
-        if !self.reqs.is_open(slot, gen) {
-            return;
-        }
-        let r = self.reqs[slot as usize];
-        if r.phase == Phase::InFlight {
-            let open = self.reqs.open_attempts(slot);
-            self.clients.on_abandoned(now, r.client, open);
-        }
-        self.finish(now, slot, Some(GiveUp::Deadline));
-    }
-
-    /// The request in `slot` ends: it succeeded (`why` is `None`) or was
-    /// given up for `why`.
-    fn finish(&mut self, now: Nanos, slot: u32, why: Option<GiveUp>) {
-        let open = self.reqs.open_attempts(slot);
-        let r = &mut self.reqs[slot as usize];
-        self.clients.request_ended(r, open);
-        let r = *r;
-        if r.phase == Phase::Waiting && r.counted {
-            self.meter.summary.client_wait_ns += self.reqs.waited(slot, now);
-        }
-        self.release_dispatch(slot);
-        let outcome = why.map_or(Outcome::Succeeded, GiveUp::outcome);
-        let bin = &mut self.meter.col.now;
-        bin.finished += 1;
-        if r.attempts >= self.tail_attempt {
-            bin.tail_finished += 1;
-        }
-        if outcome == Outcome::Dropped {
-            bin.dropped += 1;
-        }
-        if why == Some(GiveUp::Limits) {
-            bin.dead_lettered += 1;
-        }
-        if r.counted {
-            let s = &mut self.meter.summary;
-            match outcome {
-                Outcome::Succeeded => s.succeeded += 1,
-                Outcome::Failed => s.failed += 1,
-                Outcome::Dropped => s.dropped += 1,
-            }
-            match why {
-                None => {}
-                Some(GiveUp::Limits) => s.max_attempts_reached += 1,
-                Some(GiveUp::Deadline) => s.dropped_deadline += 1,
-                Some(GiveUp::Budget) => s.dropped_budget += 1,
-                Some(GiveUp::RetriesDisabled) => s.dropped_retries_disabled += 1,
-                Some(GiveUp::Breaker) => s.failed_breaker += 1,
-                Some(GiveUp::NotRetryable) => s.failed_non_retryable += 1,
-            }
-            s.attempts += r.attempts as u64;
-            s.record_end(r.attempts, outcome == Outcome::Succeeded);
-            s.max_task_age_s = s.max_task_age_s.max(secs(now - r.start));
-        }
-        self.reqs.close(slot);
-        if let Some(pause) = self.traffic.after_request() {
-            self.q
-                .schedule_after(pause, Ev::ClientNext { client: r.client });
-        }
-    }
-
-    #[inline(never)]
-    fn on_edge(&mut self, now: Nanos) {
-        let (next, change) = self.timeline.reach(now);
-        if let Some(t) = next {
-            self.q.schedule_at(t, Ev::Edge);
-        }
-        self.clients
-            .set_retries_disabled(change.actions.retries_disabled);
-        self.backend.set_shed(change.actions.shed);
-        for (which, per_minute) in &change.force_run {
-            self.force_run(now, which, *per_minute);
-        }
-        self.backend
-            .set_faults(change.fault, &self.reqs, &mut self.meter);
-        self.apply_backend_effects(now);
-        if let Some(status) = change.flush {
-            self.abandon_holds(now, 0);
-            self.backend.flush(status, &self.reqs, &mut self.meter);
-            self.apply_backend_effects(now);
-        }
-        self.update_capacity_metric();
     }
 
     fn into_result(mut self, policy_index: usize, replication: u32) -> RunResult {
-        for r in self.reqs.open_requests() {
-            if r.counted {
-                let s = &mut self.meter.summary;
-                s.unfinished += 1;
-                s.attempts += r.attempts as u64;
-                s.max_task_age_s = s.max_task_age_s.max(secs(self.run_end - r.start));
-            }
-        }
         let events = self.q.popped();
         let spec = self.spec;
-        let warmup_s = secs(self.meter.warmup());
-        let oldest = self.reqs.oldest_start();
-        self.meter.col.set_open(self.reqs.open_count(), oldest);
-        let peak_1s = self.meter.col.peak_1s.max();
-        let bins = self
-            .meter
-            .col
-            .finish(self.reqs.retrying(), self.reqs.waiting());
         let incident = spec.incident(self.run_end);
-        let tiers = chain::tier_runs(
-            spec,
-            std::mem::take(&mut self.tiers),
-            (
-                &bins,
-                &self.meter.summary,
-                self.top_failed_answers,
-                self.backend.nominal_capacity(),
-            ),
-            incident,
-        );
-        let mut s = self.meter.summary;
-        if self.policy.rate_limiter.is_some() {
-            // Requests still waiting at the end count what they waited.
-            s.client_wait_ns += self.reqs.counted_wait_at(self.run_end);
-            s.client_wait_ms = Some(if s.requests > 0 {
-                s.client_wait_ns as f64 / s.requests as f64 / 1e6
-            } else {
-                0.0
-            });
+        let policy = self.tiers[TOP].policy.name.clone();
+        let with_tiers = self.tiers.len() > 1;
+        let mut tiers = Vec::new();
+        let mut top = None;
+        for tier in std::mem::take(&mut self.tiers) {
+            let (name, failed) = (tier.name, tier.failed_answers);
+            let capacity = tier.backend.nominal_capacity();
+            let (bins, summary) = figures(spec, self.run_end, incident, tier);
+            let row = |bins| tier_run(spec, incident, name, bins, &summary, failed, capacity);
+            if top.is_some() {
+                tiers.push(row(bins));
+                continue;
+            }
+            if with_tiers {
+                tiers.push(row(bins.clone()));
+            }
+            top = Some((bins, summary));
         }
-        s.peak_offered_rps = bins
-            .iter()
-            .filter(|b| b.t_s >= warmup_s)
-            .map(|b| b.offered_rps)
-            .fold(0.0, f64::max);
-        s.capacity_rps = self.backend.nominal_capacity();
-        s.peak_offered_1s = peak_1s;
-        if let Some((start, end)) = incident {
-            s.fault_start_s = Some(secs(start));
-            s.fault_end_s = Some(secs(end));
-            s.recovered_at_s = recovery::recovered_at(
-                &bins,
-                spec.bin.secs(),
-                secs(end),
-                spec.report.recovery_threshold,
-                spec.report.stable_for.secs(),
-                secs(self.run_end),
-            );
-            s.recovery = recovery::outcome(
-                &bins,
-                secs(end),
-                spec.report.recovery_threshold,
-                spec.report.stable_for.secs(),
-                secs(self.run_end),
-                s.recovered_at_s,
-            );
-            s.drain_s = recovery::drained_after(
-                &bins,
-                spec.bin.secs(),
-                (secs(start), secs(end)),
-                secs(self.run_end),
-                s.recovered_at_s,
-            );
-        }
-        let ms = |v: Option<f64>| v.map(|x| x / 1e6);
-        s.latency_p50_ms = ms(self.meter.latency.quantile(0.5));
-        s.latency_p99_ms = ms(self.meter.latency.quantile(0.99));
-        s.latency_mean_ms = ms(self.meter.latency.mean());
+        let (bins, summary) = top.expect("a run has a top tier");
         RunResult {
-            policy: self.policy.name.clone(),
+            policy,
             policy_index,
             replication,
             bins,
-            summary: s,
+            summary,
             events,
             tiers,
         }
     }
 }
 
+/// One tier's row of `tiers.csv` and its time series.
+fn tier_run(
+    spec: &ScenarioSpec,
+    incident: Option<(Nanos, Nanos)>,
+    name: &str,
+    bins: Vec<BinRow>,
+    s: &RunSummary,
+    failed: u64,
+    capacity: f64,
+) -> TierRun {
+    let warmup_s = spec.warmup.secs();
+    let peak = bins
+        .iter()
+        .filter(|b| b.t_s >= warmup_s)
+        .map(|b| b.offered_rps)
+        .fold(0.0, f64::max);
+    let recovered_at_s = incident.and_then(|(_, end)| {
+        recovery::recovered_at(
+            &bins,
+            spec.bin.secs(),
+            secs(end),
+            spec.report.recovery_threshold,
+            spec.report.stable_for.secs(),
+            spec.duration.secs(),
+        )
+    });
+    TierRun {
+        name: name.to_string(),
+        attempts: s.offered,
+        served: s.served,
+        failed,
+        wasted: s.wasted,
+        capacity_rps: capacity,
+        peak_load_ratio: (capacity > 0.0).then(|| peak / capacity),
+        recovered_at_s,
+        recovery_after_fault_s: recovered_at_s
+            .zip(incident)
+            .map(|(at, (_, end))| (at - secs(end)).max(0.0)),
+        bins,
+        summary: s.clone(),
+    }
+}
+
+/// The tiers of `spec`'s `downstream` under `policies` (one per tier), for
+/// replication `replication`, appended to `tiers` (which holds the top);
+/// registers their fixed delays as lanes of `q`.
+fn downstream<'a>(
+    spec: &'a ScenarioSpec,
+    policies: &'a [Policy],
+    replication: u32,
+    run_end: Nanos,
+    q: &mut EventQueue<Ev>,
+    tiers: &mut Vec<Tier<'a>>,
+) {
+    let last = spec.downstream.len();
+    for (i, (d, policy)) in spec.downstream.iter().zip(policies).enumerate() {
+        let rng = |which| tier_stream(spec.seed, replication, which, (i + 1) as u32);
+        let mut backend = Backend::new(&d.backend, rng(Stream::Service), rng(Stream::Faults));
+        if i + 1 < last {
+            backend.set_calls_down();
+        }
+        if d.propagate_cancel {
+            backend.set_drop_cancelled();
+        }
+        let timeouts = d.attempt_timeout.map(|to| OldestFirst::new(q, to.ns()));
+        let lane = backoff_lane(q, policy);
+        let meter = Meter::new(spec.bin.ns(), run_end, spec.warmup.ns(), false);
+        let timeline = Timeline::new(
+            &spec.faults,
+            &spec.actions,
+            base_workers(&d.backend),
+            Some(&d.name),
+        );
+        let clients = Clients::new(policy, 1, rng(Stream::Backoff));
+        let mut tier = Tier::new(&d.name, backend, meter, clients, policy, timeline);
+        tier.attempt_timeout = d.attempt_timeout.map(|x| x.ns());
+        tier.timeouts = timeouts;
+        tier.fan_out = d.calls;
+        tier.propagate_cancel = d.propagate_cancel;
+        tier.backoff_lane = lane;
+        tiers.push(tier);
+    }
+}
+
+/// A tier's time series and whole-run figures at the end of the run:
+/// requests still open count as unfinished; rates, capacity, recovery and
+/// latency quantiles are derived.
+fn figures(
+    spec: &ScenarioSpec,
+    run_end: Nanos,
+    incident: Option<(Nanos, Nanos)>,
+    mut tier: Tier<'_>,
+) -> (Vec<BinRow>, RunSummary) {
+    for r in tier.reqs.open_requests() {
+        if r.counted {
+            let s = &mut tier.meter.summary;
+            s.unfinished += 1;
+            s.attempts += u64::from(r.attempts);
+            s.max_task_age_s = s.max_task_age_s.max(secs(run_end - r.start));
+        }
+    }
+    let warmup_s = secs(tier.meter.warmup());
+    let oldest = tier.reqs.oldest_start();
+    tier.meter.col.set_open(tier.reqs.open_count(), oldest);
+    let peak_1s = tier.meter.col.peak_1s.max();
+    let bins = tier
+        .meter
+        .col
+        .finish(tier.reqs.retrying(), tier.reqs.waiting());
+    let mut s = tier.meter.summary;
+    if tier.policy.rate_limiter.is_some() {
+        // Requests still waiting at the end count what they waited.
+        s.client_wait_ns += tier.reqs.counted_wait_at(run_end);
+        s.client_wait_ms = Some(if s.requests > 0 {
+            s.client_wait_ns as f64 / s.requests as f64 / 1e6
+        } else {
+            0.0
+        });
+    }
+    s.peak_offered_rps = bins
+        .iter()
+        .filter(|b| b.t_s >= warmup_s)
+        .map(|b| b.offered_rps)
+        .fold(0.0, f64::max);
+    s.capacity_rps = tier.backend.nominal_capacity();
+    s.peak_offered_1s = peak_1s;
+    if let Some((start, end)) = incident {
+        s.fault_start_s = Some(secs(start));
+        s.fault_end_s = Some(secs(end));
+        s.recovered_at_s = recovery::recovered_at(
+            &bins,
+            spec.bin.secs(),
+            secs(end),
+            spec.report.recovery_threshold,
+            spec.report.stable_for.secs(),
+            secs(run_end),
+        );
+        s.recovery = recovery::outcome(
+            &bins,
+            secs(end),
+            spec.report.recovery_threshold,
+            spec.report.stable_for.secs(),
+            secs(run_end),
+            s.recovered_at_s,
+        );
+        s.drain_s = recovery::drained_after(
+            &bins,
+            spec.bin.secs(),
+            (secs(start), secs(end)),
+            secs(run_end),
+            s.recovered_at_s,
+        );
+    }
+    let ms = |v: Option<f64>| v.map(|x| x / 1e6);
+    s.latency_p50_ms = ms(tier.meter.latency.quantile(0.5));
+    s.latency_p99_ms = ms(tier.meter.latency.quantile(0.99));
+    s.latency_mean_ms = ms(tier.meter.latency.mean());
+    (bins, s)
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1103,10 +678,10 @@ mod tests {
             let spec = scenario.spec();
             let policy = &scenario.policies()[0];
             let mut sim = Sim::new(spec, policy, scenario.tier_policies(0), 0);
-            sim.reqs.set_cache_slots(cache_slots);
+            sim.tiers[TOP].reqs.set_cache_slots(cache_slots);
             sim.start();
             assert_eq!(sim.run().unwrap(), None);
-            let read = sim.reqs.slots_read_ahead();
+            let read = sim.tiers[TOP].reqs.slots_read_ahead();
             (sim.into_result(0, 0), read)
         };
         let ((plain, read_plain), (ahead, read_ahead)) = (run(usize::MAX), run(0));

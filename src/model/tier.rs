@@ -1,21 +1,22 @@
-//! The tiers below the top backend (`downstream`) and the workers that
-//! wait on them.
+//! The tiers of a run: the top backend (tier 0) and those below it
+//! (`downstream`), and the workers that wait on them.
 //!
-//! A downstream [`Tier`] is a backend of its own with its own meters, fed
-//! by *calls*: while a worker of the tier above serves an attempt, it
-//! makes `calls` calls to this tier, each a small request of its own
-//! (slots and generations in a [`Requests`] table) retried through the
-//! tier's policy by a [`Clients`] whose one client is the whole tier above.
-//! [`Holds`] records, per worker of a calling tier, the attempt it serves
-//! and the calls it waits for; `run.rs` (its `chain` part) routes the
-//! events between them.
+//! A [`Tier`] is a backend with its own meters, fed by requests: at the
+//! top, the clients' requests; below, *calls*: while a worker of the tier
+//! above serves an attempt, it makes `calls` calls to this tier, each a
+//! small request of its own. Either kind has a slot and generation in the
+//! tier's [`Requests`] table and is retried through the tier's policy by
+//! its [`Clients`] (at the top, the scenario's clients; below, one client:
+//! the whole tier above). [`Holds`] records, per worker of a calling tier,
+//! the attempt it serves and the calls it waits for; `run.rs` (its `life`
+//! part) carries every request through the one lifecycle, keyed by tier.
 
 use super::backend::Backend;
 use super::clients::Clients;
 use super::faults::Timeline;
 use super::meter::Meter;
-use super::requests::{Job, Requests};
-use crate::engine::OldestFirst;
+use super::requests::{Job, ReadAhead, Requests};
+use crate::engine::{LaneId, OldestFirst};
 use crate::policy::Policy;
 use crate::time::Nanos;
 
@@ -31,67 +32,86 @@ pub struct Caller {
     pub wgen: u32,
 }
 
-/// One tier below the top backend, with the calls made to it.
+/// One tier: the top backend (tier 0) or one below it, with the requests
+/// (or calls) made to it.
 #[derive(Debug)]
 pub struct Tier<'a> {
-    /// The tier's name (`downstream[].name`).
+    /// The tier's name (`backend.name` at the top, `downstream[].name`
+    /// below).
     pub name: &'a str,
     /// What serves its attempts.
     pub backend: Backend,
     /// Its time series and counts.
     pub meter: Meter,
-    /// The calls made to it, one slot each.
-    pub calls: Requests,
-    /// The callers' retry state (one client: the tier above).
+    /// The requests (at the top) or calls (below) made to it, one slot
+    /// each.
+    pub reqs: Requests,
+    /// The callers' retry state (below the top, one client: the tier
+    /// above).
     pub clients: Clients<'a>,
-    /// The policy the tier above calls it with.
+    /// The policy its callers retry with.
     pub policy: &'a Policy,
     /// How long a caller waits for one attempt.
     pub attempt_timeout: Option<Nanos>,
-    /// Calls each attempt served above makes to it.
+    /// Its attempts' timeouts, of which only the oldest unanswered one is
+    /// an event (none without an `attempt_timeout`).
+    pub timeouts: Option<OldestFirst<Job>>,
+    /// Its faults and actions.
+    pub timeline: Timeline,
+    /// Whether attempts reach it and answers leave it without network
+    /// time (always below the top: calls take none).
+    pub instant: bool,
+    /// Calls each attempt served above makes to it (0 at the top).
     pub fan_out: u32,
     /// Whether callers that stop waiting tell it (`propagate_cancel`).
     pub propagate_cancel: bool,
-    /// Its faults and actions.
-    pub timeline: Timeline,
-    /// For each call slot, the worker above waiting for it, if any.
+    /// The attempt number from which an ending counts in the tail the
+    /// `attempt_tail` alert watches (never, below the top).
+    pub tail_attempt: u32,
+    /// The lane of a fixed backoff's timers, if its policy has one.
+    pub backoff_lane: Option<LaneId>,
+    /// How far `backoff_lane` has had its requests' slots read ahead.
+    pub backoff_read: ReadAhead,
+    /// Its workers waiting on their calls to the tier below.
+    pub holds: Holds,
+    /// For each slot, the worker above waiting for it, if any (below the
+    /// top only).
     callers: Vec<Caller>,
     /// Attempts answered with an error after the warm-up.
     pub failed_answers: u64,
-    /// Its call attempts' timeouts, of which only the oldest unanswered
-    /// one is an event (none without an `attempt_timeout`).
-    pub timeouts: Option<OldestFirst<Job>>,
 }
 
 impl<'a> Tier<'a> {
-    /// A tier with no call yet.
-    #[allow(clippy::too_many_arguments)]
+    /// A tier with no request yet, reached without network time, with no
+    /// attempt timeout, fixed backoff lane, calls or tail; the run sets
+    /// what differs.
     pub fn new(
         name: &'a str,
         backend: Backend,
         meter: Meter,
         clients: Clients<'a>,
         policy: &'a Policy,
-        attempt_timeout: Option<Nanos>,
-        fan_out: u32,
-        propagate_cancel: bool,
         timeline: Timeline,
-        timeouts: Option<OldestFirst<Job>>,
     ) -> Tier<'a> {
         Tier {
             name,
             backend,
             meter,
-            calls: Requests::default(),
+            reqs: Requests::default(),
             clients,
             policy,
-            attempt_timeout,
-            fan_out,
-            propagate_cancel,
+            attempt_timeout: None,
+            timeouts: None,
             timeline,
+            instant: true,
+            fan_out: 0,
+            propagate_cancel: false,
+            tail_attempt: u32::MAX,
+            backoff_lane: None,
+            backoff_read: ReadAhead::default(),
+            holds: Holds::default(),
             callers: Vec::new(),
             failed_answers: 0,
-            timeouts,
         }
     }
 
@@ -113,7 +133,9 @@ impl<'a> Tier<'a> {
         });
     }
 
-    /// Who waits for the call in `slot`, and forgets it.
+    /// Who waits for the call in `slot`, and forgets it (`None` at the
+    /// top, whose requests come from clients).
+    #[inline]
     pub fn take_caller(&mut self, slot: u32) -> Option<Caller> {
         let c = self.callers.get_mut(slot as usize)?;
         let out = (c.worker != NONE).then_some(*c);

@@ -34,6 +34,18 @@ pub fn validate(spec: &ScenarioSpec) -> Result<(), Vec<Problem>> {
     c.p.into_result()
 }
 
+/// What is modelled at the top tier only: refused below by one rule
+/// ([`Checker::top_only`]).
+#[derive(Clone, Copy, Debug)]
+enum TopOnly {
+    /// A policy's `hedging`.
+    Hedging,
+    /// A policy's client-side `rate_limiter`.
+    RateLimiter,
+    /// A backend of `kind` `contention`.
+    Contention,
+}
+
 #[derive(Default)]
 struct Checker {
     p: Problems,
@@ -539,10 +551,7 @@ impl Checker {
                 );
             }
             if d.backend.kind == BackendKind::Contention {
-                self.err(
-                    format!("{bpath}.kind"),
-                    "a contention backend is only modelled as the top tier; use a queue or concurrency backend",
-                );
+                self.top_only(format!("{bpath}.kind"), &[], &d.name, TopOnly::Contention);
             }
             if d.calls == 0 || d.calls > MAX_CALLS {
                 self.err(
@@ -647,27 +656,46 @@ impl Checker {
         }
     }
 
-    /// A policy the workers of one tier call the next with: hedging and a
-    /// client-side rate limiter are modelled at the top only. `related`:
-    /// the tier's `policy`, when `p` is the compared policy at `path`.
+    /// A policy the workers of one tier call the next with: what is
+    /// modelled at the top only is refused ([`Checker::top_only`]).
+    /// `related`: the tier's `policy`, when `p` is the compared policy at
+    /// `path`.
     fn tier_policy(&mut self, path: &str, related: &[String], tier: &str, p: &PolicySpec) {
         let Ok(resolved) = policy::resolve(p) else {
             return;
         };
         if resolved.hedging.is_some() {
-            self.err_with(
-                path.to_string(),
-                related,
-                format!("hedging is modelled at the top only, not on calls to the {tier:?} tier; give that tier a retry policy"),
-            );
+            self.top_only(path.to_string(), related, tier, TopOnly::Hedging);
         }
         if resolved.rate_limiter.is_some() {
-            self.err_with(
-                path.to_string(),
-                related,
-                format!("a client-side rate limiter is modelled at the top only, not on calls to the {tier:?} tier"),
-            );
+            self.top_only(path.to_string(), related, tier, TopOnly::RateLimiter);
         }
+    }
+
+    /// The one rule for the tiers below the top: `what`, asked for at
+    /// `path` for tier `tier`, is modelled at the top only. A tier below is
+    /// called by the workers of the tier above, with no network between
+    /// them and no clients of its own, and what rests on either (a
+    /// contention backend's round trips, a client's hedges or rate
+    /// limiter) has no meaning there.
+    fn top_only(&mut self, path: String, related: &[String], tier: &str, what: TopOnly) {
+        let (name, instead) = match what {
+            TopOnly::Hedging => ("hedging", "give that tier a retry policy"),
+            TopOnly::RateLimiter => (
+                "a client-side rate limiter",
+                "give that tier a retry policy",
+            ),
+            TopOnly::Contention => ("a contention backend", "use a queue or concurrency backend"),
+        };
+        self.err_with(
+            path,
+            related,
+            format!(
+                "{name} is modelled at the top only, not at the {tier:?} tier: a tier below is \
+                 called by the workers of the tier above, with no network between them and no \
+                 clients of its own; {instead}"
+            ),
+        );
     }
 
     fn policies(&mut self, policies: &[PolicySpec], clients: u32, dispatcher: bool) {

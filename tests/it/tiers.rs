@@ -281,6 +281,39 @@ fn bad_tier_definitions_are_refused_with_their_field() {
     let err = Scenario::from_json(&text).unwrap_err().to_string();
     assert_eq!(err.matches("downstream[0].policy").count(), 1, "{err}");
     assert!(err.contains("hedging is modelled at the top only"), "{err}");
+    // What only the top models is refused below by one rule, which gives
+    // its reason: hedging, a client-side rate limiter (an AWS adaptive
+    // one), a contention backend.
+    let refused = [
+        (
+            r#"{"name": "h", "hedging": {"delay": "10ms", "max_attempts": 2}}"#,
+            ok_backend.to_string(),
+            "hedging",
+        ),
+        (
+            r#"{"name": "a", "rate_limiter": {"aws_adaptive": {}}}"#,
+            ok_backend.to_string(),
+            "a client-side rate limiter",
+        ),
+        (
+            r#""compared""#,
+            r#"{"kind": "contention"}"#.to_string(),
+            "a contention backend",
+        ),
+    ];
+    for (policy, backend, what) in refused {
+        let text = base(
+            &format!(r#"[{{"name": "db", "policy": {policy}, "backend": {backend}}}]"#),
+            r#"[{"name": "p"}]"#,
+        );
+        let err = Scenario::from_json(&text).unwrap_err().to_string();
+        let why = format!(
+            "{what} is modelled at the top only, not at the \"db\" tier: a tier below is \
+             called by the workers of the tier above, with no network between them and no \
+             clients of its own"
+        );
+        assert!(err.contains(&why), "want {why:?} in: {err}");
+    }
 }
 
 /// Wasted work is part of the served work at every tier, across the
