@@ -590,11 +590,19 @@ fn hedged(
     let (Some(attempts), Some(non_fatal)) = (attempts, non_fatal) else {
         unreachable!("a value missing was refused above")
     };
+    warnings.push(format!(
+        "methodConfig[{i}].hedgingPolicy: simulated as gRFC A6's text; grpc-java hedges a \
+         little differently (add \"implementation\": \"grpc-java\" to `hedging` to simulate \
+         it), and grpc-go and gRPC C-core (Python, C++, Ruby, PHP) ignore hedgingPolicy: \
+         their calls make one attempt (simulate them with \"max_attempts\": 1 and no \
+         `hedging`)"
+    ));
     Ok(PolicySpec {
         hedging: Some(HedgingSpec {
             delay: hp.hedging_delay.map_or(Dur(0), |d| d.0),
             max_attempts: u32::try_from(attempts).expect("capped at 5"),
             non_fatal,
+            implementation: crate::policy::hedging::HedgingImpl::A6,
         }),
         honor_retry_after: Some(true),
         ..Default::default()
@@ -887,8 +895,10 @@ mod tests {
         assert!(hedging.non_fatal.is_empty());
         assert_eq!(h.budget, p.budget, "throttling applies to hedges");
         assert_eq!(imp.policies[2].name, "grpc-2");
-        // 2 status codes never produced, the timeout.
-        assert_eq!(imp.warnings.len(), 3, "{:?}", imp.warnings);
+        // 2 status codes never produced, the timeout, what clients do
+        // with hedging.
+        assert_eq!(imp.warnings.len(), 4, "{:?}", imp.warnings);
+        assert!(imp.warnings[3].contains("grpc-go and gRPC C-core"));
         // The printed block reads back as the same policies.
         let v: serde_json::Value = serde_json::from_str(&imp.to_json()).unwrap();
         for (i, spec) in imp.policies.iter().enumerate() {
@@ -1230,6 +1240,7 @@ mod tests {
                 delay: Dur(50_000_000),
                 max_attempts: 5,
                 non_fatal: vec![Status::Unavailable, Status::Internal],
+                implementation: crate::policy::hedging::HedgingImpl::A6,
             })
         );
         assert_eq!(p.honor_retry_after, Some(true));
@@ -1240,10 +1251,12 @@ mod tests {
             "methodConfig[0].hedgingPolicy.nonFatalStatusCodes[2]: \"NOT_FOUND\" is never produced",
             "methodConfig[0].timeout: 1s not imported",
             "methodConfig[0].hedgingPolicy.hedgeDelay: not a hedgingPolicy key gRPC reads",
+            "ignore hedgingPolicy: their calls make one attempt",
+            "\"implementation\": \"grpc-java\"",
         ] {
             assert!(warnings.contains(needle), "{needle}\n in\n{warnings}");
         }
-        assert_eq!(imp.warnings.len(), 4, "{warnings}");
+        assert_eq!(imp.warnings.len(), 5, "{warnings}");
         // The printed block is a policy a scenario accepts, and reads back
         // as the same hedging.
         let v: serde_json::Value = serde_json::from_str(&imp.to_json()).unwrap();

@@ -47,6 +47,11 @@ pub enum Hedge {
     Refused(GiveUp),
     /// A fatal status: the request fails.
     Fatal,
+    /// Nothing changes: the hedge already scheduled goes at its time.
+    Wait,
+    /// The failure took the throttle to its threshold: this attempt is
+    /// committed and the request ends with its status (grpc-java).
+    Commit,
 }
 
 /// Whether an attempt may go now through its client's rate limiter.
@@ -317,11 +322,16 @@ impl<'a> Clients<'a> {
         if step != HedgeStep::Fatal {
             if let Some(b) = self.budget(r.client) {
                 b.on_failure(now);
+                // grpc-java: a plan no longer hedgeable commits this attempt.
+                if h.throttles_when_scheduled() && b.throttled() {
+                    return Hedge::Commit;
+                }
             }
         }
         match step {
             HedgeStep::Fatal => Hedge::Fatal,
             HedgeStep::NoMore => Hedge::NoMore,
+            HedgeStep::Wait => Hedge::Wait,
             HedgeStep::SendAfter(d) => Hedge::After(d),
             HedgeStep::SendNow => match self.may_hedge(now, r) {
                 Ok(()) => Hedge::Now,
@@ -343,6 +353,11 @@ impl<'a> Clients<'a> {
             .as_mut()
             .is_none_or(|b| b.of(r.client).try_hedge(now, &mut r.mark));
         allowed.then_some(()).ok_or(GiveUp::Budget)
+    }
+
+    /// Whether an operator switched retries (and hedges) off.
+    pub fn retries_off(&self) -> bool {
+        self.retries_disabled
     }
 
     /// Whether the policy has a client-side rate limiter.

@@ -820,6 +820,16 @@ impl Budget {
         }
     }
 
+    /// Whether a token-bucket throttle is at its threshold or below (no
+    /// retry or hedge may go); false for every other kind, which has no
+    /// threshold to be under without being asked.
+    pub fn throttled(&self) -> bool {
+        match &self.state {
+            State::TokenBucket { tokens, max, .. } => 2 * *tokens <= *max,
+            _ => false,
+        }
+    }
+
     /// Asks to send a hedge at `now`: a retry to the budget that goes at
     /// once or not at all, so a `rate` budget lets it go only when a token
     /// is there now (a hedge that waited for one would be no hedge).

@@ -24,6 +24,16 @@
 //! the request; when no attempt is left out, the request ends dropped. All
 //! attempts failed non-fatally and none may follow: dropped as well (the
 //! limits ran out, as for retries).
+//!
+//! `"implementation": "grpc-java"` follows grpc-java's `RetriableStream`
+//! where it departs from A6's text, in four ways: a non-fatal status
+//! without pushback leaves the hedge already scheduled at its time (no
+//! hedge at once); a non-fatal status with pushback sends the next hedge
+//! at once (the pushback is overwritten with 0); the throttle (budget) is
+//! asked when a hedge is scheduled, not when it is sent; and a failure that
+//! takes a token-bucket throttle to its threshold or below commits that
+//! attempt, which ends the whole request with its status. gRPC C-core (and
+//! so Python, C++, Ruby) and grpc-go ignore `hedgingPolicy` altogether.
 
 use crate::check::Problems;
 use crate::status::{Status, StatusSet};
@@ -33,6 +43,28 @@ use serde::{Deserialize, Serialize};
 /// The most attempts a hedged request may have in flight (A6's client-side
 /// cap on `maxAttempts`).
 pub const MAX_HEDGED_ATTEMPTS: u32 = 5;
+
+/// Whose reading of gRFC A6 hedging a run follows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HedgingImpl {
+    /// A6's text (the default).
+    #[default]
+    #[serde(rename = "a6")]
+    A6,
+    /// grpc-java's `RetriableStream` (see the module documentation).
+    #[serde(rename = "grpc-java")]
+    GrpcJava,
+}
+
+impl HedgingImpl {
+    /// The name files use.
+    pub fn name(self) -> &'static str {
+        match self {
+            HedgingImpl::A6 => "a6",
+            HedgingImpl::GrpcJava => "grpc-java",
+        }
+    }
+}
 
 /// A hedging policy as written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -48,6 +80,13 @@ pub struct HedgingSpec {
     /// `nonFatalStatusCodes`); any other status ends the request.
     #[serde(default)]
     pub non_fatal: Vec<Status>,
+    /// Whose semantics to simulate: A6's text or grpc-java's.
+    #[serde(default, skip_serializing_if = "is_a6")]
+    pub implementation: HedgingImpl,
+}
+
+fn is_a6(i: &HedgingImpl) -> bool {
+    *i == HedgingImpl::A6
 }
 
 impl HedgingSpec {
@@ -76,6 +115,7 @@ impl HedgingSpec {
             delay: self.delay.ns(),
             max_attempts: self.max_attempts.clamp(1, MAX_HEDGED_ATTEMPTS),
             non_fatal: StatusSet::of(&self.non_fatal),
+            implementation: self.implementation,
         }
     }
 }
@@ -89,6 +129,8 @@ pub struct Hedging {
     pub max_attempts: u32,
     /// Statuses that let the other hedges go on.
     pub non_fatal: StatusSet,
+    /// Whose semantics are simulated.
+    pub implementation: HedgingImpl,
 }
 
 /// What a hedged request does after one of its attempts failed.
@@ -103,6 +145,9 @@ pub enum HedgeStep {
     /// No hedge may follow: wait for the attempts still out; the request
     /// is over (dropped) when none is.
     NoMore,
+    /// Nothing changes: the hedge already scheduled goes at its time
+    /// (grpc-java after a non-fatal status without pushback).
+    Wait,
 }
 
 impl Hedging {
@@ -123,10 +168,20 @@ impl Hedging {
         if frozen || sent >= self.max_attempts {
             return HedgeStep::NoMore;
         }
-        match pushback {
-            Some(p) => HedgeStep::SendAfter(p),
-            None => HedgeStep::SendNow,
+        match (self.implementation, pushback) {
+            (HedgingImpl::A6, Some(p)) => HedgeStep::SendAfter(p),
+            (HedgingImpl::A6, None) => HedgeStep::SendNow,
+            // `makeHedgingDecision` sets a non-fatal status's pushback to
+            // 0, and `pushbackHedging(null)` leaves the schedule alone.
+            (HedgingImpl::GrpcJava, Some(_)) => HedgeStep::SendNow,
+            (HedgingImpl::GrpcJava, None) => HedgeStep::Wait,
         }
+    }
+
+    /// Whether the budget is asked when a hedge is scheduled (grpc-java)
+    /// rather than when it is sent (A6).
+    pub fn throttles_when_scheduled(&self) -> bool {
+        self.implementation == HedgingImpl::GrpcJava
     }
 
     /// Whether another hedge may be scheduled after `sent` attempts.
@@ -138,13 +193,17 @@ impl Hedging {
     pub fn describe(&self) -> String {
         let on: Vec<&str> = self.non_fatal.to_vec().iter().map(|s| s.name()).collect();
         format!(
-            "hedging: up to {} attempts, one every {}, non-fatal: {}",
+            "hedging: up to {} attempts, one every {}, non-fatal: {}{}",
             self.max_attempts,
             crate::time::format_duration(self.delay),
             if on.is_empty() {
                 "none".to_string()
             } else {
                 on.join(", ")
+            },
+            match self.implementation {
+                HedgingImpl::A6 => "",
+                HedgingImpl::GrpcJava => " (as grpc-java does it)",
             }
         )
     }
@@ -159,8 +218,48 @@ mod tests {
             delay: Dur::from_millis(50),
             max_attempts: 3,
             non_fatal: non_fatal.to_vec(),
+            implementation: HedgingImpl::A6,
         }
         .resolve()
+    }
+
+    #[test]
+    fn grpc_java_waits_without_pushback_and_goes_at_once_with_it() {
+        let mut h = hedging(&[Status::Unavailable]);
+        h.implementation = HedgingImpl::GrpcJava;
+        assert!(h.throttles_when_scheduled());
+        // `pushbackHedging(null)`: the hedge already scheduled keeps its time.
+        assert_eq!(
+            h.after_failure(Status::Unavailable, 1, false, None),
+            HedgeStep::Wait
+        );
+        // A positive pushback after a non-fatal status is overwritten with 0.
+        assert_eq!(
+            h.after_failure(Status::Unavailable, 2, false, Some(7)),
+            HedgeStep::SendNow
+        );
+        // Fatal, all out, frozen: as A6.
+        assert_eq!(
+            h.after_failure(Status::Internal, 1, false, None),
+            HedgeStep::Fatal
+        );
+        assert_eq!(
+            h.after_failure(Status::Unavailable, 3, false, None),
+            HedgeStep::NoMore
+        );
+        assert_eq!(
+            h.after_failure(Status::Unavailable, 1, true, Some(7)),
+            HedgeStep::NoMore
+        );
+        let spec: HedgingSpec = serde_json::from_str(
+            r#"{"delay": "1ms", "max_attempts": 2, "implementation": "grpc-java"}"#,
+        )
+        .unwrap();
+        assert_eq!(spec.resolve().implementation, HedgingImpl::GrpcJava);
+        assert!(spec
+            .resolve()
+            .describe()
+            .ends_with("(as grpc-java does it)"));
     }
 
     #[test]
@@ -198,6 +297,7 @@ mod tests {
             delay: Dur::from_millis(1),
             max_attempts: 9,
             non_fatal: vec![],
+            implementation: HedgingImpl::A6,
         }
         .resolve();
         assert_eq!(h.max_attempts, 5);
@@ -206,6 +306,7 @@ mod tests {
             delay: Dur::from_millis(1),
             max_attempts: 1,
             non_fatal: vec![],
+            implementation: HedgingImpl::A6,
         }
         .check("h", &mut c);
         assert_eq!(c.len(), 1);

@@ -265,6 +265,7 @@ pub fn preset(name: &str) -> Option<PolicySpec> {
                 delay: ms(500),
                 max_attempts: 4,
                 non_fatal: vec![Status::Unavailable, Status::Internal, Status::Aborted],
+                implementation: crate::policy::hedging::HedgingImpl::A6,
             }),
             honor_retry_after: Some(true),
             ..Default::default()

@@ -832,7 +832,7 @@ mod tests {
                 "backend.service_time".into(),
                 "invalid type: a number, expected an object of one key, the kind's name, \
                  holding its settings (one of `constant`, `exponential`, `uniform`, \
-                 `lognormal`, `normal`)"
+                 `lognormal`, `normal`, `quantiles`, `histogram`)"
                     .into()
             )
         );

@@ -163,3 +163,37 @@ fn stopped_hedging_ends_for_the_reason_that_stopped_it() {
     assert!(quota.dropped_budget > 300, "{quota:?}");
     assert_eq!(quota.max_attempts_reached, 0, "{quota:?}");
 }
+
+/// grpc-java's hedging in an outage over the whole run, without pushback:
+/// A6's text sends the next hedge at once after each non-fatal failure, so
+/// a request spends its 4 attempts in an instant and is over; grpc-java
+/// keeps each hedge at its delay, so the 4 attempts take 3 × 500 ms and the
+/// requests of the run's last 1.5 s are still out when it ends.
+#[test]
+fn grpc_java_keeps_its_hedges_at_their_delay_after_a_failure() {
+    let mk = |implementation: &str| {
+        let json = format!(
+            r#"{{"name": "h", "seed": 4, "duration": "10s", "bin": "100ms",
+                "traffic": {{"rate": 100}},
+                "backend": {{"workers": 10, "service_time": {{"constant": {{"value": "1ms"}}}}}},
+                "faults": [{{"outage": {{"start": "0s", "duration": "10s"}}}}],
+                "policies": [{{"name": "h",
+                               "hedging": {{"delay": "500ms", "max_attempts": 4,
+                                            "non_fatal": ["unavailable"],
+                                            "implementation": "{implementation}"}}}}]}}"#
+        );
+        simulate(&Scenario::from_json(&json).unwrap(), 0, 0).unwrap()
+    };
+    let a6 = mk("a6");
+    let java = mk("grpc-java");
+    assert_eq!(a6.summary.unfinished, 0);
+    // About 100/s × 1.5 s still waiting for their next hedge.
+    let out = java.summary.unfinished as f64;
+    assert!((100.0..=200.0).contains(&out), "{out}");
+    // Every finished request made its 4 attempts either way.
+    let per = |r: &RunResult| {
+        r.summary.attempts as f64 / (r.summary.requests - r.summary.unfinished) as f64
+    };
+    assert!((per(&a6) - 4.0).abs() < 1e-9, "{}", per(&a6));
+    assert!(per(&java) > 3.9, "{}", per(&java));
+}

@@ -153,7 +153,7 @@ impl<'a> Sim<'a> {
         }
         if let Some(h) = tier.policy.hedging {
             if h.more_after(job.attempt) {
-                self.arm_hedge(now, slot, h.delay);
+                self.schedule_hedge(now, slot, h);
             }
         }
         if instant {

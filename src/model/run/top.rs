@@ -10,6 +10,7 @@ use crate::model::dispatcher::Pump;
 use crate::model::event::Ev;
 use crate::model::faults::ForceRun;
 use crate::model::requests::{GiveUp, Phase};
+use crate::policy::hedging::Hedging;
 use crate::time::Nanos;
 
 impl<'a> Sim<'a> {
@@ -101,10 +102,32 @@ impl<'a> Sim<'a> {
             return;
         }
         let top = &mut self.tiers[TOP];
+        if h.throttles_when_scheduled() {
+            // grpc-java asked the throttle when it scheduled this hedge.
+            if top.clients.retries_off() {
+                return self.stop_hedging(now, slot, GiveUp::RetriesDisabled);
+            }
+            return self.send(now, TOP, slot);
+        }
         match top.clients.may_hedge(now, &mut top.reqs[slot as usize]) {
             Ok(()) => self.send(now, TOP, slot),
             Err(why) => self.stop_hedging(now, slot, why),
         }
+    }
+
+    /// The attempt just sent is a hedged request's: its next hedge is due
+    /// `h.delay` from now, if the budget allows it when asked now
+    /// (grpc-java) or always (A6, which asks when the hedge goes).
+    pub(super) fn schedule_hedge(&mut self, now: Nanos, slot: u32, h: Hedging) {
+        if h.throttles_when_scheduled() {
+            let top = &mut self.tiers[TOP];
+            if let Err(why) = top.clients.may_hedge(now, &mut top.reqs[slot as usize]) {
+                // The attempt just sent is out: the request goes on.
+                top.reqs.freeze_hedging(slot, why);
+                return;
+            }
+        }
+        self.arm_hedge(now, slot, h.delay);
     }
 
     /// No more hedges for the request in `slot` (`why` refused one); it is
@@ -238,6 +261,8 @@ impl<'a> Sim<'a> {
                 self.arm_hedge(now, slot, d);
             }
             Hedge::Refused(why) => self.stop_hedging(now, slot, why),
+            Hedge::Wait => {}
+            Hedge::Commit => self.finish(now, TOP, slot, Some(GiveUp::Budget), status),
             Hedge::NoMore => {
                 if self.tiers[TOP].reqs.open_attempts(slot) == 0 {
                     // Its last attempt out failed: hedging was stopped
