@@ -431,7 +431,7 @@ fn policy(
         None => Some(vec![]),
         Some((k, v)) => status_codes(doc, v, &format!("{path}.{k}"), refused),
     };
-    let (base, max) = back_off(doc, rp, path, refused);
+    let (base, max) = back_off(doc, rp, path, refused, warnings);
     if let Some((k, t)) = get(rp, "per_try_timeout") {
         if let Some(d) = duration(doc, t, &format!("{path}.{k}"), DurForm::Proto, refused) {
             warnings.push(per_try_warning(path, k, d));
@@ -522,6 +522,7 @@ fn back_off(
     rp: &Value,
     path: &str,
     refused: &mut Refusals,
+    warnings: &mut Vec<String>,
 ) -> (Option<Dur>, Option<Dur>) {
     let Some((k, bo)) = get(rp, "retry_back_off") else {
         return (
@@ -530,18 +531,14 @@ fn back_off(
         );
     };
     let bo_path = format!("{path}.{k}");
-    let mut ignored = vec![];
     other_keys(
         bo,
         &bo_path,
         "an Envoy RetryBackOff",
         &["base_interval", "max_interval"],
         &[],
-        &mut ignored,
+        warnings,
     );
-    for w in ignored {
-        refused.add(doc.bad(&bo_path, w));
-    }
     let base = match get(bo, "base_interval") {
         None => {
             refused.add(doc.bad(
@@ -835,6 +832,22 @@ circuit_breakers:
                 scope: BudgetScope::Client
             })
         );
+    }
+
+    #[test]
+    fn unknown_fields_are_named_in_a_warning() {
+        let text = "retry_policy:\n  retry_on: 5xx\n  num_retrys: 4\n  retry_back_off: {base_interval: 0.01s, jitter: 0.5}\n";
+        let imp = import_str(text, "e.yaml").unwrap();
+        let w = imp.warnings.join("\n");
+        assert!(
+            w.contains("retry_policy.num_retrys: not an Envoy RetryPolicy field; ignored (did you mean `num_retries`?)"),
+            "{w}"
+        );
+        assert!(
+            w.contains("retry_policy.retry_back_off.jitter: not an Envoy RetryBackOff field"),
+            "{w}"
+        );
+        assert_eq!(imp.policies[0].max_attempts, Some(2));
     }
 
     #[test]

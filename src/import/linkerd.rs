@@ -136,7 +136,9 @@ fn profile(
             let p = format!("{path}.{k}");
             percent = number(doc, v, &p, refused).and_then(|r| {
                 if r >= 0.0 {
-                    Some(r * 100.0)
+                    // 0.3 × 100 is 30.000000000000004 in binary: the
+                    // ratio's decimal digits are kept (to 1e-9 percent).
+                    Some((r * 100.0 * 1e9).round() / 1e9)
                 } else {
                     refused.add(doc.bad(&p, format!("{r} is negative; a ratio is at least 0")));
                     None

@@ -34,10 +34,9 @@ pub(crate) fn documents<'a>(text: &'a str, origin: &'a str) -> Result<Vec<Doc<'a
     let mut docs = vec![];
     let mut start = 0usize;
     let mut start_line = 1usize;
-    let mut line_no = 1usize;
     let mut pieces: Vec<(usize, &str)> = vec![];
     let mut offset = 0usize;
-    for line in text.split_inclusive('\n') {
+    for (line_no, line) in (1usize..).zip(text.split_inclusive('\n')) {
         let bare = line.trim_end();
         if bare == "---" || bare.starts_with("--- ") || bare == "..." {
             pieces.push((start_line, &text[start..offset]));
@@ -45,7 +44,6 @@ pub(crate) fn documents<'a>(text: &'a str, origin: &'a str) -> Result<Vec<Doc<'a
             start_line = line_no + 1;
         }
         offset += line.len();
-        line_no += 1;
     }
     pieces.push((start_line, &text[start..]));
     if pieces.len() > MAX_DOCUMENTS {
