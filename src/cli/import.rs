@@ -4,7 +4,7 @@
 
 use super::common::{note, Stdout};
 use crate::error::{Error, InvalidInput};
-use crate::import::{gcloud, grpc, Imported};
+use crate::import::{aws, envoy, gcloud, grpc, istio, linkerd, Imported};
 use clap::Subcommand;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -16,7 +16,11 @@ assumed) go to stderr.
 Examples:
   gcloud tasks queues describe my-queue --location us-central1 > queue.yaml
   retrysim import gcloud queue.yaml
-  retrysim import grpc service_config.json > policies.json";
+  retrysim import grpc service_config.json > policies.json
+  retrysim import envoy route.yaml
+  retrysim import istio virtualservice.yaml
+  retrysim import aws ~/.aws/config --profile batch
+  retrysim import linkerd serviceprofile.yaml";
 
 /// Examples shown after `import gcloud --help`.
 pub const GCLOUD_EXAMPLES: &str = "Examples:
@@ -44,6 +48,30 @@ pub enum ImportCommand {
         /// The JSON file (`-` reads standard input).
         file: PathBuf,
     },
+    /// Envoy YAML: route `retry_policy`, cluster `circuit_breakers`.
+    Envoy {
+        /// The YAML file, one or more documents (`-` reads standard input).
+        file: PathBuf,
+    },
+    /// An Istio VirtualService's `http[].retries` and `timeout`.
+    Istio {
+        /// The YAML file, one or more documents (`-` reads standard input).
+        file: PathBuf,
+    },
+    /// The AWS shared config file's `retry_mode` and `max_attempts`.
+    Aws {
+        /// The config file, such as ~/.aws/config (`-` reads standard input).
+        file: PathBuf,
+        /// Import this profile only (`default` for `[default]`); without
+        /// it, every profile with retry settings.
+        #[arg(long, value_name = "NAME")]
+        profile: Option<String>,
+    },
+    /// Linkerd retry annotations and a ServiceProfile's `retryBudget`.
+    Linkerd {
+        /// The YAML file, one or more documents (`-` reads standard input).
+        file: PathBuf,
+    },
 }
 
 /// An importer: text and the file's name in errors → the block.
@@ -54,6 +82,13 @@ pub fn import(cmd: &ImportCommand) -> Result<Imported, InvalidInput> {
     let (file, f): (&Path, Importer) = match cmd {
         ImportCommand::Gcloud { file } => (file, gcloud::import_str),
         ImportCommand::Grpc { file } => (file, grpc::import_str),
+        ImportCommand::Envoy { file } => (file, envoy::import_str),
+        ImportCommand::Istio { file } => (file, istio::import_str),
+        ImportCommand::Linkerd { file } => (file, linkerd::import_str),
+        ImportCommand::Aws { file, profile } => {
+            let text = crate::scenario::read_text(file)?;
+            return aws::import_profiles(&text, &crate::scenario::origin(file), profile.as_deref());
+        }
     };
     let text = crate::scenario::read_text(file)?;
     f(&text, &crate::scenario::origin(file))

@@ -5,12 +5,22 @@
 //!   Tasks queue's `retryConfig` and `rateLimits`).
 //! - [`grpc`]: a gRPC service config's `methodConfig[].retryPolicy` and
 //!   `retryThrottling` (gRFC A6).
+//! - [`envoy`]: Envoy route `retry_policy` and cluster `circuit_breakers`.
+//! - [`istio`]: an Istio `VirtualService`'s `http[].retries`.
+//! - [`aws`]: the AWS shared config file's `retry_mode` / `max_attempts`.
+//! - [`linkerd`]: Linkerd retry annotations and a ServiceProfile's
+//!   `retryBudget`.
 //!
-//! Both return an [`Imported`] block; malformed input is an
+//! All return an [`Imported`] block; malformed input is an
 //! [`InvalidInput`] error naming the file and the key.
 
+pub mod aws;
+pub mod envoy;
 pub mod gcloud;
 pub mod grpc;
+pub mod istio;
+pub mod linkerd;
+mod yaml_docs;
 
 use crate::check::{Problem, MAX_NAME_BYTES};
 use crate::policy::PolicySpec;

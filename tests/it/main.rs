@@ -17,6 +17,7 @@ mod estimate;
 mod fuzz;
 mod hangs;
 mod hedging;
+mod import_deploy;
 mod invariants;
 mod load_spike;
 mod map_cli;

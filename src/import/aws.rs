@@ -1,0 +1,357 @@
+//! The AWS shared config file (`~/.aws/config`, INI) → one policy per
+//! profile with retry settings: `retry_mode` picks the preset
+//! (`legacy` → `aws-legacy`, `standard` → `aws-standard`, `adaptive` →
+//! `aws-adaptive`; absent: `legacy`, botocore's default) and
+//! `max_attempts` (attempts in all, at least 1) its `max_attempts`.
+//!
+//! Sections are `[default]` and `[profile NAME]`; other sections
+//! (`[sso-session …]`, `[services …]`) and other keys are named in a
+//! warning and ignored. A value is refused with the file, line and key.
+
+use super::{bad_key, policy_name, Imported, Refusals};
+use crate::error::{InvalidInput, Located};
+use crate::policy::PolicySpec;
+
+/// botocore's default `retry_mode` (`botocore/configprovider.py`).
+pub const DEFAULT_RETRY_MODE: &str = "legacy";
+
+/// The most lines a config file may have.
+pub const MAX_LINES: usize = 1_000_000;
+
+/// One profile's retry settings, with the lines they are on.
+#[derive(Debug, Default)]
+struct Profile {
+    name: String,
+    line: usize,
+    retry_mode: Option<(String, usize)>,
+    max_attempts: Option<(String, usize)>,
+    other: Vec<String>,
+}
+
+/// Imports the profiles of a config file; `profile` picks one by name
+/// (`default` for `[default]`). `origin` names the file in errors.
+pub fn import_profiles(
+    text: &str,
+    origin: &str,
+    profile: Option<&str>,
+) -> Result<Imported, InvalidInput> {
+    let mut warnings = vec![];
+    let profiles = parse(text, origin, &mut warnings)?;
+    let mut refused = Refusals::new(origin);
+    let chosen: Vec<&Profile> = match profile {
+        Some(want) => {
+            let found: Vec<&Profile> = profiles.iter().filter(|p| p.name == want).collect();
+            if found.is_empty() {
+                let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
+                return Err(InvalidInput::At(Located::whole(
+                    origin,
+                    format!(
+                        "no profile {want:?} here (the file has {})",
+                        if names.is_empty() {
+                            "none".to_string()
+                        } else {
+                            names.join(", ")
+                        }
+                    ),
+                )));
+            }
+            found
+        }
+        None => profiles.iter().collect(),
+    };
+    let mut policies: Vec<PolicySpec> = vec![];
+    for p in chosen {
+        let key = |k: &str| format!("{}.{k}", section(&p.name));
+        if p.retry_mode.is_none() && p.max_attempts.is_none() {
+            warnings.push(format!(
+                "{} (line {}): no retry_mode or max_attempts; not imported",
+                section(&p.name),
+                p.line
+            ));
+            continue;
+        }
+        if !p.other.is_empty() {
+            warnings.push(format!(
+                "{}: {} not retry settings; ignored",
+                section(&p.name),
+                p.other.join(", ")
+            ));
+        }
+        let preset = match &p.retry_mode {
+            None => {
+                warnings.push(format!(
+                    "{}: no retry_mode: botocore's default, {DEFAULT_RETRY_MODE}, is assumed \
+                     (other SDKs default to standard; set retry_mode to be sure)",
+                    section(&p.name)
+                ));
+                Some("aws-legacy")
+            }
+            Some((mode, line)) => match mode.as_str() {
+                "legacy" => Some("aws-legacy"),
+                "standard" => Some("aws-standard"),
+                "adaptive" => Some("aws-adaptive"),
+                other => {
+                    refused.add(at(
+                        bad_key(
+                            origin,
+                            &key("retry_mode"),
+                            format!("{other:?} is not a retry mode (legacy, standard or adaptive)"),
+                        ),
+                        *line,
+                    ));
+                    None
+                }
+            },
+        };
+        let attempts = match &p.max_attempts {
+            None => None,
+            Some((v, line)) => match v.parse::<i64>() {
+                Ok(n) if (1..=i64::from(u32::MAX)).contains(&n) => Some(n),
+                _ => {
+                    refused.add(at(
+                        bad_key(
+                            origin,
+                            &key("max_attempts"),
+                            format!("expected a whole number of attempts, at least 1, found {v:?}"),
+                        ),
+                        *line,
+                    ));
+                    continue;
+                }
+            },
+        };
+        let Some(preset) = preset else { continue };
+        let name = super::envoy::unique(
+            policy_name(&p.name, &format!("aws-{}", policies.len() + 1)),
+            &policies,
+            &mut warnings,
+        );
+        policies.push(PolicySpec {
+            name,
+            preset: Some(preset.into()),
+            max_attempts: attempts,
+            ..Default::default()
+        });
+    }
+    refused.check()?;
+    if policies.is_empty() {
+        return Err(InvalidInput::At(Located::whole(
+            origin,
+            "no profile with retry settings here: expected an AWS config file with \
+             retry_mode or max_attempts in [default] or a [profile NAME] section",
+        )));
+    }
+    Imported {
+        policies,
+        dispatcher: None,
+        warnings,
+    }
+    .validated(origin)
+}
+
+/// The `[section]` a profile is written in.
+fn section(name: &str) -> String {
+    if name == "default" {
+        "[default]".into()
+    } else {
+        format!("[profile {name}]")
+    }
+}
+
+/// `e` placed on `line` of its file.
+fn at(e: InvalidInput, line: usize) -> InvalidInput {
+    match e {
+        InvalidInput::At(l) => InvalidInput::At(Located {
+            line: Some(line),
+            column: Some(1),
+            ..l
+        }),
+        other => other,
+    }
+}
+
+/// The profiles of the file, in order.
+fn parse(
+    text: &str,
+    origin: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Profile>, InvalidInput> {
+    let mut out: Vec<Profile> = vec![];
+    // Inside a section that is not a profile.
+    let mut skipping = false;
+    let mut in_section = false;
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        if n > MAX_LINES {
+            return Err(InvalidInput::At(Located::whole(
+                origin,
+                format!("more than {MAX_LINES} lines; no AWS config file is that long"),
+            )));
+        }
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if raw.starts_with([' ', '\t']) && in_section {
+            // A nested setting (`s3 =` followed by indented keys).
+            continue;
+        }
+        if let Some(inner) = line.strip_prefix('[') {
+            let Some(inner) = inner.strip_suffix(']') else {
+                return Err(located(origin, n, "a section header must end with `]`"));
+            };
+            let inner = inner.trim();
+            in_section = true;
+            let name = if inner == "default" {
+                Some("default".to_string())
+            } else {
+                inner
+                    .strip_prefix("profile ")
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+            };
+            match name {
+                Some(name) => {
+                    if out.iter().any(|p| p.name == name) {
+                        return Err(located(
+                            origin,
+                            n,
+                            format!(
+                                "{} appears twice; each profile may be given once",
+                                section(&name)
+                            ),
+                        ));
+                    }
+                    skipping = false;
+                    out.push(Profile {
+                        name,
+                        line: n,
+                        ..Default::default()
+                    });
+                }
+                None => {
+                    skipping = true;
+                    warnings.push(format!("[{inner}] (line {n}): not a profile; ignored"));
+                }
+            }
+            continue;
+        }
+        let Some((k, v)) = line.split_once('=') else {
+            return Err(located(
+                origin,
+                n,
+                format!("expected `key = value` or a [section], found {line:?}"),
+            ));
+        };
+        if skipping {
+            continue;
+        }
+        let Some(p) = out.last_mut() else {
+            return Err(located(
+                origin,
+                n,
+                "a setting before any section: start with [default] or [profile NAME]",
+            ));
+        };
+        let (k, v) = (k.trim(), v.trim().to_string());
+        match k {
+            "retry_mode" => p.retry_mode = Some((v, n)),
+            "max_attempts" => p.max_attempts = Some((v, n)),
+            other => p.other.push(other.to_string()),
+        }
+    }
+    Ok(out)
+}
+
+/// A problem on line `n` of `origin`.
+fn located(origin: &str, n: usize, msg: impl Into<String>) -> InvalidInput {
+    InvalidInput::At(Located {
+        line: Some(n),
+        column: Some(1),
+        ..Located::whole(origin, msg)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONFIG: &str = "\
+[default]
+region = us-east-1
+retry_mode = standard
+max_attempts = 5
+
+[profile batch]
+retry_mode = adaptive
+
+[profile old]
+max_attempts = 10
+s3 =
+  max_concurrent_requests = 20
+
+[profile plain]
+region = eu-west-1
+
+[sso-session corp]
+sso_region = us-east-1
+";
+
+    #[test]
+    fn every_profile_with_retry_settings_is_a_policy() {
+        let imp = import_profiles(CONFIG, "config", None).unwrap();
+        let got: Vec<(&str, Option<&str>, Option<i64>)> = imp
+            .policies
+            .iter()
+            .map(|p| (p.name.as_str(), p.preset.as_deref(), p.max_attempts))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("default", Some("aws-standard"), Some(5)),
+                ("batch", Some("aws-adaptive"), None),
+                ("old", Some("aws-legacy"), Some(10)),
+            ]
+        );
+        let w = imp.warnings.join("\n");
+        assert!(
+            w.contains("[profile plain] (line 14): no retry_mode"),
+            "{w}"
+        );
+        assert!(
+            w.contains("[sso-session corp] (line 17): not a profile"),
+            "{w}"
+        );
+        assert!(w.contains("[profile old]: no retry_mode"), "{w}");
+    }
+
+    #[test]
+    fn a_profile_is_picked_by_name() {
+        let imp = import_profiles(CONFIG, "config", Some("batch")).unwrap();
+        assert_eq!(imp.policies.len(), 1);
+        assert_eq!(imp.policies[0].preset.as_deref(), Some("aws-adaptive"));
+        let msg = import_profiles(CONFIG, "config", Some("nope"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("no profile \"nope\"") && msg.contains("default, batch, old, plain"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_their_lines() {
+        let text = "[default]\nretry_mode = fast\nmax_attempts = 0\n";
+        let msg = import_profiles(text, "config", None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("config:2:1: [default].retry_mode: \"fast\" is not a retry mode"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("config:3:1: [default].max_attempts: expected a whole number"),
+            "{msg}"
+        );
+    }
+}

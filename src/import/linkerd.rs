@@ -1,0 +1,434 @@
+//! Linkerd YAML → one policy per resource with a retry configuration:
+//!
+//! - a `ServiceProfile` with a route `isRetryable: true`: the `linkerd`
+//!   preset with `spec.retryBudget` (`retryRatio` × 100 → `percent`,
+//!   `minRetriesPerSecond` → `min_per_second`, `ttl` → `ttl`; absent
+//!   fields take Linkerd's defaults 0.2, 10, 10 s);
+//! - an `HTTPRoute`, `GRPCRoute` or `Service` with `retry.linkerd.io/*`
+//!   annotations (Linkerd 2.16+): `retry.linkerd.io/limit` (default 1; 0
+//!   reads as unset) + 1 → `max_attempts`, `retry.linkerd.io/http` (codes,
+//!   ranges `500-504`, `5xx`, `gateway-error`) and `retry.linkerd.io/grpc`
+//!   (gRPC code names) → `retry_on`, `retry.linkerd.io/timeout` → a
+//!   retried `deadline_exceeded` (the attempt timeout itself is reported);
+//!   the back-off the policy controller sends, 25 ms to 250 ms.
+//!
+//! Annotations are parsed as the policy controller does
+//! (`parse_http_retry`, `parse_grpc_retry`); other documents are ignored
+//! with a warning.
+
+use super::envoy::{envoy_policy, http_status, unique};
+use super::yaml_docs::{documents, duration, get, number, other_keys, Doc, DurForm};
+use super::{policy_name, Imported, Refusals};
+use crate::error::{InvalidInput, Located};
+use crate::policy::budget::Deposit;
+use crate::policy::{BudgetScope, BudgetSpec, PolicySpec};
+use crate::status::Status;
+use crate::time::Dur;
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// Linkerd's default retry ratio (`defaultRetryBudget`).
+pub const DEFAULT_RETRY_RATIO: f64 = 0.2;
+/// Linkerd's default retries per second always allowed.
+pub const DEFAULT_MIN_RETRIES_PER_SECOND: f64 = 10.0;
+/// Linkerd's default budget window.
+pub const DEFAULT_TTL: Dur = Dur::from_secs(10);
+/// The policy controller's route retry back-off: minimum.
+pub const ROUTE_MIN_BACKOFF: Dur = Dur::from_millis(25);
+/// The policy controller's route retry back-off: maximum.
+pub const ROUTE_MAX_BACKOFF: Dur = Dur::from_millis(250);
+
+const PREFIX: &str = "retry.linkerd.io/";
+const ANNOTATIONS: [&str; 4] = ["http", "grpc", "limit", "timeout"];
+
+/// Imports every Linkerd retry configuration of `text`.
+pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
+    let docs = documents(text, origin)?;
+    let mut warnings = vec![];
+    let mut refused = Refusals::new(origin);
+    let mut policies: Vec<PolicySpec> = vec![];
+    for doc in &docs {
+        let kind = doc.value.get("kind").and_then(Value::as_str).unwrap_or("");
+        let name = doc
+            .value
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or(kind)
+            .to_string();
+        let spec = match kind {
+            "ServiceProfile" => profile(doc, &name, &mut refused, &mut warnings),
+            "HTTPRoute" | "GRPCRoute" | "Service" => {
+                annotated(doc, kind, &name, &mut refused, &mut warnings)
+            }
+            _ => {
+                warnings.push(format!(
+                    "document {} (line {}): {} holds no Linkerd retry configuration; ignored",
+                    doc.index + 1,
+                    doc.first_line,
+                    if kind.is_empty() {
+                        "a document without a kind".into()
+                    } else {
+                        format!("kind {kind}")
+                    }
+                ));
+                None
+            }
+        };
+        let Some(spec) = spec else { continue };
+        let name = unique(
+            policy_name(&name, &format!("linkerd-{}", policies.len() + 1)),
+            &policies,
+            &mut warnings,
+        );
+        policies.push(PolicySpec { name, ..spec });
+    }
+    refused.check()?;
+    if policies.is_empty() {
+        return Err(InvalidInput::At(Located::whole(
+            origin,
+            "no Linkerd retry configuration here: expected a ServiceProfile with a retryable \
+             route, or an HTTPRoute, GRPCRoute or Service with retry.linkerd.io annotations",
+        )));
+    }
+    Imported {
+        policies,
+        dispatcher: None,
+        warnings,
+    }
+    .validated(origin)
+}
+
+/// A ServiceProfile's budget on the `linkerd` preset.
+fn profile(
+    doc: &Doc,
+    name: &str,
+    refused: &mut Refusals,
+    warnings: &mut Vec<String>,
+) -> Option<PolicySpec> {
+    let routes = doc.value.pointer("/spec/routes").and_then(Value::as_array);
+    let retryable = routes.is_some_and(|r| {
+        r.iter()
+            .any(|route| get(route, "is_retryable").is_some_and(|(_, v)| v == &Value::Bool(true)))
+    });
+    if !retryable {
+        warnings.push(format!(
+            "ServiceProfile {name}: no route has isRetryable: true, so Linkerd retries nothing; \
+             not imported"
+        ));
+        return None;
+    }
+    let (mut percent, mut per_second, mut ttl) = (
+        Some(DEFAULT_RETRY_RATIO * 100.0),
+        Some(DEFAULT_MIN_RETRIES_PER_SECOND),
+        Some(DEFAULT_TTL),
+    );
+    if let Some(b) = doc.value.pointer("/spec/retryBudget") {
+        let path = "spec.retryBudget";
+        other_keys(
+            b,
+            path,
+            "a Linkerd RetryBudget",
+            &["retry_ratio", "min_retries_per_second", "ttl"],
+            &[],
+            warnings,
+        );
+        if let Some((k, v)) = get(b, "retry_ratio") {
+            let p = format!("{path}.{k}");
+            percent = number(doc, v, &p, refused).and_then(|r| {
+                if r >= 0.0 {
+                    // 0.3 × 100 is 30.000000000000004 in binary: the
+                    // ratio's decimal digits are kept (to 1e-9 percent).
+                    Some((r * 100.0 * 1e9).round() / 1e9)
+                } else {
+                    refused.add(doc.bad(&p, format!("{r} is negative; a ratio is at least 0")));
+                    None
+                }
+            });
+        }
+        if let Some((k, v)) = get(b, "min_retries_per_second") {
+            let p = format!("{path}.{k}");
+            per_second = number(doc, v, &p, refused).and_then(|r| {
+                if r >= 0.0 {
+                    Some(r)
+                } else {
+                    refused.add(doc.bad(&p, format!("{r} is negative")));
+                    None
+                }
+            });
+        }
+        if let Some((k, v)) = get(b, "ttl") {
+            ttl = duration(doc, v, &format!("{path}.{k}"), DurForm::Go, refused);
+        }
+    }
+    Some(PolicySpec {
+        preset: Some("linkerd".into()),
+        budget: Some(BudgetSpec::Ratio {
+            percent: percent?,
+            min_per_second: per_second?,
+            ttl: ttl?,
+            deposit: Deposit::NotRetried,
+            per_request: None,
+            scope: BudgetScope::Client,
+        }),
+        ..Default::default()
+    })
+}
+
+/// The retry annotations of a route or Service, as the proxy runs them.
+fn annotated(
+    doc: &Doc,
+    kind: &str,
+    name: &str,
+    refused: &mut Refusals,
+    warnings: &mut Vec<String>,
+) -> Option<PolicySpec> {
+    let Some(notes) = doc
+        .value
+        .pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+    else {
+        warnings.push(format!("{kind} {name}: no annotations; not imported"));
+        return None;
+    };
+    let read = |key: &str| notes.get(&format!("{PREFIX}{key}"));
+    let path = |key: &str| format!("metadata.annotations.{PREFIX}{key}");
+    for k in notes.keys().filter_map(|k| k.strip_prefix(PREFIX)) {
+        if !ANNOTATIONS.contains(&k) {
+            warnings.push(format!(
+                "{kind} {name}: {PREFIX}{k}: not a Linkerd retry annotation; ignored"
+            ));
+        }
+    }
+    for k in notes
+        .keys()
+        .filter(|k| k.starts_with("timeout.linkerd.io/"))
+    {
+        warnings.push(format!(
+            "{kind} {name}: {k} not imported: a policy has no deadline; set the scenario's \
+             traffic.deadline to simulate it"
+        ));
+    }
+    if ANNOTATIONS.iter().all(|k| read(k).is_none()) {
+        warnings.push(format!(
+            "{kind} {name}: no {PREFIX} annotations; not imported"
+        ));
+        return None;
+    }
+    let text = |key: &str, refused: &mut Refusals| -> Option<Option<String>> {
+        match read(key) {
+            None => Some(None),
+            Some(Value::String(s)) => Some(Some(s.trim().to_string())),
+            Some(Value::Number(n)) => Some(Some(n.to_string())),
+            Some(v) => {
+                refused.add(doc.bad(
+                    &path(key),
+                    format!("expected a string, found {}", super::yaml_docs::shown(v)),
+                ));
+                None
+            }
+        }
+    };
+    let limit = match text("limit", refused)? {
+        None => 1,
+        Some(s) => match s.parse::<u16>() {
+            Ok(0) => {
+                warnings.push(format!(
+                    "{kind} {name}: {PREFIX}limit 0 reads as unset in Linkerd: 1 retry"
+                ));
+                1
+            }
+            Ok(n) => u64::from(n),
+            Err(_) => {
+                refused.add(doc.bad(
+                    &path("limit"),
+                    format!("expected a whole number of retries from 0 to 65535, found {s:?}"),
+                ));
+                return None;
+            }
+        },
+    };
+    let mut statuses = BTreeSet::new();
+    let mut conditions = false;
+    if let Some(s) = text("http", refused)? {
+        conditions = true;
+        for cond in s.split(',') {
+            let Some((lo, hi)) = http_range(cond) else {
+                refused.add(doc.bad(
+                    &path("http"),
+                    format!(
+                        "{cond:?} is not a retry condition Linkerd reads (5xx, gateway-error, a \
+                         status code or a range such as 500-504)"
+                    ),
+                ));
+                return None;
+            };
+            statuses.extend((lo..=hi).filter_map(http_status));
+        }
+    }
+    if let Some(s) = text("grpc", refused)? {
+        conditions = true;
+        for cond in s.split(',') {
+            let status = match cond.to_ascii_lowercase().as_str() {
+                "cancelled" => {
+                    warnings.push(format!(
+                        "{kind} {name}: {PREFIX}grpc: \"cancelled\" dropped: the simulator has \
+                         no such answer"
+                    ));
+                    None
+                }
+                "deadline-exceeded" => Some(Status::DeadlineExceeded),
+                "internal" => Some(Status::Internal),
+                "resource-exhausted" => Some(Status::ResourceExhausted),
+                "unavailable" => Some(Status::Unavailable),
+                _ => {
+                    refused.add(doc.bad(
+                        &path("grpc"),
+                        format!(
+                            "{cond:?} is not a retry condition Linkerd reads (cancelled, \
+                             deadline-exceeded, internal, resource-exhausted, unavailable)"
+                        ),
+                    ));
+                    return None;
+                }
+            };
+            statuses.extend(status);
+        }
+    }
+    if let Some(t) = read("timeout") {
+        let d = duration(doc, t, &path("timeout"), DurForm::Go, refused)?;
+        statuses.insert(Status::DeadlineExceeded);
+        warnings.push(format!(
+            "{kind} {name}: {}",
+            super::envoy::per_try_warning("metadata.annotations", &format!("{PREFIX}timeout"), d)
+        ));
+    }
+    if !conditions {
+        warnings.push(format!(
+            "{kind} {name}: no {PREFIX}http or {PREFIX}grpc: only attempt timeouts are \
+             imported as retried"
+        ));
+    }
+    if statuses.is_empty() {
+        warnings.push(format!(
+            "{kind} {name}: none of its retry conditions is a status the simulator produces; \
+             not imported"
+        ));
+        return None;
+    }
+    Some(envoy_policy(
+        limit,
+        ROUTE_MIN_BACKOFF,
+        ROUTE_MAX_BACKOFF,
+        statuses.into_iter().collect(),
+        false,
+    ))
+}
+
+/// An HTTP retry condition as Linkerd's policy controller reads it.
+fn http_range(cond: &str) -> Option<(u64, u64)> {
+    let code = |s: &str| s.parse::<u64>().ok().filter(|c| (100..600).contains(c));
+    if cond.eq_ignore_ascii_case("5xx") {
+        return Some((500, 599));
+    }
+    if cond.eq_ignore_ascii_case("gateway-error") {
+        return Some((502, 504));
+    }
+    if let Some(c) = code(cond) {
+        return Some((c, c));
+    }
+    let (a, b) = cond.split_once('-')?;
+    let (a, b) = (code(a)?, code(b)?);
+    (a <= b).then_some((a, b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::BackoffSpec;
+
+    const FILE: &str = "\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: books-create
+  annotations:
+    retry.linkerd.io/http: 5xx,429
+    retry.linkerd.io/limit: \"3\"
+    retry.linkerd.io/timeout: 300ms
+    timeout.linkerd.io/request: 2s
+spec:
+  parentRefs: [{name: books, kind: Service, group: core}]
+---
+apiVersion: linkerd.io/v1alpha2
+kind: ServiceProfile
+metadata:
+  name: authors.booksapp.svc.cluster.local
+spec:
+  retryBudget:
+    retryRatio: 0.5
+    minRetriesPerSecond: 5
+    ttl: 30s
+  routes:
+  - name: GET /authors.json
+    condition: {method: GET, pathRegex: /authors\\.json}
+    isRetryable: true
+";
+
+    #[test]
+    fn annotations_and_a_service_profile_give_two_policies() {
+        let imp = import_str(FILE, "l.yaml").unwrap();
+        let route = &imp.policies[0];
+        assert_eq!(route.name, "books-create");
+        assert_eq!(route.max_attempts, Some(4));
+        assert_eq!(
+            route.retry_on,
+            Some(vec![
+                Status::Unavailable,
+                Status::ResourceExhausted,
+                Status::DeadlineExceeded,
+                Status::Internal
+            ])
+        );
+        assert_eq!(
+            route.backoff,
+            Some(BackoffSpec::Exponential {
+                initial: Dur::from_millis(25),
+                multiplier: 2.0,
+                max: Some(Dur::from_millis(250)),
+                max_doublings: None
+            })
+        );
+        let sp = &imp.policies[1];
+        assert_eq!(sp.name, "authors.booksapp.svc.cluster.local");
+        assert_eq!(sp.preset.as_deref(), Some("linkerd"));
+        assert_eq!(
+            sp.budget,
+            Some(BudgetSpec::Ratio {
+                percent: 50.0,
+                min_per_second: 5.0,
+                ttl: Dur::from_secs(30),
+                deposit: Deposit::NotRetried,
+                per_request: None,
+                scope: BudgetScope::Client
+            })
+        );
+        let w = imp.warnings.join("\n");
+        assert!(w.contains("timeout.linkerd.io/request not imported"), "{w}");
+    }
+
+    #[test]
+    fn bad_annotations_are_refused_naming_them() {
+        let text = FILE
+            .replace("5xx,429", "5xx,often")
+            .replace("ttl: 30s", "ttl: -30s");
+        let msg = import_str(&text, "l.yaml").unwrap_err().to_string();
+        assert!(
+            msg.contains("metadata.annotations.retry.linkerd.io/http: \"often\""),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("spec.retryBudget.ttl: \"-30s\" is negative"),
+            "{msg}"
+        );
+    }
+}

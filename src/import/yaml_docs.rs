@@ -1,0 +1,430 @@
+//! The multi-document YAML that the deploy importers (`envoy`, `istio`,
+//! `linkerd`) read: the file cut at its `---` lines, each document read as
+//! a tree of values, and the reading helpers that refuse a value with the
+//! file, line, column and key, as `import gcloud` does.
+
+use super::{closest, Refusals};
+use crate::error::{InvalidInput, Located};
+use crate::time::Dur;
+use serde_json::Value;
+
+/// The most documents one file may hold (a manifest bundle of a whole
+/// cluster has a few hundred).
+pub(crate) const MAX_DOCUMENTS: usize = 10_000;
+
+/// One YAML document of a file.
+#[derive(Debug)]
+pub(crate) struct Doc<'a> {
+    /// The file, as errors name it.
+    pub(crate) origin: &'a str,
+    /// The document's text.
+    pub(crate) text: &'a str,
+    /// The file's line (1-based) where the document's text starts.
+    pub(crate) first_line: usize,
+    /// The document's position in the file (0-based).
+    pub(crate) index: usize,
+    /// The document's value.
+    pub(crate) value: Value,
+}
+
+/// The documents of `text`, each read as a value; empty documents (a
+/// leading `---`, comments only) are left out. A document the YAML
+/// parser refuses is an error with its line and column in the file.
+pub(crate) fn documents<'a>(text: &'a str, origin: &'a str) -> Result<Vec<Doc<'a>>, InvalidInput> {
+    let mut docs = vec![];
+    let mut start = 0usize;
+    let mut start_line = 1usize;
+    let mut pieces: Vec<(usize, &str)> = vec![];
+    let mut offset = 0usize;
+    for (line_no, line) in (1usize..).zip(text.split_inclusive('\n')) {
+        let bare = line.trim_end();
+        if bare == "---" || bare.starts_with("--- ") || bare == "..." {
+            pieces.push((start_line, &text[start..offset]));
+            start = offset + line.len();
+            start_line = line_no + 1;
+        }
+        offset += line.len();
+    }
+    pieces.push((start_line, &text[start..]));
+    if pieces.len() > MAX_DOCUMENTS {
+        return Err(InvalidInput::At(Located::whole(
+            origin,
+            format!(
+                "holds {} YAML documents, more than the {MAX_DOCUMENTS} an import reads",
+                pieces.len()
+            ),
+        )));
+    }
+    for (first_line, piece) in pieces {
+        let blank = piece
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'));
+        if blank {
+            continue;
+        }
+        let value: Value = serde_saphyr::from_str(piece).map_err(|e| {
+            let e = e.without_snippet();
+            let loc = e.location().filter(|l| l.line() > 0);
+            InvalidInput::At(Located {
+                origin: origin.to_string(),
+                line: loc
+                    .and_then(|l| usize::try_from(l.line()).ok())
+                    .map(|l| l + first_line - 1),
+                column: loc.and_then(|l| usize::try_from(l.column()).ok()),
+                path: None,
+                message: format!("not YAML an import can read: {}", first_line_of(&e)),
+            })
+        })?;
+        docs.push(Doc {
+            origin,
+            text: piece,
+            first_line,
+            index: docs.len(),
+            value,
+        });
+    }
+    Ok(docs)
+}
+
+/// The first line of an error's text, without the parser's position
+/// (given separately).
+fn first_line_of(e: &impl std::fmt::Display) -> String {
+    let s = e.to_string();
+    let line = s.lines().next().unwrap_or_default();
+    line.split(" at line ").next().unwrap_or(line).to_string()
+}
+
+impl Doc<'_> {
+    /// Where the value of the last key of `path` (`a.b[0].c`) is written:
+    /// each key found, in order, after the one before it. `None` when the
+    /// text does not show it (a flow mapping on one line is still found).
+    pub(crate) fn place(&self, path: &str) -> Option<(usize, usize)> {
+        let mut pos = 0usize;
+        let mut found = None;
+        for key in path
+            .split(['.', '['])
+            .filter(|k| !k.is_empty() && !k.ends_with(']'))
+        {
+            let at = find_key(self.text, key, pos)?;
+            pos = at;
+            found = Some(at);
+        }
+        let at = found?;
+        let before = &self.text[..at];
+        let line = before.matches('\n').count();
+        let col = before.rsplit('\n').next().unwrap_or(before).chars().count();
+        Some((self.first_line + line, col + 1))
+    }
+
+    /// A refusal of the value at `path`, placed in the file.
+    pub(crate) fn bad(&self, path: &str, msg: impl std::fmt::Display) -> InvalidInput {
+        let place = self.place(path);
+        InvalidInput::At(Located {
+            origin: self.origin.to_string(),
+            line: place.map(|p| p.0),
+            column: place.map(|p| p.1),
+            path: Some(path.to_string()),
+            message: msg.to_string(),
+        })
+    }
+}
+
+/// The byte offset of the value of `key:` at or after `from` in `text`,
+/// the key standing alone (after a line start, spaces, `-`, `{` or `,`).
+fn find_key(text: &str, key: &str, from: usize) -> Option<usize> {
+    let mut search = from;
+    while let Some(rel) = text.get(search..)?.find(key) {
+        let at = search + rel;
+        let before_ok = text[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| matches!(c, ' ' | '\n' | '\t' | '-' | '{' | ',' | '"' | '\''));
+        let after = &text[at + key.len()..];
+        let after = after.trim_start_matches(['"', '\'']);
+        let rest = after.trim_start_matches([' ', '\t']);
+        if before_ok && rest.starts_with(':') {
+            let value = rest[1..].trim_start_matches([' ', '\t']);
+            return Some(text.len() - value.len());
+        }
+        search = at + key.len();
+    }
+    None
+}
+
+/// `key` in snake_case: Envoy and Kubernetes YAML accept the proto's
+/// lowerCamelCase JSON names as well (`numRetries` = `num_retries`).
+pub(crate) fn snake(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 4);
+    for c in key.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The value of `key` (snake_case, or its camelCase form) in the mapping
+/// `v`, with the key as written.
+pub(crate) fn get<'v>(v: &'v Value, key: &str) -> Option<(&'v str, &'v Value)> {
+    v.as_object()?
+        .iter()
+        .find(|(k, _)| snake(k) == key)
+        .map(|(k, v)| (k.as_str(), v))
+}
+
+/// A warning for each key of the mapping `v` (at `path`) that is not in
+/// `known` (read) or `unsupported` (read by the source, not by a policy).
+pub(crate) fn other_keys(
+    v: &Value,
+    path: &str,
+    what: &str,
+    known: &[&str],
+    unsupported: &[&str],
+    warnings: &mut Vec<String>,
+) {
+    let Some(map) = v.as_object() else { return };
+    for k in map.keys() {
+        let s = snake(k);
+        if known.contains(&s.as_str()) {
+            continue;
+        }
+        if unsupported.contains(&s.as_str()) {
+            warnings.push(format!(
+                "{path}.{k}: not imported: a policy cannot express it"
+            ));
+        } else {
+            let hint = closest(&s, known)
+                .map(|w| format!(" (did you mean `{w}`?)"))
+                .unwrap_or_default();
+            warnings.push(format!("{path}.{k}: not {what} field; ignored{hint}"));
+        }
+    }
+}
+
+/// A whole number `0..=max` at `path`, or `None` with the refusal recorded.
+pub(crate) fn whole(
+    doc: &Doc,
+    v: &Value,
+    path: &str,
+    max: u64,
+    refused: &mut Refusals,
+) -> Option<u64> {
+    let n = match v {
+        Value::Number(n) => n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= max as f64)
+                .map(|f| f as u64)
+        }),
+        Value::String(s) => s.trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    match n {
+        Some(n) if n <= max => Some(n),
+        _ => {
+            refused.add(doc.bad(
+                path,
+                format!(
+                    "expected a whole number from 0 to {max}, found {}",
+                    shown(v)
+                ),
+            ));
+            None
+        }
+    }
+}
+
+/// A number at `path` (a YAML number, or a string holding one).
+pub(crate) fn number(doc: &Doc, v: &Value, path: &str, refused: &mut Refusals) -> Option<f64> {
+    let n = match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    match n.filter(|f| f.is_finite()) {
+        Some(f) => Some(f),
+        None => {
+            refused.add(doc.bad(path, format!("expected a number, found {}", shown(v))));
+            None
+        }
+    }
+}
+
+/// A string at `path`.
+pub(crate) fn string<'v>(
+    doc: &Doc,
+    v: &'v Value,
+    path: &str,
+    refused: &mut Refusals,
+) -> Option<&'v str> {
+    match v.as_str() {
+        Some(s) => Some(s),
+        None => {
+            refused.add(doc.bad(path, format!("expected a string, found {}", shown(v))));
+            None
+        }
+    }
+}
+
+/// How a duration is written in the source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DurForm {
+    /// Envoy: a proto3 JSON duration, seconds with the suffix `s` (`"0.25s"`).
+    Proto,
+    /// Kubernetes resources (Istio, Linkerd): a Go duration (`"500ms"`,
+    /// `"2s"`, `"1m"`, `"1h30m"`).
+    Go,
+}
+
+/// A duration greater than 0 at `path`.
+pub(crate) fn duration(
+    doc: &Doc,
+    v: &Value,
+    path: &str,
+    form: DurForm,
+    refused: &mut Refusals,
+) -> Option<Dur> {
+    let Some(text) = v.as_str() else {
+        let want = match form {
+            DurForm::Proto => "a duration string such as \"0.25s\"",
+            DurForm::Go => "a duration string such as \"500ms\" or \"2s\"",
+        };
+        refused.add(doc.bad(path, format!("expected {want}, found {}", shown(v))));
+        return None;
+    };
+    let parsed = match form {
+        DurForm::Proto => parse_proto(text),
+        DurForm::Go => parse_go(text),
+    };
+    match parsed {
+        Ok(d) => Some(d),
+        Err(why) => {
+            refused.add(doc.bad(path, why));
+            None
+        }
+    }
+}
+
+/// A proto3 JSON duration greater than 0.
+fn parse_proto(text: &str) -> Result<Dur, String> {
+    let t = text.trim();
+    if t.starts_with('-') {
+        return Err(format!(
+            "{text:?} is negative; a duration must be greater than 0"
+        ));
+    }
+    let Some(num) = t.strip_suffix('s') else {
+        return Err(format!(
+            "{text:?} is not a proto3 duration: seconds ending in \"s\", such as \"0.25s\""
+        ));
+    };
+    let ok = !num.is_empty()
+        && num.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && num.matches('.').count() <= 1
+        && num != ".";
+    if !ok {
+        return Err(format!(
+            "{text:?} is not a proto3 duration: seconds ending in \"s\", such as \"0.25s\""
+        ));
+    }
+    let d = crate::time::parse_duration(t).map_err(|e| e.to_string())?;
+    if d.ns() == 0 {
+        return Err(format!("{text:?}: a duration must be greater than 0"));
+    }
+    Ok(d)
+}
+
+/// A Go duration (`time.ParseDuration`: a sequence of decimal numbers each
+/// with a unit `ns`, `us`, `µs`, `ms`, `s`, `m`, `h`) greater than 0.
+fn parse_go(text: &str) -> Result<Dur, String> {
+    let t = text.trim();
+    if t.starts_with('-') {
+        return Err(format!(
+            "{text:?} is negative; a duration must be greater than 0"
+        ));
+    }
+    let form = "a duration such as \"500ms\", \"2s\" or \"1m30s\"";
+    let mut rest = t.strip_prefix('+').unwrap_or(t);
+    if rest.is_empty() {
+        return Err(format!("{text:?} is not {form}"));
+    }
+    let mut total = 0.0f64;
+    while !rest.is_empty() {
+        let n = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (num, tail) = rest.split_at(n);
+        let value: f64 = num.parse().map_err(|_| format!("{text:?} is not {form}"))?;
+        let u = tail
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(tail.len());
+        let (unit, tail) = tail.split_at(u);
+        let scale = match unit {
+            "ns" => 1e-9,
+            "us" | "µs" | "μs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            "" => return Err(format!("{text:?} has no unit: {form}")),
+            _ => return Err(format!("{text:?} is not {form}")),
+        };
+        total += value * scale;
+        rest = tail;
+    }
+    if !(total.is_finite() && total > 0.0 && total < 1e9) {
+        return Err(format!(
+            "{text:?}: a duration must be greater than 0 and below 10^9 s"
+        ));
+    }
+    Ok(Dur((total * 1e9).round() as u64))
+}
+
+/// A value as the user wrote it, for messages.
+pub(crate) fn shown(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{s:?}"),
+        Value::Null => "nothing".into(),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "a mapping".into(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_are_cut_at_their_separators_with_their_first_lines() {
+        let text = "a: 1\n---\n# only a comment\n---\nb:\n  c: 2\n";
+        let docs = documents(text, "f.yaml").unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[1].first_line, 5);
+        assert_eq!(docs[1].place("b.c"), Some((6, 6)));
+        let bad = documents("a: 1\n---\nb: [1\n", "f.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(bad.starts_with("f.yaml:3:"), "{bad}");
+    }
+
+    #[test]
+    fn durations_are_read_as_their_source_writes_them() {
+        assert_eq!(parse_proto("0.25s"), Ok(Dur::from_millis(250)));
+        assert!(parse_proto("250ms").is_err());
+        assert!(parse_proto("-1s").unwrap_err().contains("negative"));
+        assert!(parse_proto("0s").is_err());
+        assert_eq!(parse_go("1m30s"), Ok(Dur::from_secs(90)));
+        assert_eq!(parse_go("500ms"), Ok(Dur::from_millis(500)));
+        assert!(parse_go("5").unwrap_err().contains("no unit"));
+        assert!(parse_go("-2s").unwrap_err().contains("negative"));
+    }
+
+    #[test]
+    fn camel_case_keys_are_their_snake_case_names() {
+        assert_eq!(snake("numRetries"), "num_retries");
+        assert_eq!(snake("retry_on"), "retry_on");
+    }
+}
