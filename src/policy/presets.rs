@@ -378,7 +378,7 @@ mod tests {
         let mut state = crate::policy::RetryState::default();
         for n in 1..=9u32 {
             for u in [0.0, 0.99] {
-                let mut s = state.clone();
+                let mut s = state;
                 let d = p.next_delay(n, &mut s, u, None, false);
                 assert_eq!(d, 50_000_000 << (n - 1), "retry {n}, u {u}");
             }
