@@ -33,6 +33,29 @@ pub const GRPC_EXAMPLES: &str = "Examples:
   retrysim import grpc service_config.json
   retrysim import grpc examples/service_config.json > policies.json";
 
+/// Examples shown after `import envoy --help`.
+pub const ENVOY_EXAMPLES: &str = "Examples:
+  retrysim import envoy route.yaml
+  retrysim import envoy tests/good/import/envoy-bootstrap.yaml > policies.json";
+
+/// Examples shown after `import istio --help`.
+pub const ISTIO_EXAMPLES: &str = "Examples:
+  kubectl get virtualservice reviews -o yaml > vs.yaml
+  retrysim import istio vs.yaml
+  retrysim import istio tests/good/import/istio-virtualservice.yaml";
+
+/// Examples shown after `import aws --help`.
+pub const AWS_EXAMPLES: &str = "Examples:
+  retrysim import aws ~/.aws/config
+  retrysim import aws ~/.aws/config --profile batch
+  retrysim import aws tests/good/import/aws-config";
+
+/// Examples shown after `import linkerd --help`.
+pub const LINKERD_EXAMPLES: &str = "Examples:
+  kubectl get serviceprofile -o yaml > sp.yaml
+  retrysim import linkerd sp.yaml
+  retrysim import linkerd tests/good/import/linkerd.yaml";
+
 /// The formats `import` reads.
 #[derive(Debug, Subcommand)]
 pub enum ImportCommand {
@@ -49,16 +72,19 @@ pub enum ImportCommand {
         file: PathBuf,
     },
     /// Envoy YAML: route `retry_policy`, cluster `circuit_breakers`.
+    #[command(after_help = ENVOY_EXAMPLES)]
     Envoy {
         /// The YAML file, one or more documents (`-` reads standard input).
         file: PathBuf,
     },
     /// An Istio VirtualService's `http[].retries` and `timeout`.
+    #[command(after_help = ISTIO_EXAMPLES)]
     Istio {
         /// The YAML file, one or more documents (`-` reads standard input).
         file: PathBuf,
     },
     /// The AWS shared config file's `retry_mode` and `max_attempts`.
+    #[command(after_help = AWS_EXAMPLES)]
     Aws {
         /// The config file, such as ~/.aws/config (`-` reads standard input).
         file: PathBuf,
@@ -68,6 +94,7 @@ pub enum ImportCommand {
         profile: Option<String>,
     },
     /// Linkerd retry annotations and a ServiceProfile's `retryBudget`.
+    #[command(after_help = LINKERD_EXAMPLES)]
     Linkerd {
         /// The YAML file, one or more documents (`-` reads standard input).
         file: PathBuf,

@@ -9,8 +9,8 @@
 //! warning and ignored. A value is refused with the file, line and key.
 
 use super::{bad_key, policy_name, Imported, Refusals};
-use crate::error::{InvalidInput, Located};
 use crate::policy::PolicySpec;
+use crate::scenario::error::{InvalidInput, Located};
 
 /// botocore's default `retry_mode` (`botocore/configprovider.py`).
 pub const DEFAULT_RETRY_MODE: &str = "legacy";

@@ -20,8 +20,8 @@
 
 use super::yaml_docs::{documents, duration, get, number, other_keys, string, whole, Doc, DurForm};
 use super::{policy_name, Imported, Refusals};
-use crate::error::{InvalidInput, Located};
 use crate::policy::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec};
+use crate::scenario::error::{InvalidInput, Located};
 use crate::status::Status;
 use crate::time::Dur;
 use serde_json::Value;

@@ -16,8 +16,8 @@
 use super::envoy::{envoy_policy, per_try_warning, retry_on, unique, DEFAULT_BASE_INTERVAL};
 use super::yaml_docs::{documents, duration, get, other_keys, shown, string, DurForm};
 use super::{policy_name, Imported, Refusals};
-use crate::error::{InvalidInput, Located};
 use crate::policy::PolicySpec;
+use crate::scenario::error::{InvalidInput, Located};
 use crate::time::Dur;
 use serde_json::Value;
 

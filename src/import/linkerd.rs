@@ -19,9 +19,9 @@
 use super::envoy::{envoy_policy, http_status, unique};
 use super::yaml_docs::{documents, duration, get, number, other_keys, Doc, DurForm};
 use super::{policy_name, Imported, Refusals};
-use crate::error::{InvalidInput, Located};
 use crate::policy::budget::Deposit;
 use crate::policy::{BudgetScope, BudgetSpec, PolicySpec};
+use crate::scenario::error::{InvalidInput, Located};
 use crate::status::Status;
 use crate::time::Dur;
 use serde_json::Value;

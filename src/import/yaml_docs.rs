@@ -4,7 +4,7 @@
 //! file, line, column and key, as `import gcloud` does.
 
 use super::{closest, Refusals};
-use crate::error::{InvalidInput, Located};
+use crate::scenario::error::{InvalidInput, Located};
 use crate::time::Dur;
 use serde_json::Value;
 

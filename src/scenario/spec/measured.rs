@@ -275,9 +275,11 @@ pub fn histogram_knots(h: &HistogramSpec) -> Result<Vec<Knot>, Problem> {
     Ok(knots)
 }
 
-/// The mean of a table of knots, in its closed form: each segment's
-/// integral of the interpolated quantile function over its probabilities.
-pub fn knots_mean(knots: &[Knot]) -> f64 {
+/// The `k`-th raw moment (`k` ≥ 1) of a table of knots, in closed form:
+/// each segment's integral of the interpolated quantile function to the
+/// `k`-th power over its probabilities.
+fn moment(knots: &[Knot], k: i32) -> f64 {
+    let kf = f64::from(k);
     knots
         .windows(2)
         .map(|w| {
@@ -285,35 +287,29 @@ pub fn knots_mean(knots: &[Knot]) -> f64 {
             let dp = b.p - a.p;
             if dp <= 0.0 {
                 0.0
-            } else if a.log && a.x != b.x {
-                // ∫ a.x·e^{k(u−a.p)} du over the segment, k = ln(b.x/a.x)/dp.
-                (b.x - a.x) * dp / (b.x / a.x).ln()
+            } else if a.x == b.x {
+                a.x.powi(k) * dp
+            } else if a.log {
+                // x = a·(b/a)^t: ∫ x^k dt = (b^k − a^k) / (k·ln(b/a)).
+                (b.x.powi(k) - a.x.powi(k)) * dp / (kf * (b.x / a.x).ln())
             } else {
-                (a.x + b.x) / 2.0 * dp
+                // x = a + (b − a)·t: ∫ x^k dt = (b^(k+1) − a^(k+1)) / ((k+1)(b − a)).
+                (b.x.powi(k + 1) - a.x.powi(k + 1)) * dp / ((kf + 1.0) * (b.x - a.x))
             }
         })
         .sum()
 }
 
-/// The standard deviation of a table of knots, from each segment's
-/// closed-form second moment.
+/// The mean of a table of knots, in its closed form.
+pub fn knots_mean(knots: &[Knot]) -> f64 {
+    moment(knots, 1)
+}
+
+/// The standard deviation of a table of knots, from its closed-form
+/// moments.
 pub fn knots_stddev(knots: &[Knot]) -> f64 {
-    let second: f64 = knots
-        .windows(2)
-        .map(|w| {
-            let (a, b) = (w[0], w[1]);
-            let dp = b.p - a.p;
-            if dp <= 0.0 {
-                0.0
-            } else if a.log && a.x != b.x {
-                (b.x * b.x - a.x * a.x) * dp / (2.0 * (b.x / a.x).ln())
-            } else {
-                (a.x * a.x + a.x * b.x + b.x * b.x) / 3.0 * dp
-            }
-        })
-        .sum();
-    let mean = knots_mean(knots);
-    (second - mean * mean).max(0.0).sqrt()
+    let mean = moment(knots, 1);
+    (moment(knots, 2) - mean * mean).max(0.0).sqrt()
 }
 
 /// The value of the quantile function at probability `u` (0 ≤ u ≤ 1).
@@ -373,6 +369,27 @@ mod tests {
         // 0→5 linear over [0, .5] (mean 2.5), 5→10 log-linear over [.5, 1].
         let log_part = (10e6 - 5e6) * 0.5 / 2f64.ln();
         assert!((knots_mean(&lin) - (2.5e6 * 0.5 + log_part)).abs() < 1e-3);
+    }
+
+    #[test]
+    fn the_spread_is_the_closed_form_of_the_segments() {
+        // Uniform 0–10 ms (linear from 0 to max): sd = 10 ms / √12.
+        let k = quantile_knots(&quantiles(&[("p50", 5), ("max", 10)])).unwrap();
+        let lin = Knot {
+            p: 0.0,
+            x: 0.0,
+            log: false,
+        };
+        let uniform = [
+            lin,
+            Knot {
+                p: 1.0,
+                x: 10e6,
+                log: false,
+            },
+        ];
+        assert!((knots_stddev(&uniform) - 10e6 / 12f64.sqrt()).abs() < 1.0);
+        assert!(knots_stddev(&k) > 0.0);
     }
 
     #[test]
