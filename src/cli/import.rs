@@ -48,6 +48,7 @@ pub const ISTIO_EXAMPLES: &str = "Examples:
 pub const AWS_EXAMPLES: &str = "Examples:
   retrysim import aws ~/.aws/config
   retrysim import aws ~/.aws/config --profile batch
+  retrysim import aws ~/.aws/config --profile default --service dynamodb
   retrysim import aws tests/good/import/aws-config";
 
 /// Examples shown after `import linkerd --help`.
@@ -92,6 +93,12 @@ pub enum ImportCommand {
         /// it, every profile with retry settings.
         #[arg(long, value_name = "NAME")]
         profile: Option<String>,
+        /// The AWS service the client calls (e.g. `dynamodb`): legacy
+        /// mode's delays are per service (DynamoDB: 10 attempts, 50 ms
+        /// doubling, no jitter; every other service: 5 attempts, random
+        /// base).
+        #[arg(long, value_name = "SERVICE")]
+        service: Option<String>,
     },
     /// Linkerd retry annotations and a ServiceProfile's `retryBudget`.
     #[command(after_help = LINKERD_EXAMPLES)]
@@ -112,9 +119,18 @@ pub fn import(cmd: &ImportCommand) -> Result<Imported, InvalidInput> {
         ImportCommand::Envoy { file } => (file, envoy::import_str),
         ImportCommand::Istio { file } => (file, istio::import_str),
         ImportCommand::Linkerd { file } => (file, linkerd::import_str),
-        ImportCommand::Aws { file, profile } => {
+        ImportCommand::Aws {
+            file,
+            profile,
+            service,
+        } => {
             let text = crate::scenario::read_text(file)?;
-            return aws::import_profiles(&text, &crate::scenario::origin(file), profile.as_deref());
+            return aws::import_profiles(
+                &text,
+                &crate::scenario::origin(file),
+                profile.as_deref(),
+                service.as_deref(),
+            );
         }
     };
     let text = crate::scenario::read_text(file)?;

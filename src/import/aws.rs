@@ -28,13 +28,27 @@ struct Profile {
     other: Vec<String>,
 }
 
+/// The legacy-mode preset for the service a client calls (botocore's
+/// `_retry.json`: only DynamoDB has delays of its own).
+fn legacy_preset(service: Option<&str>) -> &'static str {
+    match service.map(str::to_ascii_lowercase).as_deref() {
+        Some("dynamodb") => "aws-legacy-dynamodb",
+        _ => "aws-legacy",
+    }
+}
+
 /// Imports the profiles of a config file; `profile` picks one by name
-/// (`default` for `[default]`). `origin` names the file in errors.
+/// (`default` for `[default]`). `service` names the AWS service the client
+/// calls: legacy mode's delays are per service in botocore's
+/// `_retry.json`, and DynamoDB's (10 attempts, 50 ms doubling, no jitter)
+/// differ from every other service's. `origin` names the file in errors.
 pub fn import_profiles(
     text: &str,
     origin: &str,
     profile: Option<&str>,
+    service: Option<&str>,
 ) -> Result<Imported, InvalidInput> {
+    let legacy = legacy_preset(service);
     let mut warnings = vec![];
     let profiles = parse(text, origin, &mut warnings)?;
     let mut refused = Refusals::new(origin);
@@ -84,10 +98,10 @@ pub fn import_profiles(
                      (other SDKs default to standard; set retry_mode to be sure)",
                     section(&p.name)
                 ));
-                Some("aws-legacy")
+                Some(legacy)
             }
             Some((mode, line)) => match mode.as_str() {
-                "legacy" => Some("aws-legacy"),
+                "legacy" => Some(legacy),
                 "standard" => Some("aws-standard"),
                 "adaptive" => Some("aws-adaptive"),
                 other => {
@@ -299,7 +313,7 @@ sso_region = us-east-1
 
     #[test]
     fn every_profile_with_retry_settings_is_a_policy() {
-        let imp = import_profiles(CONFIG, "config", None).unwrap();
+        let imp = import_profiles(CONFIG, "config", None, None).unwrap();
         let got: Vec<(&str, Option<&str>, Option<i64>)> = imp
             .policies
             .iter()
@@ -326,11 +340,25 @@ sso_region = us-east-1
     }
 
     #[test]
+    fn a_dynamodb_client_in_legacy_mode_gets_dynamodbs_delays() {
+        let imp = import_profiles(CONFIG, "config", Some("old"), Some("DynamoDB")).unwrap();
+        assert_eq!(
+            imp.policies[0].preset.as_deref(),
+            Some("aws-legacy-dynamodb")
+        );
+        let imp = import_profiles(CONFIG, "config", Some("old"), Some("s3")).unwrap();
+        assert_eq!(imp.policies[0].preset.as_deref(), Some("aws-legacy"));
+        // Standard and adaptive modes have no per-service delays.
+        let imp = import_profiles(CONFIG, "config", Some("batch"), Some("dynamodb")).unwrap();
+        assert_eq!(imp.policies[0].preset.as_deref(), Some("aws-adaptive"));
+    }
+
+    #[test]
     fn a_profile_is_picked_by_name() {
-        let imp = import_profiles(CONFIG, "config", Some("batch")).unwrap();
+        let imp = import_profiles(CONFIG, "config", Some("batch"), None).unwrap();
         assert_eq!(imp.policies.len(), 1);
         assert_eq!(imp.policies[0].preset.as_deref(), Some("aws-adaptive"));
-        let msg = import_profiles(CONFIG, "config", Some("nope"))
+        let msg = import_profiles(CONFIG, "config", Some("nope"), None)
             .unwrap_err()
             .to_string();
         assert!(
@@ -342,7 +370,7 @@ sso_region = us-east-1
     #[test]
     fn bad_values_are_refused_with_their_lines() {
         let text = "[default]\nretry_mode = fast\nmax_attempts = 0\n";
-        let msg = import_profiles(text, "config", None)
+        let msg = import_profiles(text, "config", None, None)
             .unwrap_err()
             .to_string();
         assert!(
