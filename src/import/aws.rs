@@ -135,7 +135,7 @@ pub fn import_profiles(
             },
         };
         let Some(preset) = preset else { continue };
-        let name = super::envoy::unique(
+        let name = super::unique(
             policy_name(&p.name, &format!("aws-{}", policies.len() + 1)),
             &policies,
             &mut warnings,

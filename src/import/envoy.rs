@@ -18,6 +18,7 @@
 //! - the cluster's DEFAULT-priority `retry_budget` (20 %, min 3) or, without
 //!   one, `max_retries` (default 3) → `budget.concurrency`.
 
+use super::unique;
 use super::yaml_docs::{documents, duration, get, number, other_keys, string, whole, Doc, DurForm};
 use super::{policy_name, Imported, Refusals};
 use crate::policy::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec};
@@ -186,24 +187,6 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
         warnings,
     }
     .validated(origin)
-}
-
-/// `name`, or `name-2`, `name-3`, … when a policy already has it.
-pub(crate) fn unique(name: String, policies: &[PolicySpec], warnings: &mut Vec<String>) -> String {
-    if !policies.iter().any(|p| p.name == name) {
-        return name;
-    }
-    let mut k = 2;
-    loop {
-        let candidate = format!("{name}-{k}");
-        if !policies.iter().any(|p| p.name == candidate) {
-            warnings.push(format!(
-                "two retry configurations are named {name}: the second is {candidate}"
-            ));
-            return candidate;
-        }
-        k += 1;
-    }
 }
 
 /// Collects the retry policies and clusters under `v`.

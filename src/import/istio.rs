@@ -13,7 +13,8 @@
 //!
 //! Documents of other kinds are ignored with a warning.
 
-use super::envoy::{envoy_policy, per_try_warning, retry_on, unique, DEFAULT_BASE_INTERVAL};
+use super::envoy::{envoy_policy, per_try_warning, retry_on, DEFAULT_BASE_INTERVAL};
+use super::unique;
 use super::yaml_docs::{documents, duration, get, other_keys, shown, string, DurForm};
 use super::{policy_name, Imported, Refusals};
 use crate::policy::PolicySpec;

@@ -16,7 +16,8 @@
 //! (`parse_http_retry`, `parse_grpc_retry`); other documents are ignored
 //! with a warning.
 
-use super::envoy::{envoy_policy, http_status, unique};
+use super::envoy::{envoy_policy, http_status};
+use super::unique;
 use super::yaml_docs::{documents, duration, get, number, other_keys, Doc, DurForm};
 use super::{policy_name, Imported, Refusals};
 use crate::policy::budget::Deposit;

@@ -85,6 +85,29 @@ impl Imported {
     }
 }
 
+/// `name`, or `name-2`, `name-3`, … (cut so the suffix stays within the
+/// name limit) when a policy already has it, with a warning saying so.
+pub(crate) fn unique(name: String, policies: &[PolicySpec], warnings: &mut Vec<String>) -> String {
+    let taken = |n: &str| policies.iter().any(|p| p.name == n);
+    if !taken(&name) {
+        return name;
+    }
+    let mut k = 2;
+    loop {
+        let tail = format!("-{k}");
+        let mut candidate = name.clone();
+        cut_to(&mut candidate, MAX_NAME_BYTES - tail.len());
+        candidate.push_str(&tail);
+        if !taken(&candidate) {
+            warnings.push(format!(
+                "two retry configurations are named {name}: the second is {candidate}"
+            ));
+            return candidate;
+        }
+        k += 1;
+    }
+}
+
 /// A policy name a scenario accepts, made from a name in the source (a
 /// gRPC `service/method`, a queue ID): `/` and `\` become `.`, control
 /// characters, Unicode format characters, a leading `.`, `=`, `+`, `-`
@@ -240,6 +263,25 @@ pub(crate) fn closest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_second_name_gets_a_suffix_within_the_name_limit() {
+        let named = |n: &str| PolicySpec {
+            name: n.into(),
+            ..Default::default()
+        };
+        let mut warnings = vec![];
+        let long = "a".repeat(MAX_NAME_BYTES);
+        let taken = [
+            named(&long),
+            named(&format!("{}-2", &long[..MAX_NAME_BYTES - 2])),
+        ];
+        let got = unique(long.clone(), &taken, &mut warnings);
+        assert_eq!(got, format!("{}-3", &long[..MAX_NAME_BYTES - 2]));
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(unique("free".into(), &taken, &mut warnings), "free");
+        assert_eq!(warnings.len(), 1);
+    }
     use super::*;
 
     #[test]

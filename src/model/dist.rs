@@ -109,9 +109,6 @@ impl Dist {
 
     /// The distribution's mean in nanoseconds.
     pub fn mean(&self) -> f64 {
-        if let Dist::Table(k) = self {
-            return knots_mean(k);
-        }
         match *self {
             Dist::Constant(v) => v,
             Dist::Exponential { mean } => mean,
@@ -125,7 +122,7 @@ impl Dist {
                 sd * (2.0 / std::f64::consts::PI).sqrt() * (-r * r / 2.0).exp()
                     + mean * (1.0 - 2.0 * normal_cdf(-r))
             }
-            Dist::Table(_) => unreachable!("returned above"),
+            Dist::Table(ref k) => knots_mean(k),
         }
     }
 
@@ -146,9 +143,6 @@ impl Dist {
     /// Draws one value.
     #[inline]
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Nanos {
-        if let Dist::Table(k) = self {
-            return to_ns(knots_quantile(k, rng.random::<f64>()));
-        }
         let x = match *self {
             Dist::Constant(v) => v,
             Dist::Exponential { mean } => -mean * (1.0 - rng.random::<f64>()).ln(),
@@ -161,7 +155,7 @@ impl Dist {
                 let z: f64 = StandardNormal.sample(rng);
                 (mean + sd * z).abs()
             }
-            Dist::Table(_) => unreachable!("returned above"),
+            Dist::Table(ref k) => knots_quantile(k, rng.random::<f64>()),
         };
         to_ns(x)
     }
