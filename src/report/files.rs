@@ -98,42 +98,74 @@ pub fn write_timeseries_csv<W: Write>(out: W, results: &[RunResult]) -> Result<W
     csv_file::write(out, &header, rows)
 }
 
-/// The columns of `tiers.csv`.
-pub const TIERS_HEADER: &[&str] = &[
-    "policy",
-    "replication",
-    "tier",
-    "attempts",
-    "served",
-    "failed",
-    "wasted",
-    "peak_load_ratio",
-    "recovered_at_s",
-    "recovery_after_fault_s",
-];
+/// One row of `tiers.csv`: a tier of one run.
+struct TierLine<'a> {
+    policy: &'a str,
+    replication: u32,
+    tier: &'a crate::metrics::TierRun,
+}
+
+/// The columns of `tiers.csv`, declared once.
+fn tiers_columns<'a>() -> [Column<TierLine<'a>>; 10] {
+    [
+        Column {
+            name: "policy",
+            cell: |l| text(l.policy),
+        },
+        Column {
+            name: "replication",
+            cell: |l| int(l.replication),
+        },
+        Column {
+            name: "tier",
+            cell: |l| text(l.tier.name.as_str()),
+        },
+        Column {
+            name: "attempts",
+            cell: |l| int(l.tier.attempts),
+        },
+        Column {
+            name: "served",
+            cell: |l| int(l.tier.served),
+        },
+        Column {
+            name: "failed",
+            cell: |l| int(l.tier.failed),
+        },
+        Column {
+            name: "wasted",
+            cell: |l| int(l.tier.wasted),
+        },
+        Column {
+            name: "peak_load_ratio",
+            cell: |l| Cell::Num(l.tier.peak_load_ratio),
+        },
+        Column {
+            name: "recovered_at_s",
+            cell: |l| Cell::Num(l.tier.recovered_at_s),
+        },
+        Column {
+            name: "recovery_after_fault_s",
+            cell: |l| Cell::Num(l.tier.recovery_after_fault_s),
+        },
+    ]
+}
 
 /// `tiers.csv`: one row per (policy, replication, tier), tiers in calling
 /// order (the top backend first); counts after the warm-up. Only runs of
 /// a scenario with `downstream` tiers have rows.
 pub fn tiers_csv(results: &[RunResult]) -> Result<Vec<u8>, csv::Error> {
-    let header: Vec<String> = TIERS_HEADER.iter().map(|s| s.to_string()).collect();
-    let rows = results.iter().flat_map(|r| {
-        r.tiers.iter().map(move |t| {
-            vec![
-                r.policy.clone(),
-                r.replication.to_string(),
-                t.name.clone(),
-                t.attempts.to_string(),
-                t.served.to_string(),
-                t.failed.to_string(),
-                t.wasted.to_string(),
-                opt(t.peak_load_ratio),
-                opt(t.recovered_at_s),
-                opt(t.recovery_after_fault_s),
-            ]
+    let lines: Vec<TierLine<'_>> = results
+        .iter()
+        .flat_map(|r| {
+            r.tiers.iter().map(move |tier| TierLine {
+                policy: &r.policy,
+                replication: r.replication,
+                tier,
+            })
         })
-    });
-    csv_bytes(&header, rows)
+        .collect();
+    csv_file::table(&tiers_columns(), &lines)
 }
 
 /// `summary.csv`: one row per policy.
