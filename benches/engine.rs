@@ -48,7 +48,7 @@ const PEER_STORM: &str = include_str!("peer/storm.json");
 
 fn bench(c: &mut Criterion, name: &str, json: &str, samples: usize) {
     let scenario = Scenario::from_json(json).expect("bench scenario is valid");
-    let requests = simulate(&scenario, 0, 0).unwrap().summary.requests;
+    let requests = simulate(&scenario, 0, 0).unwrap().summary().requests;
     let mut group = c.benchmark_group("end_to_end");
     group.sample_size(samples);
     group.measurement_time(Duration::from_secs(8));

@@ -252,7 +252,9 @@ fn bench(c: &mut Criterion) {
     let mut requests = None;
     for seed in p.seed..p.seed + 5 {
         scenario.set_seed(seed);
-        let r = simulate(&scenario, 0, 0).expect("storm.json runs").summary;
+        let r = simulate(&scenario, 0, 0)
+            .expect("storm.json runs")
+            .into_summary();
         requests.get_or_insert(r.requests);
         let f = floor(&Params { seed, ..p });
         let (share, amp) = (

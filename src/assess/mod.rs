@@ -114,7 +114,7 @@ fn load_text(x: f64, whole: bool) -> String {
 fn share(runs: &[RunResult]) -> Option<f64> {
     let (mut rec, mut judged) = (0u32, 0u32);
     for r in runs {
-        match outcome(&r.summary) {
+        match outcome(r.summary()) {
             Outcome::Recovered(_) => {
                 rec += 1;
                 judged += 1;
@@ -305,7 +305,7 @@ where
     let mut policies = Vec::with_capacity(names.len());
     for (p, policy) in base.policies().iter().enumerate() {
         let (_, worst_runs) = &worst[p];
-        let summary = &worst_runs[0].summary;
+        let summary = &worst_runs[0].summary();
         let ctx = bounds::Context {
             failure: Status::Unavailable,
             timeouts: false,

@@ -172,7 +172,7 @@ fn run_one(s: &Scenario, dir: &Path, args: &RunArgs, out: &mut Stdout) -> Result
         },
         threads: rayon::current_num_threads(),
         runs: results.len(),
-        requests: results.iter().map(|r| r.summary.requests).sum(),
+        requests: results.iter().map(|r| r.summary().requests).sum(),
     };
     let opts = ReportOptions {
         no_plots: sim.no_plots,

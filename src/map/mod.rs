@@ -210,7 +210,7 @@ impl Tally {
     /// Adds one run.
     pub fn add(&mut self, r: &RunResult) {
         self.runs += 1;
-        match outcome(&r.summary) {
+        match outcome(r.summary()) {
             Outcome::Recovered(after) => {
                 self.recovered += 1;
                 self.recovery_s.push(after);
@@ -218,8 +218,8 @@ impl Tally {
             Outcome::Degraded => self.degraded += 1,
             Outcome::Undetermined => self.undetermined += 1,
         }
-        self.amplification.push(r.summary.amplification());
-        self.peak_load_ratio.push(r.summary.peak_load_ratio());
+        self.amplification.push(r.summary().amplification());
+        self.peak_load_ratio.push(r.summary().peak_load_ratio());
     }
 
     /// Recovered ÷ determined runs; `None` when no run was determined.

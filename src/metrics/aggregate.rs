@@ -259,7 +259,7 @@ impl RunFigures {
     /// the first policy's run with the same replication (for
     /// `retry_reduction`).
     pub fn of(run: &RunResult, first_retries: Option<u64>) -> RunFigures {
-        let s = &run.summary;
+        let s = &run.summary();
         let retries = s.retries();
         let retry_reduction = match first_retries {
             Some(f) if f > 0 => Some(1.0 - retries as f64 / f as f64),
@@ -327,7 +327,7 @@ pub fn run_figures(results: &[RunResult]) -> Vec<RunFigures> {
             let first_retries = results
                 .iter()
                 .find(|f| Some(f.policy_index) == first && f.replication == r.replication)
-                .map(|f| f.summary.retries());
+                .map(|f| f.summary().retries());
             RunFigures::of(r, first_retries)
         })
         .collect()
@@ -524,7 +524,7 @@ pub struct BandPoint {
 
 /// Builds the band of `value` over `runs` (see [`BandPoint`]).
 pub fn band(runs: &[&RunResult], value: impl Fn(&BinRow) -> Option<f64>) -> Vec<Option<BandPoint>> {
-    let len = runs.iter().map(|r| r.bins.len()).max().unwrap_or(0);
+    let len = runs.iter().map(|r| r.bins().len()).max().unwrap_or(0);
     (0..len)
         .map(|i| {
             let mut sum = 0.0;
@@ -533,7 +533,7 @@ pub fn band(runs: &[&RunResult], value: impl Fn(&BinRow) -> Option<f64>) -> Vec<
             let mut max = f64::NEG_INFINITY;
             let mut t_s = None;
             for r in runs {
-                let Some(bin) = r.bins.get(i) else { continue };
+                let Some(bin) = r.bins().get(i) else { continue };
                 t_s.get_or_insert(bin.t_s);
                 if let Some(v) = value(bin).filter(|v| v.is_finite()) {
                     sum += v;
@@ -575,25 +575,26 @@ mod tests {
             policy: format!("p{pi}"),
             policy_index: pi,
             replication: rep,
-            bins: vec![],
-            summary: RunSummary {
-                requests: 100,
-                succeeded: 90,
-                attempts,
-                fault_start_s: Some(10.0),
-                fault_end_s: Some(20.0),
-                recovered_at_s: recovered,
-                recovery: if recovered.is_some() {
-                    Recovery::Recovered
-                } else {
-                    Recovery::Degraded
+            tiers: vec![crate::metrics::TierRun {
+                summary: RunSummary {
+                    requests: 100,
+                    succeeded: 90,
+                    attempts,
+                    fault_start_s: Some(10.0),
+                    fault_end_s: Some(20.0),
+                    recovered_at_s: recovered,
+                    recovery: if recovered.is_some() {
+                        Recovery::Recovered
+                    } else {
+                        Recovery::Degraded
+                    },
+                    capacity_rps: 10.0,
+                    peak_offered_rps: 40.0,
+                    ..Default::default()
                 },
-                capacity_rps: 10.0,
-                peak_offered_rps: 40.0,
                 ..Default::default()
-            },
+            }],
             events: 0,
-            tiers: Vec::new(),
         }
     }
 
@@ -655,12 +656,12 @@ mod tests {
     fn band_takes_mean_min_max_per_bin() {
         let mut a = run(0, 0, 100, None);
         let mut b = run(0, 1, 100, None);
-        a.bins = vec![BinRow {
+        a.tiers[0].bins = vec![BinRow {
             t_s: 0.0,
             offered_rps: 1.0,
             ..Default::default()
         }];
-        b.bins = vec![BinRow {
+        b.tiers[0].bins = vec![BinRow {
             t_s: 0.0,
             offered_rps: 3.0,
             ..Default::default()

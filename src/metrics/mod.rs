@@ -105,7 +105,7 @@ impl Extras {
     /// The optional columns `results` produced.
     pub fn of(results: &[RunResult]) -> Extras {
         Extras {
-            client_wait: results.iter().any(|r| r.summary.client_wait_ms.is_some()),
+            client_wait: results.iter().any(|r| r.summary().client_wait_ms.is_some()),
         }
     }
 
@@ -493,15 +493,40 @@ pub struct RunResult {
     pub policy_index: usize,
     /// The replication number (0 = first).
     pub replication: u32,
-    /// The time series, one row per bin.
-    pub bins: Vec<BinRow>,
-    /// The whole-run figures.
-    pub summary: RunSummary,
     /// Events the engine processed (for perf.json only).
     pub events: u64,
-    /// Every tier's figures, the top backend first, when the scenario has
-    /// `downstream` tiers; empty otherwise.
+    /// Every tier's figures, the top backend (tier 0) first and always
+    /// there: its time series and summary are the run's own.
     pub tiers: Vec<TierRun>,
+}
+
+impl RunResult {
+    /// The top backend's tier (tier 0), whose figures are the run's.
+    pub fn top(&self) -> &TierRun {
+        &self.tiers[0]
+    }
+
+    /// The run's time series, one row per bin (the top backend's).
+    pub fn bins(&self) -> &[BinRow] {
+        &self.top().bins
+    }
+
+    /// The run's whole-run figures (the top backend's).
+    pub fn summary(&self) -> &RunSummary {
+        &self.top().summary
+    }
+
+    /// The run's whole-run figures, taken out of the result.
+    pub fn into_summary(self) -> RunSummary {
+        let top = self.tiers.into_iter().next();
+        top.expect("a run has a top tier").summary
+    }
+
+    /// The tiers below the top, in calling order (empty for a scenario
+    /// without `downstream` tiers).
+    pub fn below(&self) -> &[TierRun] {
+        &self.tiers[1..]
+    }
 }
 
 /// One tier of a multi-tier run: its time series and the figures of

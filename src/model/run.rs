@@ -392,30 +392,19 @@ impl<'a> Sim<'a> {
         let spec = self.spec;
         let incident = spec.incident(self.run_end);
         let policy = self.tiers[TOP].policy.name.clone();
-        let with_tiers = self.tiers.len() > 1;
-        let mut tiers = Vec::new();
-        let mut top = None;
-        for tier in std::mem::take(&mut self.tiers) {
-            let (name, failed) = (tier.name, tier.failed_answers);
-            let capacity = tier.backend.nominal_capacity();
-            let (bins, summary) = figures(spec, self.run_end, incident, tier);
-            let row = |bins| tier_run(spec, incident, name, bins, &summary, failed, capacity);
-            if top.is_some() {
-                tiers.push(row(bins));
-                continue;
-            }
-            if with_tiers {
-                tiers.push(row(bins.clone()));
-            }
-            top = Some((bins, summary));
-        }
-        let (bins, summary) = top.expect("a run has a top tier");
+        let tiers = std::mem::take(&mut self.tiers)
+            .into_iter()
+            .map(|tier| {
+                let (name, failed) = (tier.name, tier.failed_answers);
+                let capacity = tier.backend.nominal_capacity();
+                let (bins, summary) = figures(spec, self.run_end, incident, tier);
+                tier_run(spec, incident, name, bins, summary, failed, capacity)
+            })
+            .collect();
         RunResult {
             policy,
             policy_index,
             replication,
-            bins,
-            summary,
             events,
             tiers,
         }
@@ -428,7 +417,7 @@ fn tier_run(
     incident: Option<(Nanos, Nanos)>,
     name: &str,
     bins: Vec<BinRow>,
-    s: &RunSummary,
+    s: RunSummary,
     failed: u64,
     capacity: f64,
 ) -> TierRun {
@@ -461,7 +450,7 @@ fn tier_run(
             .zip(incident)
             .map(|(at, (_, end))| (at - secs(end)).max(0.0)),
         bins,
-        summary: s.clone(),
+        summary: s,
     }
 }
 
@@ -630,7 +619,7 @@ mod tests {
     #[test]
     fn a_request_crosses_the_network_twice_around_its_service() {
         let r = one_request("", "", ONCE);
-        let s = &r.summary;
+        let s = &r.summary();
         assert_eq!(
             (s.requests, s.succeeded, s.attempts, s.served),
             (1, 1, 1, 1)
@@ -651,7 +640,7 @@ mod tests {
                         "service_time": {"constant": {"value": "100ms"}}},
             "policies": [{"name": "once"}]}"#;
         let r = simulate(&Scenario::from_json(text).unwrap(), 0, 0).unwrap();
-        let s = &r.summary;
+        let s = &r.summary();
         assert_eq!((s.succeeded, s.rejected, s.attempts), (1, 1, 2));
         // Two arrivals, one worker done (the answer reaches the client
         // within it) and the served attempt's timeout, popped stale at
@@ -685,7 +674,7 @@ mod tests {
             (sim.into_result(0, 0), read)
         };
         let ((plain, read_plain), (ahead, read_ahead)) = (run(usize::MAX), run(0));
-        let retries = plain.summary.retries();
+        let retries = plain.summary().retries();
         assert!(retries > 10_000, "a storm: {retries}");
         // Every retry's timer had its slot read before it fired (all but
         // the very first timer), and the pool read its queues on top.
@@ -696,12 +685,12 @@ mod tests {
         );
         assert_eq!(plain.events, ahead.events);
         assert_eq!(
-            serde_json::to_string(&plain.summary).unwrap(),
-            serde_json::to_string(&ahead.summary).unwrap()
+            serde_json::to_string(&plain.summary()).unwrap(),
+            serde_json::to_string(&ahead.summary()).unwrap()
         );
         assert_eq!(
-            serde_json::to_string(&plain.bins).unwrap(),
-            serde_json::to_string(&ahead.bins).unwrap()
+            serde_json::to_string(&plain.bins()).unwrap(),
+            serde_json::to_string(&ahead.bins()).unwrap()
         );
     }
 
@@ -717,7 +706,7 @@ mod tests {
                             "service_time": {"constant": {"value": "50ms"}}}}]"#,
             ONCE,
         );
-        let s = &r.summary;
+        let s = &r.summary();
         assert_eq!((s.succeeded, s.attempts), (1, 1));
         // 10 ms out, 100 ms + 50 ms of service, 10 ms back.
         assert_eq!(s.latency_mean_ms.map(|v| v.round()), Some(170.0));
@@ -749,18 +738,18 @@ mod tests {
             simulate(&Scenario::from_json(&text).unwrap(), 0, 0).unwrap()
         };
         let firsts = |r: &RunResult| -> Vec<f64> {
-            r.bins[..3].iter().map(|b| b.first_attempt_rps).collect()
+            r.bins()[..3].iter().map(|b| b.first_attempt_rps).collect()
         };
         let two = run(2);
         assert_eq!(firsts(&two), [3.0, 0.0, 0.0], "all three dispatched at 0 s");
-        assert_eq!((two.summary.succeeded, two.summary.rejected), (1, 2));
+        assert_eq!((two.summary().succeeded, two.summary().rejected), (1, 2));
         // Three arrivals and the worker's completion: no dispatch, trip
         // to the backend or answer is an event of its own.
         assert_eq!(two.events, 4);
         // One slot: each task goes when the one before is answered.
         let one = run(1);
         assert_eq!(firsts(&one), [1.0, 1.0, 1.0]);
-        assert_eq!((one.summary.succeeded, one.summary.rejected), (3, 0));
+        assert_eq!((one.summary().succeeded, one.summary().rejected), (3, 0));
     }
 
     #[test]
@@ -772,21 +761,21 @@ mod tests {
             r#", "faults": [{"outage": {"start": "0s", "duration": "500ms"}}]"#,
             RETRY,
         );
-        let s = &r.summary;
+        let s = &r.summary();
         assert_eq!((s.succeeded, s.attempts), (1, 2));
         // 10 ms out, answered at once (no service), 10 ms back, 1 s
         // backoff, then 120 ms.
         assert_eq!(s.latency_mean_ms.map(|v| v.round()), Some(1140.0));
-        assert_eq!(r.bins[0].retrying, 1.0, "waiting out its backoff at 1 s");
-        assert_eq!(r.bins[1].retrying, 0.0, "retried at 1.02 s");
+        assert_eq!(r.bins()[0].retrying, 1.0, "waiting out its backoff at 1 s");
+        assert_eq!(r.bins()[1].retrying, 0.0, "retried at 1.02 s");
     }
 
     #[test]
     fn a_timed_out_attempt_is_served_anyway_and_counted_as_waste() {
         let r = one_request(r#", "attempt_timeout": "50ms""#, "", ONCE);
-        let s = &r.summary;
+        let s = &r.summary();
         assert_eq!((s.succeeded, s.dropped, s.served, s.wasted), (0, 1, 1, 1));
-        let timeouts: f64 = r.bins.iter().map(|b| b.timeout_rps).sum();
+        let timeouts: f64 = r.bins().iter().map(|b| b.timeout_rps).sum();
         assert_eq!(timeouts, 1.0);
     }
 
@@ -797,9 +786,9 @@ mod tests {
             r#", "faults": [{"outage": {"start": "0s", "duration": "5s"}}]"#,
             RETRY,
         );
-        let s = &r.summary;
+        let s = &r.summary();
         assert_eq!((s.dropped, s.attempts, s.unfinished), (1, 1, 0));
         // The stale backoff timer at 1.02 s still pops, and is skipped.
-        assert_eq!(r.bins[0].dropped_rps, 1.0);
+        assert_eq!(r.bins()[0].dropped_rps, 1.0);
     }
 }

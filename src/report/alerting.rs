@@ -74,7 +74,7 @@ pub fn evaluate_all(scenario: &Scenario, results: &[RunResult]) -> Vec<RunAlerts
             policy: run.policy.clone(),
             policy_index: run.policy_index,
             replication: run.replication,
-            firings: evaluate(&run.bins, spec.bin.secs(), spec.duration.secs(), &r),
+            firings: evaluate(run.bins(), spec.bin.secs(), spec.duration.secs(), &r),
         })
         .collect()
 }
@@ -154,10 +154,11 @@ mod tests {
             policy: ["p", "q"][pi].into(),
             policy_index: pi,
             replication: 0,
-            bins,
-            summary: Default::default(),
             events: 0,
-            tiers: Vec::new(),
+            tiers: vec![crate::metrics::TierRun {
+                bins,
+                ..Default::default()
+            }],
         };
         let a = evaluate_all(&s, &[run(0, bins), run(1, vec![])]);
         assert_eq!(a[0].firings.len(), 1);

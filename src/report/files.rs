@@ -87,7 +87,7 @@ pub fn write_timeseries_csv<W: Write>(out: W, results: &[RunResult]) -> Result<W
     header.extend(cols.iter().map(|c| c.name.to_string()));
     let cols = &cols;
     let rows = results.iter().flat_map(|r| {
-        r.bins.iter().map(move |b| {
+        r.bins().iter().map(move |b| {
             let mut row = Vec::with_capacity(2 + cols.len());
             row.push(r.policy.clone());
             row.push(r.replication.to_string());
@@ -309,13 +309,13 @@ pub fn attempt_rows(results: &[RunResult]) -> Vec<AttemptRow> {
         let n = runs.len() as f64;
         let len = runs
             .iter()
-            .map(|r| r.summary.attempt_counts.len())
+            .map(|r| r.summary().attempt_counts.len())
             .max()
             .unwrap_or(0);
         let at = |k: usize, i: usize| -> f64 {
             let mut sum = 0.0;
             for r in &runs {
-                sum += r.summary.attempt_counts.get(k).map_or(0, |c| c[i]) as f64;
+                sum += r.summary().attempt_counts.get(k).map_or(0, |c| c[i]) as f64;
             }
             sum / n
         };
@@ -335,12 +335,12 @@ pub fn attempt_rows(results: &[RunResult]) -> Vec<AttemptRow> {
         // Counts beyond the dense table: only those some run saw.
         let tail: std::collections::BTreeSet<u32> = runs
             .iter()
-            .flat_map(|r| r.summary.attempt_tail.keys().copied())
+            .flat_map(|r| r.summary().attempt_tail.keys().copied())
             .collect();
         for k in tail {
             let mean = |i: usize| {
                 runs.iter()
-                    .map(|r| r.summary.attempt_tail.get(&k).map_or(0, |c| c[i]) as f64)
+                    .map(|r| r.summary().attempt_tail.get(&k).map_or(0, |c| c[i]) as f64)
                     .sum::<f64>()
                     / n
             };

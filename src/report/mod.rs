@@ -147,7 +147,7 @@ pub fn write_all(
         write_plots(dir, report, opts, &mut written)?
     };
     let (scenario, results) = (report.scenario, report.results);
-    let capacity = results.first().map(|r| r.summary.capacity_rps);
+    let capacity = results.first().map(|r| r.summary().capacity_rps);
     let alert_lines = alerting::summary_lines(scenario, &report.alerts);
     let page = html::page(scenario, &report.summaries, capacity, &pngs, &alert_lines);
     save(dir, "report.html", page.as_bytes(), &mut written)?;

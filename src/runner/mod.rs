@@ -58,7 +58,7 @@ pub fn run_jobs(
             }
             let mut res = simulate(job.scenario, job.policy, job.replication)?;
             if !keep_bins {
-                res.bins = Vec::new();
+                res.tiers[0].bins = Vec::new();
             }
             on_done();
             Ok(res)

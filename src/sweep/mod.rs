@@ -202,7 +202,7 @@ pub fn point_rows(
             let done: Vec<f64> = results
                 .iter()
                 .filter(|r| r.policy_index == s.policy_index)
-                .filter_map(|r| r.summary.last_success_s)
+                .filter_map(|r| r.summary().last_success_s)
                 .collect();
             row.push(if done.is_empty() {
                 String::new()

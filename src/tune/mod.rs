@@ -508,12 +508,12 @@ fn score(runs: &[RunResult]) -> Score {
     let all = |f: &dyn Fn(&RunResult) -> Option<f64>| -> Option<Vec<f64>> {
         runs.iter().map(f).collect()
     };
-    let metastable = runs.iter().any(|r| r.summary.metastable());
+    let metastable = runs.iter().any(|r| r.summary().metastable());
     let undetermined = runs
         .iter()
-        .any(|r| r.summary.recovery == Recovery::Undetermined);
-    let recovery = all(&|r| r.summary.recovery_after_fault_s());
-    let drain = all(&|r| r.summary.drain_s);
+        .any(|r| r.summary().recovery == Recovery::Undetermined);
+    let recovery = all(&|r| r.summary().recovery_after_fault_s());
+    let drain = all(&|r| r.summary().drain_s);
     let span = |v: &[f64]| {
         v.iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
@@ -522,26 +522,26 @@ fn score(runs: &[RunResult]) -> Score {
     };
     let mean_of = |v: &[f64]| v.iter().sum::<f64>() / n;
     Score {
-        success_rate: mean(&|r| r.summary.success_rate()),
-        drop_rate: mean(&|r| share(r, r.summary.dropped)),
-        unfinished_rate: mean(&|r| share(r, r.summary.unfinished)),
-        amplification: mean(&|r| r.summary.amplification()),
+        success_rate: mean(&|r| r.summary().success_rate()),
+        drop_rate: mean(&|r| share(r, r.summary().dropped)),
+        unfinished_rate: mean(&|r| share(r, r.summary().unfinished)),
+        amplification: mean(&|r| r.summary().amplification()),
         recovery_after_fault_s: recovery.as_deref().map(mean_of),
         metastable,
         undetermined,
-        dead_letter_rate: mean(&|r| share(r, r.summary.dead_lettered())),
+        dead_letter_rate: mean(&|r| share(r, r.summary().dead_lettered())),
         drain_s: drain.as_deref().map(mean_of),
-        max_task_age_s: range(&|r| r.summary.max_task_age_s).1,
-        peak_load_ratio: range(&|r| r.summary.peak_load_ratio_1s()).1,
-        peak_load_bin_ratio: range(&|r| r.summary.peak_load_ratio()).1,
+        max_task_age_s: range(&|r| r.summary().max_task_age_s).1,
+        peak_load_ratio: range(&|r| r.summary().peak_load_ratio_1s()).1,
+        peak_load_bin_ratio: range(&|r| r.summary().peak_load_ratio()).1,
         spread: Spread {
             replications: runs.len(),
-            success_rate: range(&|r| r.summary.success_rate()),
-            drop_rate: range(&|r| share(r, r.summary.dropped)),
-            dead_letter_rate: range(&|r| share(r, r.summary.dead_lettered())),
+            success_rate: range(&|r| r.summary().success_rate()),
+            drop_rate: range(&|r| share(r, r.summary().dropped)),
+            dead_letter_rate: range(&|r| share(r, r.summary().dead_lettered())),
             drain_s: drain.as_deref().map(span),
-            max_task_age_s: range(&|r| r.summary.max_task_age_s),
-            peak_load_ratio: range(&|r| r.summary.peak_load_ratio_1s()),
+            max_task_age_s: range(&|r| r.summary().max_task_age_s),
+            peak_load_ratio: range(&|r| r.summary().peak_load_ratio_1s()),
             recovery_after_fault_s: recovery.as_deref().map(span),
         },
     }
@@ -549,7 +549,7 @@ fn score(runs: &[RunResult]) -> Score {
 
 /// `k` ÷ the run's requests (0 without requests).
 fn share(r: &RunResult, k: u64) -> f64 {
-    let s = &r.summary;
+    let s = &r.summary();
     if s.requests == 0 {
         0.0
     } else {

@@ -25,7 +25,7 @@ fn mean(
     to: usize,
     f: impl Fn(&retrysim::metrics::BinRow) -> f64,
 ) -> f64 {
-    r.bins[from..to].iter().map(f).sum::<f64>() / (to - from) as f64
+    r.bins()[from..to].iter().map(f).sum::<f64>() / (to - from) as f64
 }
 
 #[test]
@@ -35,7 +35,7 @@ fn sending_falls_within_seconds_of_throttling_and_recovers_after() {
     let sent = |b: &retrysim::metrics::BinRow| b.first_attempt_rps + b.retry_rps;
     // Before: both send the demand (200/s) and nothing waits.
     assert!((mean(&adaptive, 5, 20, sent) - 200.0).abs() < 10.0);
-    assert_eq!(adaptive.bins[19].client_waiting, Some(0.0));
+    assert_eq!(adaptive.bins()[19].client_waiting, Some(0.0));
     // Standard mode keeps sending at least the demand throughout.
     assert!(mean(&standard, 25, 50, sent) >= 200.0);
     // Adaptive: within 3 s of the first throttling error the sending rate
@@ -46,8 +46,8 @@ fn sending_falls_within_seconds_of_throttling_and_recovers_after() {
         "{}",
         mean(&adaptive, 23, 50, sent)
     );
-    assert!(adaptive.bins[45].client_waiting.unwrap() > 1000.0);
-    assert!(adaptive.bins[45].offered_rps < 0.25 * standard.bins[45].offered_rps);
+    assert!(adaptive.bins()[45].client_waiting.unwrap() > 1000.0);
+    assert!(adaptive.bins()[45].offered_rps < 0.25 * standard.bins()[45].offered_rps);
     // After: the rate climbs back and the queue drains; the last 20 s send
     // the demand again and nothing waits long.
     assert!(
@@ -55,7 +55,7 @@ fn sending_falls_within_seconds_of_throttling_and_recovers_after() {
         "{}",
         mean(&adaptive, 100, 120, sent)
     );
-    assert!(adaptive.bins[119].client_waiting.unwrap() < 50.0);
-    assert!(adaptive.summary.client_wait_ms.unwrap() > 1000.0);
-    assert_eq!(standard.summary.client_wait_ms, None);
+    assert!(adaptive.bins()[119].client_waiting.unwrap() < 50.0);
+    assert!(adaptive.summary().client_wait_ms.unwrap() > 1000.0);
+    assert_eq!(standard.summary().client_wait_ms, None);
 }

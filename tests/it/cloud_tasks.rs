@@ -14,7 +14,7 @@ fn run(json: &str) -> RunResult {
 
 /// Retries sent in the one-second bin starting at `t`.
 fn retries_at(r: &RunResult, t: usize) -> f64 {
-    r.bins[t].retry_rps
+    r.bins()[t].retry_rps
 }
 
 #[test]
@@ -32,7 +32,7 @@ fn the_retry_window_counts_from_the_first_attempt_not_from_creation() {
         "dispatcher": {"max_dispatches_per_second": 1, "max_burst_size": 1},
         "policies": [{"name": "p", "max_attempts": 1, "max_retry_duration": "30s",
                       "backoff": {"constant": {"delay": "1s"}}}]}"#);
-    let s = &r.summary;
+    let s = &r.summary();
     assert_eq!(s.requests, 100);
     assert_eq!(s.dropped, 100, "all dead-lettered within 400 s");
     assert_eq!(s.attempts, 200, "two attempts per task");
@@ -68,11 +68,11 @@ fn a_forced_task_follows_one_schedule() {
     let r = forced(r#"{"force_run": {"at": "10s", "per_minute": 6000}}"#, "0s");
     // Attempts at 0, 10, 110, 210, 310 s: 5 per task, not 8 (the timer left
     // by attempt 1 would add attempts at 100, 200, 300 s).
-    assert_eq!(r.summary.attempts, 25);
+    assert_eq!(r.summary().attempts, 25);
     for t in [10, 110, 210, 310] {
         assert_eq!(retries_at(&r, t), 5.0, "retries at {t} s");
     }
-    let others: f64 = r.bins.iter().map(|b| b.retry_rps).sum::<f64>() - 20.0;
+    let others: f64 = r.bins().iter().map(|b| b.retry_rps).sum::<f64>() - 20.0;
     assert_eq!(others, 0.0, "no retry on the old schedule");
 }
 
@@ -85,7 +85,7 @@ fn after_a_forced_attempt_fails_the_next_is_the_runtask_time_plus_the_delay() {
     for (t, n) in [(10, 5.0), (110, 5.0), (212, 5.0), (314, 5.0)] {
         assert_eq!(retries_at(&r, t), n, "retries at {t} s");
     }
-    assert_eq!(r.summary.attempts, 25);
+    assert_eq!(r.summary().attempts, 25);
 }
 
 #[test]
@@ -107,14 +107,14 @@ fn forcing_a_subset_leaves_the_other_tasks_alone() {
     ] {
         assert_eq!(retries_at(&r, t), n, "retries at {t} s");
     }
-    assert_eq!(r.summary.attempts, 2 * 5 + 3 * 4);
+    assert_eq!(r.summary().attempts, 2 * 5 + 3 * 4);
     // The older half, rounded up: 3 of the 5.
     let r = forced(
         r#"{"force_run": {"at": "10s", "fraction": 0.5, "per_minute": 6000}}"#,
         "0s",
     );
     assert_eq!((retries_at(&r, 10), retries_at(&r, 100)), (3.0, 2.0));
-    assert_eq!(r.summary.attempts, 3 * 5 + 2 * 4);
+    assert_eq!(r.summary().attempts, 3 * 5 + 2 * 4);
 }
 
 /// The slow-handler scenario with its handler's service time and deadline.
@@ -136,9 +136,9 @@ fn work_is_duplicated_only_when_the_handler_outlasts_the_deadline() {
     // the 15 s dispatch deadline.
     let r = slow_handler("");
     assert!(
-        r.summary.duplicates > 100,
+        r.summary().duplicates > 100,
         "duplicates {}",
-        r.summary.duplicates
+        r.summary().duplicates
     );
     // Service always 4 s, below the deadline, and errors instead of the
     // slowdown, so tasks do retry: never done twice.
@@ -146,8 +146,11 @@ fn work_is_duplicated_only_when_the_handler_outlasts_the_deadline() {
         r#"{"backend": {"workers": 200, "service_time": {"constant": {"value": "4s"}}},
             "faults": [{"errors": {"start": "10m", "duration": "10m", "rate": 0.3}}]}"#,
     );
-    assert!(r.summary.attempts > r.summary.requests + 100, "it retried");
-    assert_eq!(r.summary.duplicates, 0);
+    assert!(
+        r.summary().attempts > r.summary().requests + 100,
+        "it retried"
+    );
+    assert_eq!(r.summary().duplicates, 0);
 }
 
 #[test]
@@ -171,19 +174,19 @@ fn a_task_through_the_outage_makes_the_attempts_the_schedule_predicts_and_the_ba
     let cumulative = |k: u32| 0.1 * (2f64.powi(k as i32) - 1.0);
     let during = 1 + (1..=16).filter(|&k| cumulative(k) < 1800.0).count();
     assert_eq!(during, 15);
-    let counts = &r.summary.attempt_counts;
+    let counts = &r.summary().attempt_counts;
     let most = counts.iter().rposition(|c| c[0] > 0).unwrap();
     assert!(
         (most as i64 - (during as i64 + 1)).abs() <= 1,
         "the first task of the outage succeeded at attempt {most}"
     );
-    assert_eq!(r.summary.dead_lettered(), 0);
+    assert_eq!(r.summary().dead_lettered(), 0);
     // Drain: the backlog at the outage's end, served at capacity − arrivals.
-    let end = r.bins.iter().position(|b| b.t_s >= 2400.0).unwrap();
-    let backlog = r.bins[end - 1].backlog;
+    let end = r.bins().iter().position(|b| b.t_s >= 2400.0).unwrap();
+    let backlog = r.bins()[end - 1].backlog;
     assert!((8900.0..9100.0).contains(&backlog), "backlog {backlog}");
     let predicted = backlog / (6.0 - 5.0);
-    let drain = r.summary.drain_s.expect("drained");
+    let drain = r.summary().drain_s.expect("drained");
     assert!(
         (drain - predicted).abs() <= 0.1 * predicted,
         "drain {drain} s vs {predicted} s"
@@ -193,7 +196,7 @@ fn a_task_through_the_outage_makes_the_attempts_the_schedule_predicts_and_the_ba
 /// RunTask calls in each one-second bin of `r`: the retries, where every
 /// task's own retry is an hour away.
 fn forced_per_second(r: &RunResult) -> Vec<f64> {
-    r.bins.iter().map(|b| b.retry_rps).collect()
+    r.bins().iter().map(|b| b.retry_rps).collect()
 }
 
 #[test]
@@ -228,7 +231,7 @@ fn a_force_run_of_1000_tasks_forces_no_more_than_the_quota_allows_per_minute() {
         let total: f64 = per_s.iter().sum();
         let expected = (290.0 * quota / 60.0).min(1000.0);
         assert_eq!(total, expected, "quota {quota}");
-        assert_eq!(r.summary.attempts, 1000 + expected as u64);
+        assert_eq!(r.summary().attempts, 1000 + expected as u64);
     }
 }
 
@@ -274,7 +277,7 @@ fn a_queue_policy_without_retry_on_or_max_attempts_behaves_as_cloud_tasks() {
         )
     };
     let queued = run(&json(r#""dispatcher": {},"#));
-    let s = &queued.summary;
+    let s = &queued.summary();
     assert_eq!(s.failed, 0, "a queue retries a 500");
     assert_eq!(s.failed_non_retryable, 0);
     assert_eq!(s.dropped, 0, "100 attempts outlast a minute");
@@ -285,16 +288,16 @@ fn a_queue_policy_without_retry_on_or_max_attempts_behaves_as_cloud_tasks() {
     assert_eq!(p.backoff.nominal(1), 100_000_000, "min_backoff 0.1 s");
     let plain = run(&json(""));
     assert!(
-        (590..=610).contains(&plain.summary.failed_non_retryable),
+        (590..=610).contains(&plain.summary().failed_non_retryable),
         "without a queue: {} failed",
-        plain.summary.failed_non_retryable
+        plain.summary().failed_non_retryable
     );
     // What the file says wins over the queue's defaults.
     let written = run(&json(r#""dispatcher": {},"#).replace(
         r#"{"name": "p"}"#,
         r#"{"name": "p", "max_attempts": 2, "retry_on": ["unavailable"]}"#,
     ));
-    assert!(written.summary.failed_non_retryable >= 590);
+    assert!(written.summary().failed_non_retryable >= 590);
     // `check` names the defaults it applied.
     let lines = scenario.queue_settings();
     assert!(

@@ -18,7 +18,7 @@ fn within(got: f64, want: f64, rel: f64) -> bool {
 
 /// Mean of a column over the bins from `from_s` on.
 fn mean_from(r: &RunResult, from_s: f64, col: impl Fn(&retrysim::metrics::BinRow) -> f64) -> f64 {
-    let bins: Vec<_> = r.bins.iter().filter(|b| b.t_s >= from_s).collect();
+    let bins: Vec<_> = r.bins().iter().filter(|b| b.t_s >= from_s).collect();
     bins.iter().map(|b| col(b)).sum::<f64>() / bins.len() as f64
 }
 
@@ -40,7 +40,7 @@ fn mean_concurrency_obeys_littles_law() {
         assert!(within(n, want, 0.05), "λ={lambda}: N {n} vs {want}");
         let u = mean_from(&r, 100.0, |b| b.utilization) * 100000.0;
         assert!(within(u, n, 1e-6), "utilization × limit is the concurrency");
-        let s = &r.summary;
+        let s = &r.summary();
         assert_eq!(s.rejected, 0);
         assert_eq!(s.succeeded + s.unfinished, s.requests);
         // The mean latency is base + per_request × N as well.
@@ -62,9 +62,9 @@ fn the_concurrency_limit_rejects_and_is_the_capacity() {
             "backend": {"kind": "concurrency", "base": "100ms", "per_request": "0s",
                         "max_concurrency": 5, "reject_status": "resource_exhausted"},
             "policies": [{"name": "none"}]}"#);
-    let s = &r.summary;
+    let s = &r.summary();
     assert!(s.rejected > 0);
-    assert!(r.bins.iter().all(|b| b.queue_len_max <= 5.0));
+    assert!(r.bins().iter().all(|b| b.queue_len_max <= 5.0));
     assert!(within(s.capacity_rps, 50.0, 1e-9), "{}", s.capacity_rps);
     // Served ≤ capacity × duration.
     assert!(s.succeeded as f64 <= 50.0 * 100.0 + 5.0);
@@ -127,10 +127,10 @@ fn usl_pool(usl: &str, rate: f64, workers: u32) -> RunResult {
 fn usl_with_zero_coefficients_changes_nothing() {
     let plain = usl_pool("", 80.0, 10);
     let zero = usl_pool(r#", "usl": {"sigma": 0, "kappa": 0}"#, 80.0, 10);
-    assert_eq!(plain.bins, zero.bins);
+    assert_eq!(plain.bins(), zero.bins());
     assert_eq!(
-        format!("{:?}", plain.summary),
-        format!("{:?}", zero.summary)
+        format!("{:?}", plain.summary()),
+        format!("{:?}", zero.summary())
     );
 }
 
@@ -154,7 +154,7 @@ fn a_saturated_usl_pool_serves_n_over_s_times_the_factor() {
             within(got, want, 0.03),
             "σ={sigma} κ={kappa}: {got} vs {want}"
         );
-        assert!(within(r.summary.capacity_rps, want, 1e-9));
+        assert!(within(r.summary().capacity_rps, want, 1e-9));
         assert!(got < last, "more coherency cost, less throughput");
         last = got;
     }

@@ -23,7 +23,7 @@ fn text(clients: u32, extra: &str) -> String {
 #[test]
 fn one_client_commits_with_one_attempt_after_two_round_trips() {
     let r = simulate(&scenario(1, ""), 0, 0).unwrap();
-    let s = &r.summary;
+    let s = &r.summary();
     assert_eq!((s.requests, s.succeeded, s.attempts), (1, 1, 1));
     assert_eq!(s.offered, 1);
     // Read at 10 ms, write at 30 ms, answer at 40 ms.
@@ -36,10 +36,10 @@ fn the_second_writer_aborts_and_commits_on_its_retry() {
     // the second aborts (answer at 40 ms), retries at once: read at
     // 50 ms, write at 70 ms, answer at 80 ms.
     let r = simulate(&scenario(2, ""), 0, 0).unwrap();
-    let s = &r.summary;
+    let s = &r.summary();
     assert_eq!((s.requests, s.succeeded, s.attempts), (2, 2, 3));
     assert_eq!(s.last_success_s, Some(0.08));
-    let errors: f64 = r.bins.iter().map(|b| b.error_rps * 0.1).sum();
+    let errors: f64 = r.bins().iter().map(|b| b.error_rps * 0.1).sum();
     assert!((errors - 1.0).abs() < 1e-9, "one aborted answer: {errors}");
 }
 
@@ -51,14 +51,14 @@ fn without_aborted_in_retry_on_a_conflict_fails_the_request() {
     );
     assert!(!default_retry_on.contains("aborted"));
     let r = simulate(&Scenario::from_json(&default_retry_on).unwrap(), 0, 0).unwrap();
-    assert_eq!((r.summary.succeeded, r.summary.failed), (1, 1));
+    assert_eq!((r.summary().succeeded, r.summary().failed), (1, 1));
 }
 
 #[test]
 fn a_timed_out_attempt_is_wasted_and_every_request_ends_once() {
     let s = scenario(30, r#", "attempt_timeout": "25ms", "deadline": "2s""#);
     let r = simulate(&s, 0, 0).unwrap();
-    let m = &r.summary;
+    let m = &r.summary();
     // Every attempt times out before its answer (40 ms): nothing succeeds.
     assert_eq!(m.succeeded, 0);
     assert_eq!(m.dropped + m.unfinished + m.failed, 30);
@@ -75,8 +75,8 @@ fn runs_are_deterministic() {
     let s = Scenario::from_json(&normal).unwrap();
     assert_eq!(simulate(&s, 0, 3).unwrap(), simulate(&s, 0, 3).unwrap());
     assert_ne!(
-        simulate(&s, 0, 3).unwrap().summary,
-        simulate(&s, 0, 4).unwrap().summary
+        simulate(&s, 0, 3).unwrap().summary(),
+        simulate(&s, 0, 4).unwrap().summary()
     );
 }
 

@@ -17,12 +17,12 @@ fn dispatch_rate_caps_offered_load_after_the_burst() {
         "dispatcher": {"max_dispatches_per_second": 50, "max_burst_size": 20, "max_concurrent_dispatches": 1000},
         "policies": [{"name": "p"}]}"#);
     // The bucket starts with 20 tokens, then refills at 50/s.
-    let first = r.bins[0].offered_rps;
+    let first = r.bins()[0].offered_rps;
     assert!(
         (68.0..=71.0).contains(&first),
         "first second: 20 burst + 50 refill, got {first}"
     );
-    for b in &r.bins[1..] {
+    for b in &r.bins()[1..] {
         assert!(
             b.offered_rps <= 50.0 + 1e-9,
             "t={} offered {}",
@@ -30,7 +30,7 @@ fn dispatch_rate_caps_offered_load_after_the_burst() {
             b.offered_rps
         );
     }
-    let s = &r.summary;
+    let s = &r.summary();
     assert_eq!(s.succeeded + s.unfinished, s.requests);
     assert!(
         (s.succeeded as f64 - 20.0 - 50.0 * 60.0).abs() <= 2.0,
@@ -47,9 +47,9 @@ fn concurrency_caps_throughput() {
         "dispatcher": {"max_dispatches_per_second": 500, "max_burst_size": 100, "max_concurrent_dispatches": 4},
         "policies": [{"name": "p"}]}"#);
     // 4 in flight × 5 per second each.
-    let mean: f64 = r.bins[5..].iter().map(|b| b.goodput_rps).sum::<f64>() / 25.0;
+    let mean: f64 = r.bins()[5..].iter().map(|b| b.goodput_rps).sum::<f64>() / 25.0;
     assert!((mean - 20.0).abs() < 0.5, "throughput {mean}");
-    for b in &r.bins {
+    for b in r.bins() {
         assert!(b.utilization * 50.0 <= 4.0 + 1e-9);
     }
 }
@@ -64,12 +64,12 @@ fn dispatch_deadline_is_the_attempt_timeout_and_exhausted_tasks_are_dead_lettere
                        "max_concurrent_dispatches": 1000, "dispatch_deadline": "15s"},
         "policies": [{"name": "p", "max_attempts": 3,
                       "backoff": {"cloud_tasks": {"min_backoff": "1s", "max_backoff": "10s", "max_doublings": 2}}}]}"#);
-    let s = &r.summary;
+    let s = &r.summary();
     // Each attempt times out after the 15 s dispatch deadline; 3 attempts
     // + 1 s + 2 s of backoff = 48 s to dead-letter a task. (A
     // `traffic.attempt_timeout` next to a dispatcher is refused as
     // meaningless.)
-    let first_drop = r.bins.iter().position(|b| b.dropped_rps > 0.0).unwrap();
+    let first_drop = r.bins().iter().position(|b| b.dropped_rps > 0.0).unwrap();
     assert_eq!(first_drop, 48);
     assert_eq!(s.succeeded, 0);
     assert_eq!(s.dropped + s.unfinished, s.requests);
@@ -101,12 +101,12 @@ fn force_run_dispatches_past_the_rate_limit_at_the_run_task_quota() {
     // 40 s on regardless of the 5/s rate limit, 1,000 calls a second at
     // this quota.
     assert!(
-        with.bins[40].offered_rps > 100.0,
+        with.bins()[40].offered_rps > 100.0,
         "offered at 40 s: {}",
-        with.bins[40].offered_rps
+        with.bins()[40].offered_rps
     );
-    assert!(without.bins[40].offered_rps <= 5.0 + 1e-9);
-    assert!(with.summary.succeeded > without.summary.succeeded + 100);
+    assert!(without.bins()[40].offered_rps <= 5.0 + 1e-9);
+    assert!(with.summary().succeeded > without.summary().succeeded + 100);
 }
 
 mod limits {
@@ -271,7 +271,7 @@ fn throttling_keeps_the_configured_limits_end_to_end_and_slows_into_a_failing_ha
     let on = run(&json(r#", "throttling": {}"#));
     for r in [&off, &on] {
         let per_bin: Vec<f64> = r
-            .bins
+            .bins()
             .iter()
             .map(|b| (b.first_attempt_rps + b.retry_rps) * 0.1)
             .collect();
@@ -290,7 +290,7 @@ fn throttling_keeps_the_configured_limits_end_to_end_and_slows_into_a_failing_ha
         }
     }
     let during =
-        |r: &RunResult| -> f64 { r.bins[300..600].iter().map(|b| b.offered_rps * 0.1).sum() };
+        |r: &RunResult| -> f64 { r.bins()[300..600].iter().map(|b| b.offered_rps * 0.1).sum() };
     assert!(
         during(&on) < 0.5 * during(&off),
         "attempts into the outage: throttled {} vs not {}",
@@ -321,9 +321,9 @@ fn a_rate_below_one_token_a_run_dispatches_the_bucket_alone() {
             "{rate}: no warning"
         );
         let r = simulate(&s, 0, 0).expect("runs");
-        assert_eq!(r.summary.attempts, 7, "{rate}");
-        assert_eq!(r.summary.succeeded, 7, "{rate}");
-        assert!(r.summary.requests > 500, "{rate}");
+        assert_eq!(r.summary().attempts, 7, "{rate}");
+        assert_eq!(r.summary().succeeded, 7, "{rate}");
+        assert!(r.summary().requests > 500, "{rate}");
     }
     // 0.05/s: three tokens over the run, the first 20 s after the bucket
     // is empty; those that come before the end dispatch more tasks.
@@ -339,7 +339,7 @@ fn a_rate_below_one_token_a_run_dispatches_the_bucket_alone() {
     let w = s.warnings();
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(w[0].message.starts_with("0.05 is below"), "{w:?}");
-    let attempts = simulate(&s, 0, 0).expect("runs").summary.attempts;
+    let attempts = simulate(&s, 0, 0).expect("runs").summary().attempts;
     assert!((8..=10).contains(&attempts), "{attempts}");
 }
 
@@ -375,9 +375,9 @@ fn new_tasks_above_the_dispatch_rate_pile_up_as_check_warns() {
         "{why}"
     );
     let r = simulate(&strict, 0, 0).expect("runs");
-    assert!(r.summary.metastable(), "{:?}", r.summary.recovery);
+    assert!(r.summary().metastable(), "{:?}", r.summary().recovery);
     // 2/s more than dispatched for three minutes, and the outage's.
-    assert!(r.summary.unfinished > 300, "{}", r.summary.unfinished);
+    assert!(r.summary().unfinished > 300, "{}", r.summary().unfinished);
 
     let lenient = scenario(12, 0.8);
     let why = warning(&lenient).expect("a warning");
@@ -386,11 +386,11 @@ fn new_tasks_above_the_dispatch_rate_pile_up_as_check_warns() {
         "{why}"
     );
     let r = simulate(&lenient, 0, 0).expect("runs");
-    assert_eq!(r.summary.recovery, Recovery::Recovered);
-    assert!(r.summary.unfinished > 300, "{}", r.summary.unfinished);
+    assert_eq!(r.summary().recovery, Recovery::Recovered);
+    assert!(r.summary().unfinished > 300, "{}", r.summary().unfinished);
 
     let even = scenario(10, 0.9);
     assert_eq!(warning(&even), None);
     let r = simulate(&even, 0, 0).expect("runs");
-    assert_eq!(r.summary.recovery, Recovery::Recovered);
+    assert_eq!(r.summary().recovery, Recovery::Recovered);
 }

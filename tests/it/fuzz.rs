@@ -444,7 +444,7 @@ fn simulate_all(s: &Scenario, input: &str, hunting: bool) -> (u64, u64) {
         match out {
             Ok(r) => {
                 // Every request is accounted for, in one bin per `bin`.
-                let m = &r.summary;
+                let m = &r.summary();
                 assert_eq!(
                     m.succeeded + m.failed + m.dropped + m.unfinished,
                     m.requests,
@@ -452,7 +452,7 @@ fn simulate_all(s: &Scenario, input: &str, hunting: bool) -> (u64, u64) {
                 );
                 let spec = s.spec();
                 assert_eq!(
-                    r.bins.len() as u64,
+                    r.bins().len() as u64,
                     spec.duration.ns().div_ceil(spec.bin.ns()),
                     "bins; input:\n{input}"
                 );

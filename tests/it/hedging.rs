@@ -30,7 +30,7 @@ fn hedging_at_the_p95_cuts_p99_by_a_third_for_a_few_percent_more_attempts() {
             "non_fatal": ["unavailable"]}}}}"#,
         p95.round()
     ));
-    let (a, b) = (&plain.summary, &hedged.summary);
+    let (a, b) = (&plain.summary(), &hedged.summary());
     let (p99a, p99b) = (a.latency_p99_ms.unwrap(), b.latency_p99_ms.unwrap());
     // Without hedging the p99 is the service's (~200 ms).
     assert!((p99a - 200.0).abs() < 20.0, "plain p99 {p99a}");
@@ -59,7 +59,7 @@ fn a_hedge_every_delay_until_one_answers() {
         "backend": {"workers": 100, "service_time": {"constant": {"value": "100ms"}}},
         "policies": [{"name": "h", "hedging": {"delay": "30ms", "max_attempts": 3}}]}"#;
     let r = simulate(&Scenario::from_json(json).unwrap(), 0, 0).unwrap();
-    let s = &r.summary;
+    let s = &r.summary();
     assert_eq!(s.succeeded + s.unfinished, s.requests);
     // Requests still open at the end may not have sent all three yet.
     assert!(s.attempts <= 3 * s.requests && s.attempts >= 3 * s.succeeded);
@@ -90,7 +90,7 @@ fn pushback_delays_the_next_hedge_and_the_outage_multiplies_attempts() {
     let now = simulate(&Scenario::from_json(&mk(false)).unwrap(), 0, 0).unwrap();
     let later = simulate(&Scenario::from_json(&mk(true)).unwrap(), 0, 0).unwrap();
     let sent = |r: &RunResult, from: f64, to: f64| -> f64 {
-        r.bins
+        r.bins()
             .iter()
             .filter(|b| b.t_s >= from - 1e-9 && b.t_s < to - 1e-9)
             .map(|b| (b.first_attempt_rps + b.retry_rps) * 0.1)
@@ -98,7 +98,7 @@ fn pushback_delays_the_next_hedge_and_the_outage_multiplies_attempts() {
     };
     // In the middle of the outage: 4 attempts per new request, at once.
     let demand: f64 = now
-        .bins
+        .bins()
         .iter()
         .filter(|b| b.t_s >= 6.0 - 1e-9 && b.t_s < 9.0 - 1e-9)
         .map(|b| b.demand_rps * 0.1)
@@ -108,7 +108,7 @@ fn pushback_delays_the_next_hedge_and_the_outage_multiplies_attempts() {
     // With pushback the hedges of a request spread 1 s apart: the second
     // attempts of the first outage requests come 1 s after it began.
     let hedges_at = |r: &RunResult, from: f64, to: f64| -> f64 {
-        r.bins
+        r.bins()
             .iter()
             .filter(|b| b.t_s >= from - 1e-9 && b.t_s < to - 1e-9)
             .map(|b| b.retry_rps * 0.1)
@@ -116,7 +116,7 @@ fn pushback_delays_the_next_hedge_and_the_outage_multiplies_attempts() {
     };
     assert_eq!(hedges_at(&later, 5.0, 5.2), 0.0);
     assert!(hedges_at(&later, 6.0, 6.2) > 10.0);
-    assert!(later.summary.attempts < now.summary.attempts);
+    assert!(later.summary().attempts < now.summary().attempts);
 }
 
 /// A hedge is a retry to the budget that goes at once or not at all: a
@@ -131,7 +131,7 @@ fn a_rate_budget_lets_a_hedge_go_only_with_a_token_in_hand() {
         "policies": [{"name": "h", "hedging": {"delay": "10ms", "max_attempts": 5},
             "budget": {"rate": {"per_second": 1, "burst": 1, "scope": "global"}}}]}"#;
     let r = simulate(&Scenario::from_json(json).unwrap(), 0, 0).unwrap();
-    let hedges = r.summary.attempts - r.summary.requests;
+    let hedges = r.summary().attempts - r.summary().requests;
     assert!((19..=21).contains(&hedges), "{hedges} hedges");
 }
 
@@ -151,7 +151,7 @@ fn stopped_hedging_ends_for_the_reason_that_stopped_it() {
         );
         simulate(&Scenario::from_json(&json).unwrap(), 0, 0)
             .unwrap()
-            .summary
+            .into_summary()
     };
     let off = run(r#", "actions": [{"disable_retries": {"at": "0s"}}]"#, "");
     assert!(off.dropped_retries_disabled > 300, "{off:?}");
@@ -186,13 +186,13 @@ fn grpc_java_keeps_its_hedges_at_their_delay_after_a_failure() {
     };
     let a6 = mk("a6");
     let java = mk("grpc-java");
-    assert_eq!(a6.summary.unfinished, 0);
+    assert_eq!(a6.summary().unfinished, 0);
     // About 100/s × 1.5 s still waiting for their next hedge.
-    let out = java.summary.unfinished as f64;
+    let out = java.summary().unfinished as f64;
     assert!((100.0..=200.0).contains(&out), "{out}");
     // Every finished request made its 4 attempts either way.
     let per = |r: &RunResult| {
-        r.summary.attempts as f64 / (r.summary.requests - r.summary.unfinished) as f64
+        r.summary().attempts as f64 / (r.summary().requests - r.summary().unfinished) as f64
     };
     assert!((per(&a6) - 4.0).abs() < 1e-9, "{}", per(&a6));
     assert!(per(&java) > 3.9, "{}", per(&java));

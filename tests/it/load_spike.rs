@@ -47,7 +47,7 @@ fn of(runs: &[RunResult], policy: usize) -> Vec<&RunResult> {
 /// Mean of a column over the bins that start in `[from, to)` s.
 fn mean(r: &RunResult, from: f64, to: f64, col: fn(&BinRow) -> f64) -> f64 {
     let bins: Vec<_> = r
-        .bins
+        .bins()
         .iter()
         .filter(|b| b.t_s >= from && b.t_s < to)
         .collect();
@@ -83,8 +83,8 @@ fn the_scenario_has_the_stated_numbers() {
 #[test]
 fn the_spike_is_the_incident() {
     for r in runs(&scenario(&[])) {
-        assert_eq!(r.summary.fault_start_s, Some(SPIKE.0));
-        assert_eq!(r.summary.fault_end_s, Some(SPIKE.1));
+        assert_eq!(r.summary().fault_start_s, Some(SPIKE.0));
+        assert_eq!(r.summary().fault_end_s, Some(SPIKE.1));
         // Both policies see the same arrivals: the spike doubles the demand.
         let before = mean(&r, 5.0, SPIKE.0, |b| b.demand_rps);
         let during = mean(&r, SPIKE.0, SPIKE.1 - 3.0, |b| b.demand_rps);
@@ -114,7 +114,7 @@ fn retrying_at_once_stays_collapsed_and_backoff_with_full_jitter_recovers() {
         if goodput < 0.1 * demand
             && offered > 2.5 * demand
             && last > first + 100.0
-            && r.summary.recovery == Recovery::Degraded
+            && r.summary().recovery == Recovery::Degraded
         {
             collapsed += 1;
         }
@@ -126,7 +126,7 @@ fn retrying_at_once_stays_collapsed_and_backoff_with_full_jitter_recovers() {
 
     let mut recovered = 0;
     for r in of(&all, FULL_JITTER) {
-        let s = &r.summary;
+        let s = &r.summary();
         let (from, to) = (SPIKE.1 + 40.0, END);
         let demand = mean(r, from, to, |b| b.demand_rps);
         let goodput = mean(r, from, to, |b| b.goodput_rps);
@@ -152,10 +152,10 @@ fn without_the_spike_nothing_times_out_and_littles_law_holds() {
     let all = runs(&scenario(&["traffic.profile=[]"]));
     let want = 40.0 * 1.0 / (1.0 - 40.0 * 0.010);
     for r in &all {
-        let s = &r.summary;
+        let s = &r.summary();
         assert_eq!(s.fault_end_s, None, "no fault, no spike: no incident");
         assert_eq!(s.retries(), 0, "nothing timed out");
-        assert!(r.bins.iter().all(|b| b.queue_len_max < 200.0));
+        assert!(r.bins().iter().all(|b| b.queue_len_max < 200.0));
     }
     // Little's law over the 10 runs of each policy: N = λ·(base + per·N).
     for p in [NO_BACKOFF, FULL_JITTER] {

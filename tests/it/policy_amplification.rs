@@ -44,8 +44,8 @@ fn run_one(s: &Scenario, i: usize) -> RunResult {
 /// the backend per request"): requests refused outright by an open breaker
 /// make no call and are left out. From the bins, which count every attempt.
 fn calls_per_sent_request(r: &RunResult) -> f64 {
-    let first: f64 = r.bins.iter().map(|b| b.first_attempt_rps).sum();
-    let retries: f64 = r.bins.iter().map(|b| b.retry_rps).sum();
+    let first: f64 = r.bins().iter().map(|b| b.first_attempt_rps).sum();
+    let retries: f64 = r.bins().iter().map(|b| b.retry_rps).sum();
     (first + retries) / first
 }
 
@@ -65,7 +65,7 @@ fn ends_once(s: &RunSummary) {
 fn three_retries_give_the_geometric_sum() {
     for p in [0.1, 0.3, 0.5, 0.75] {
         let s = scenario(p, 1000.0, 1, 60, &[policy("retries-3", "")]);
-        let r = run_one(&s, 0).summary;
+        let r = run_one(&s, 0).into_summary();
         ends_once(&r);
         let want = geometric(p, 3);
         let got = r.amplification();
@@ -89,7 +89,7 @@ fn a_ten_percent_ratio_budget_caps_amplification() {
     let budget = r#""budget": {"ratio": {"percent": 10, "min_per_second": 0}}"#;
     for p in [0.3, 0.5, 0.75] {
         let s = scenario(p, 1000.0, 1, 60, &[policy("budget-10pct", budget)]);
-        let r = run_one(&s, 0).summary;
+        let r = run_one(&s, 0).into_summary();
         ends_once(&r);
         let a = r.amplification();
         assert!(a <= 1.12, "p = {p}: amplification {a:.4}");
@@ -105,7 +105,7 @@ fn the_ratio_reserve_adds_min_per_second_of_retries() {
     // At 1000 req/s that is +0.01 per request.
     let budget = r#""budget": {"ratio": {"percent": 10, "min_per_second": 10}}"#;
     let s = scenario(0.75, 1000.0, 1, 60, &[policy("reserve", budget)]);
-    let a = run_one(&s, 0).summary.amplification();
+    let a = run_one(&s, 0).into_summary().amplification();
     assert!((1.10..=1.12).contains(&a), "amplification {a:.4}");
 }
 
@@ -121,8 +121,8 @@ fn per_client_budgets_with_a_reserve_do_not_bind_at_low_per_client_rates() {
     let pols = [policy("client", per_client), policy("global", global)];
 
     let many = scenario(p, 1000.0, 100, 60, &pols);
-    let a_client = run_one(&many, 0).summary.amplification();
-    let a_global = run_one(&many, 1).summary.amplification();
+    let a_client = run_one(&many, 0).into_summary().amplification();
+    let a_global = run_one(&many, 1).into_summary().amplification();
     let free = geometric(p, 3);
     assert!(
         (a_client - free).abs() < 0.02 * free,
@@ -131,7 +131,10 @@ fn per_client_budgets_with_a_reserve_do_not_bind_at_low_per_client_rates() {
     assert!(a_global <= 1.12, "global: {a_global:.4}");
 
     let one = scenario(p, 1000.0, 1, 60, &pols);
-    let (c, g) = (run_one(&one, 0).summary, run_one(&one, 1).summary);
+    let (c, g) = (
+        run_one(&one, 0).into_summary(),
+        run_one(&one, 1).into_summary(),
+    );
     assert_eq!(
         c, g,
         "one client: per-client and global are the same budget"
@@ -140,7 +143,7 @@ fn per_client_budgets_with_a_reserve_do_not_bind_at_low_per_client_rates() {
     // Without a reserve the ratio alone decides, per client or not.
     let no_reserve = r#""budget": {"ratio": {"percent": 10, "min_per_second": 0}}"#;
     let s = scenario(p, 1000.0, 100, 60, &[policy("client0", no_reserve)]);
-    let a = run_one(&s, 0).summary.amplification();
+    let a = run_one(&s, 0).into_summary().amplification();
     assert!((1.08..=1.11).contains(&a), "per-client, no reserve: {a:.4}");
 }
 
@@ -150,7 +153,7 @@ fn a_breaker_at_ten_percent_stops_almost_every_call() {
     for p in [0.3, 0.5, 0.75] {
         let s = scenario(p, 1000.0, 1, 60, &[policy("breaker-10pct", breaker)]);
         let res = run_one(&s, 0);
-        let r = &res.summary;
+        let r = &res.summary();
         ends_once(r);
         let a = r.amplification();
         assert!(a <= 1.05, "p = {p}: amplification {a:.4}");
@@ -177,8 +180,8 @@ fn per_client_breakers_each_trip_on_their_own_traffic() {
         60,
         &[policy("client", client), policy("global", global)],
     );
-    let a_client = run_one(&s, 0).summary.amplification();
-    let a_global = run_one(&s, 1).summary.amplification();
+    let a_client = run_one(&s, 0).into_summary().amplification();
+    let a_global = run_one(&s, 1).into_summary().amplification();
     // A global breaker sends a handful of probes per open period; 100
     // per-client breakers each send their own (10 calls to trip, then a
     // probe every 5 s), so they let through many more calls, still < 1.
@@ -197,18 +200,18 @@ fn grpc_token_bucket_drains_and_amplification_falls_to_one() {
     for p in [0.3, 0.5, 0.75] {
         let s = scenario(p, 1000.0, 1, 60, &[policy("token-bucket", bucket)]);
         let res = run_one(&s, 0);
-        let r = &res.summary;
+        let r = &res.summary();
         ends_once(r);
         let retries = r.retries();
         assert!(retries < 50, "p = {p}: {retries} retries");
         // Retries only happen at the very start.
-        let late: f64 = res.bins.iter().skip(5).map(|b| b.retry_rps).sum();
+        let late: f64 = res.bins().iter().skip(5).map(|b| b.retry_rps).sum();
         assert!(late < 20.0, "p = {p}: {late} retries after 5 s");
     }
     // Below the drift point (p < 1/11) the bucket stays full and retries
     // flow as if it were not there.
     let s = scenario(0.05, 1000.0, 1, 60, &[policy("token-bucket", bucket)]);
-    let a = run_one(&s, 0).summary.amplification();
+    let a = run_one(&s, 0).into_summary().amplification();
     let free = geometric(0.05, 3);
     assert!(
         (a - free).abs() < 0.01 * free,
@@ -232,8 +235,8 @@ fn grpc_token_bucket_per_client_allows_a_few_retries_per_client() {
         60,
         &[policy("client", client), policy("global", global)],
     );
-    let rc = run_one(&s, 0).summary.retries();
-    let rg = run_one(&s, 1).summary.retries();
+    let rc = run_one(&s, 0).into_summary().retries();
+    let rg = run_one(&s, 1).into_summary().retries();
     assert!(rg < 50, "global {rg}");
     assert!((100..1500).contains(&rc), "client {rc}");
 }
@@ -249,22 +252,22 @@ fn aws_quota_settles_where_refunds_pay_for_retries() {
     for p in [0.5, 0.75] {
         let s = scenario(p, 1000.0, 1, 120, &[policy("aws-quota", quota)]);
         let res = run_one(&s, 0);
-        ends_once(&res.summary);
+        ends_once(res.summary());
         // Steady state, after the initial 500 units are gone (bins 20 s on).
-        let demand: f64 = res.bins.iter().skip(20).map(|b| b.demand_rps).sum();
-        let retries: f64 = res.bins.iter().skip(20).map(|b| b.retry_rps).sum();
+        let demand: f64 = res.bins().iter().skip(20).map(|b| b.demand_rps).sum();
+        let retries: f64 = res.bins().iter().skip(20).map(|b| b.retry_rps).sum();
         let got = 1.0 + retries / demand;
         let want = 1.0 + (1.0 - p) / (5.0 * p);
         assert!(
             (got - want).abs() < 0.03,
             "p = {p}: steady amplification {got:.4}, model {want:.4}"
         );
-        assert!(res.summary.amplification() < geometric(p, 3));
+        assert!(res.summary().amplification() < geometric(p, 3));
     }
     // At p = 0.3 the refunds (0.7 per request) outpay the net cost of the
     // failed retries (5 · (p² + p³) = 0.585): the quota never binds.
     let s = scenario(0.3, 1000.0, 1, 60, &[policy("aws-quota", quota)]);
-    let a = run_one(&s, 0).summary.amplification();
+    let a = run_one(&s, 0).into_summary().amplification();
     let free = geometric(0.3, 3);
     assert!(
         (a - free).abs() < 0.01 * free,
@@ -289,7 +292,7 @@ fn pushback(retry_after: &str, policies: &[String], fault: &str) -> Scenario {
 const OUTAGE: &str = r#"{"outage": {"start": "10s", "duration": "10s"}}"#;
 
 fn retries_between(r: &RunResult, from: f64, to: f64) -> f64 {
-    r.bins
+    r.bins()
         .iter()
         .filter(|b| b.t_s >= from - 1e-9 && b.t_s < to - 1e-9)
         .map(|b| b.retry_rps * 0.1)
@@ -328,7 +331,7 @@ fn honored_pushback_delays_retries_by_at_least_retry_after() {
     assert_eq!(retries_between(&longer, 10.0, 13.0), 0.0);
     assert!(retries_between(&longer, 13.0, 13.1) > 50.0);
     // Pushback spaces retries out: fewer attempts during the outage.
-    assert!(honor.summary.attempts * 5 < ignore.summary.attempts);
+    assert!(honor.summary().attempts * 5 < ignore.summary().attempts);
 }
 
 #[test]
@@ -362,7 +365,7 @@ fn a_lost_half_open_probe_does_not_wedge_the_breaker() {
                       "circuit_breaker": {"failure_rate": 0.5, "open_for": "5s"}}]}"#;
     let s = Scenario::from_json(json).unwrap();
     let r = run_one(&s, 0);
-    let late: f64 = r.bins.iter().skip(45).map(|b| b.goodput_rps).sum::<f64>() / 15.0;
+    let late: f64 = r.bins().iter().skip(45).map(|b| b.goodput_rps).sum::<f64>() / 15.0;
     assert!(late > 90.0, "goodput from 45 s on: {late:.1}/s");
 }
 
@@ -373,7 +376,7 @@ fn a_retries_only_breaker_keeps_first_attempts_and_stops_retries() {
     let breaker = r#""circuit_breaker": {"failure_rate": 0.1, "retries_only": true}"#;
     for p in [0.3, 0.5, 0.75] {
         let s = scenario(p, 1000.0, 1, 60, &[policy("breaker-retries-only", breaker)]);
-        let m = run_one(&s, 0).summary;
+        let m = run_one(&s, 0).into_summary();
         let a = m.amplification();
         assert!((1.0..=1.05).contains(&a), "p={p}: amplification {a:.4}");
         let success = m.success_rate();
@@ -443,7 +446,7 @@ fn hedging_on_fast_failures_is_retrying_at_once() {
                     "non_fatal": ["unavailable"]}}"#;
     for p in [0.3, 0.5, 0.75] {
         let s = scenario(p, 1000.0, 1, 60, &[hedge.to_string()]);
-        let r = run_one(&s, 0).summary;
+        let r = run_one(&s, 0).into_summary();
         ends_once(&r);
         let want = geometric(p, 3);
         let got = r.amplification();
@@ -457,7 +460,7 @@ fn hedging_on_fast_failures_is_retrying_at_once() {
     // A fatal status ends the request at its first failure.
     let fatal = r#"{"name": "fatal", "hedging": {"delay": "10ms", "max_attempts": 4,
                     "non_fatal": ["internal"]}}"#;
-    let r = run_one(&scenario(0.5, 1000.0, 1, 30, &[fatal.to_string()]), 0).summary;
+    let r = run_one(&scenario(0.5, 1000.0, 1, 30, &[fatal.to_string()]), 0).into_summary();
     assert!((r.amplification() - 1.0).abs() < 1e-9);
     assert!((r.failed as f64 / r.requests as f64 - 0.5).abs() < 0.02);
 }
@@ -476,7 +479,7 @@ fn hedges_never_exceed_max_attempts() {
                 "policies": [{{"name": "h", "hedging": {{"delay": "20ms", "max_attempts": {n},
                                "non_fatal": ["unavailable"]}}}}]}}"#
         );
-        let r = run_one(&Scenario::from_json(&json).unwrap(), 0).summary;
+        let r = run_one(&Scenario::from_json(&json).unwrap(), 0).into_summary();
         ends_once(&r);
         let finished = r.requests - r.unfinished;
         let cap = n.min(5) as f64;
@@ -502,13 +505,13 @@ fn tokens_throttle_hedges() {
     for p in [0.3, 0.5] {
         let s = scenario(p, 1000.0, 1, 60, &[hedge.to_string()]);
         let res = run_one(&s, 0);
-        ends_once(&res.summary);
-        let hedges = res.summary.retries();
+        ends_once(res.summary());
+        let hedges = res.summary().retries();
         assert!(hedges < 50, "p = {p}: {hedges} hedges");
         assert!(
-            (res.summary.success_rate() - (1.0 - p)).abs() < 0.02,
+            (res.summary().success_rate() - (1.0 - p)).abs() < 0.02,
             "success {}",
-            res.summary.success_rate()
+            res.summary().success_rate()
         );
     }
 }
@@ -520,7 +523,7 @@ fn ratio_budget_of_linkerd_and_finagle_allows_a_fifth_plus_ten_per_second() {
     let budget = r#""budget": {"ratio": {"percent": 20, "min_per_second": 10, "ttl": "10s"}}"#;
     for p in [0.3, 0.5, 0.75] {
         let s = scenario(p, 1000.0, 1, 60, &[policy("ratio-20", budget)]);
-        let a = run_one(&s, 0).summary.amplification();
+        let a = run_one(&s, 0).into_summary().amplification();
         assert!(a <= 1.215, "p = {p}: {a:.4}");
         assert!(a >= 1.19, "p = {p}: {a:.4} (the budget binds)");
     }
@@ -536,7 +539,7 @@ fn envoy_concurrency_budget_follows_littles_law() {
     let cap = 1.0 + 3.0 / (0.011 * 1000.0);
     for p in [0.3, 0.5, 0.75] {
         let s = scenario(p, 1000.0, 1, 60, &[policy("envoy", budget)]);
-        let r = run_one(&s, 0).summary;
+        let r = run_one(&s, 0).into_summary();
         ends_once(&r);
         let a = r.amplification();
         assert!(a <= cap + 0.005, "p = {p}: {a:.4} > {cap:.4}");
@@ -558,7 +561,7 @@ fn envoy_budget_floor_lets_three_concurrent_retries_through_at_low_load() {
         "backoff": {"constant": {"delay": "1s"}}, "budget": {"concurrency": {"percent": 20, "min": 3}}}"#;
     let s = scenario(1.0, 10.0, 1, 120, &[slow.to_string()]);
     let res = run_one(&s, 0);
-    let retries: f64 = res.bins.iter().skip(10).map(|b| b.retry_rps).sum::<f64>() / 110.0;
+    let retries: f64 = res.bins().iter().skip(10).map(|b| b.retry_rps).sum::<f64>() / 110.0;
     assert!((retries - 3.0).abs() < 0.15, "retries/s {retries:.3}");
 }
 
@@ -570,7 +573,7 @@ fn client_go_bucket_delays_instead_of_refusing() {
     let budget = r#""budget": {"rate": {"per_second": 10, "burst": 100}}"#;
     for p in [0.3, 0.75] {
         let s = scenario(p, 1000.0, 1, 120, &[policy("client-go", budget)]);
-        let r = run_one(&s, 0).summary;
+        let r = run_one(&s, 0).into_summary();
         ends_once(&r);
         let retries = r.retries() as f64;
         assert!(retries <= 100.0 + 10.0 * 120.0 + 1.0, "p = {p}: {retries}");
@@ -590,8 +593,8 @@ fn aws_2026_quota_settles_where_refunds_pay_for_retries() {
     for p in [0.3, 0.5, 0.75] {
         let s = scenario(p, 1000.0, 1, 120, &[policy("aws-2026", quota)]);
         let res = run_one(&s, 0);
-        let demand: f64 = res.bins.iter().skip(20).map(|b| b.demand_rps).sum();
-        let retries: f64 = res.bins.iter().skip(20).map(|b| b.retry_rps).sum();
+        let demand: f64 = res.bins().iter().skip(20).map(|b| b.demand_rps).sum();
+        let retries: f64 = res.bins().iter().skip(20).map(|b| b.retry_rps).sum();
         let got = 1.0 + retries / demand;
         let want = 1.0 + (1.0 - p) / (14.0 * p);
         assert!((got - want).abs() < 0.02, "p = {p}: {got:.4} vs {want:.4}");
@@ -612,9 +615,9 @@ fn adaptive_limiter_stays_off_without_throttling_errors() {
         &[policy("q", quota), policy("a", adaptive)],
     );
     let (q, a) = (run_one(&s, 0), run_one(&s, 1));
-    assert_eq!(q.summary.attempts, a.summary.attempts);
-    assert_eq!(q.summary.succeeded, a.summary.succeeded);
-    assert_eq!(a.summary.client_wait_ms, Some(0.0));
+    assert_eq!(q.summary().attempts, a.summary().attempts);
+    assert_eq!(q.summary().succeeded, a.summary().succeeded);
+    assert_eq!(a.summary().client_wait_ms, Some(0.0));
 }
 
 #[test]
@@ -622,7 +625,7 @@ fn next_step_jitter_moves_retries_not_their_number() {
     let p = 0.5;
     let j = r#"{"name": "next-step", "max_attempts": 4, "jitter": "next_step",
                 "backoff": {"exponential": {"initial": "10ms", "max": "80ms"}}}"#;
-    let r = run_one(&scenario(p, 1000.0, 1, 60, &[j.to_string()]), 0).summary;
+    let r = run_one(&scenario(p, 1000.0, 1, 60, &[j.to_string()]), 0).into_summary();
     let want = geometric(p, 3);
     assert!((r.amplification() - want).abs() < 0.01 * want);
 }
@@ -631,8 +634,8 @@ fn next_step_jitter_moves_retries_not_their_number() {
 fn same_run(clients: u32, a: &str, b: &str) {
     let s = scenario(0.5, 1000.0, clients, 30, &[policy("a", a), policy("b", b)]);
     let (ra, rb) = (run_one(&s, 0), run_one(&s, 1));
-    assert_eq!(ra.summary, rb.summary, "{a} vs {b}");
-    assert_eq!(ra.bins, rb.bins, "{a} vs {b}");
+    assert_eq!(ra.summary(), rb.summary(), "{a} vs {b}");
+    assert_eq!(ra.bins(), rb.bins(), "{a} vs {b}");
 }
 
 #[test]
@@ -676,6 +679,8 @@ fn a_group_of_one_is_per_client_and_a_group_of_everyone_is_global() {
             policy("global", &b.replace("SCOPE", r#""global""#)),
         ],
     );
-    let r: Vec<u64> = (0..3).map(|i| run_one(&s, i).summary.retries()).collect();
+    let r: Vec<u64> = (0..3)
+        .map(|i| run_one(&s, i).into_summary().retries())
+        .collect();
     assert!(r[0] > r[1] && r[1] > r[2], "retries by scope: {r:?}");
 }

@@ -256,13 +256,13 @@ fn simulated(preset: &str) -> f64 {
     let s = Scenario::from_json(&json).unwrap_or_else(|e| panic!("test scenario: {e}\n{json}"));
     let r: RunResult = simulate(&s, 0, 0).expect("runs");
     let outside: f64 = r
-        .bins
+        .bins()
         .iter()
         .filter(|b| b.t_s < 20.0 - 1e-9 || b.t_s >= 50.0 - 1e-9)
         .map(|b| b.retry_rps)
         .sum();
     assert_eq!(outside, 0.0, "{preset}: retries only during the outage");
-    let n = r.bins.iter().map(|b| b.retry_rps).sum();
+    let n = r.bins().iter().map(|b| b.retry_rps).sum();
     eprintln!("{preset}: {n} retries");
     n
 }
@@ -331,7 +331,7 @@ fn depositing_per_request_lets_nearly_twice_as_many_through() {
                       "budget": {"ratio": {"percent": 20, "min_per_second": 10}}}]}"#;
     let s = Scenario::from_json(json).expect("parses");
     let r = simulate(&s, 0, 0).expect("runs");
-    let n: f64 = r.bins.iter().map(|b| b.retry_rps).sum();
+    let n: f64 = r.bins().iter().map(|b| b.retry_rps).sum();
     assert!((870.0..=910.0).contains(&n), "per-request deposits: {n}");
     assert!(n > 1.75 * simulated("finagle"));
 }

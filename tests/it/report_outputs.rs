@@ -3,7 +3,7 @@
 //! page that holds the numbers and is well formed.
 
 use retrysim::metrics::aggregate::{aggregate, Col};
-use retrysim::metrics::{BinRow, Recovery, RunResult, RunSummary};
+use retrysim::metrics::{BinRow, Recovery, RunResult, RunSummary, TierRun};
 use retrysim::report::{self, Perf, ReportOptions};
 use retrysim::scenario::Scenario;
 use std::path::Path;
@@ -88,33 +88,35 @@ fn run(pi: usize, rep: u32) -> RunResult {
         policy: ["no-jitter", "jitter-10", "platform"][pi].into(),
         policy_index: pi,
         replication: rep,
-        bins,
-        summary: RunSummary {
-            requests,
-            succeeded: requests - 50_000 * (3 - pi as u64),
-            failed: 10_000,
-            dropped: 40_000 * (3 - pi as u64) - 10_000,
-            unfinished: 0,
-            attempts,
-            served: attempts - 1000,
-            wasted: 5000 * (3 - pi as u64),
-            peak_offered_rps: peak,
-            capacity_rps: cap,
-            fault_start_s: Some(fs),
-            fault_end_s: Some(fe),
-            recovered_at_s: recover,
-            recovery: if recover.is_some() {
-                Recovery::Recovered
-            } else {
-                Recovery::Degraded
+        tiers: vec![TierRun {
+            bins,
+            summary: RunSummary {
+                requests,
+                succeeded: requests - 50_000 * (3 - pi as u64),
+                failed: 10_000,
+                dropped: 40_000 * (3 - pi as u64) - 10_000,
+                unfinished: 0,
+                attempts,
+                served: attempts - 1000,
+                wasted: 5000 * (3 - pi as u64),
+                peak_offered_rps: peak,
+                capacity_rps: cap,
+                fault_start_s: Some(fs),
+                fault_end_s: Some(fe),
+                recovered_at_s: recover,
+                recovery: if recover.is_some() {
+                    Recovery::Recovered
+                } else {
+                    Recovery::Degraded
+                },
+                latency_p50_ms: Some(10.5),
+                latency_mean_ms: Some(14.0),
+                latency_p99_ms: Some(48.25 + pi as f64),
+                ..Default::default()
             },
-            latency_p50_ms: Some(10.5),
-            latency_mean_ms: Some(14.0),
-            latency_p99_ms: Some(48.25 + pi as f64),
             ..Default::default()
-        },
+        }],
         events: 1_000_000,
-        tiers: Vec::new(),
     }
 }
 
@@ -265,21 +267,21 @@ fn aggregation_on_hand_made_results() {
     // Two of three metastable is a majority; one of three is not.
     let mut rs = results(3);
     for r in &mut rs[3..5] {
-        r.summary.recovered_at_s = None;
-        r.summary.recovery = Recovery::Degraded;
+        r.tiers[0].summary.recovered_at_s = None;
+        r.tiers[0].summary.recovery = Recovery::Degraded;
     }
     let s = aggregate(&rs);
     assert!(s[1].metastable);
     assert_eq!(s[1].metastable_runs, 2);
     assert_eq!(s[1].get(Col::RecoveredAtS), Some(252.0));
-    rs[4].summary.recovered_at_s = Some(251.0);
-    rs[4].summary.recovery = Recovery::Recovered;
+    rs[4].tiers[0].summary.recovered_at_s = Some(251.0);
+    rs[4].tiers[0].summary.recovery = Recovery::Recovered;
     assert!(!aggregate(&rs)[1].metastable);
     // Runs that ended too soon to tell are neither: two of three make the
     // policy's outcome undetermined.
     for r in &mut rs[3..5] {
-        r.summary.recovered_at_s = None;
-        r.summary.recovery = Recovery::Undetermined;
+        r.tiers[0].summary.recovered_at_s = None;
+        r.tiers[0].summary.recovery = Recovery::Undetermined;
     }
     let s = aggregate(&rs);
     assert_eq!(s[1].recovery, Recovery::Undetermined);

@@ -2,7 +2,7 @@
 //! the plots stay fast with many bins, `schedule --png` draws a stable
 //! figure, and `--no-plots` leaves no stale plots behind.
 
-use retrysim::metrics::{BinRow, RunResult, RunSummary};
+use retrysim::metrics::{BinRow, RunResult, RunSummary, TierRun};
 use retrysim::report::{plot, RunReport};
 use retrysim::scenario::{self, Scenario};
 use std::path::Path;
@@ -22,7 +22,7 @@ fn waves() -> (Scenario, Vec<RunResult>) {
 /// offered_rps of `policy` in [from, to) seconds.
 fn offered(results: &[RunResult], policy: &str, from: f64, to: f64) -> Vec<f64> {
     let r = results.iter().find(|r| r.policy == policy).unwrap();
-    r.bins
+    r.bins()
         .iter()
         .filter(|b| b.t_s >= from - 1e-9 && b.t_s < to - 1e-9)
         .map(|b| b.offered_rps)
@@ -101,17 +101,19 @@ fn many_bins(pi: usize) -> RunResult {
         policy: format!("p{pi}"),
         policy_index: pi,
         replication: 0,
-        bins,
-        summary: RunSummary {
-            requests: 1,
-            capacity_rps: 3000.0,
-            fault_start_s: Some(600.0),
-            fault_end_s: Some(700.0),
-            recovered_at_s: Some(700.0),
+        tiers: vec![TierRun {
+            bins,
+            summary: RunSummary {
+                requests: 1,
+                capacity_rps: 3000.0,
+                fault_start_s: Some(600.0),
+                fault_end_s: Some(700.0),
+                recovered_at_s: Some(700.0),
+                ..Default::default()
+            },
             ..Default::default()
-        },
+        }],
         events: 1,
-        tiers: Vec::new(),
     }
 }
 

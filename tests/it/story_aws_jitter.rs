@@ -31,14 +31,18 @@ fn measure(clients: u32, reps: u32) -> Vec<(f64, f64)> {
         .map(|p| {
             let runs: Vec<&RunResult> = results.iter().filter(|r| r.policy_index == p).collect();
             for r in &runs {
-                assert_eq!(r.summary.succeeded, clients as u64, "{}", r.policy);
-                assert_eq!(r.summary.unfinished, 0);
+                assert_eq!(r.summary().succeeded, clients as u64, "{}", r.policy);
+                assert_eq!(r.summary().unfinished, 0);
             }
             let n = runs.len() as f64;
-            let calls = runs.iter().map(|r| r.summary.attempts as f64).sum::<f64>() / n;
+            let calls = runs
+                .iter()
+                .map(|r| r.summary().attempts as f64)
+                .sum::<f64>()
+                / n;
             let done = runs
                 .iter()
-                .map(|r| r.summary.last_success_s.unwrap())
+                .map(|r| r.summary().last_success_s.unwrap())
                 .sum::<f64>()
                 / n;
             (calls, done)

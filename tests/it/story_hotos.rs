@@ -32,7 +32,7 @@ fn runs(rate: u32, reps: u32) -> Vec<RunResult> {
 /// Mean (demand, offered, goodput) per second over the bins in `[from, to)` s.
 fn rates(r: &RunResult, from: f64, to: f64) -> (f64, f64, f64) {
     let bins: Vec<_> = r
-        .bins
+        .bins()
         .iter()
         .filter(|b| b.t_s >= from && b.t_s < to)
         .collect();
@@ -76,7 +76,7 @@ fn at_280_qps_one_retry_keeps_the_system_collapsed() {
             "after: {amplification}"
         );
         assert!(goodput < 0.02 * demand, "after: goodput {goodput}");
-        assert!(r.summary.metastable(), "replication {}", r.replication);
+        assert!(r.summary().metastable(), "replication {}", r.replication);
     }
 }
 
@@ -84,7 +84,7 @@ fn at_280_qps_one_retry_keeps_the_system_collapsed() {
 fn at_280_qps_breaking_the_loop_recovers() {
     for r in runs(280, 3) {
         if r.policy_index == NO_RETRY || r.policy_index == THROTTLED {
-            assert!(!r.summary.metastable(), "{} {}", r.policy, r.replication);
+            assert!(!r.summary().metastable(), "{} {}", r.policy, r.replication);
             let (demand, _, goodput) = rates(&r, 90.0, 110.0);
             assert!(goodput > 0.9 * demand, "{}: {goodput}", r.policy);
         }
@@ -94,7 +94,7 @@ fn at_280_qps_breaking_the_loop_recovers() {
 #[test]
 fn at_140_qps_one_retry_recovers() {
     for r in runs(140, 3).iter().filter(|r| r.policy_index == RETRY_ONCE) {
-        assert!(!r.summary.metastable(), "replication {}", r.replication);
+        assert!(!r.summary().metastable(), "replication {}", r.replication);
         let (demand, offered, goodput) = rates(r, 90.0, 110.0);
         assert!(goodput > 0.9 * demand && offered < 1.1 * demand);
     }
@@ -110,7 +110,7 @@ fn the_threshold_is_near_capacity_over_one_plus_r() {
             .into_iter()
             .filter(|r| r.policy_index == RETRY_ONCE)
             .collect();
-        rs.iter().filter(|r| r.summary.metastable()).count() as f64 / rs.len() as f64
+        rs.iter().filter(|r| r.summary().metastable()).count() as f64 / rs.len() as f64
     };
     assert_eq!(share(120), 0.0);
     assert_eq!(share(180), 1.0);

@@ -68,15 +68,15 @@ fn the_no_jitter_storm_lasts_about_14_minutes_and_the_platform_policy_recovers()
     let runs = run(&without_jitter_10(scaled(STORY, 400, &[])), 10);
     let nj = of(&runs, "no-jitter");
     let pf = of(&runs, "platform");
-    let degraded: Vec<Option<f64>> = nj.iter().map(|r| r.summary.degraded_s()).collect();
+    let degraded: Vec<Option<f64>> = nj.iter().map(|r| r.summary().degraded_s()).collect();
     let after: Vec<Option<f64>> = pf
         .iter()
-        .map(|r| r.summary.recovery_after_fault_s())
+        .map(|r| r.summary().recovery_after_fault_s())
         .collect();
     let reduction: Vec<f64> = nj
         .iter()
         .zip(&pf)
-        .map(|(n, p)| 1.0 - p.summary.retries() as f64 / n.summary.retries() as f64)
+        .map(|(n, p)| 1.0 - p.summary().retries() as f64 / n.summary().retries() as f64)
         .collect();
     let hits = |ok: &dyn Fn(usize) -> bool| (0..10).filter(|&i| ok(i)).count();
     assert!(
@@ -92,7 +92,7 @@ fn the_no_jitter_storm_lasts_about_14_minutes_and_the_platform_policy_recovers()
         "platform retry_reduction per replication: {reduction:?}"
     );
     // The outage is 90 s: everything beyond it is the storm.
-    assert!(nj.iter().all(|r| r.summary.fault_end_s == Some(210.0)));
+    assert!(nj.iter().all(|r| r.summary().fault_end_s == Some(210.0)));
 }
 
 /// The storm's end comes from the dynamics: with the evening decline taken
@@ -103,15 +103,15 @@ fn without_the_evening_decline_the_storm_never_ends() {
     let runs = run(&s, 2);
     for r in of(&runs, "no-jitter") {
         assert!(
-            r.summary.metastable(),
+            r.summary().metastable(),
             "replication {} recovered at {:?}",
             r.replication,
-            r.summary.recovered_at_s
+            r.summary().recovered_at_s
         );
     }
     for r in of(&runs, "platform") {
         assert!(r
-            .summary
+            .summary()
             .recovery_after_fault_s()
             .is_some_and(|a| a <= 60.0));
     }
@@ -125,7 +125,7 @@ fn at_constant_load_each_seed_either_escapes_at_once_or_never() {
     let runs = run(&scaled(CONSTANT, 320, &[]), 10);
     let (mut stuck, mut quick) = (0, 0);
     for r in of(&runs, "no-jitter") {
-        match r.summary.recovery_after_fault_s() {
+        match r.summary().recovery_after_fault_s() {
             None => stuck += 1,
             Some(a) if a <= 60.0 => quick += 1,
             Some(a) => panic!("replication {} escaped after {a} s", r.replication),
@@ -137,7 +137,7 @@ fn at_constant_load_each_seed_either_escapes_at_once_or_never() {
 fn degraded_with(actions: &str) -> f64 {
     let s = scaled(RUNBOOK, 400, &[&format!("actions={actions}")]);
     let r = &run(&s, 1)[0];
-    r.summary
+    r.summary()
         .degraded_s()
         .unwrap_or_else(|| panic!("{actions}: never recovered"))
 }

@@ -57,7 +57,7 @@ fn mmc_latency_and_wait_probability_match_erlang_c() {
     for (c, lambda) in [(10u32, 9.0f64), (10, 8.0), (100, 95.0)] {
         let (p_wait, w) = erlang_c(c, lambda, 1.0);
         let r = mmc(c, lambda, 60_000, 11, None);
-        let s = &r.summary;
+        let s = &r.summary();
         let mean = s.latency_mean_ms.unwrap() / 1000.0;
         let waited = s.waited as f64 / s.offered as f64;
         assert!(within(mean, w, 0.02), "c={c} λ={lambda}: W {mean} vs {w}");
@@ -76,7 +76,7 @@ fn mmc_latency_and_wait_probability_match_erlang_c() {
 #[test]
 fn littles_law_holds() {
     let r = mmc(10, 9.0, 20_000, 5, None);
-    let bins = &r.bins[50..];
+    let bins = &r.bins()[50..];
     let n = bins.len() as f64;
     let l = bins
         .iter()
@@ -84,7 +84,7 @@ fn littles_law_holds() {
         .sum::<f64>()
         / n;
     let lambda = bins.iter().map(|b| b.demand_rps).sum::<f64>() / n;
-    let w = r.summary.latency_mean_ms.unwrap() / 1000.0;
+    let w = r.summary().latency_mean_ms.unwrap() / 1000.0;
     assert!(within(l, lambda * w, 0.02), "L {l} vs λW {}", lambda * w);
 }
 
@@ -95,7 +95,7 @@ fn mm1k_blocking_matches_the_formula() {
     let want = (1.0 - rho) * rho.powi(k) / (1.0 - rho.powi(k + 1));
     assert!((want - 0.05081).abs() < 5e-5);
     let r = mmc(1, 0.9, 200_000, 7, Some(9));
-    let got = r.summary.rejected as f64 / r.summary.offered as f64;
+    let got = r.summary().rejected as f64 / r.summary().offered as f64;
     assert!(within(got, want, 0.05), "blocking {got} vs {want}");
 }
 
@@ -104,9 +104,9 @@ fn erlang_b_blocking_without_a_waiting_room() {
     for (c, a) in [(10u32, 8.0f64), (100, 90.0)] {
         let want = erlang_b(c, a);
         let r = mmc(c, a, 40_000, 3, Some(0));
-        let got = r.summary.rejected as f64 / r.summary.offered as f64;
+        let got = r.summary().rejected as f64 / r.summary().offered as f64;
         assert!(within(got, want, 0.05), "c={c}: blocking {got} vs {want}");
-        assert_eq!(r.summary.waited, 0);
+        assert_eq!(r.summary().waited, 0);
     }
 }
 
@@ -118,7 +118,7 @@ fn retry_amplification_with_independent_failures() {
             "backend": {"workers": 100, "service_time": {"constant": {"value": "1ms"}}},
             "faults": [{"errors": {"start": 0, "duration": "2000s", "rate": 0.5, "status": "unavailable"}}],
             "policies": [{"name": "r3", "max_attempts": 4, "backoff": {"constant": {"delay": "10ms"}}}]}"#);
-    let s = &r.summary;
+    let s = &r.summary();
     assert!(
         within(s.amplification(), 1.875, 0.01),
         "amplification {}",

@@ -46,7 +46,7 @@ fn tier<'a>(r: &'a RunResult, name: &str) -> &'a TierRun {
 /// Attempts reaching `name` per top-level request that ended (requests
 /// still open at the end have not made all their attempts yet).
 fn per_request(r: &RunResult, name: &str) -> f64 {
-    let s = &r.summary;
+    let s = &r.summary();
     let ended = s.requests - s.unfinished;
     tier(r, name).attempts as f64 / ended as f64
 }
@@ -84,7 +84,7 @@ fn attempts_at_the_bottom_are_the_product_of_the_attempt_limits() {
             t.attempts
         );
     }
-    assert_eq!(every.summary.succeeded, 0);
+    assert_eq!(every.summary().succeeded, 0);
 }
 
 #[test]
@@ -130,7 +130,7 @@ fn fan_out_multiplies_calls_and_every_call_must_succeed() {
         ],
         "policies": [{"name": "once"}]}"#;
     let r = run(&Scenario::from_json(text).unwrap(), 0);
-    let s = &r.summary;
+    let s = &r.summary();
     assert_eq!(s.succeeded + s.unfinished, s.requests);
     assert!(within(per_request(&r, "mid"), 2.0, 0.01));
     assert!(within(per_request(&r, "leaf"), 6.0, 0.01));
@@ -172,7 +172,7 @@ fn cancellation_stops_the_retries_below_a_caller_that_gave_up() {
     let per_off = per_request(&off, "database");
     assert!(within(per_on, 2.0, 0.02), "with cancellation: {per_on}");
     assert!(within(per_off, 10.0, 0.02), "without: {per_off}");
-    assert_eq!(on.summary.succeeded, 0);
+    assert_eq!(on.summary().succeeded, 0);
     // The service's workers are freed at the caller's timeout either way.
     assert_eq!(
         tier(&on, "service").attempts,
@@ -186,9 +186,9 @@ fn a_fault_strikes_only_the_tier_it_names() {
     // series never drops, the database's does.
     let s = chain(&format!("[{EVERY}]"), r#""compared""#, 1);
     let r = run(&s, 0);
-    assert!(r.bins.iter().all(|b| b.capacity_rps > 0.0));
+    assert!(r.bins().iter().all(|b| b.capacity_rps > 0.0));
     let front = tier(&r, "frontend");
-    assert_eq!(front.bins, r.bins, "the top tier's series is the run's");
+    assert_eq!(front.bins, r.bins(), "the top tier's series is the run's");
     let text = r#"{"name": "x", "duration": "10s",
         "traffic": {"rate": 10, "clients": 1},
         "backend": {"workers": 1, "service_time": {"constant": {"value": "1ms"}}},
@@ -341,6 +341,6 @@ fn wasted_never_exceeds_served_at_any_tier() {
             t.served
         );
     }
-    let top = &r.summary;
+    let top = &r.summary();
     assert!(top.wasted > 400 && top.wasted <= top.served, "{top:?}");
 }

@@ -29,7 +29,7 @@ fn verdict(s: &Scenario, path: &str) -> (bool, u64) {
         .warnings()
         .iter()
         .any(|w| w.path == path && w.message.contains("least time an attempt takes"));
-    (warned, simulate(s, 0, 0).unwrap().summary.succeeded)
+    (warned, simulate(s, 0, 0).unwrap().summary().succeeded)
 }
 
 /// `path` is warned about with the limit at `least` and no request

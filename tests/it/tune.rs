@@ -65,7 +65,7 @@ fn requests_left_unfinished_are_counted() {
     )
     .expect("runs");
     let run = simulate(&s, 0, 0).expect("runs");
-    let sum = &run.summary;
+    let sum = &run.summary();
     assert!(sum.unfinished > 0, "a 3 min backoff in a 4 min run");
     let base = &t.baseline.score;
     assert_eq!(
@@ -276,7 +276,7 @@ fn a_recommendation_holds_under_every_assumption_and_on_fresh_seeds() {
 fn peak_load_is_judged_on_the_worst_second_not_the_bin() {
     let s = Scenario::from_json(OUTAGE).unwrap();
     let run = simulate(&s, 0, 0).expect("runs");
-    let sum = &run.summary;
+    let sum = &run.summary();
     assert!(sum.peak_offered_1s as f64 >= sum.peak_offered_rps);
     assert!(
         sum.peak_load_ratio_1s() > sum.peak_load_ratio() * 1.5,

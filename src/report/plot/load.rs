@@ -15,10 +15,10 @@ pub fn load_png(path: &Path, report: &RunReport<'_>, size: (u32, u32)) -> Result
     let alerts = alert_rows(&groups, &report.alerts, x.end);
     let mut capacity = results
         .first()
-        .map(|r| r.summary.capacity_rps)
+        .map(|r| r.summary().capacity_rps)
         .unwrap_or(0.0);
     let tiers = results.first().map_or(0, |r| r.tiers.len());
-    if tiers > 0 && off_scale(capacity, max_of(&series, |b| b.max)) {
+    if tiers > 1 && off_scale(capacity, max_of(&series, |b| b.max)) {
         // A tier whose workers wait on the tiers below has a nominal
         // capacity far above its load: it would flatten the chart.
         capacity = 0.0;
@@ -177,10 +177,11 @@ fn tier_panel<'s>(
             policy: r.policy.clone(),
             policy_index: r.policy_index,
             replication: r.replication,
-            bins: r.tiers[t].bins.clone(),
-            summary: Default::default(),
             events: 0,
-            tiers: Vec::new(),
+            tiers: vec![crate::metrics::TierRun {
+                bins: r.tiers[t].bins.clone(),
+                ..Default::default()
+            }],
         })
         .collect();
     let groups = group(&tier_results);

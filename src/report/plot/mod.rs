@@ -312,7 +312,7 @@ fn x_range(scenario: &Scenario, results: &[RunResult]) -> Range<f64> {
     let bin = scenario.spec().bin.secs();
     let last = results
         .iter()
-        .filter_map(|r| r.bins.last())
+        .filter_map(|r| r.bins().last())
         .map(|b| b.t_s + bin)
         .fold(0.0, f64::max);
     let end = scenario.spec().duration.secs().max(last);
