@@ -140,6 +140,7 @@ def analyse_real(name, seconds):
                 attempts[int(t)] += 1
         demand, good = [0] * n, [0] * n
         ok = 0
+        first_ok = None
         lags = []
         for r in cli:
             p = float(r["planned_s"])
@@ -151,6 +152,8 @@ def analyse_real(name, seconds):
                 if e < seconds:  # as retrysim: a request still open at the end has not succeeded
                     ok += 1
                     good[int(e)] += 1
+                if e >= FAULT_END and (first_ok is None or e < first_ok):
+                    first_ok = e
         served = [r for r in srv if r["outcome"] == "ok"]
         errs = sorted(float(r["actual_s"]) - float(r["drawn_s"]) for r in served)
         lags.sort()
@@ -161,6 +164,7 @@ def analyse_real(name, seconds):
             "success": ok / max(1, len(cli)),
             "recovery_s": recovery_after(good, demand, int(FAULT_END)),
             "overload_s": overload_after(attempts),
+            "first_ok_after_fault_s": None if first_ok is None else first_ok - FAULT_END,
             "service_err_mean_ms": 1000 * sum(errs) / max(1, len(errs)),
             "service_err_p99_ms": 1000 * errs[int(0.99 * (len(errs) - 1))] if errs else None,
             "send_lag_p50_ms": 1000 * lags[len(lags) // 2] if lags else None,
@@ -318,7 +322,7 @@ def report(names, seconds, docs):
                 for other in sim["order"][1:]:
                     simv += f"; `{other}`: " + spread([r[key] for r in sim["policies"][other]], fmt)
             else:
-                simv = "not supported by this retrysim binary" if sim and "unsupported" in sim else "not simulated"
+                simv = sim["unsupported"].split(":")[0] if sim and "unsupported" in sim else "not simulated"
                 close = (sim or {}).get("closest")
                 if close:
                     pol = close["order"][0]
@@ -333,19 +337,22 @@ def report(names, seconds, docs):
     lines.append("")
     lines.append("Testbed overhead and machine load per experiment (real runs):")
     lines.append("")
-    lines.append("| experiment | load average before each run | service time overshoot, mean / p99 ms | client send lag p50 / p99 ms | latest request start, s after its arrival |")
-    lines.append("|---|---|---|---|---|")
+    lines.append("| experiment | load average before each run | service time overshoot, mean / p99 ms "
+                 "| client send lag p50 / p99 ms | latest request start, s after its arrival "
+                 "| first success after the fault, s |")
+    lines.append("|---|---|---|---|---|---|")
     for name in names:
         rs = summary[name]["real"]
         if not rs:
             continue
-        lines.append("| {} | {} | {} / {} | {} / {} | {} |".format(
+        lines.append("| {} | {} | {} / {} | {} / {} | {} | {} |".format(
             name, ", ".join(f"{r['load_before']:.2f}" for r in rs),
             spread([r["service_err_mean_ms"] for r in rs], "{:.2f}"),
             spread([r["service_err_p99_ms"] for r in rs], "{:.2f}"),
             spread([r["send_lag_p50_ms"] for r in rs], "{:.2f}"),
             spread([r["send_lag_p99_ms"] for r in rs], "{:.1f}"),
-            spread([r["send_lag_max_s"] for r in rs], "{:.2f}")))
+            spread([r["send_lag_max_s"] for r in rs], "{:.2f}"),
+            spread([r["first_ok_after_fault_s"] for r in rs], "{:.2f}")))
     table = "\n".join(lines) + "\n"
     with open(os.path.join(RESULTS, "table.md"), "w") as f:
         f.write(table)
@@ -379,6 +386,9 @@ def main():
     runs = int(os.environ.get("RUNS", "3"))
     seeds = int(os.environ.get("SEEDS", "10"))
     seconds = float(os.environ.get("RUN_SECONDS", "40"))
+    binary = os.environ.get("RETRYSIM", os.path.join(ROOT, "target", "release", "retrysim"))
+    if not a.report_only and not os.access(binary, os.X_OK):
+        sys.exit(f"no retrysim binary at {binary}: run `cargo build --release` or set RETRYSIM")
     if not a.report_only:
         for name in names:
             if not a.sim_only:

@@ -34,6 +34,7 @@ import asyncio
 import collections
 import csv
 import json
+import os
 import random
 import time
 
@@ -275,4 +276,10 @@ def parse():
 
 
 if __name__ == "__main__":
+    try:
+        # Ahead of the client on a shared machine, where allowed: the server's
+        # timing is what the comparison measures.
+        os.nice(-5)
+    except OSError:
+        pass
     asyncio.run(main(parse()))
