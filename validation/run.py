@@ -293,6 +293,39 @@ def plot(name, real, sim, path):
     plt.close(fig)
 
 
+def provenance(names, runs, seeds):
+    """When the real runs were made, and with which client libraries."""
+    import grpc
+    import botocore
+    times = []
+    for name in names:
+        d = os.path.join(RESULTS, name)
+        for run in (os.listdir(d) if os.path.isdir(d) else []):
+            f = os.path.join(d, run, "client.csv")
+            if os.path.exists(f):
+                times.append(os.path.getmtime(f))
+    when = ""
+    if times:
+        fmt = "%Y-%m-%d %H:%M"
+        when = (f"Real runs made {time.strftime(fmt, time.gmtime(min(times)))} to "
+                f"{time.strftime(fmt, time.gmtime(max(times)))} UTC, ")
+    return (f"{when}Python {sys.version.split()[0]}, grpcio {grpc.__version__}, "
+            f"botocore {botocore.__version__}, {os.cpu_count()} CPUs; {runs} real runs and {seeds} "
+            f"retrysim seeds per experiment.")
+
+
+def counts(summary):
+    """The number of real runs and of retrysim seeds behind the table (the largest seen)."""
+    runs = max((len(s["real"]) for s in summary.values()), default=0)
+    seeds = 0
+    for s in summary.values():
+        sim = s["sim"] or {}
+        sim = sim if "policies" in sim else sim.get("closest") or {}
+        for pol in sim.get("policies", {}).values():
+            seeds = max(seeds, len(pol))
+    return runs, seeds
+
+
 def report(names, seconds, docs):
     summary = {}
     lines = []
@@ -365,8 +398,8 @@ def report(names, seconds, docs):
                 shutil.copy(png, os.path.join(DOCS, f"{name}.png"))
         with open(os.path.join(DOCS, "results.md"), "w") as f:
             f.write("# Real clients against retrysim: the measured table\n\n"
-                    "Written by `validation/run.sh` (see [README.md](README.md) for the setting, "
-                    "the command and what the differences mean).\n\n" + table + "\n")
+                    "Written by `validation/run.sh --docs` (see [README.md](README.md) for the setting "
+                    "and what the differences mean). " + provenance(names, *counts(summary)) + "\n\n" + table + "\n")
             for name in names:
                 if summary[name]["real"]:
                     f.write(f"## {name}\n\n{EXPERIMENTS[name]['what']}.\n\n![{name}]({name}.png)\n\n")
