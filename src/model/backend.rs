@@ -252,7 +252,7 @@ impl Backend {
     /// Workers available now and the capacity they give with the faults
     /// active now, for the time series.
     pub fn capacity_now(&self) -> (u64, f64) {
-        let cap = if self.fault.outage.is_some() || self.fault.blackhole {
+        let cap = if self.fault.outage.is_some() || self.fault.blackhole || self.fault.crashed {
             0.0
         } else {
             self.capacity(self.fault.workers, self.fault.slowdown)
@@ -275,6 +275,11 @@ impl Backend {
         self.retry_after
     }
 
+    /// Whether the backend is crashed now (it refuses connections).
+    pub fn crashed(&self) -> bool {
+        self.fault.crashed
+    }
+
     /// The operator sheds `fraction` of arrivals from now on.
     pub fn set_shed(&mut self, fraction: f64) {
         self.shed = fraction;
@@ -282,6 +287,11 @@ impl Backend {
 
     /// An attempt arrives.
     pub fn arrive(&mut self, now: Nanos, job: Job, reqs: &Requests, m: &mut Meter) {
+        if self.fault.crashed {
+            // Connection refused: nothing reaches the backend.
+            self.settle(job, false, Some(Status::Unavailable));
+            return;
+        }
         m.col.now.offered += 1;
         let counted = m.counted(now);
         if counted {
