@@ -275,11 +275,6 @@ impl Backend {
         self.retry_after
     }
 
-    /// Whether the backend is crashed now (it refuses connections).
-    pub fn crashed(&self) -> bool {
-        self.fault.crashed
-    }
-
     /// The operator sheds `fraction` of arrivals from now on.
     pub fn set_shed(&mut self, fraction: f64) {
         self.shed = fraction;
