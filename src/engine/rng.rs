@@ -28,6 +28,8 @@ pub enum Stream {
     Faults = 5,
     /// Think times of closed-loop clients.
     Clients = 6,
+    /// Jitter of the clients' reconnection attempts after a crash.
+    Reconnect = 7,
 }
 
 /// SplitMix64 finaliser: spreads nearby integers over the whole range.

@@ -124,10 +124,14 @@ pub enum Col {
     /// `client_wait_ms`: time the counted requests waited for rate-limiter
     /// tokens ÷ `requests`, ms; only with a `rate_limiter`.
     ClientWaitMs,
+    /// `refused_locally`: counted attempts that failed at the client, its
+    /// channel being disconnected after a crash (never sent: no backend
+    /// load); only with `reconnect` and a `crash`.
+    RefusedLocally,
 }
 
 /// Number of [`Col`] values.
-pub const NCOLS: usize = 33;
+pub const NCOLS: usize = 34;
 
 impl Col {
     /// Every column, in file order.
@@ -165,6 +169,7 @@ impl Col {
         Col::DeadLettered,
         Col::DrainS,
         Col::ClientWaitMs,
+        Col::RefusedLocally,
     ];
 
     /// The column's name in the report files.
@@ -203,6 +208,7 @@ impl Col {
             Col::DeadLettered => "dead_lettered",
             Col::DrainS => "drain_s",
             Col::ClientWaitMs => "client_wait_ms",
+            Col::RefusedLocally => "refused_locally",
         }
     }
 
@@ -211,6 +217,7 @@ impl Col {
     pub fn extra(self) -> Option<Extra> {
         match self {
             Col::ClientWaitMs => Some(Extra::ClientWait),
+            Col::RefusedLocally => Some(Extra::Reconnect),
             _ => None,
         }
     }
@@ -305,6 +312,7 @@ impl RunFigures {
                 Col::DeadLettered => Some(s.dead_lettered() as f64),
                 Col::DrainS => s.drain_s,
                 Col::ClientWaitMs => s.client_wait_ms,
+                Col::RefusedLocally => s.refused_locally.map(|n| n as f64),
             };
         }
         RunFigures {

@@ -51,6 +51,9 @@ pub struct Counts {
     pub client_grants: u64,
     /// Time those attempts waited for it, ns.
     pub client_wait_ns: u64,
+    /// Attempts failed at the client, its channel being disconnected
+    /// (`reconnect` after a crash): never sent, no backend load.
+    pub refused_locally: u64,
 }
 
 /// The per-run metric accumulator.
@@ -77,6 +80,9 @@ pub struct Collector {
     waiting: u64,
     /// The policy has a client-side rate limiter (its columns are filled).
     limiter: bool,
+    /// The clients keep channels that a crash disconnects (the
+    /// `refused_locally_rps` column is filled).
+    reconnect: bool,
     queue_area: u128,
     busy_area: u128,
     active_area: u128,
@@ -99,6 +105,12 @@ impl Collector {
         Collector::with_limiter(bin, run_end, false)
     }
 
+    /// Fills the `refused_locally_rps` column (the clients keep channels
+    /// that a crash disconnects).
+    pub fn set_reconnect(&mut self) {
+        self.reconnect = true;
+    }
+
     /// The same, filling the rate-limiter columns when `limiter`.
     pub fn with_limiter(bin: Nanos, run_end: Nanos, limiter: bool) -> Collector {
         let bins = run_end.div_ceil(bin.max(1));
@@ -118,6 +130,7 @@ impl Collector {
             retrying: 0,
             waiting: 0,
             limiter,
+            reconnect: false,
             queue_area: 0,
             busy_area: 0,
             active_area: 0,
@@ -221,6 +234,7 @@ impl Collector {
             client_waiting: self.limiter.then_some(self.waiting as f64),
             client_wait_ms: (self.limiter && c.client_grants > 0)
                 .then(|| c.client_wait_ns as f64 / c.client_grants as f64 / 1e6),
+            refused_locally_rps: self.reconnect.then(|| rate(c.refused_locally)),
         });
         self.now = Counts::default();
         self.queue_area = 0;

@@ -82,6 +82,10 @@ pub struct BinRow {
     /// Mean time the attempts that got a limiter token in the bin waited
     /// for it (ms; `None` without a limiter or without such attempts).
     pub client_wait_ms: Option<f64>,
+    /// Attempts failed at the client because its channel was disconnected
+    /// after a crash, per second: never sent, so no backend load (`None`
+    /// unless the policy has `reconnect` and the tier a `crash`).
+    pub refused_locally_rps: Option<f64>,
 }
 
 /// Output columns that only some policies produce. A file has such a
@@ -92,6 +96,8 @@ pub struct BinRow {
 pub enum Extra {
     /// Time spent waiting for a client-side rate limiter.
     ClientWait,
+    /// Attempts failed at the client while its channel was disconnected.
+    Reconnect,
 }
 
 /// Which optional columns a set of runs has.
@@ -99,6 +105,8 @@ pub enum Extra {
 pub struct Extras {
     /// Some run had a client-side rate limiter.
     pub client_wait: bool,
+    /// Some run's clients kept channels that a crash disconnected.
+    pub reconnect: bool,
 }
 
 impl Extras {
@@ -106,6 +114,9 @@ impl Extras {
     pub fn of(results: &[RunResult]) -> Extras {
         Extras {
             client_wait: results.iter().any(|r| r.summary().client_wait_ms.is_some()),
+            reconnect: results
+                .iter()
+                .any(|r| r.summary().refused_locally.is_some()),
         }
     }
 
@@ -115,6 +126,7 @@ impl Extras {
         match extra {
             None => true,
             Some(Extra::ClientWait) => self.client_wait,
+            Some(Extra::Reconnect) => self.reconnect,
         }
     }
 }
@@ -276,6 +288,11 @@ impl BinRow {
             get: |b| b.client_wait_ms,
             extra: Some(Extra::ClientWait),
         },
+        BinColumn {
+            name: "refused_locally_rps",
+            get: |b| b.refused_locally_rps,
+            extra: Some(Extra::Reconnect),
+        },
     ];
 }
 
@@ -399,6 +416,11 @@ pub struct RunSummary {
     pub client_wait_ns: u64,
     /// `client_wait_ns` per counted request, ms; `None` without a limiter.
     pub client_wait_ms: Option<f64>,
+    /// Counted attempts failed at the client while its channel was
+    /// disconnected (`None` unless the clients keep channels that a crash
+    /// disconnects).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused_locally: Option<u64>,
 }
 
 impl RunSummary {

@@ -252,7 +252,7 @@ impl Backend {
     /// Workers available now and the capacity they give with the faults
     /// active now, for the time series.
     pub fn capacity_now(&self) -> (u64, f64) {
-        let cap = if self.fault.outage.is_some() || self.fault.blackhole {
+        let cap = if self.fault.outage.is_some() || self.fault.blackhole || self.fault.crashed {
             0.0
         } else {
             self.capacity(self.fault.workers, self.fault.slowdown)
@@ -282,6 +282,11 @@ impl Backend {
 
     /// An attempt arrives.
     pub fn arrive(&mut self, now: Nanos, job: Job, reqs: &Requests, m: &mut Meter) {
+        if self.fault.crashed {
+            // Connection refused: nothing reaches the backend.
+            self.settle(job, false, Some(Status::Unavailable));
+            return;
+        }
         m.col.now.offered += 1;
         let counted = m.counted(now);
         if counted {

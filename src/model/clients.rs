@@ -10,6 +10,7 @@
 //! attempts waiting for a rate limiter's token, first come first served,
 //! and says when to wake it.
 
+use super::connection::Connections;
 use super::requests::{GiveUp, Request, Requests};
 use crate::engine::SimRng;
 use crate::policy::breaker::Breaker;
@@ -124,6 +125,9 @@ pub struct Clients<'a> {
     retries_disabled: bool,
     /// The policy's [`Policy::fixed_delay`], read once.
     fixed_delay: Option<Nanos>,
+    /// The channels of a policy with `reconnect` to a backend that
+    /// crashes (`None`: a new connection per attempt).
+    connections: Option<Connections>,
 }
 
 impl<'a> Clients<'a> {
@@ -154,6 +158,29 @@ impl<'a> Clients<'a> {
             rng,
             retries_disabled: false,
             fixed_delay: policy.fixed_delay(),
+            connections: None,
+        }
+    }
+
+    /// The clients keep channels to their backend (a policy with
+    /// `reconnect`, a backend that crashes).
+    pub fn set_connections(&mut self, connections: Option<Connections>) {
+        self.connections = connections;
+    }
+
+    /// Whether the clients keep channels (their local failures are
+    /// counted).
+    pub fn has_connections(&self) -> bool {
+        self.connections.is_some()
+    }
+
+    /// Whether `client`'s channel is connected at `now`; always, without
+    /// channels. A disconnected channel fails the attempt at the client.
+    #[inline]
+    pub fn connected(&mut self, now: Nanos, client: u32) -> bool {
+        match self.connections.as_mut() {
+            None => true,
+            Some(c) => c.connected(now, client),
         }
     }
 

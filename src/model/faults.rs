@@ -64,6 +64,20 @@ impl Timeline {
         }
     }
 
+    /// The windows `[start, end)` in which the tier's backend is crashed,
+    /// sorted by start: what its clients' connections need to know (a
+    /// reconnection succeeds only outside them).
+    pub fn crash_windows(&self) -> Vec<(Nanos, Nanos)> {
+        let mut w: Vec<(Nanos, Nanos)> = self
+            .faults
+            .iter()
+            .filter(|f| matches!(f, FaultSpec::Crash { .. }))
+            .map(FaultSpec::window)
+            .collect();
+        w.sort_unstable();
+        w
+    }
+
     /// The first edge, if any.
     pub fn first(&self) -> Option<Nanos> {
         self.edges.first().copied()
@@ -82,6 +96,8 @@ impl Timeline {
                 flush: true,
                 ..
             } if start.ns() == now => Some(status),
+            // A crash fails what the backend holds, as a flush would.
+            FaultSpec::Crash { start, .. } if start.ns() == now => Some(Status::Unavailable),
             _ => None,
         });
         let force_run = self
@@ -156,6 +172,10 @@ pub struct FaultState {
     pub outage: Option<Status>,
     /// Attempts arriving now are never answered.
     pub blackhole: bool,
+    /// The backend is down (a `crash`): connections are refused, so an
+    /// arriving attempt fails at once with `unavailable` and never counts
+    /// as offered load.
+    pub crashed: bool,
     /// Service-time multiplier.
     pub slowdown: f64,
     /// Workers available (the backend's own count when no capacity fault).
@@ -189,6 +209,7 @@ pub fn state_at(faults: &[FaultSpec], base_workers: u32, t: Nanos) -> FaultState
                 s.outage.get_or_insert(status);
             }
             FaultSpec::Blackhole { .. } => s.blackhole = true,
+            FaultSpec::Crash { .. } => s.crashed = true,
             FaultSpec::Slowdown { factor, .. } => s.slowdown *= factor,
             FaultSpec::Capacity { workers, .. } => s.workers = s.workers.min(workers),
             FaultSpec::Errors { rate, status, .. } => s.errors.push((rate, status)),

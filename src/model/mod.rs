@@ -11,6 +11,7 @@
 pub mod backend;
 pub mod clients;
 pub mod concurrent;
+pub mod connection;
 pub mod dispatcher;
 pub mod dist;
 pub mod error;

@@ -25,6 +25,7 @@
 
 use super::backend::{base_workers, Backend};
 use super::clients::Clients;
+use super::connection::Connections;
 use super::dispatcher::Dispatcher;
 use super::dist::Dist;
 pub use super::error::RunError;
@@ -172,6 +173,14 @@ impl<'a> Sim<'a> {
                 None,
             ),
         );
+        if let Some(r) = policy.reconnect {
+            let crashes = top.timeline.crash_windows();
+            let c = Connections::new(r, t.clients, crashes, rng(Stream::Reconnect));
+            top.clients.set_connections(c);
+            if top.clients.has_connections() {
+                top.meter.col.set_reconnect();
+            }
+        }
         top.attempt_timeout = attempt_timeout.map(|d| d.ns());
         top.timeouts = timeouts;
         top.instant = network.instant();
@@ -484,7 +493,15 @@ fn downstream<'a>(
             base_workers(&d.backend),
             Some(&d.name),
         );
-        let clients = Clients::new(policy, 1, rng(Stream::Backoff));
+        let mut clients = Clients::new(policy, 1, rng(Stream::Backoff));
+        if let Some(r) = policy.reconnect {
+            let crashes = timeline.crash_windows();
+            clients.set_connections(Connections::new(r, 1, crashes, rng(Stream::Reconnect)));
+        }
+        let mut meter = meter;
+        if clients.has_connections() {
+            meter.col.set_reconnect();
+        }
         let mut tier = Tier::new(&d.name, backend, meter, clients, policy, timeline);
         tier.attempt_timeout = d.attempt_timeout.map(|x| x.ns());
         tier.timeouts = timeouts;
@@ -529,6 +546,9 @@ fn figures(
         } else {
             0.0
         });
+    }
+    if tier.clients.has_connections() {
+        s.refused_locally.get_or_insert(0);
     }
     s.peak_offered_rps = bins
         .iter()

@@ -14,6 +14,7 @@ pub mod jitter;
 pub mod limiter;
 pub mod presets;
 pub mod reading;
+pub mod reconnect;
 pub mod schedule;
 pub mod scope;
 pub mod spec;
@@ -25,6 +26,7 @@ pub use hedging::{Hedging, HedgingSpec};
 pub use jitter::{Jitter, JitterSpec};
 pub use limiter::LimiterSpec;
 pub use reading::{Failures, ZeroTimeRetries};
+pub use reconnect::{Reconnect, ReconnectSpec, Reconnecting};
 pub use scope::BudgetScope;
 pub use spec::{PolicySpec, Pushback};
 
@@ -62,6 +64,9 @@ pub struct Policy {
     pub hedging: Option<Hedging>,
     /// The client-side rate limiter every attempt goes through.
     pub rate_limiter: Option<LimiterSpec>,
+    /// The connection backoff after a crash (`None`: a new connection per
+    /// attempt).
+    pub reconnect: Option<Reconnect>,
 }
 
 /// What a request remembers between its retries to compute the next delay.
@@ -276,6 +281,11 @@ pub fn resolve(written: &PolicySpec) -> Result<Policy, ResolveError> {
             throttling_backoff: None,
             hedging: Some(hedging),
             rate_limiter: spec.rate_limiter,
+            reconnect: spec
+                .reconnect
+                .as_ref()
+                .and_then(Reconnecting::spec)
+                .map(ReconnectSpec::resolve),
         });
     }
     let max_attempts = spec.max_attempts.unwrap_or(1);
@@ -315,6 +325,11 @@ pub fn resolve(written: &PolicySpec) -> Result<Policy, ResolveError> {
         throttling_backoff: spec.throttling_backoff.as_ref().map(BackoffSpec::resolve),
         hedging: None,
         rate_limiter: spec.rate_limiter,
+        reconnect: spec
+            .reconnect
+            .as_ref()
+            .and_then(Reconnecting::spec)
+            .map(ReconnectSpec::resolve),
     })
 }
 

@@ -12,7 +12,7 @@
 use super::limiter::AdaptiveSpec;
 use super::{
     BackoffSpec, BudgetScope, BudgetSpec, Deposit, HedgingSpec, JitterSpec, LimiterSpec,
-    PolicySpec, Pushback,
+    PolicySpec, Pushback, ReconnectSpec, Reconnecting,
 };
 use crate::status::Status;
 use crate::time::Dur;
@@ -158,6 +158,7 @@ fn grpc(jitter: JitterSpec) -> PolicySpec {
         retry_on: Some(vec![Status::Unavailable]),
         honor_retry_after: Some(true),
         pushback: Some(Pushback::Exact),
+        reconnect: Some(Reconnecting::On(ReconnectSpec::default())),
         ..Default::default()
     }
 }
@@ -184,7 +185,10 @@ fn grpc(jitter: JitterSpec) -> PolicySpec {
 ///   are the values usually shown in A6-style examples, not a default of
 ///   any gRPC release). Pushback is honoured. No throttling: A6's
 ///   `retryThrottling` is opt-in; add `{"token_bucket": {"max_tokens": 10,
-///   "token_ratio": 0.1}}` to model it.
+///   "token_ratio": 0.1}}` to model it. Every `grpc*` preset carries
+///   gRPC's connection backoff (`reconnect`: 1 s, × 1.6, ±20 %, 120 s,
+///   min connect timeout 20 s), which acts only when a `crash` refuses
+///   connections.
 /// - `grpc-legacy`: the same with full jitter `U(0, d)`, A6 before the
 ///   2024-08 revision (which gRPC releases still do this is UNCONFIRMED).
 /// - `aws-standard`: botocore standard mode (pre-2026): 3 attempts,
@@ -268,6 +272,7 @@ pub fn preset(name: &str) -> Option<PolicySpec> {
                 implementation: crate::policy::hedging::HedgingImpl::A6,
             }),
             honor_retry_after: Some(true),
+            reconnect: Some(Reconnecting::On(ReconnectSpec::default())),
             ..Default::default()
         },
         "aws-standard" => aws_standard(),

@@ -6,6 +6,7 @@ use super::budget::BudgetSpec;
 use super::hedging::HedgingSpec;
 use super::jitter::JitterSpec;
 use super::limiter::LimiterSpec;
+use super::reconnect::Reconnecting;
 use super::{presets, resolve, ResolveError};
 use crate::check::Problems;
 use crate::status::Status;
@@ -64,6 +65,11 @@ pub struct PolicySpec {
     /// A client-side rate limiter every attempt goes through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limiter: Option<LimiterSpec>,
+    /// gRPC's connection backoff after a crash (see
+    /// `crate::policy::reconnect`); absent or `false`: a new connection
+    /// per attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconnect: Option<Reconnecting>,
     /// The policy this one applies at the downstream tiers whose policy
     /// is `"compared"` (default: itself), so "retries at the top only"
     /// and "retries at every layer" are two policies of one scenario.
@@ -113,6 +119,7 @@ impl PolicySpec {
             throttling_backoff: self.throttling_backoff.clone().or(base.throttling_backoff),
             hedging: self.hedging.clone().or(base.hedging),
             rate_limiter: self.rate_limiter.clone().or(base.rate_limiter),
+            reconnect: self.reconnect.or(base.reconnect),
             downstream_policy: self.downstream_policy.clone(),
         })
     }
@@ -215,6 +222,9 @@ impl PolicySpec {
         }
         if let Some(l) = &self.rate_limiter {
             l.check(&format!("{path}.rate_limiter"), c);
+        }
+        if let Some(r) = self.reconnect.as_ref().and_then(Reconnecting::spec) {
+            r.check(&format!("{path}.reconnect"), c);
         }
         if let Ok(applied) = self.with_preset_applied() {
             applied.check_combinations(path, c);

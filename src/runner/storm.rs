@@ -225,6 +225,17 @@ fn stretches(spec: &ScenarioSpec, t: usize) -> Vec<Stretch> {
                 pushback: b.retry_after.map(|d| d.ns()),
                 what: format!("the outage of tier {:?}", spec.tier_names()[k]),
             }),
+            // A refused connection answers at once, without a pushback.
+            FaultSpec::Crash { .. } => Some(Stretch {
+                start: s,
+                end: e,
+                floor: net,
+                status: Status::Unavailable,
+                share: 1.0,
+                excess: 1.0,
+                pushback: None,
+                what: format!("the crash of tier {:?}", spec.tier_names()[k]),
+            }),
             FaultSpec::Errors { rate, status, .. } => Some(Stretch {
                 start: s,
                 end: e,

@@ -71,6 +71,9 @@ fn instant_failures(spec: &ScenarioSpec) -> Vec<String> {
             _ => {}
         }
     }
+    if has(|f| matches!(f, FaultSpec::Crash { .. })) {
+        out.push("a crash refuses connections at once".to_string());
+    }
     if spec
         .actions
         .iter()

@@ -8,7 +8,7 @@ use super::spec::{Arrival, BackendKind, Discipline, Mode, ScenarioSpec};
 use crate::check::{finite_nonneg, finite_pos, must_be, Problem, Problems};
 use crate::decimal::Given;
 use crate::policy::{self, PolicySpec};
-use crate::scenario::spec::{BackendSpec, PolicyRef, COMPARED, MAX_DOWNSTREAM};
+use crate::scenario::spec::{BackendSpec, FaultSpec, PolicyRef, COMPARED, MAX_DOWNSTREAM};
 use crate::status::Status;
 use crate::time::Dur;
 use std::collections::HashMap;
@@ -180,7 +180,19 @@ impl Checker {
                 }
             }
         }
-        self.policies(&s.policies, s.traffic.clients, s.dispatcher.is_some());
+        // Channels (`reconnect`) are kept only toward a top backend that
+        // crashes.
+        let crash = s.faults.iter().any(|f| {
+            matches!(f, FaultSpec::Crash { .. })
+                && f.tier()
+                    .is_none_or(|t| Some(t) == s.backend.name.as_deref())
+        });
+        self.policies(
+            &s.policies,
+            s.traffic.clients,
+            s.dispatcher.is_some(),
+            crash,
+        );
         let r = &s.report;
         if !(r.recovery_threshold.is_finite()
             && r.recovery_threshold > 0.0
@@ -698,7 +710,7 @@ impl Checker {
         );
     }
 
-    fn policies(&mut self, policies: &[PolicySpec], clients: u32, dispatcher: bool) {
+    fn policies(&mut self, policies: &[PolicySpec], clients: u32, dispatcher: bool, crash: bool) {
         if policies.is_empty() {
             self.err("policies", "needs at least one policy");
         }
@@ -727,7 +739,7 @@ impl Checker {
             } else {
                 p.check(&path, &mut self.p);
             }
-            self.client_state_fits(&path, p, clients);
+            self.client_state_fits(&path, p, clients, crash);
             if dispatcher {
                 self.not_with_dispatcher(&path, p);
             }
@@ -758,9 +770,10 @@ impl Checker {
         }
     }
 
-    /// Per-client budgets and breakers keep state for every client; refuse
+    /// Per-client budgets and breakers keep state for every client (and
+    /// so do per-client channels toward a backend that `crash`es); refuse
     /// client counts whose state would not fit in memory.
-    fn client_state_fits(&mut self, path: &str, p: &PolicySpec, clients: u32) {
+    fn client_state_fits(&mut self, path: &str, p: &PolicySpec, clients: u32, crash: bool) {
         if clients > MAX_CLIENTS {
             return; // already reported on traffic.clients
         }
@@ -771,6 +784,7 @@ impl Checker {
             resolved.budget.as_ref().map(|b| b.scope()),
             resolved.breaker.as_ref().map(|b| b.scope),
             resolved.rate_limiter.as_ref().map(|l| l.scope()),
+            resolved.reconnect.filter(|_| crash).map(|r| r.scope),
         ]
         .into_iter()
         .flatten()
@@ -782,7 +796,7 @@ impl Checker {
                 path.to_string(),
                 ["traffic.clients"],
                 format!(
-                    "a per-client budget, rate limiter or circuit breaker keeps state for each of {instances} \
+                    "a per-client budget, rate limiter, circuit breaker or connection keeps state for each of {instances} \
                      clients or groups (at most {MAX_GATED_CLIENTS}); use \"scope\": \"global\", a larger \
                      {{\"group\": N}} or fewer clients"
                 ),

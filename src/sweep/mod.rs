@@ -156,6 +156,11 @@ pub fn run_points(
 pub fn extras(scenario: &Scenario) -> Extras {
     Extras {
         client_wait: scenario.policies().iter().any(|p| p.rate_limiter.is_some()),
+        // Channels are kept only toward a top backend that crashes.
+        reconnect: scenario.policies().iter().any(|p| p.reconnect.is_some())
+            && scenario.spec().faults.iter().any(|f| {
+                matches!(f, crate::scenario::spec::FaultSpec::Crash { .. }) && f.tier().is_none()
+            }),
     }
 }
 
@@ -388,8 +393,15 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
             });
         }
     }
-    let known = [false, true]
-        .map(|client_wait| written(header(&grid, first.replications, Extras { client_wait })));
+    let known = [(false, false), (true, false), (false, true), (true, true)].map(
+        |(client_wait, reconnect)| {
+            let extras = Extras {
+                client_wait,
+                reconnect,
+            };
+            written(header(&grid, first.replications, extras))
+        },
+    );
     if !known.contains(&first_table.header) {
         return Err(MergeError::Edited(EditedShard::Manifest {
             origin: format!("{first_origin}/sweep.csv"),

@@ -10,6 +10,7 @@ mod bad_input;
 mod cloud_tasks;
 mod concurrency_backend;
 mod contention;
+mod crash;
 mod deploy;
 mod determinism;
 mod dispatcher;

@@ -135,6 +135,10 @@ impl<'a> Sim<'a> {
             return;
         }
         let previous = r.last_sent;
+        if !tier.clients.connected(now, client) {
+            self.fail_locally(now, k, slot);
+            return;
+        }
         let job = tier.reqs.begin_attempt(slot, now);
         if job.attempt == 1 {
             tier.meter.col.now.first_attempts += 1;
@@ -160,6 +164,32 @@ impl<'a> Sim<'a> {
             // The attempt's timers are set: it reaches the backend now.
             self.arrive(now, k, job);
         }
+    }
+
+    /// The request in `slot` at tier `k` makes an attempt while its
+    /// client's channel is disconnected (a crash, `reconnect`): the attempt
+    /// counts, fails at the client at once with `unavailable` (no backend
+    /// load, no pushback) and goes through the policy like any failure.
+    #[inline(never)]
+    fn fail_locally(&mut self, now: Nanos, k: usize, slot: u32) {
+        let tier = &mut self.tiers[k];
+        let previous = tier.reqs[slot as usize].last_sent;
+        let job = tier.reqs.begin_attempt(slot, now);
+        if job.attempt == 1 {
+            tier.meter.col.now.first_attempts += 1;
+        } else {
+            tier.meter.col.now.retries += 1;
+            tier.meter.col.record_retry_gap(now - previous);
+        }
+        let client = tier.reqs[slot as usize].client;
+        tier.clients.on_send(client);
+        tier.meter.col.now.refused_locally += 1;
+        if tier.meter.counted(now) {
+            *tier.meter.summary.refused_locally.get_or_insert(0) += 1;
+        }
+        // Never sent: settled here, with nothing to serve.
+        tier.reqs.settle(job, false);
+        self.respond(now, k, job, Status::Unavailable, false, true);
     }
 
     /// An attempt reaches tier `k`'s backend.
@@ -258,11 +288,29 @@ impl<'a> Sim<'a> {
     /// (`timeout`) the caller stops waiting for it; stale when the caller
     /// no longer waits for it.
     pub(super) fn answer(&mut self, now: Nanos, k: usize, job: Job, status: Status, timeout: bool) {
+        self.respond(now, k, job, status, timeout, false);
+    }
+
+    /// [`Sim::answer`], for an answer from the backend or (`local`) a
+    /// failure at the client, which brings no pushback.
+    fn respond(
+        &mut self,
+        now: Nanos,
+        k: usize,
+        job: Job,
+        status: Status,
+        timeout: bool,
+        local: bool,
+    ) {
         let tier = &mut self.tiers[k];
         if !tier.reqs.is_current(job) {
             return;
         }
-        let pushback = tier.backend.pushback(status, timeout);
+        let pushback = if local {
+            None
+        } else {
+            tier.backend.pushback(status, timeout)
+        };
         if k == TOP {
             if let Some(d) = self.dispatcher.as_mut() {
                 if tier.reqs[job.slot as usize].dispatched {

@@ -118,6 +118,7 @@ fn fault_color(f: &FaultSpec) -> RGBColor {
         FaultSpec::Slowdown { .. } => RGBColor(230, 140, 0),
         FaultSpec::Capacity { .. } => RGBColor(130, 80, 180),
         FaultSpec::Errors { .. } => RGBColor(180, 150, 0),
+        FaultSpec::Crash { .. } => RGBColor(150, 20, 20),
     }
 }
 

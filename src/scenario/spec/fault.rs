@@ -67,6 +67,21 @@ pub enum FaultSpec {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tier: Option<String>,
     },
+    /// The backend process is down: it refuses connections. Nothing
+    /// reaches it (each attempt is refused at once with `unavailable`),
+    /// the attempts it holds fail at the start and its waiting room is
+    /// emptied. Unlike an `outage`, which answers, a crash also drops the
+    /// clients' connections: a policy with `reconnect` reconnects on its
+    /// schedule (see `crate::policy::reconnect`).
+    Crash {
+        /// When the fault begins.
+        start: Dur,
+        /// How long it lasts.
+        duration: Dur,
+        /// The tier it strikes, by name; absent = the top backend.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tier: Option<String>,
+    },
     /// A share `rate` of served attempts fails with `status`.
     Errors {
         /// When the fault begins.
@@ -99,6 +114,7 @@ impl FaultSpec {
             | FaultSpec::Blackhole { tier, .. }
             | FaultSpec::Slowdown { tier, .. }
             | FaultSpec::Capacity { tier, .. }
+            | FaultSpec::Crash { tier, .. }
             | FaultSpec::Errors { tier, .. } => tier.as_deref(),
         }
     }
@@ -109,6 +125,7 @@ impl FaultSpec {
         | FaultSpec::Blackhole { tier, .. }
         | FaultSpec::Slowdown { tier, .. }
         | FaultSpec::Capacity { tier, .. }
+        | FaultSpec::Crash { tier, .. }
         | FaultSpec::Errors { tier, .. }) = self;
         if tier.as_deref() == Some(name) {
             *tier = None;
@@ -138,6 +155,9 @@ impl FaultSpec {
             | FaultSpec::Capacity {
                 start, duration, ..
             }
+            | FaultSpec::Crash {
+                start, duration, ..
+            }
             | FaultSpec::Errors {
                 start, duration, ..
             } => (start.ns(), duration.ns()),
@@ -152,6 +172,7 @@ impl FaultSpec {
             | FaultSpec::Blackhole { duration, .. }
             | FaultSpec::Slowdown { duration, .. }
             | FaultSpec::Capacity { duration, .. }
+            | FaultSpec::Crash { duration, .. }
             | FaultSpec::Errors { duration, .. } => *duration,
         }
     }
@@ -163,6 +184,7 @@ impl FaultSpec {
             FaultSpec::Blackhole { .. } => "blackhole",
             FaultSpec::Slowdown { .. } => "slowdown",
             FaultSpec::Capacity { .. } => "capacity",
+            FaultSpec::Crash { .. } => "crash",
             FaultSpec::Errors { .. } => "errors",
         }
     }
@@ -223,6 +245,9 @@ impl FaultSpec {
                 }
             ),
             FaultSpec::Blackhole { .. } => "attempts are never answered".into(),
+            FaultSpec::Crash { .. } => {
+                "connections refused; attempts in flight fail with unavailable".into()
+            }
             FaultSpec::Slowdown { factor, .. } => format!("service time ×{}", num(*factor)),
             FaultSpec::Capacity { workers: 0, .. } => "no workers".into(),
             FaultSpec::Capacity { workers, .. } => {
@@ -257,6 +282,7 @@ impl FaultSpec {
             FaultSpec::Blackhole { .. } => "the blackhole",
             FaultSpec::Slowdown { .. } => "the slowdown",
             FaultSpec::Capacity { .. } => "the capacity loss",
+            FaultSpec::Crash { .. } => "the crash",
             FaultSpec::Errors { .. } => "the error burst",
         }
     }

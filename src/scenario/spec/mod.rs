@@ -151,6 +151,7 @@ impl ScenarioSpec {
                 FaultSpec::Outage { status, .. } | FaultSpec::Errors { status, .. } => {
                     Some(*status)
                 }
+                FaultSpec::Crash { .. } => Some(Status::Unavailable),
                 _ => None,
             })
             .chain([self.backend.reject_status]);
