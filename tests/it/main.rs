@@ -15,6 +15,7 @@ mod determinism;
 mod dispatcher;
 mod estimate;
 mod fuzz;
+mod gate;
 mod hangs;
 mod hedging;
 mod import_deploy;
