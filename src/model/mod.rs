@@ -22,5 +22,6 @@ pub mod pool;
 pub mod record;
 pub mod requests;
 pub mod run;
+pub mod story;
 pub mod tier;
 pub mod traffic;

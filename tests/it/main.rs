@@ -22,6 +22,7 @@ mod import_deploy;
 mod invariants;
 mod load_spike;
 mod map_cli;
+mod perfetto;
 mod pipes;
 mod policy_amplification;
 mod policy_budgets;
