@@ -4,10 +4,11 @@
 //! 1. **Choose** ([`Story::choose`]): every top-level request gets an id,
 //!    its place in the order requests are opened. As requests end, a
 //!    bounded keep-best structure holds the ⌈N/3⌉ slowest (start to end;
-//!    ties to the lower id), the first ⌈N/3⌉ given up, and the N ids of
+//!    ties to the lower id), the first 2⌈N/3⌉ given up, and the N ids of
 //!    smallest fixed-seed hash (a sample that does not depend on anything
-//!    but the id). [`Story::chosen`] then picks N distinct ids in that
-//!    order of preference: slowest, given up, sample. Requests still open
+//!    but the id). [`Story::chosen`] then picks N distinct ids: the
+//!    ⌈N/3⌉ slowest, the first ⌈N/3⌉ given up that are not among them,
+//!    and the rest from the sample. Requests still open
 //!    when the run ends are not chosen.
 //! 2. **Record** ([`Story::record`]): the same run again, keeping the
 //!    marks ([`Mark`]) of the chosen requests only.
@@ -44,7 +45,7 @@ enum Mode {
         n: usize,
         /// (duration, id), at most ⌈n/3⌉, the longest kept.
         slowest: Vec<(Nanos, u64)>,
-        /// The first ⌈n/3⌉ ids given up.
+        /// The first 2⌈n/3⌉ ids given up.
         gave_up: Vec<u64>,
         /// (hash, id), at most n, the smallest hashes kept.
         sample: Vec<(u64, u64)>,
@@ -120,20 +121,27 @@ impl Story {
         slow.sort_unstable_by(|a, b| b.cmp(a));
         let mut sampled = sample.clone();
         sampled.sort_unstable();
+        let third = n.div_ceil(3);
         let mut out: Vec<(u64, Pick)> = Vec::new();
-        let candidates = slow
-            .iter()
-            .map(|&(_, key)| (u64::MAX - key, Pick::Slowest))
-            .chain(gave_up.iter().map(|&id| (id, Pick::GaveUp)))
-            .chain(sampled.iter().map(|&(_, id)| (id, Pick::Sample)));
-        for (id, why) in candidates {
-            if out.len() == *n {
-                break;
+        let mut take = |ids: &mut dyn Iterator<Item = u64>, why: Pick, most: usize| {
+            let mut taken = 0;
+            for id in ids {
+                if out.len() == *n || taken == most {
+                    break;
+                }
+                if out.iter().all(|&(o, _)| o != id) {
+                    out.push((id, why));
+                    taken += 1;
+                }
             }
-            if out.iter().all(|&(o, _)| o != id) {
-                out.push((id, why));
-            }
-        }
+        };
+        take(
+            &mut slow.iter().map(|&(_, key)| u64::MAX - key),
+            Pick::Slowest,
+            third,
+        );
+        take(&mut gave_up.iter().copied(), Pick::GaveUp, third);
+        take(&mut sampled.iter().map(|&(_, id)| id), Pick::Sample, *n);
         out
     }
 
@@ -239,7 +247,9 @@ impl Story {
                 // (duration, MAX − id): the larger key wins a tie for the
                 // lower id.
                 keep_largest(slowest, (now.saturating_sub(start), u64::MAX - id), third);
-                if why.is_some() && gave_up.len() < third {
+                // Twice the share, so that those among the slowest leave
+                // enough others.
+                if why.is_some() && gave_up.len() < 2 * third {
                     gave_up.push(id);
                 }
                 keep_smallest(sample, (hash(id), id), *n);

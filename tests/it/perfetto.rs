@@ -79,7 +79,7 @@ fn a_trace_shows_the_waves_and_changes_nothing_else() {
         }
         if ph != "M" {
             let ts = e["ts"].as_f64().expect("a time");
-            assert!(ts >= 0.0 && ts <= 8e6, "{e}");
+            assert!((0.0..=8e6).contains(&ts), "{e}");
         }
         if ph == "X" {
             let dur = e["dur"].as_f64().expect("a duration");
