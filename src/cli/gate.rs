@@ -32,7 +32,7 @@ Examples:
   retrysim gate scenarios/hotos21-toy.json --set traffic.rate=100 \\
       --config examples/service_config.json --fail-on metastable --min-margin 1.5 \\
       --max-amplification 3 --max-drain 10m --junit gate.xml --markdown gate.md
-  retrysim gate scenarios/cloud-tasks-outage.json --config queue.yaml --max-drain 1h";
+  retrysim gate scenarios/hotos21-toy.json --config vs.yaml --config-format istio --max-amplification 3";
 
 /// What a `--fail-on` may name.
 const FAIL_ON: &[&str] = &["metastable"];
