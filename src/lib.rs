@@ -45,10 +45,11 @@
 //! | `map` | `csv_text`, `decimal`, `metrics`, `runner`, `scenario`, `sweep` |
 //! | `assess` | `decimal`, `map`, `metrics`, `model`, `policy`, `runner`, `scenario`, `status`, `time` |
 //! | `tune` | `decimal`, `metrics`, `policy`, `runner`, `scenario`, `time` |
-//! | `report` | `assess`, `csv_text`, `decimal`, `engine`, `map`, `metrics`, `policy`, `scenario`, `sweep`, `time`, `tune` |
+//! | `report` | `assess`, `csv_text`, `decimal`, `engine`, `gate`, `map`, `metrics`, `policy`, `scenario`, `sweep`, `time`, `tune` |
 //! | `import` | `check`, `decimal`, `policy`, `scenario`, `status`, `time` |
+//! | `gate` | `assess`, `decimal`, `import`, `scenario` |
 //! | `error` | `assess`, `map`, `model`, `report`, `scenario`, `sweep` |
-//! | `cli` | `assess`, `check`, `decimal`, `engine`, `error`, `import`, `map`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
+//! | `cli` | `assess`, `check`, `decimal`, `engine`, `error`, `gate`, `import`, `map`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
 //!
 //! `docs/architecture.md` walks through the modules, follows one request
 //! through the events, and lists the files to touch to add a fault kind, a
@@ -63,6 +64,7 @@ pub mod csv_text;
 pub mod decimal;
 pub mod engine;
 pub mod error;
+pub mod gate;
 pub mod import;
 pub mod map;
 pub mod math;

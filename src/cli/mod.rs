@@ -5,6 +5,7 @@
 pub mod assess;
 pub mod check;
 pub mod common;
+pub mod gate;
 pub mod import;
 pub mod map;
 pub mod merge;
@@ -82,6 +83,18 @@ pub enum Command {
         mut_arg("no_plots", |a| a.help("Accepted as on run and sweep; assess draws no figures")),
     )]
     Assess(assess::AssessArgs),
+    /// Check every policy against conditions for CI (exit status 3 when one fails).
+    #[command(
+        after_help = gate::EXAMPLES,
+        mut_arg("output", |a| a
+            .help("Also write DIR/<scenario name>/assess.json and assess.html")),
+        mut_arg("replications", |a| a
+            .default_value("3")
+            .help("Replications per probe of a search (a probe recovers when at least half of them do)")),
+        mut_arg("policies", |a| a.help("Check only the named policies (repeatable)")),
+        mut_arg("no_plots", |a| a.help("Accepted as on run and sweep; gate draws no figures")),
+    )]
+    Gate(gate::GateArgs),
     /// Join the shard outputs of `sweep` or `map` into one output.
     #[command(after_help = merge::EXAMPLES)]
     Merge(merge::MergeArgs),
@@ -122,6 +135,7 @@ pub fn main() -> ExitCode {
         Command::Sweep(a) => sweep::run(a),
         Command::Map(a) => map::run(a),
         Command::Assess(a) => assess::run(a),
+        Command::Gate(a) => gate::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Check(a) => check::run(a),
         Command::Schedule(a) => schedule::run(a),

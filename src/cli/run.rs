@@ -35,6 +35,12 @@ pub struct RunArgs {
     /// height grows with the number of policies, one panel each.
     #[arg(long, value_name = "WxH", value_parser = plot_size_arg)]
     pub plot_size: Option<(u32, u32)>,
+    /// Also write trace.json (Chrome trace-event format, for
+    /// ui.perfetto.dev or chrome://tracing): the story of N requests per
+    /// policy from replication 0 (the slowest, the first given up, the
+    /// rest a fixed-seed sample of request ids).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub trace: Option<u32>,
 }
 
 /// Parses `--plot-size`: `1200x700`.
@@ -179,7 +185,27 @@ fn run_one(s: &Scenario, dir: &Path, args: &RunArgs, out: &mut Stdout) -> Result
         plot_size: args.plot_size,
     };
     let run_report = report::RunReport::new(s, &results);
-    let written = report::write_all(stage.path(), &run_report, &perf, &opts)?;
+    let mut written = report::write_all(stage.path(), &run_report, &perf, &opts)?;
+    if let Some(n) = args.trace {
+        // The stories, and the counters from each policy's replication 0.
+        let tales = runner::trace::tales(s, n as usize)?;
+        let traces: Vec<report::perfetto::PolicyTrace<'_>> = s
+            .policies()
+            .iter()
+            .zip(&tales)
+            .enumerate()
+            .map(|(p, (policy, tales))| report::perfetto::PolicyTrace {
+                name: &policy.name,
+                tales,
+                bins: results
+                    .iter()
+                    .find(|r| r.policy_index == p && r.replication == 0)
+                    .map_or(&[][..], |r| r.bins()),
+            })
+            .collect();
+        let text = report::perfetto::trace(&traces);
+        report::output::save(stage.path(), "trace.json", text.as_bytes(), &mut written)?;
+    }
     let written = report::output::final_paths(&stage, &written);
     stage.commit()?;
     if !sim.quiet {

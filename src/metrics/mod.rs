@@ -12,6 +12,7 @@ pub mod collector;
 pub mod columns;
 pub mod quantile;
 pub mod recovery;
+pub mod story;
 pub mod window;
 
 use serde::Serialize;

@@ -23,5 +23,6 @@ pub mod pool;
 pub mod record;
 pub mod requests;
 pub mod run;
+pub mod story;
 pub mod tier;
 pub mod traffic;

@@ -33,6 +33,7 @@ use super::event::Ev;
 use super::faults::Timeline;
 use super::meter::Meter;
 use super::network::Network;
+use super::story::Story;
 use super::tier::Tier;
 use super::traffic::{Start, Traffic};
 use crate::engine::{stop, stream, tier_stream, watch, EventQueue, LaneId, OldestFirst, Stream};
@@ -72,9 +73,21 @@ pub fn simulate(
     policy_index: usize,
     replication: u32,
 ) -> Result<RunResult, RunError> {
+    simulate_story(scenario, policy_index, replication, None).map(|(r, _)| r)
+}
+
+/// [`simulate`], carrying `story` (`run --trace`: see [`super::story`])
+/// through the run and returning it.
+pub fn simulate_story(
+    scenario: &Scenario,
+    policy_index: usize,
+    replication: u32,
+    story: Option<Box<Story>>,
+) -> Result<(RunResult, Option<Box<Story>>), RunError> {
     let policy = &scenario.policies()[policy_index];
     let tier_policies = scenario.tier_policies(policy_index);
     let mut sim = Sim::new(scenario.spec(), policy, tier_policies, replication);
+    sim.story = story;
     sim.start();
     if let Some((at, events)) = sim.run()? {
         return Err(RunError::Stalled {
@@ -89,7 +102,8 @@ pub fn simulate(
             }),
         });
     }
-    Ok(sim.into_result(policy_index, replication))
+    let story = sim.story.take();
+    Ok((sim.into_result(policy_index, replication), story))
 }
 
 /// The state of one run.
@@ -112,6 +126,8 @@ struct Sim<'a> {
     /// Simulated time already added to the process's progress
     /// ([`watch`]).
     watched: Nanos,
+    /// The top-level requests' stories, under `run --trace` only.
+    story: Option<Box<Story>>,
 }
 
 /// The lane of `policy`'s backoff timers when it is one fixed delay.
@@ -207,6 +223,7 @@ impl<'a> Sim<'a> {
             pump: false,
             tiers,
             watched: 0,
+            story: None,
         }
     }
 

@@ -19,8 +19,11 @@ pub mod files;
 pub mod format;
 pub mod heatmap;
 pub mod html;
+pub mod junit;
 pub mod map;
+pub mod markdown;
 pub mod output;
+pub mod perfetto;
 pub mod plot;
 pub mod schedule;
 pub mod staging;
@@ -89,6 +92,7 @@ pub const REPORT_FILES: &[&str] = &[
     "attempts.png",
     "report.html",
     "perf.json",
+    "trace.json",
 ];
 
 /// One scenario's runs and what the report files and the terminal table

@@ -106,6 +106,24 @@ pub fn save_png(
     Ok(())
 }
 
+/// Writes `bytes` as the file at `path`, one the user named outside any
+/// report folder (`gate --junit FILE`), and returns the path; its folder
+/// must exist.
+pub fn save_at(path: &Path, bytes: &[u8]) -> Result<PathBuf, OutputError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return Err(OutputError::Write {
+            path: path.to_path_buf(),
+            source: io::Error::new(io::ErrorKind::InvalidInput, "not a file name"),
+        });
+    };
+    save(dir, name, bytes, &mut Vec::new())?;
+    Ok(path.to_path_buf())
+}
+
 /// The bytes of a file written moments ago (a plot, embedded into the page).
 pub fn read_back(path: &Path) -> Result<Vec<u8>, OutputError> {
     std::fs::read(path).map_err(|source| OutputError::ReadBack {

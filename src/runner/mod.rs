@@ -5,6 +5,7 @@
 
 pub mod estimate;
 pub mod storm;
+pub mod trace;
 
 use crate::engine::stop;
 use crate::metrics::RunResult;

@@ -58,6 +58,9 @@ impl<'a> Sim<'a> {
             if let Some(d) = self.deadlines.as_mut() {
                 d.set(&mut self.q, (slot, gen));
             }
+            if let Some(s) = self.story.as_deref_mut() {
+                s.opened(slot, now, client);
+            }
         } else {
             tier.set_caller(slot, caller);
         }
@@ -135,6 +138,12 @@ impl<'a> Sim<'a> {
             return;
         }
         let previous = r.last_sent;
+        if k == TOP {
+            if let Some(s) = self.story.as_deref_mut() {
+                let hedge = tier.reqs.open_attempts(slot) > 0;
+                s.sent(slot, now, tier.reqs[slot as usize].attempts + 1, hedge);
+            }
+        }
         if !tier.clients.connected(now, client) {
             self.fail_locally(now, k, slot);
             return;
@@ -317,6 +326,9 @@ impl<'a> Sim<'a> {
                     d.on_result(now, status, timeout, pushback);
                 }
             }
+            if let Some(s) = self.story.as_deref_mut() {
+                s.answered(job.slot, now, job.attempt, status, timeout);
+            }
         }
         tier.reqs.attempt_over(job);
         let r = &mut tier.reqs[job.slot as usize];
@@ -346,6 +358,11 @@ impl<'a> Sim<'a> {
         match tier.clients.on_failure(now, r, status, timeout, pushback) {
             Decision::Retry(delay) => {
                 let (key, delay) = tier.reqs.wait_backoff(job.slot, now, delay);
+                if k == TOP {
+                    if let Some(s) = self.story.as_deref_mut() {
+                        s.backoff(job.slot, now, now.saturating_add(delay));
+                    }
+                }
                 if k == TOP && self.dispatcher.is_some() {
                     tier.reqs.note_due(job.slot, now.saturating_add(delay));
                 }
@@ -393,6 +410,9 @@ impl<'a> Sim<'a> {
         }
         if k == TOP {
             self.release_dispatch(slot);
+            if let Some(s) = self.story.as_deref_mut() {
+                s.ended(slot, now, r.start, why);
+            }
         }
         let tier = &mut self.tiers[k];
         let outcome = why.map_or(Outcome::Succeeded, GiveUp::outcome);

@@ -1,0 +1,257 @@
+//! `retrysim gate`: `assess` with conditions, for CI. Takes the
+//! repository's retry configuration (`--config`) into a scenario template,
+//! checks each policy against the conditions, writes `--junit` and
+//! `--markdown` reports and exits with [`EXIT_FAILED`] when a check fails.
+
+use super::assess::AssessArgs;
+use super::common::{self, Stdout};
+use super::progress;
+use crate::assess::{assess, Options};
+use crate::error::{Error, InvalidInput};
+use crate::gate::{self, Condition, ConfigFormat, EXIT_FAILED};
+use crate::report::{self, assess::terminal, output::save_at, staging::Staging};
+use crate::scenario::{self, Scenario};
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Examples shown after `--help`.
+pub const EXAMPLES: &str = "Assesses every policy as `assess` does, then checks each against the
+conditions given (at least one). The policies of --config files replace the
+template's (a queue they hold replaces its dispatcher); several files'
+policies are joined. Exit status 0 when every check passes, 3 when one
+fails, 2 for invalid input, 1 when a file cannot be written.
+
+Conditions and what they read:
+  --fail-on metastable     the trigger threshold: the scenario's own load must recover
+  --min-margin X           trigger threshold ÷ the scenario's own load ≥ X
+  --max-amplification X    worst-case attempts per request (closed form) ≤ X
+  --max-drain DURATION     retry window (nominal delays over the retries allowed) ≤ DURATION
+
+Examples:
+  retrysim gate scenarios/hotos21-toy.json --set traffic.rate=100 \\
+      --config examples/service_config.json --fail-on metastable --min-margin 1.5 \\
+      --max-amplification 3 --max-drain 10m --junit gate.xml --markdown gate.md
+  retrysim gate scenarios/hotos21-toy.json --config vs.yaml --config-format istio --max-amplification 3";
+
+/// What a `--fail-on` may name.
+const FAIL_ON: &[&str] = &["metastable"];
+
+/// Flags of `retrysim gate`.
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// The assessment's flags.
+    #[command(flatten)]
+    pub assess: AssessArgs,
+    /// A retry configuration to check (a gRPC service config JSON, a Cloud
+    /// Tasks queue YAML, Envoy, Istio, AWS or Linkerd; repeatable): its
+    /// policies replace the template's.
+    #[arg(long = "config", value_name = "FILE")]
+    pub configs: Vec<PathBuf>,
+    /// The format of the --config files (gcloud, grpc, envoy, istio, aws,
+    /// linkerd); told from each file's content when left out.
+    #[arg(long = "config-format", value_name = "FORMAT", value_parser = config_format)]
+    pub config_format: Option<ConfigFormat>,
+    /// Fail when the scenario's own load does not recover from its
+    /// trigger (`metastable`).
+    #[arg(long = "fail-on", value_name = "WHAT", value_parser = FAIL_ON.to_vec())]
+    pub fail_on: Vec<String>,
+    /// Fail when the trigger threshold is below X × the scenario's load.
+    #[arg(long, value_name = "X", value_parser = positive)]
+    pub min_margin: Option<f64>,
+    /// Fail when the worst case allows more than X attempts per request.
+    #[arg(long, value_name = "X", value_parser = positive)]
+    pub max_amplification: Option<f64>,
+    /// Fail when the retry window is longer than DURATION (`10m`).
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub max_drain: Option<f64>,
+    /// Write the checks as JUnit XML to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write the checks as a Markdown table to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+}
+
+/// Parses `--config-format`.
+fn config_format(text: &str) -> Result<ConfigFormat, String> {
+    ConfigFormat::named(text)
+        .ok_or_else(|| format!("{text:?}: one of gcloud, grpc, envoy, istio, aws, linkerd"))
+}
+
+/// Parses a positive finite number.
+fn positive(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("{text:?}: a number above 0, e.g. 1.5")),
+    }
+}
+
+/// Parses a duration into seconds.
+fn duration(text: &str) -> Result<f64, String> {
+    crate::time::parse_duration(text)
+        .map(|d| d.secs())
+        .map_err(|e| e.to_string())
+}
+
+impl GateArgs {
+    /// The conditions asked for, in a fixed order: metastable, min-margin,
+    /// max-amplification, max-drain.
+    pub fn conditions(&self) -> Vec<Condition> {
+        let mut c = Vec::new();
+        if self.fail_on.iter().any(|f| f == "metastable") {
+            c.push(Condition::Metastable);
+        }
+        c.extend(self.min_margin.map(Condition::MinMargin));
+        c.extend(self.max_amplification.map(Condition::MaxAmplification));
+        c.extend(self.max_drain.map(Condition::MaxDrain));
+        c
+    }
+}
+
+/// The template with `sets` (the configuration's, then the user's, then
+/// the assessment's own) applied, and `--seed` and `--policy`.
+fn load_with(
+    text: &str,
+    origin: &str,
+    args: &AssessArgs,
+    sets: &[String],
+) -> Result<Scenario, Error> {
+    let mut s = scenario::load_str(text, origin, sets)?;
+    args.sim.apply(&mut s)?;
+    Ok(s)
+}
+
+/// Runs the command.
+pub fn run(args: GateArgs) -> Result<ExitCode, Error> {
+    let conditions = args.conditions();
+    if conditions.is_empty() {
+        return Err(InvalidInput::Flag {
+            flag: "gate".into(),
+            message: "no condition to check: give at least one of --fail-on metastable, \
+                      --min-margin X, --max-amplification X, --max-drain DURATION"
+                .into(),
+        }
+        .into());
+    }
+    let a = &args.assess;
+    let sim = &a.sim;
+    if !crate::assess::is_load_path(&a.load) {
+        return Err(InvalidInput::Flag {
+            flag: format!("--load {}", a.load),
+            message: "not a load: traffic.rate, traffic.clients or the scale of a \
+                      traffic.profile knot (traffic.profile.0.scale)"
+                .into(),
+        }
+        .into());
+    }
+    let mut imported = Vec::with_capacity(args.configs.len());
+    for file in &args.configs {
+        let text = scenario::read_text(file)?;
+        let origin = scenario::origin(file);
+        let i = gate::import_config(&text, &origin, args.config_format)?;
+        if !sim.quiet {
+            for w in &i.warnings {
+                common::note(format_args!("{origin}: warning: {w}"));
+            }
+        }
+        imported.push(i);
+    }
+    let mut sets = if imported.is_empty() {
+        Vec::new()
+    } else {
+        gate::config_sets(&imported)
+    };
+    sets.extend(sim.sets.iter().cloned());
+    let origin = scenario::origin(&a.scenario);
+    let text = scenario::read_text(&a.scenario)?;
+    let configs = args.configs.len();
+    let load = |extra: &[String]| -> Result<Scenario, Error> {
+        let mut all = sets.clone();
+        all.extend(extra.iter().cloned());
+        load_with(&text, &origin, a, &all).map_err(|e| match e {
+            Error::Invalid(e) if configs > 0 || !extra.is_empty() => InvalidInput::Flag {
+                flag: "gate".into(),
+                message: format!(
+                    "the template with the --config policies and the assessment's settings \
+                     was refused: {e}"
+                ),
+            }
+            .into(),
+            e => e,
+        })
+    };
+    let base = load(&[])?;
+    if let Some(why) = crate::assess::load_mode_mismatch(&a.load, base.spec().traffic.mode) {
+        return Err(InvalidInput::Flag {
+            flag: format!("--load {}", a.load),
+            message: why.to_string(),
+        }
+        .into());
+    }
+    sim.guard([&base], false)?;
+    let stage = match &sim.output {
+        Some(dir) => Some(Staging::begin(
+            &dir.join(&base.spec().name),
+            report::assess::ASSESS_FILES,
+            sim.force,
+        )?),
+        None => None,
+    };
+    let opts = Options {
+        load_path: a.load.clone(),
+        replications: sim.replications,
+        tolerance: a.tolerance,
+    };
+    let bar = progress::bar(0, sim.quiet, &format!("assessing {}", base.spec().name));
+    let assessed = assess(&base, &opts, &load, &|n| bar.inc_length(n), &|| bar.inc(1));
+    bar.finish_and_clear();
+    let assessed = assessed?;
+    let checks = gate::evaluate(&assessed, &conditions);
+    let mut written = Vec::new();
+    if let Some(stage) = stage {
+        written.extend(report::assess::write(
+            stage,
+            &assessed,
+            base.spec().description.as_deref(),
+        )?);
+    }
+    let name = &assessed.scenario;
+    if let Some(path) = &args.junit {
+        written.push(save_at(
+            path,
+            report::junit::junit(name, &checks).as_bytes(),
+        )?);
+    }
+    if let Some(path) = &args.markdown {
+        written.push(save_at(
+            path,
+            report::markdown::markdown(name, &checks).as_bytes(),
+        )?);
+    }
+    let failed = checks.iter().filter(|c| !c.passed).count();
+    if !sim.quiet {
+        let mut out = Stdout::lock();
+        out.print(terminal(&assessed))?;
+        out.line("")?;
+        for c in &checks {
+            out.line(format_args!(
+                "{} {}",
+                if c.passed { "pass" } else { "FAIL" },
+                c.message()
+            ))?;
+        }
+        out.line(format_args!(
+            "gate {name}: {failed} of {} checks failed",
+            checks.len()
+        ))?;
+        for p in written {
+            out.line(format_args!("wrote {}", p.display()))?;
+        }
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FAILED)
+    })
+}
