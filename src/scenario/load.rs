@@ -205,11 +205,9 @@ pub(crate) fn read_data_files(
             file.display().to_string()
         };
         let content = super::read_text(&file).map_err(|e| match e {
-            InvalidInput::Unreadable { source, .. } => InvalidInput::At(field(
-                path,
-                &[],
-                format!("cannot read {shown}: {source}"),
-            )),
+            InvalidInput::Unreadable { source, .. } => {
+                InvalidInput::At(field(path, &[], format!("cannot read {shown}: {source}")))
+            }
             other => other,
         })?;
         Ok((content, shown))
@@ -243,9 +241,22 @@ pub(crate) fn read_data_files(
     }
     let mut dists: Vec<(String, &mut DistSpec)> = vec![];
     let t = &mut spec.traffic;
-    dists.extend(t.network_delay.as_mut().map(|d| ("traffic.network_delay".into(), d)));
-    dists.extend(t.think_time.as_mut().map(|d| ("traffic.think_time".into(), d)));
-    dists.extend(spec.backend.service_time.as_mut().map(|d| ("backend.service_time".into(), d)));
+    dists.extend(
+        t.network_delay
+            .as_mut()
+            .map(|d| ("traffic.network_delay".into(), d)),
+    );
+    dists.extend(
+        t.think_time
+            .as_mut()
+            .map(|d| ("traffic.think_time".into(), d)),
+    );
+    dists.extend(
+        spec.backend
+            .service_time
+            .as_mut()
+            .map(|d| ("backend.service_time".into(), d)),
+    );
     for (i, d) in spec.downstream.iter_mut().enumerate() {
         if let Some(st) = d.backend.service_time.as_mut() {
             dists.push((format!("downstream[{i}].backend.service_time"), st));

@@ -150,7 +150,13 @@ impl Scenario {
         let mut h = crc32fast::Hasher::new();
         h.update(&serde_json::to_vec(&self.spec).expect("a scenario serializes"));
         // A trace file's content (a histogram file's is in its buckets).
-        if let Some(l) = self.spec.traffic.trace.as_ref().and_then(|t| t.loaded.as_ref()) {
+        if let Some(l) = self
+            .spec
+            .traffic
+            .trace
+            .as_ref()
+            .and_then(|t| t.loaded.as_ref())
+        {
             h.update(&l.digest.to_le_bytes());
         }
         for p in &self.policies {

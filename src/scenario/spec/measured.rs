@@ -164,10 +164,7 @@ pub fn buckets_from_csv(text: &str) -> Result<Vec<Bucket>, super::trace::FilePro
             return Err(FileProblem {
                 line: *line,
                 column: c.column,
-                message: format!(
-                    "expected a count (a whole number >= 0), found {:?}",
-                    c.text
-                ),
+                message: format!("expected a count (a whole number >= 0), found {:?}", c.text),
             });
         }
         out.push(Bucket {
@@ -508,7 +505,8 @@ mod tests {
         let e = histogram_knots(&HistogramSpec {
             buckets: vec![],
             file: None,
-        }).unwrap_err();
+        })
+        .unwrap_err();
         assert_eq!(e.0, "buckets");
         let h = HistogramSpec {
             file: None,

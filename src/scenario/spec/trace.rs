@@ -231,7 +231,9 @@ pub fn read_csv(text: &str, max_rows: usize) -> Result<Csv, FileProblem> {
             None => header = Some((n, row)),
             Some((_, h)) => {
                 if row.len() != h.len() {
-                    let col = row.get(h.len()).map_or(line.chars().count() + 1, |c| c.column);
+                    let col = row
+                        .get(h.len())
+                        .map_or(line.chars().count() + 1, |c| c.column);
                     return Err(at(
                         n,
                         col,
@@ -359,7 +361,20 @@ fn date_time(text: &str) -> Option<i128> {
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
     let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
     if !(1..=12).contains(&mo) || d < 1 || d > month_days[mo as usize - 1] {
         return None;
     }
@@ -557,11 +572,7 @@ pub fn rate_points(text: &str, spec: &TraceSpec) -> Result<Vec<(i128, f64)>, Fil
         out.push((t - origin, r));
     }
     if out.is_empty() {
-        return Err(at(
-            *hline,
-            1,
-            "no rate: the file has no row with a value",
-        ));
+        return Err(at(*hline, 1, "no rate: the file has no row with a value"));
     }
     Ok(out)
 }
@@ -591,7 +602,11 @@ pub fn arrival_times(text: &str, spec: &TraceSpec) -> Result<Vec<i128>, FileProb
         out.push(t);
     }
     let Some(&origin) = out.first() else {
-        return Err(at(csv.header.0, 1, "no arrivals: the file has only a header"));
+        return Err(at(
+            csv.header.0,
+            1,
+            "no arrivals: the file has only a header",
+        ));
     };
     for t in &mut out {
         *t -= origin;
@@ -826,7 +841,10 @@ mod tests {
             text: t.into(),
             column: 1,
         };
-        assert_eq!(timestamp(&c("1733450400"), 2, &mut s), Ok(1_733_450_400 * 1_000_000_000));
+        assert_eq!(
+            timestamp(&c("1733450400"), 2, &mut s),
+            Ok(1_733_450_400 * 1_000_000_000)
+        );
         assert_eq!(s, Some(Stamp::Seconds));
         assert_eq!(timestamp(&c("15.25"), 3, &mut s), Ok(15_250_000_000));
         let mut s = None;
@@ -839,7 +857,10 @@ mod tests {
         let rfc = timestamp(&c("2024-12-06T02:00:00Z"), 2, &mut s).unwrap();
         assert_eq!(rfc, 1_733_450_400 * 1_000_000_000);
         assert_eq!(timestamp(&c("2024-12-06 02:00:00"), 3, &mut s), Ok(rfc));
-        assert_eq!(timestamp(&c("2024-12-06T03:00:00+01:00"), 4, &mut s), Ok(rfc));
+        assert_eq!(
+            timestamp(&c("2024-12-06T03:00:00+01:00"), 4, &mut s),
+            Ok(rfc)
+        );
         assert_eq!(
             timestamp(&c("2024-12-06T02:00:00.5Z"), 5, &mut s),
             Ok(rfc + 500_000_000)
