@@ -556,7 +556,7 @@ pub fn rate_points(text: &str, spec: &TraceSpec) -> Result<Vec<(i128, f64)>, Fil
                 ),
             )
         })?;
-        if !r.is_finite() && !r.is_nan() || r < 0.0 {
+        if r.is_infinite() || r < 0.0 {
             return Err(at(
                 *line,
                 cell.column,
@@ -728,7 +728,7 @@ pub fn apply(t: &mut TrafficSpec, text: &str) -> Result<(), TraceProblem> {
                 return Err(past_end(last));
             }
             let (rate, profile) = shape(&points, start, tr.scale, t.rate);
-            if !(rate > 0.0) {
+            if rate.is_nan() || rate <= 0.0 {
                 return Err(TraceProblem::Field(
                     "traffic.trace".into(),
                     vec![],
@@ -802,7 +802,7 @@ fn shape(
         kept.first().map_or(0.0, |k| k.1)
     };
     let rate = mean.unwrap_or(trace_mean * scale);
-    if !(trace_mean > 0.0) {
+    if trace_mean.is_nan() || trace_mean <= 0.0 {
         return (0.0, vec![]);
     }
     let profile = if kept.len() == 1 {
@@ -940,7 +940,7 @@ mod tests {
         assert_eq!(csv.header.1[0].text, "a, b");
         assert_eq!(csv.header.1[1].text, "c\"d");
         assert_eq!(csv.rows[0].1[1].text, "2");
-        assert_eq!(csv.rows[0].1[1].column, 5);
+        assert_eq!(csv.rows[0].1[1].column, 6);
         assert!(read_csv("\"a,b\n", 10).is_err());
         let e = read_csv("a\n1\n2\n3\n", 2).unwrap_err();
         assert_eq!(e.line, 4);
