@@ -2,7 +2,7 @@
 //! behaviour. One [`run::simulate`] call is one (policy, replication) run.
 //!
 //! The run (`run.rs`) routes events between components that each own their
-//! state: [`traffic`] (arrivals), [`requests`] (request slots and their
+//! state: [`traffic`] (arrivals; [`replay`] for a trace of arrival times), [`requests`] (request slots and their
 //! life), [`clients`] (budgets, breakers, retry decisions), [`network`]
 //! (hop delays), [`backend`] (with [`pool`], [`record`] or [`concurrent`]), [`dispatcher`]
 //! (Cloud Tasks queue limits), [`faults`] (the fault and action timeline)
@@ -21,6 +21,7 @@ pub mod meter;
 pub mod network;
 pub mod pool;
 pub mod record;
+pub mod replay;
 pub mod requests;
 pub mod run;
 pub mod story;

@@ -18,6 +18,9 @@ use rand::Rng;
 enum Source {
     /// Open mode: arrivals on their own clock, each from a random client.
     Open(ArrivalClock),
+    /// Open mode with a trace of arrival times: those, each from a random
+    /// client.
+    Replay(super::replay::Replay),
     /// Closed mode: each client sends its next request a think time after
     /// its last one ended.
     Closed,
@@ -59,10 +62,13 @@ impl Traffic {
     pub fn new(spec: &TrafficSpec, rng_arrivals: SimRng, rng_clients: SimRng) -> Traffic {
         let clients = spec.clients.max(1);
         let source = match spec.mode {
-            Mode::Open => Source::Open(ArrivalClock::new(
-                Profile::new(spec.rate.unwrap_or(0.0), &spec.profile),
-                spec.arrival,
-            )),
+            Mode::Open => match spec.trace.as_ref().and_then(|t| t.replayed()) {
+                Some(times) => Source::Replay(super::replay::Replay::new(times)),
+                None => Source::Open(ArrivalClock::new(
+                    Profile::new(spec.rate.unwrap_or(0.0), &spec.profile),
+                    spec.arrival,
+                )),
+            },
             Mode::Closed => Source::Closed,
             Mode::Burst => Source::Burst {
                 order: SortedUniforms::new(clients as u64),
@@ -114,6 +120,7 @@ impl Traffic {
     pub fn next_arrival(&mut self, now: Nanos) -> Option<Nanos> {
         match &mut self.source {
             Source::Open(clock) => clock.next(&mut self.rng_arrivals).map(|t| t.max(now)),
+            Source::Replay(r) => r.next_time().map(|t| t.max(now)),
             Source::Burst {
                 order, at, spread, ..
             } => {

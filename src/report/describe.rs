@@ -82,6 +82,16 @@ pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(S
         t.mode
     ));
     push("traffic", traffic.to_lowercase());
+    if let Some(tr) = &t.trace {
+        use crate::scenario::spec::trace::TraceKind;
+        let what = match tr.kind {
+            TraceKind::Rate => {
+                "a rate series, linear between its points (the rate above is its mean)"
+            }
+            TraceKind::Arrivals => "arrival times replayed exactly (the rate above is their mean)",
+        };
+        push("traffic trace", format!("{}: {what}", tr.file));
+    }
     if let Some(d) = t.attempt_timeout {
         push("attempt timeout", d.to_string());
     }

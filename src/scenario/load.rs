@@ -125,6 +125,165 @@ pub(crate) fn parse(
     Err(InvalidInput::At(loc))
 }
 
+/// The folder a data file named in the scenario `origin` (a trace, a
+/// histogram) is resolved from: the scenario's own folder, or the
+/// current one for standard input and text without a folder.
+fn data_folder(origin: &str) -> std::path::PathBuf {
+    match std::path::Path::new(origin).parent() {
+        Some(p) if origin != "<stdin>" && !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    }
+}
+
+/// Why a data file's name (as the scenario writes it) is refused: a
+/// scenario reads files in its own folder and below only.
+fn refused_name(name: &str) -> Option<&'static str> {
+    let p = std::path::Path::new(name);
+    if name.trim().is_empty() {
+        Some("is empty: name a file in the scenario's folder")
+    } else if p.is_absolute() || name.starts_with(['/', '\\']) || p.has_root() || drive(name) {
+        Some("must be relative to the scenario's folder (an absolute path is refused: a scenario reads only files in its own folder and below)")
+    } else if name.split(['/', '\\']).any(|c| c == "..") {
+        Some("must not contain `..`: a scenario reads only files in its own folder and below")
+    } else if name == super::STDIN_PATH {
+        Some("`-` (standard input) cannot be a data file; name a file in the scenario's folder")
+    } else {
+        None
+    }
+}
+
+/// Whether `name` starts with a Windows drive (`C:`).
+fn drive(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
+}
+
+/// Reads the data files the scenario names (`traffic.trace.file`, a
+/// histogram's `file`), relative to the folder of `origin`, into `spec`:
+/// a trace's rate into `traffic.rate` and `traffic.profile` (or its
+/// arrivals aside), a histogram's rows into its buckets. Problems with a
+/// field are placed in `text` (or blamed on the override in `writes`),
+/// problems in a file get its line and column.
+pub(crate) fn read_data_files(
+    spec: &mut super::spec::ScenarioSpec,
+    text: &str,
+    origin: &str,
+    format: Format,
+    writes: &Writes,
+) -> Result<(), InvalidInput> {
+    use super::spec::{measured, trace, DistSpec};
+    let field = |path: &str, related: &[String], message: String| -> Located {
+        let touching = |p: &str| set_touching(&field_of(p), writes);
+        let (at, message) = match touching(path) {
+            Some(set) => (None, message + &after_set(set)),
+            None => {
+                let at = locate(text, format, path);
+                match related.iter().find_map(|r| touching(r)) {
+                    Some(set) => (at, message + &after_set(set)),
+                    None => (at, message),
+                }
+            }
+        };
+        Located {
+            origin: origin.to_string(),
+            line: at.map(|a| a.0),
+            column: at.map(|a| a.1),
+            path: Some(path.to_string()),
+            message,
+        }
+    };
+    let folder = data_folder(origin);
+    // The file named at `path`, read, with the name errors give it.
+    let read = |path: &str, name: &str| -> Result<(String, String), InvalidInput> {
+        if let Some(why) = refused_name(name) {
+            return Err(InvalidInput::At(field(path, &[], why.to_string())));
+        }
+        let file = folder.join(name);
+        let shown = if folder == std::path::Path::new(".") {
+            name.to_string()
+        } else {
+            file.display().to_string()
+        };
+        let content = super::read_text(&file).map_err(|e| match e {
+            InvalidInput::Unreadable { source, .. } => {
+                InvalidInput::At(field(path, &[], format!("cannot read {shown}: {source}")))
+            }
+            other => other,
+        })?;
+        Ok((content, shown))
+    };
+    let in_file = |shown: &str, path: &str, p: trace::FileProblem| {
+        InvalidInput::At(Located {
+            origin: shown.to_string(),
+            line: Some(p.line),
+            column: Some(p.column),
+            path: Some(path.to_string()),
+            message: p.message,
+        })
+    };
+    if let Some(tr) = &spec.traffic.trace {
+        let problems = trace::conflicts(&spec.traffic);
+        if !problems.is_empty() {
+            return Err(InvalidInput::Problems(
+                problems
+                    .into_iter()
+                    .map(|(p, related, m)| field(&p, &related, m))
+                    .collect(),
+            ));
+        }
+        let (content, shown) = read("traffic.trace.file", &tr.file.clone())?;
+        trace::apply(&mut spec.traffic, &content).map_err(|p| match p {
+            trace::TraceProblem::File(p) => in_file(&shown, "traffic.trace", p),
+            trace::TraceProblem::Field(path, related, m) => {
+                InvalidInput::At(field(&path, &related, m))
+            }
+        })?;
+    }
+    let mut dists: Vec<(String, &mut DistSpec)> = vec![];
+    let t = &mut spec.traffic;
+    dists.extend(
+        t.network_delay
+            .as_mut()
+            .map(|d| ("traffic.network_delay".into(), d)),
+    );
+    dists.extend(
+        t.think_time
+            .as_mut()
+            .map(|d| ("traffic.think_time".into(), d)),
+    );
+    dists.extend(
+        spec.backend
+            .service_time
+            .as_mut()
+            .map(|d| ("backend.service_time".into(), d)),
+    );
+    for (i, d) in spec.downstream.iter_mut().enumerate() {
+        if let Some(st) = d.backend.service_time.as_mut() {
+            dists.push((format!("downstream[{i}].backend.service_time"), st));
+        }
+    }
+    for (path, d) in dists {
+        let DistSpec::Histogram(h) = d else {
+            continue;
+        };
+        let Some(name) = h.file.clone() else {
+            continue;
+        };
+        let at = format!("{path}.histogram.file");
+        if !h.buckets.is_empty() {
+            return Err(InvalidInput::At(field(
+                &at,
+                &[format!("{path}.histogram.buckets")],
+                "give either `buckets` or a `file` of them, not both".into(),
+            )));
+        }
+        let (content, shown) = read(&at, &name)?;
+        h.buckets = measured::buckets_from_csv(&content)
+            .map_err(|p| in_file(&shown, &format!("{path}.histogram"), p))?;
+    }
+    Ok(())
+}
+
 /// The note that ends a problem with a field an override wrote, or one it
 /// was checked against: ` (after --set PATH=VALUE)`, a long value cut.
 pub(crate) fn after_set(set: &str) -> String {

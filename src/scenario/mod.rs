@@ -143,11 +143,22 @@ impl Scenario {
     /// `--set` overrides and `--seed`) and the policies kept. The shards
     /// of one sweep or map share it, so `merge` can refuse shards of a
     /// scenario edited under the same name, or run with other overrides
-    /// or another seed. Eight hex digits of a CRC-32 of the settings as
+    /// or another seed. The data files the scenario reads are part of it
+    /// (a changed trace is a changed scenario). Eight hex digits of a CRC-32 of the settings as
     /// JSON: a check against mistakes, not against forgery.
     pub fn fingerprint(&self) -> String {
         let mut h = crc32fast::Hasher::new();
         h.update(&serde_json::to_vec(&self.spec).expect("a scenario serializes"));
+        // A trace file's content (a histogram file's is in its buckets).
+        if let Some(l) = self
+            .spec
+            .traffic
+            .trace
+            .as_ref()
+            .and_then(|t| t.loaded.as_ref())
+        {
+            h.update(&l.digest.to_le_bytes());
+        }
         for p in &self.policies {
             h.update(p.name.as_bytes());
             h.update(&[0]);
@@ -352,7 +363,8 @@ pub fn load_str(text: &str, origin: &str, sets: &[String]) -> Result<Scenario, I
         )));
     }
     let format = Format::detect(origin, text);
-    let (spec, writes) = load::parse(text, origin, format, sets)?;
+    let (mut spec, writes) = load::parse(text, origin, format, sets)?;
+    load::read_data_files(&mut spec, text, origin, format, &writes)?;
     if let Err(problems) = validate(&spec) {
         let located = problems
             .into_iter()

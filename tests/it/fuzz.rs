@@ -203,6 +203,11 @@ fn shipped() -> Vec<(String, Value)> {
         } else {
             serde_json::from_str(&text).unwrap()
         };
+        // A scenario that reads a trace file needs its folder: the fuzzed
+        // text is loaded from elsewhere.
+        if value["traffic"].get("trace").is_some() {
+            continue;
+        }
         out.push((path.file_name().unwrap().to_string_lossy().into(), value));
     }
     assert!(out.len() >= 10, "only {} shipped scenarios", out.len());

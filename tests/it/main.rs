@@ -39,4 +39,5 @@ mod sweep_cli;
 mod theory;
 mod tiers;
 mod time_limits;
+mod trace_input;
 mod tune;

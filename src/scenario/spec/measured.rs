@@ -103,12 +103,76 @@ pub struct Bucket {
     pub count: u64,
 }
 
-/// A Prometheus-style cumulative histogram.
+/// A Prometheus-style cumulative histogram: its buckets written inline,
+/// or read from a CSV file (`le,count`) when the scenario is loaded.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HistogramSpec {
-    /// The buckets, in increasing `le`.
+    /// The buckets, in increasing `le` (from `file` once it is read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub buckets: Vec<Bucket>,
+    /// A CSV file of `le,count` rows, relative to the scenario's folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+/// Most rows a histogram file may hold.
+pub const MAX_BUCKET_ROWS: usize = MAX_KNOTS;
+
+/// The buckets of a histogram file: a header with the columns `le` and
+/// `count` (in any order, among others), then one bucket a row; `le` is a
+/// number of seconds (as Prometheus writes it), a duration (`"250ms"`) or
+/// `+Inf`, `count` a whole number.
+pub fn buckets_from_csv(text: &str) -> Result<Vec<Bucket>, super::trace::FileProblem> {
+    use super::trace::{read_csv, FileProblem};
+    let csv = read_csv(text, MAX_BUCKET_ROWS)?;
+    let (hline, header) = &csv.header;
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|c| c.text.eq_ignore_ascii_case(name))
+            .ok_or_else(|| FileProblem {
+                line: *hline,
+                column: 1,
+                message: format!(
+                    "expected a header with the columns `le` and `count`, found {}",
+                    header
+                        .iter()
+                        .map(|c| format!("{:?}", c.text))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+    };
+    let (le, count) = (column("le")?, column("count")?);
+    let mut out = Vec::with_capacity(csv.rows.len());
+    for (line, row) in &csv.rows {
+        let (l, c) = (&row[le], &row[count]);
+        let bound = if matches!(l.text.as_str(), "+Inf" | "Inf" | "inf" | "+inf") {
+            Le::Inf
+        } else {
+            Le::At(
+                crate::time::parse_duration(&l.text).map_err(|e| FileProblem {
+                    line: *line,
+                    column: l.column,
+                    message: format!("expected a bound (seconds, a duration or +Inf): {e}"),
+                })?,
+            )
+        };
+        let n: f64 = c.text.parse().unwrap_or(f64::NAN);
+        if !(n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n < 2f64.powi(63)) {
+            return Err(FileProblem {
+                line: *line,
+                column: c.column,
+                message: format!("expected a count (a whole number >= 0), found {:?}", c.text),
+            });
+        }
+        out.push(Bucket {
+            le: bound,
+            count: n as u64,
+        });
+    }
+    Ok(out)
 }
 
 /// What is wrong with a measured distribution: the field (below the
@@ -205,7 +269,7 @@ pub fn histogram_knots(h: &HistogramSpec) -> Result<Vec<Knot>, Problem> {
     if h.buckets.is_empty() {
         return Err((
             "buckets".into(),
-            "is empty: give at least one bucket".into(),
+            "is empty: give at least one bucket (or a `file` of them)".into(),
         ));
     }
     if h.buckets.len() > MAX_KNOTS {
@@ -418,6 +482,7 @@ mod tests {
     #[test]
     fn a_histogram_interpolates_as_histogram_quantile_does() {
         let h = HistogramSpec {
+            file: None,
             buckets: vec![
                 bucket(Some(10), 50),
                 bucket(Some(20), 90),
@@ -437,21 +502,29 @@ mod tests {
 
     #[test]
     fn bad_histograms_are_named() {
-        let e = histogram_knots(&HistogramSpec { buckets: vec![] }).unwrap_err();
+        let e = histogram_knots(&HistogramSpec {
+            buckets: vec![],
+            file: None,
+        })
+        .unwrap_err();
         assert_eq!(e.0, "buckets");
         let h = HistogramSpec {
+            file: None,
             buckets: vec![bucket(Some(10), 50), bucket(Some(20), 40)],
         };
         assert_eq!(histogram_knots(&h).unwrap_err().0, "buckets[1].count");
         let h = HistogramSpec {
+            file: None,
             buckets: vec![bucket(Some(20), 50), bucket(Some(10), 60)],
         };
         assert_eq!(histogram_knots(&h).unwrap_err().0, "buckets[1].le");
         let h = HistogramSpec {
+            file: None,
             buckets: vec![bucket(None, 50), bucket(Some(10), 60)],
         };
         assert_eq!(histogram_knots(&h).unwrap_err().0, "buckets[0].le");
         let h = HistogramSpec {
+            file: None,
             buckets: vec![bucket(Some(10), 0)],
         };
         assert!(histogram_knots(&h)

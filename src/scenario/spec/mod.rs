@@ -14,6 +14,7 @@ mod dist;
 mod downstream;
 mod fault;
 pub mod measured;
+pub mod trace;
 
 pub use action::ActionSpec;
 pub use dist::DistSpec;
@@ -309,6 +310,9 @@ pub struct TrafficSpec {
     /// Burst mode: the sends are spread uniformly over this span (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_spread: Option<Dur>,
+    /// Arrivals taken from a file: a rate series or arrival times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<trace::TraceSpec>,
 }
 
 fn default_clients() -> u32 {
