@@ -113,7 +113,7 @@ fn a_dashboard_rate_series_drives_arrivals_within_poisson_noise() {
     .unwrap();
     s.select_policies(&["no-jitter".to_string()]).unwrap();
     let runs = run_all(&s, 1, &|| {}).unwrap();
-    let bins = &runs[0].bins;
+    let bins = &runs[0].bins();
     assert_eq!(bins.len(), 1200);
     let points = sample_points();
     assert_eq!(points.len(), 81 - 4, "the sample has four gaps");
@@ -231,7 +231,7 @@ fn arrival_times_are_replayed_exactly() {
         // A run: arrivals per 10 ms bin.
         let runs = run_all(&s, 1, &|| {}).unwrap();
         let per_bin: Vec<u64> = runs[0]
-            .bins
+            .bins()
             .iter()
             .map(|b| (b.demand_rps * 0.01).round() as u64)
             .collect();
@@ -271,7 +271,7 @@ fn a_histogram_file_is_the_inline_histogram() {
     let knots = |s: &Scenario| s.spec().backend.service_time.as_ref().unwrap().knots();
     assert!(knots(&written).is_some());
     assert_eq!(knots(&from_file), knots(&written));
-    let bins = |s: &Scenario| format!("{:?}", run_all(s, 1, &|| {}).unwrap()[0].bins);
+    let bins = |s: &Scenario| format!("{:?}", run_all(s, 1, &|| {}).unwrap()[0].bins());
     assert_eq!(bins(&from_file), bins(&written));
 }
 
