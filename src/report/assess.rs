@@ -634,6 +634,36 @@ mod tests {
     }
 
     #[test]
+    fn a_mixed_band_and_the_deadline_are_in_the_verdict() {
+        let mut a = assessment();
+        a.own_load = 2000.0;
+        let p = &mut a.policies[0];
+        p.threshold = Interval {
+            low: Some(2347.0),
+            high: Some(2348.0),
+        };
+        p.threshold_band = Interval {
+            low: Some(2200.0),
+            high: Some(2400.0),
+        };
+        let s = threshold_sentence(&a, &a.policies[0]);
+        assert!(
+            s.starts_with("recovers within 1 min of the fault's end")
+                && s.contains("between 2200 and 2400 (outcomes mixed in that band)"),
+            "{s}"
+        );
+        // Inside the band is on the edge, not "recovers".
+        a.own_load = 2300.0;
+        assert!(threshold_sentence(&a, &a.policies[0]).starts_with("on the edge"));
+        let v: serde_json::Value = serde_json::from_str(&json(&a)).unwrap();
+        assert_eq!(v["policies"][0]["threshold_band"]["low"], 2200);
+        assert_eq!(v["policies"][0]["threshold_load"]["low"], 2347);
+        assert_eq!(v["policies"][0]["recover_within_s"], 60);
+        a.recover_within = None;
+        assert!(terminal(&a).contains("before the run's end"));
+    }
+
+    #[test]
     fn loads_tried_are_printed_as_probed() {
         let mut a = assessment();
         a.load_path = "backend.workers".into();
@@ -642,12 +672,14 @@ mod tests {
             low: Some(10_240.0),
             high: None,
         };
+        a.policies[0].threshold_band = a.policies[0].threshold;
         let s = threshold_sentence(&a, &a.policies[0]);
         assert!(s.contains("(up to 10240)"), "{s}");
         a.policies[0].threshold = Interval {
             low: None,
             high: Some(100.0 / 1024.0),
         };
+        a.policies[0].threshold_band = a.policies[0].threshold;
         let s = threshold_sentence(&a, &a.policies[0]);
         assert!(s.contains("(down to 0.0977)"), "{s}");
     }
