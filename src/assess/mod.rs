@@ -281,8 +281,8 @@ where
     // stops just above it.
     let capacity = analytic::capacity_rps(spec);
     let above_capacity = capacity.map(|c| c * CEILING);
-    let rate_ceiling = (opts.load_path == "traffic.rate" && spec.traffic.profile.is_empty())
-        .then_some(above_capacity)
+    let rate_ceiling = (opts.load_path == "traffic.rate")
+        .then(|| rate_ceiling(spec, above_capacity?, fault_end, opts.recover_within))
         .flatten();
     let mut searches: Vec<Bisection> = names
         .iter()
@@ -410,6 +410,36 @@ where
         policies,
         runs: runs.get(),
     })
+}
+
+/// The `traffic.rate` above which a run cannot recover: one whose traffic
+/// stays above `above_capacity` (1.1 × the capacity) from the fault's end
+/// (`fault_end`, ns) to the time the outcome is decided. With a constant
+/// rate that is `above_capacity` itself; under a profile, it is divided by
+/// the profile's lowest scale in that window, which only a recovery
+/// deadline (`within`) bounds (`None` without one: the traffic may fall
+/// later and let any rate recover).
+fn rate_ceiling(
+    spec: &crate::scenario::spec::ScenarioSpec,
+    above_capacity: f64,
+    fault_end: Nanos,
+    within: Option<Nanos>,
+) -> Option<f64> {
+    let knots = &spec.traffic.profile;
+    if knots.is_empty() {
+        return Some(above_capacity);
+    }
+    let horizon = crate::runner::early::horizon_s(spec, within?)?;
+    let from = secs(fault_end);
+    let profile = crate::model::traffic::Profile::new(1.0, knots);
+    let lowest = knots
+        .iter()
+        .map(|k| k.at.secs())
+        .filter(|t| *t > from && *t < horizon)
+        .chain([from, horizon])
+        .map(|t| profile.rate_at(t))
+        .fold(f64::INFINITY, f64::min);
+    (lowest > 0.0).then(|| above_capacity / lowest)
 }
 
 /// Why the load `path` (one [`is_load_path`] accepts) brings no work in

@@ -106,6 +106,10 @@ impl StopRule {
     }
 }
 
+/// A caller's constraint on a run, read at bin boundaries: `true` when the
+/// bins so far (of a run of the scenario given) already break it.
+pub type Broken = dyn Fn(&ScenarioSpec, &[BinRow]) -> bool + Sync;
+
 /// Runs `jobs` in parallel like [`super::run_jobs`] (results in the jobs'
 /// order, time series dropped), each stopping as soon as its outcome for
 /// `question` is decided, or as soon as `broken` (when given) says a
@@ -114,7 +118,7 @@ impl StopRule {
 pub fn run_jobs_until(
     jobs: &[Job<'_>],
     question: Question,
-    broken: Option<&(dyn Fn(&ScenarioSpec, &[BinRow]) -> bool + Sync)>,
+    broken: Option<&Broken>,
     on_done: &(dyn Fn() + Sync),
 ) -> Result<Vec<RunResult>, RunError> {
     jobs.par_iter()
