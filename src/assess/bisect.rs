@@ -5,7 +5,10 @@
 //! that recovers is doubled until one does not, a load that does not is
 //! halved until one does (at most [`BRACKET_STEPS`] times each way). It
 //! then halves the bracket until its width is at most `tolerance` × its
-//! upper end, or 1 for whole-number loads. Each probe's outcome is given
+//! upper end (and at most 1 apart for whole-number loads, which cannot be
+//! split further). Probing closer than the tolerance would spend runs on
+//! a precision the replications' noise does not have: where outcomes are
+//! mixed, [`mixed_band`] reports the band instead. Each probe's outcome is given
 //! by the caller, so several searches advance together, one batch of runs
 //! per step.
 
@@ -96,11 +99,8 @@ impl Bisection {
         };
         match (self.interval.low, self.interval.high) {
             (Some(lo), Some(hi)) => {
-                let narrow = if self.whole {
-                    hi - lo <= 1.0
-                } else {
-                    hi - lo <= self.tolerance * hi
-                };
+                let narrow =
+                    hi - lo <= (self.tolerance * hi).max(if self.whole { 1.0 } else { 0.0 });
                 let mid = self.round((lo + hi) / 2.0);
                 (!narrow && mid > lo && mid < hi).then_some(mid)
             }
@@ -139,6 +139,44 @@ impl Bisection {
             self.interval.high = Some(load);
         }
         self.probes.push(p);
+    }
+}
+
+/// The band of loads where the outcomes of `probes` are mixed, around the
+/// threshold `interval`: from the highest load below which every probe
+/// recovered in all its judged replications, to the lowest load above
+/// which no probe recovered in any (an undetermined probe, with no judged
+/// replication, is neither). When the probes are clean on both sides (a
+/// monotone step), the band is the interval itself; an end no clean probe
+/// bounds is the interval's.
+pub fn mixed_band(probes: &[Probe], interval: Interval) -> Interval {
+    let all = |p: &Probe| p.share.is_some_and(|s| s >= 1.0);
+    let none = |p: &Probe| p.share.is_some_and(|s| s <= 0.0);
+    // The lowest load that is not a clean recovery, and the highest that
+    // is not a clean failure.
+    let first_unclean = probes
+        .iter()
+        .filter(|p| !all(p))
+        .map(|p| p.load)
+        .fold(f64::INFINITY, f64::min);
+    let last_unclean = probes
+        .iter()
+        .filter(|p| !none(p))
+        .map(|p| p.load)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let low = probes
+        .iter()
+        .filter(|p| all(p) && p.load < first_unclean)
+        .map(|p| p.load)
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    let high = probes
+        .iter()
+        .filter(|p| none(p) && p.load > last_unclean)
+        .map(|p| p.load)
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.min(x))));
+    Interval {
+        low: interval.low.map(|b| low.map_or(b, |a| a.min(b))),
+        high: interval.high.map(|b| high.map_or(b, |a| a.max(b))),
     }
 }
 
@@ -191,7 +229,10 @@ mod tests {
     fn brackets_downwards_then_narrows() {
         let s = search(280.0, true, step(151.0));
         let (lo, hi) = (s.interval.low.unwrap(), s.interval.high.unwrap());
-        assert!(lo < 151.0 && hi >= 151.0 && hi - lo <= 1.0, "{lo} {hi}");
+        assert!(
+            lo < 151.0 && hi >= 151.0 && hi - lo <= 0.02 * hi,
+            "{lo} {hi}"
+        );
         assert_eq!(s.probes[0].load, 280.0);
         assert_eq!(s.probes[1].load, 140.0);
     }
@@ -241,6 +282,60 @@ mod tests {
         assert!(loads.windows(2).all(|w| w[1] > w[0]), "{loads:?}");
     }
 
+    fn probe(load: f64, share: Option<f64>) -> Probe {
+        Probe { load, share }
+    }
+
+    #[test]
+    fn the_band_is_the_interval_when_outcomes_are_clean() {
+        let probes = [
+            probe(280.0, Some(0.0)),
+            probe(140.0, Some(1.0)),
+            probe(210.0, Some(0.0)),
+            probe(175.0, Some(0.0)),
+            probe(158.0, Some(0.0)),
+            probe(149.0, Some(1.0)),
+        ];
+        let i = Interval {
+            low: Some(149.0),
+            high: Some(158.0),
+        };
+        assert_eq!(mixed_band(&probes, i), i);
+    }
+
+    #[test]
+    fn recovered_undetermined_recovered_is_a_band() {
+        // The probes of a noisy edge: 2200 all recover, 2300 two of three,
+        // 2347 undetermined, 2348 one of three, 2400 none.
+        let probes = [
+            probe(2000.0, Some(1.0)),
+            probe(2400.0, Some(0.0)),
+            probe(2200.0, Some(1.0)),
+            probe(2300.0, Some(2.0 / 3.0)),
+            probe(2350.0, Some(1.0 / 3.0)),
+            probe(2325.0, None),
+            probe(2337.0, Some(1.0)),
+            probe(2343.0, Some(0.0)),
+        ];
+        let i = Interval {
+            low: Some(2337.0),
+            high: Some(2343.0),
+        };
+        let band = mixed_band(&probes, i);
+        assert_eq!((band.low, band.high), (Some(2200.0), Some(2400.0)));
+    }
+
+    #[test]
+    fn whole_loads_stop_at_the_relative_tolerance() {
+        let s = search(2000.0, true, step(2347.5));
+        let (lo, hi) = (s.interval.low.unwrap(), s.interval.high.unwrap());
+        assert!(
+            lo < 2347.5 && hi > 2347.5 && hi - lo <= 0.02 * hi,
+            "{lo} {hi}"
+        );
+        assert!(hi - lo > 1.0, "no run spent below the tolerance: {lo} {hi}");
+    }
+
     #[test]
     fn a_failed_batch_ends_every_search() {
         let mut s = vec![Bisection::new(100.0, true, 0.02)];
@@ -270,7 +365,7 @@ mod tests {
             )
         });
         assert_eq!(batches[0], 2);
-        assert!(s[1].interval.low.unwrap() >= 299.0);
-        assert!(s[0].interval.high.unwrap() <= 151.0);
+        assert!(s[1].interval.low.unwrap() >= 300.0 * 0.98 - 1.0);
+        assert!(s[0].interval.high.unwrap() <= 150.0 * 1.02 + 1.0);
     }
 }

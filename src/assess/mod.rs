@@ -19,28 +19,44 @@
 //!    (one replication, no runbook actions).
 //! 5. **The retry window** from `crate::policy::schedule`.
 //!
-//! Every probe is a set of full runs through `runner::run_jobs`, with fixed
-//! replication indices, so the assessment is deterministic.
+//! **What "recovers" means.** A probe's run recovers when goodput is back
+//! above the scenario's `recovery_threshold` for `stable_for` within
+//! [`Options::recover_within`] of the fault's end ([`DEFAULT_RECOVER_WITHIN`]
+//! unless told; see `map::outcome::outcome_within`). A storm that outlasts
+//! that and dies out later (because the traffic falls, say) is not a
+//! recovery.
+//!
+//! **Runs.** Every probe is a set of runs through
+//! `runner::early::run_jobs_until`, each ending as soon as its outcome is
+//! decided (recovered and held, or the deadline passed without it), with
+//! the same replication indices at every load: common random numbers, so
+//! two probes differ by their load only, and the assessment is
+//! deterministic on any thread count. The worst-case runs are full runs.
 
 pub mod analytic;
 pub mod bisect;
 pub use crate::policy::bounds;
 
 use crate::decimal::num;
-use crate::map::outcome::{outcome, Outcome};
+use crate::map::outcome::{outcome_within, Outcome};
 use crate::map::value_at;
 use crate::metrics::RunResult;
+use crate::runner::early::{run_jobs_until, Question};
 use crate::runner::{self, Job, RunError};
 use crate::scenario::spec::{incident, Mode};
 use crate::scenario::Scenario;
 use crate::status::Status;
-use crate::time::{format_duration, secs, NS_PER_SEC};
+use crate::time::{format_duration, secs, Nanos, NS_PER_SEC};
 use analytic::StormEstimate;
 use bisect::{Bisection, Interval, Probe};
 use bounds::Bound;
 
 /// Where doubling a rate stops, as a multiple of the capacity.
 const CEILING: f64 = 1.1;
+
+/// How long after the fault's end a run may take to recover, unless told
+/// (`--recover-within`): one minute.
+pub const DEFAULT_RECOVER_WITHIN: Nanos = 60 * NS_PER_SEC;
 
 /// What to assess and how carefully.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,6 +67,22 @@ pub struct Options {
     pub replications: u32,
     /// Relative width at which a bisection stops.
     pub tolerance: f64,
+    /// A run recovers when it does within this long after the fault's
+    /// end; `None`: at any time before the run's end.
+    pub recover_within: Option<Nanos>,
+}
+
+impl Default for Options {
+    /// `traffic.rate`, 3 replications, 2 %, [`DEFAULT_RECOVER_WITHIN`]:
+    /// the command line's defaults.
+    fn default() -> Options {
+        Options {
+            load_path: "traffic.rate".to_string(),
+            replications: 3,
+            tolerance: 0.02,
+            recover_within: Some(DEFAULT_RECOVER_WITHIN),
+        }
+    }
 }
 
 /// One policy's verdict.
@@ -60,6 +92,10 @@ pub struct PolicyVerdict {
     pub name: String,
     /// The trigger threshold of the load parameter.
     pub threshold: Interval,
+    /// The band of loads where the threshold probes' outcomes are mixed
+    /// (see [`bisect::mixed_band`]); equal to `threshold` when they are
+    /// not.
+    pub threshold_band: Interval,
     /// Its probes, in order.
     pub threshold_probes: Vec<Probe>,
     /// The load (requests/s) below which a started storm dies out; `None`
@@ -67,6 +103,8 @@ pub struct PolicyVerdict {
     pub sustaining: Option<Interval>,
     /// Its probes.
     pub sustaining_probes: Vec<Probe>,
+    /// The band where the sustaining probes' outcomes are mixed.
+    pub sustaining_band: Option<Interval>,
     /// The back-of-envelope sustaining load.
     pub analytic: StormEstimate,
     /// The worst-case amplification in closed form.
@@ -95,6 +133,8 @@ pub struct Assessment {
     pub own_rate: Option<f64>,
     /// Replications per probe.
     pub replications: u32,
+    /// The recovery deadline the probes were judged by.
+    pub recover_within: Option<Nanos>,
     /// One verdict per policy, in scenario order.
     pub policies: Vec<PolicyVerdict>,
     /// Runs simulated in all.
@@ -110,11 +150,12 @@ fn load_text(x: f64, whole: bool) -> String {
     }
 }
 
-/// Share of recovered runs among those judged (see `map::outcome`).
-fn share(runs: &[RunResult]) -> Option<f64> {
+/// Share of recovered runs of `s` among those judged (see
+/// `map::outcome::outcome_within`).
+fn share(s: &Scenario, runs: &[RunResult], within: Option<Nanos>) -> Option<f64> {
     let (mut rec, mut judged) = (0u32, 0u32);
     for r in runs {
-        match outcome(r.summary()) {
+        match outcome_within(r.summary(), s.spec(), within) {
             Outcome::Recovered(_) => {
                 rec += 1;
                 judged += 1;
@@ -183,32 +224,43 @@ where
     let reps = opts.replications.max(1);
     let runs = std::cell::Cell::new(0u64);
 
+    let question = Question {
+        recover_within: opts.recover_within,
+    };
     // Runs `sets` of each (policy, extra sets) and returns each one's
-    // results; all in one fan-out.
-    let batch =
-        |items: &[(usize, Vec<String>)], reps: u32| -> Result<Vec<(Scenario, Vec<RunResult>)>, E> {
-            let mut scenarios = Vec::with_capacity(items.len());
-            for (p, sets) in items {
-                let mut s = load(sets)?;
-                s.select_policies(std::slice::from_ref(&names[*p]))
-                    .expect("the policy is in the scenario");
-                scenarios.push(s);
-            }
-            let jobs: Vec<Job<'_>> = scenarios
-                .iter()
-                .flat_map(|s| runner::jobs_of(s, reps))
-                .collect();
-            on_runs(jobs.len() as u64);
-            runs.set(runs.get() + jobs.len() as u64);
-            let mut results = runner::run_jobs(&jobs, false, on_done)?.into_iter();
-            Ok(scenarios
-                .into_iter()
-                .map(|s| {
-                    let mine = results.by_ref().take(reps as usize).collect();
-                    (s, mine)
-                })
-                .collect())
+    // results; all in one fan-out. Probes (`early`) stop each run once its
+    // outcome is decided.
+    let batch = |items: &[(usize, Vec<String>)],
+                 reps: u32,
+                 early: bool|
+     -> Result<Vec<(Scenario, Vec<RunResult>)>, E> {
+        let mut scenarios = Vec::with_capacity(items.len());
+        for (p, sets) in items {
+            let mut s = load(sets)?;
+            s.select_policies(std::slice::from_ref(&names[*p]))
+                .expect("the policy is in the scenario");
+            scenarios.push(s);
+        }
+        let jobs: Vec<Job<'_>> = scenarios
+            .iter()
+            .flat_map(|s| runner::jobs_of(s, reps))
+            .collect();
+        on_runs(jobs.len() as u64);
+        runs.set(runs.get() + jobs.len() as u64);
+        let results = if early {
+            run_jobs_until(&jobs, question, None, on_done)?
+        } else {
+            runner::run_jobs(&jobs, false, on_done)?
         };
+        let mut results = results.into_iter();
+        Ok(scenarios
+            .into_iter()
+            .map(|s| {
+                let mine = results.by_ref().take(reps as usize).collect();
+                (s, mine)
+            })
+            .collect())
+    };
 
     // The worst case: an outage over the whole run, no runbook actions.
     let outage = format!(
@@ -221,6 +273,7 @@ where
             .map(|p| (p, worst_sets.clone()))
             .collect::<Vec<_>>(),
         1,
+        false,
     )?;
 
     // The trigger threshold. A rate above the capacity never recovers (it
@@ -228,8 +281,8 @@ where
     // stops just above it.
     let capacity = analytic::capacity_rps(spec);
     let above_capacity = capacity.map(|c| c * CEILING);
-    let rate_ceiling = (opts.load_path == "traffic.rate" && spec.traffic.profile.is_empty())
-        .then_some(above_capacity)
+    let rate_ceiling = (opts.load_path == "traffic.rate")
+        .then(|| rate_ceiling(spec, above_capacity?, fault_end, opts.recover_within))
         .flatten();
     let mut searches: Vec<Bisection> = names
         .iter()
@@ -246,8 +299,12 @@ where
                 )
             })
             .collect();
-        match batch(&items, reps) {
-            Ok(done) => Some(done.iter().map(|(_, r)| share(r)).collect()),
+        match batch(&items, reps, true) {
+            Ok(done) => Some(
+                done.iter()
+                    .map(|(s, r)| share(s, r, opts.recover_within))
+                    .collect(),
+            ),
             Err(e) => {
                 failed.get_or_insert(e);
                 None
@@ -287,8 +344,12 @@ where
                     )
                 })
                 .collect();
-            match batch(&items, reps) {
-                Ok(done) => Some(done.iter().map(|(_, r)| share(r)).collect()),
+            match batch(&items, reps, true) {
+                Ok(done) => Some(
+                    done.iter()
+                        .map(|(s, r)| share(s, r, opts.recover_within))
+                        .collect(),
+                ),
                 Err(e) => {
                     failed.get_or_insert(e);
                     None
@@ -315,16 +376,22 @@ where
             clients: spec.traffic.clients,
         };
         let sched = policy.schedule(Some(0));
-        let (sp, sprobes) = match sustaining[p].take() {
-            Some(b) => (Some(b.interval), b.probes),
-            None => (None, Vec::new()),
+        let (sp, sband, sprobes) = match sustaining[p].take() {
+            Some(b) => (
+                Some(b.interval),
+                Some(bisect::mixed_band(&b.probes, b.interval)),
+                b.probes,
+            ),
+            None => (None, None, Vec::new()),
         };
         policies.push(PolicyVerdict {
             name: policy.name.clone(),
             threshold: searches[p].interval,
+            threshold_band: bisect::mixed_band(&searches[p].probes, searches[p].interval),
             threshold_probes: searches[p].probes.clone(),
             sustaining: sp,
             sustaining_probes: sprobes,
+            sustaining_band: sband,
             analytic: analytic::estimate(spec, policy, &ctx),
             bound: policy.worst_case(&ctx),
             simulated_amplification: summary.amplification(),
@@ -339,9 +406,40 @@ where
         own_load,
         own_rate,
         replications: reps,
+        recover_within: opts.recover_within,
         policies,
         runs: runs.get(),
     })
+}
+
+/// The `traffic.rate` above which a run cannot recover: one whose traffic
+/// stays above `above_capacity` (1.1 × the capacity) from the fault's end
+/// (`fault_end`, ns) to the time the outcome is decided. With a constant
+/// rate that is `above_capacity` itself; under a profile, it is divided by
+/// the profile's lowest scale in that window, which only a recovery
+/// deadline (`within`) bounds (`None` without one: the traffic may fall
+/// later and let any rate recover).
+fn rate_ceiling(
+    spec: &crate::scenario::spec::ScenarioSpec,
+    above_capacity: f64,
+    fault_end: Nanos,
+    within: Option<Nanos>,
+) -> Option<f64> {
+    let knots = &spec.traffic.profile;
+    if knots.is_empty() {
+        return Some(above_capacity);
+    }
+    let horizon = crate::runner::early::horizon_s(spec, within?)?;
+    let from = secs(fault_end);
+    let profile = crate::model::traffic::Profile::new(1.0, knots);
+    let lowest = knots
+        .iter()
+        .map(|k| k.at.secs())
+        .filter(|t| *t > from && *t < horizon)
+        .chain([from, horizon])
+        .map(|t| profile.rate_at(t))
+        .fold(f64::INFINITY, f64::min);
+    (lowest > 0.0).then(|| above_capacity / lowest)
 }
 
 /// Why the load `path` (one [`is_load_path`] accepts) brings no work in

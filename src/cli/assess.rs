@@ -20,6 +20,11 @@ sustains itself (simulated, and estimated as capacity ÷ attempts per
 request), the worst-case attempts per request when everything fails (in
 closed form, checked with a whole-run outage) and the retry window.
 
+\"Recovers\" means goodput back above the scenario's recovery_threshold for
+its stable_for, starting within --recover-within (default 1m) of the
+fault's end; `--recover-within none` accepts a recovery at any time before
+the run's end. Each probe's run stops as soon as that is decided.
+
 Examples:
   retrysim assess scenarios/hotos21-toy.json
   retrysim assess scenarios/spanner-90s.json --set 'traffic.profile=[]' --replications 3
@@ -40,6 +45,28 @@ pub struct AssessArgs {
     /// Relative width of the threshold interval at which a search stops.
     #[arg(long, default_value_t = 0.02, value_parser = tolerance)]
     pub tolerance: f64,
+    /// A probe recovers when its recovery starts within this long after
+    /// the fault's end (e.g. 30s, 5m); `none`: at any time before the
+    /// run's end.
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = within)]
+    pub recover_within: Within,
+}
+
+/// A recovery deadline: a duration, or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Within(pub Option<crate::time::Nanos>);
+
+/// Parses `--recover-within`: a duration above zero, or `none`.
+fn within(text: &str) -> Result<Within, String> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("none") {
+        return Ok(Within(None));
+    }
+    match crate::time::parse_duration(t) {
+        Ok(d) if d.ns() > 0 => Ok(Within(Some(d.ns()))),
+        Ok(_) => Err(format!("{text:?}: a duration above 0 (e.g. 1m), or none")),
+        Err(e) => Err(format!("{e}; or none")),
+    }
 }
 
 /// Parses `--tolerance`: a share in (0, 1).
@@ -134,6 +161,7 @@ pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
         load_path: args.load.clone(),
         replications: sim.replications,
         tolerance: args.tolerance,
+        recover_within: args.recover_within.0,
     };
     let bar = progress::bar(0, sim.quiet, &format!("assessing {}", base.spec().name));
     let a = assess(&base, &opts, &load, &|n| bar.inc_length(n), &|| bar.inc(1));

@@ -202,6 +202,7 @@ pub fn run(args: GateArgs) -> Result<ExitCode, Error> {
         load_path: a.load.clone(),
         replications: sim.replications,
         tolerance: a.tolerance,
+        recover_within: a.recover_within.0,
     };
     let bar = progress::bar(0, sim.quiet, &format!("assessing {}", base.spec().name));
     let assessed = assess(&base, &opts, &load, &|n| bar.inc_length(n), &|| bar.inc(1));

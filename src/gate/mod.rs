@@ -376,6 +376,7 @@ mod tests {
             replications: 1,
             policies: Vec::new(),
             runs: 0,
+            recover_within: None,
         };
         let mut p = crate::assess::PolicyVerdict {
             name: "p".into(),
@@ -384,7 +385,12 @@ mod tests {
                 high: Some(150.0),
             },
             threshold_probes: Vec::new(),
+            threshold_band: Interval {
+                low: Some(149.0),
+                high: Some(150.0),
+            },
             sustaining: None,
+            sustaining_band: None,
             sustaining_probes: Vec::new(),
             analytic: crate::assess::analytic::StormEstimate {
                 capacity_rps: None,

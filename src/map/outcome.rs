@@ -9,7 +9,18 @@
 //! as recovered nor as degraded: shares are taken over the runs that were
 //! determined.
 
+//!
+//! With a recovery deadline `W` ([`outcome_within`], `--recover-within`),
+//! "recovered" means recovered within `W` of the fault's end: a run that
+//! recovered later, or not at all while its run lasted past the horizon
+//! (`runner::early::horizon_s`: the fault's end + `W` + `stable_for`), is
+//! degraded; one that ended before the horizon without recovering is
+//! judged as without a deadline.
+
 use crate::metrics::{Recovery, RunSummary};
+use crate::runner::early::horizon_s;
+use crate::scenario::spec::ScenarioSpec;
+use crate::time::{secs, Nanos};
 
 /// How a run ended with respect to its incident.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -31,6 +42,31 @@ pub fn outcome(s: &RunSummary) -> Outcome {
         (Recovery::Recovered, Some(after)) => Outcome::Recovered(after),
         (Recovery::Degraded, _) => Outcome::Degraded,
         _ => Outcome::Undetermined,
+    }
+}
+
+/// The outcome of a run of `spec` when recovery must come within
+/// `within` of the fault's end (`None`: [`outcome`]). A run stopped early
+/// (`runner::early`) gets the outcome of its full run.
+pub fn outcome_within(s: &RunSummary, spec: &ScenarioSpec, within: Option<Nanos>) -> Outcome {
+    let Some(w) = within else {
+        return outcome(s);
+    };
+    let Some(fault_end) = s.fault_end_s else {
+        return Outcome::Undetermined;
+    };
+    match outcome(s) {
+        Outcome::Recovered(after) if after <= secs(w) + 1e-9 => Outcome::Recovered(after),
+        Outcome::Recovered(_) => Outcome::Degraded,
+        o => {
+            let decided = horizon_s(spec, w)
+                .is_some_and(|h| h <= secs(spec.duration.ns()) + 1e-9 && h >= fault_end);
+            if decided {
+                Outcome::Degraded
+            } else {
+                o
+            }
+        }
     }
 }
 

@@ -286,6 +286,24 @@ impl Collector {
         self.gap_bin.record(ns);
     }
 
+    /// The bins closed so far.
+    pub fn rows(&self) -> &[BinRow] {
+        &self.rows
+    }
+
+    /// Where the bins closed so far end.
+    pub fn closed_until(&self) -> Nanos {
+        self.bin_start
+    }
+
+    /// Ends the run at `end`, a bin boundary already reached (a run
+    /// stopped early): [`Collector::finish`] closes no bin after it.
+    pub fn end_at(&mut self, end: Nanos) {
+        self.run_end = end.min(self.run_end);
+        self.next_edge = self.next_edge.min(self.run_end);
+        self.t = self.t.min(self.run_end);
+    }
+
     /// Closes the remaining bins at the run's end and returns them;
     /// `retrying` and `waiting` as for [`Collector::advance`].
     pub fn finish(mut self, retrying: u64, waiting: u64) -> Vec<BinRow> {

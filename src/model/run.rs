@@ -73,7 +73,7 @@ pub fn simulate(
     policy_index: usize,
     replication: u32,
 ) -> Result<RunResult, RunError> {
-    simulate_story(scenario, policy_index, replication, None).map(|(r, _)| r)
+    simulate_with(scenario, policy_index, replication, None, None).map(|(r, _)| r)
 }
 
 /// [`simulate`], carrying `story` (`run --trace`: see [`super::story`])
@@ -84,12 +84,42 @@ pub fn simulate_story(
     replication: u32,
     story: Option<Box<Story>>,
 ) -> Result<(RunResult, Option<Box<Story>>), RunError> {
+    simulate_with(scenario, policy_index, replication, story, None)
+}
+
+/// Asked each time the top tier closes bins, with every bin closed so far:
+/// `true` ends the run at the end of the last one (see
+/// [`simulate_until`]).
+pub type StopCheck<'a> = &'a mut dyn FnMut(&[BinRow]) -> bool;
+
+/// [`simulate`], with a check that may end the run early at a bin
+/// boundary: the run then is exactly the first part of the full run (the
+/// same events, in the same order), cut at the end of the last closed
+/// bin, and its summary covers that part only. `None` runs to the end.
+pub fn simulate_until(
+    scenario: &Scenario,
+    policy_index: usize,
+    replication: u32,
+    stop_check: Option<StopCheck<'_>>,
+) -> Result<RunResult, RunError> {
+    simulate_with(scenario, policy_index, replication, None, stop_check).map(|(r, _)| r)
+}
+
+/// The one run behind [`simulate`], [`simulate_story`] and
+/// [`simulate_until`].
+fn simulate_with(
+    scenario: &Scenario,
+    policy_index: usize,
+    replication: u32,
+    story: Option<Box<Story>>,
+    stop_check: Option<StopCheck<'_>>,
+) -> Result<(RunResult, Option<Box<Story>>), RunError> {
     let policy = &scenario.policies()[policy_index];
     let tier_policies = scenario.tier_policies(policy_index);
     let mut sim = Sim::new(scenario.spec(), policy, tier_policies, replication);
     sim.story = story;
     sim.start();
-    if let Some((at, events)) = sim.run()? {
+    if let Some((at, events)) = sim.run(stop_check)? {
         return Err(RunError::Stalled {
             policy: policy.name.clone(),
             replication,
@@ -258,11 +288,15 @@ impl<'a> Sim<'a> {
 
     /// Runs to the end. Returns the instant and the event count when time
     /// stopped advancing there (see [`stall_limit`]).
-    fn run(&mut self) -> Result<Option<(Nanos, u64)>, RunError> {
+    fn run(
+        &mut self,
+        mut stop_check: Option<StopCheck<'_>>,
+    ) -> Result<Option<(Nanos, u64)>, RunError> {
         let limit = stall_limit(self.spec, self.tiers[TOP].policy);
         // No event is at `Nanos::MAX` (the run ends before), so the first
         // event starts an instant.
         let (mut instant, mut at_instant) = (Nanos::MAX, 0u64);
+        let mut closed = 0usize;
         while let Some((now, ev)) = self.q.pop_before(self.run_end) {
             if now == instant {
                 at_instant += 1;
@@ -275,6 +309,22 @@ impl<'a> Sim<'a> {
                 // no bin closes and no level accrues.
                 for tier in &mut self.tiers {
                     tier.meter.advance(now, &mut tier.reqs);
+                }
+                if let Some(check) = stop_check.as_mut() {
+                    let rows = self.tiers[TOP].meter.col.rows();
+                    if rows.len() != closed {
+                        closed = rows.len();
+                        if check(rows) {
+                            // Every bin up to `edge` is closed and no event
+                            // lies between it and `now`: the run ends there.
+                            let edge = self.tiers[TOP].meter.col.closed_until();
+                            self.run_end = edge;
+                            for tier in &mut self.tiers {
+                                tier.meter.col.end_at(edge);
+                            }
+                            break;
+                        }
+                    }
                 }
             }
             self.step(now, ev)?;
@@ -706,7 +756,7 @@ mod tests {
             let mut sim = Sim::new(spec, policy, scenario.tier_policies(0), 0);
             sim.tiers[TOP].reqs.set_cache_slots(cache_slots);
             sim.start();
-            assert_eq!(sim.run().unwrap(), None);
+            assert_eq!(sim.run(None).unwrap(), None);
             let read = sim.tiers[TOP].reqs.slots_read_ahead();
             (sim.into_result(0, 0), read)
         };

@@ -16,6 +16,7 @@ use crate::assess::bisect::Interval;
 use crate::assess::{Assessment, PolicyVerdict};
 use crate::decimal::{count, num};
 use crate::report::OutputError;
+use crate::time::secs;
 use std::path::PathBuf;
 
 /// How far (relative) an analytic estimate may be from the simulated one
@@ -87,11 +88,58 @@ fn tried(v: f64) -> String {
     }
 }
 
+/// What "recovers" means in this assessment, in words: "within 1 min of
+/// the fault's end" or "before the run's end".
+pub fn recovery_deadline(a: &Assessment) -> String {
+    match a.recover_within {
+        Some(w) => format!("within {} of the fault's end", human_secs(secs(w))),
+        None => "before the run's end".to_string(),
+    }
+}
+
+/// The one sentence that says what "recovers" means.
+pub fn recovery_meaning(a: &Assessment) -> String {
+    format!(
+        "\"Recovers\" means goodput is back above the scenario's recovery threshold, and stays there for its stable_for, {}",
+        recovery_deadline(a)
+    )
+}
+
+/// Whether `band` is wider than `threshold` (outcomes are mixed).
+fn mixed(band: &Interval, threshold: &Interval) -> bool {
+    band != threshold && band.low.is_some() && band.high.is_some()
+}
+
+/// The threshold as text: the interval, or the band where the probes'
+/// outcomes are mixed when there is one ("between 2200 and 2400 (outcomes
+/// mixed in that band)").
+pub fn threshold_text(p: &PolicyVerdict) -> String {
+    band_text(&p.threshold_band, &p.threshold, "")
+}
+
+fn band_text(band: &Interval, threshold: &Interval, unit: &str) -> String {
+    if mixed(band, threshold) {
+        format!(
+            "between {} and {}{unit} (outcomes mixed in that band)",
+            tried(band.low.unwrap_or(0.0)),
+            tried(band.high.unwrap_or(0.0))
+        )
+    } else {
+        format!("{}{unit}", interval(threshold))
+    }
+}
+
 /// Where the scenario's own load stands against the trigger threshold.
 pub fn threshold_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
     let own = a.own_load;
     let path = &a.load_path;
-    match (p.threshold.low, p.threshold.high) {
+    let within = recovery_deadline(a);
+    let band = if mixed(&p.threshold_band, &p.threshold) {
+        p.threshold_band
+    } else {
+        p.threshold
+    };
+    match (band.low, band.high) {
         (None, _) => format!(
             "does not recover from this trigger at any {path} tried (down to {})",
             p.threshold.high.map_or_else(|| "–".to_string(), tried)
@@ -101,21 +149,21 @@ pub fn threshold_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
             tried(lo)
         ),
         (Some(lo), Some(_)) if own <= lo => format!(
-            "recovers: {path} {} has {} headroom below the threshold {}",
+            "recovers {within}: {path} {} has {} headroom below the threshold {}",
             num(own),
             percent((lo - own) / own, 0),
-            interval(&p.threshold)
+            threshold_text(p)
         ),
         (Some(lo), Some(hi)) if own >= hi => format!(
-            "past the cliff: at {path} {} this trigger leaves it degraded; it must fall {} (below {}) to survive it",
+            "past the cliff: at {path} {} this trigger leaves it degraded (no recovery {within}); it must fall {} (below {}) to survive it",
             num(own),
             percent((own - lo) / own, 0),
             num(readable(lo))
         ),
         _ => format!(
-            "on the edge: {path} {} lies inside the threshold interval {}",
+            "on the edge: {path} {} lies inside the threshold {}",
             num(own),
-            interval(&p.threshold)
+            threshold_text(p)
         ),
     }
 }
@@ -140,7 +188,10 @@ pub fn storm_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
     let Some(sim) = &p.sustaining else {
         return format!("{analytic}; not simulated (traffic is not open)");
     };
-    let simulated = format!("{} req/s simulated", interval(sim));
+    let simulated = match &p.sustaining_band {
+        Some(band) => format!("{} simulated", band_text(band, sim, " req/s")),
+        None => format!("{} req/s simulated", interval(sim)),
+    };
     let own_rate = a.own_rate.unwrap_or(0.0);
     if sim.low.is_some_and(|lo| lo >= own_rate) && e.no_storm.is_none() {
         // The scenario's own rate recovers after this fault: what stopped
@@ -265,6 +316,17 @@ pub fn json(a: &Assessment) -> String {
             ),
             ("retries_allowed", json_num(p.retries_allowed.map(|r| r as f64))),
             ("replications", a.replications.to_string()),
+            (
+                "recover_within_s",
+                json_num(a.recover_within.map(secs)),
+            ),
+            ("threshold_band", json_interval(&p.threshold_band)),
+            (
+                "sustaining_band",
+                p.sustaining_band
+                    .as_ref()
+                    .map_or_else(|| "null".into(), json_interval),
+            ),
             ("verdict", json_str(&verdict(a, p))),
         ];
         out.push_str(if i == 0 { "\n    {" } else { ",\n    {" });
@@ -285,20 +347,21 @@ pub fn json(a: &Assessment) -> String {
 /// The one-page verdict for the terminal.
 pub fn terminal(a: &Assessment) -> String {
     let mut t = format!(
-        "assess {}: {} = {} ({} replication{} per probe, {} runs)\n",
+        "assess {}: {} = {} ({} replication{} per probe, {} runs)\n{}.\n",
         a.scenario,
         a.load_path,
         num(a.own_load),
         a.replications,
         if a.replications == 1 { "" } else { "s" },
-        a.runs
+        a.runs,
+        recovery_meaning(a)
     );
     for p in &a.policies {
         t.push_str(&format!("\n{}\n", p.name));
         for (k, v) in [
             (
                 "trigger threshold",
-                format!("{} {}", a.load_path, interval(&p.threshold)),
+                format!("{} {}", a.load_path, threshold_text(p)),
             ),
             ("verdict", threshold_sentence(a, p)),
             ("storm holds above", storm_sentence(a, p)),
@@ -322,7 +385,7 @@ fn verdicts(a: &Assessment) -> String {
             swatch(i),
             html(&p.name),
             if past { "bad" } else { "good" },
-            html(&interval(&p.threshold)),
+            html(&threshold_text(p)),
             html(&p.sustaining.as_ref().map_or_else(|| "–".into(), interval)),
             html(&opt(p.analytic.attempts_rule.map(readable))),
             html(&opt(p.bound.attempts.map(readable))),
@@ -415,12 +478,13 @@ pub fn page(a: &Assessment, description: Option<&str>) -> String {
         if a.replications == 1 { "" } else { "s" },
         a.runs
     ));
+    h.push_str(&format!("<p>{}.</p>\n", html(&recovery_meaning(a))));
     h.push_str(&verdicts(a));
     for (i, p) in a.policies.iter().enumerate() {
         h.push_str(&policy_section(a, i, p));
     }
     h.push_str("<h2>How the numbers were found</h2>\n<ul>\n");
-    h.push_str("<li><b>Trigger threshold</b>: bisection on the load parameter with the scenario's own fault; the low end recovers in at least half of the replications, the high end does not. A rate more than 1.1 × the capacity is never tried.</li>\n");
+    h.push_str("<li><b>Trigger threshold</b>: bisection on the load parameter with the scenario's own fault, down to the tolerance; the low end recovers in at least half of the replications, the high end does not. Where probes disagree (some replications recover and some do not, or a load recovers above one that did not), the band between the last load where every replication recovered and the first where none did is reported. A rate more than 1.1 × the capacity is never tried. Every probe uses the same replications (common random numbers), and each run ends as soon as its outcome is decided: recovered and held for stable_for, or the deadline passed without a recovery.</li>\n");
     h.push_str("<li><b>Storm holds above</b>: the same search where the scenario's own rate holds until the fault ends and the traffic then steps to the load tried: below it, a storm the fault started dies out.</li>\n");
     h.push_str("<li><b>Analytic C/A</b>: capacity ÷ the attempts one request makes when every attempt waits out its timeout and then the backoff (within max_attempts, the retry window, the deadline and a budget's allowance). The balance rule C·(T+b)/D is its continuous version.</li>\n");
     h.push_str("<li><b>Worst case</b>: the closed-form bound of the tightest limit (attempt cap, retry window, deadline, budget, breaker), and a simulation with an outage over the whole run.</li>\n</ul>\n");
@@ -460,6 +524,7 @@ mod tests {
             own_load: 280.0,
             own_rate: Some(280.0),
             replications: 3,
+            recover_within: Some(60_000_000_000),
             runs: 99,
             policies: vec![PolicyVerdict {
                 name: "retry-once".into(),
@@ -467,10 +532,15 @@ mod tests {
                     low: Some(148.0),
                     high: Some(152.0),
                 },
+                threshold_band: Interval {
+                    low: Some(148.0),
+                    high: Some(152.0),
+                },
                 threshold_probes: vec![Probe {
                     load: 280.0,
                     share: Some(0.0),
                 }],
+                sustaining_band: None,
                 sustaining: Some(Interval {
                     low: Some(145.0),
                     high: Some(149.0),
@@ -564,6 +634,36 @@ mod tests {
     }
 
     #[test]
+    fn a_mixed_band_and_the_deadline_are_in_the_verdict() {
+        let mut a = assessment();
+        a.own_load = 2000.0;
+        let p = &mut a.policies[0];
+        p.threshold = Interval {
+            low: Some(2347.0),
+            high: Some(2348.0),
+        };
+        p.threshold_band = Interval {
+            low: Some(2200.0),
+            high: Some(2400.0),
+        };
+        let s = threshold_sentence(&a, &a.policies[0]);
+        assert!(
+            s.starts_with("recovers within 1 min of the fault's end")
+                && s.contains("between 2200 and 2400 (outcomes mixed in that band)"),
+            "{s}"
+        );
+        // Inside the band is on the edge, not "recovers".
+        a.own_load = 2300.0;
+        assert!(threshold_sentence(&a, &a.policies[0]).starts_with("on the edge"));
+        let v: serde_json::Value = serde_json::from_str(&json(&a)).unwrap();
+        assert_eq!(v["policies"][0]["threshold_band"]["low"], 2200);
+        assert_eq!(v["policies"][0]["threshold_load"]["low"], 2347);
+        assert_eq!(v["policies"][0]["recover_within_s"], 60);
+        a.recover_within = None;
+        assert!(terminal(&a).contains("before the run's end"));
+    }
+
+    #[test]
     fn loads_tried_are_printed_as_probed() {
         let mut a = assessment();
         a.load_path = "backend.workers".into();
@@ -572,12 +672,14 @@ mod tests {
             low: Some(10_240.0),
             high: None,
         };
+        a.policies[0].threshold_band = a.policies[0].threshold;
         let s = threshold_sentence(&a, &a.policies[0]);
         assert!(s.contains("(up to 10240)"), "{s}");
         a.policies[0].threshold = Interval {
             low: None,
             high: Some(100.0 / 1024.0),
         };
+        a.policies[0].threshold_band = a.policies[0].threshold;
         let s = threshold_sentence(&a, &a.policies[0]);
         assert!(s.contains("(down to 0.0977)"), "{s}");
     }

@@ -1,8 +1,10 @@
 //! The one place runs fan out over threads: `run`, `sweep` and `tune` all
 //! hand a list of (scenario, policy, replication) jobs to [`run_jobs`] and
 //! get the results back in the jobs' order, so outputs never depend on the
-//! thread count.
+//! thread count. Searches may end each run as soon as its outcome is
+//! decided ([`early`]).
 
+pub mod early;
 pub mod estimate;
 pub mod storm;
 pub mod trace;

@@ -1,0 +1,206 @@
+//! Early stopping: a run made for a search (`assess`, `map`, `tune`) ends
+//! at a bin boundary as soon as its outcome for the question asked is
+//! decided, instead of at the scenario's end. `run` and `sweep` never stop
+//! early.
+//!
+//! A run with an incident (see `ScenarioSpec::incident`) may stop when:
+//!
+//! 1. **it has recovered and held**: goodput ≥ `recovery_threshold` ×
+//!    demand in every bin for `stable_for`, starting at or after the
+//!    incident's end. That is exactly where the full run's recovery time is
+//!    found (the first such stretch), so the stopped run's recovery time is
+//!    the full run's;
+//! 2. **a storm is still sustained past the horizon** (with a recovery
+//!    deadline only, `--recover-within W`): no recovery has started by
+//!    `W` after the incident's end, and the bins that could have shown one
+//!    (up to `W` + `stable_for`, rounded up to whole bins) are all closed.
+//!    Whatever the rest of the run does, it did not recover within `W`;
+//! 3. **a constraint is already broken** (`tune`): the caller's own check
+//!    on the bins so far says so (see [`run_jobs_until`]).
+//!
+//! A stopped run is exactly the first part of the full run (the same
+//! events in the same order, see `model::run::simulate_until`), so the
+//! decision depends on the run alone, never on the thread count. Its
+//! summary covers the part simulated: counts such as the attempts per
+//! request are of that part, so callers that report them use full runs.
+
+use super::{Job, RunError};
+use crate::engine::stop;
+use crate::metrics::{recovery, BinRow, RunResult};
+use crate::model::run::simulate_until;
+use crate::scenario::spec::ScenarioSpec;
+use crate::time::{secs, Nanos};
+use rayon::prelude::*;
+
+/// The question a search asks of each run: did it recover, and (when
+/// set) within how long after the incident.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Question {
+    /// Recovery must start within this long after the incident's end;
+    /// `None`: any time before the run's end.
+    pub recover_within: Option<Nanos>,
+}
+
+/// When one run of a scenario may stop (see the module's rules).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StopRule {
+    /// The incident's end, s.
+    pub fault_end_s: f64,
+    /// The bin width, s.
+    pub bin_s: f64,
+    /// Goodput ÷ demand a healthy bin reaches.
+    pub threshold: f64,
+    /// How long recovery must hold, s.
+    pub stable_for_s: f64,
+    /// With a recovery deadline: the time by which the run's outcome is
+    /// decided whatever follows ([`horizon_s`]).
+    pub horizon_s: Option<f64>,
+}
+
+/// The time (s) by which a run of `spec` has decided whether it recovered
+/// within `within` of its incident's end: that end, plus `within`, plus
+/// `stable_for` rounded up to whole bins. `None` without an incident.
+pub fn horizon_s(spec: &ScenarioSpec, within: Nanos) -> Option<f64> {
+    let (_, end) = spec.incident(spec.duration.ns())?;
+    let bin = spec.bin.ns().max(1);
+    let need = spec.report.stable_for.ns().div_ceil(bin).max(1);
+    Some(secs(end) + secs(within) + secs(need * bin))
+}
+
+impl StopRule {
+    /// The rule for runs of `spec` asked `question`; `None` when the
+    /// scenario has no incident (nothing to recover from: it runs to its
+    /// end).
+    pub fn new(spec: &ScenarioSpec, question: Question) -> Option<StopRule> {
+        let (_, end) = spec.incident(spec.duration.ns())?;
+        Some(StopRule {
+            fault_end_s: secs(end),
+            bin_s: spec.bin.secs(),
+            threshold: spec.report.recovery_threshold,
+            stable_for_s: spec.report.stable_for.secs(),
+            horizon_s: question.recover_within.and_then(|w| horizon_s(spec, w)),
+        })
+    }
+
+    /// Whether `bins` (every bin closed so far) decide the run's outcome.
+    pub fn decided(&self, bins: &[BinRow]) -> bool {
+        let Some(last) = bins.last() else {
+            return false;
+        };
+        let end_s = last.t_s + self.bin_s;
+        if end_s < self.fault_end_s + self.stable_for_s - 1e-9 {
+            return false;
+        }
+        if self.horizon_s.is_some_and(|h| end_s + 1e-9 >= h) {
+            return true;
+        }
+        recovery::recovered_at(
+            bins,
+            self.bin_s,
+            self.fault_end_s,
+            self.threshold,
+            self.stable_for_s,
+            end_s,
+        )
+        .is_some()
+    }
+}
+
+/// A caller's constraint on a run, read at bin boundaries: `true` when the
+/// bins so far (of a run of the scenario given) already break it.
+pub type Broken = dyn Fn(&ScenarioSpec, &[BinRow]) -> bool + Sync;
+
+/// Runs `jobs` in parallel like [`super::run_jobs`] (results in the jobs'
+/// order, time series dropped), each stopping as soon as its outcome for
+/// `question` is decided, or as soon as `broken` (when given) says a
+/// constraint of the caller's is broken by the bins so far. `broken` must
+/// be a function of the bins alone.
+pub fn run_jobs_until(
+    jobs: &[Job<'_>],
+    question: Question,
+    broken: Option<&Broken>,
+    on_done: &(dyn Fn() + Sync),
+) -> Result<Vec<RunResult>, RunError> {
+    jobs.par_iter()
+        .map(|job| {
+            if stop::requested() {
+                return Err(RunError::Interrupted);
+            }
+            let spec = job.scenario.spec();
+            let rule = StopRule::new(spec, question);
+            let mut check = |bins: &[BinRow]| {
+                rule.is_some_and(|r| r.decided(bins)) || broken.is_some_and(|b| b(spec, bins))
+            };
+            let mut res =
+                simulate_until(job.scenario, job.policy, job.replication, Some(&mut check))?;
+            res.tiers[0].bins = Vec::new();
+            on_done();
+            Ok(res)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bins(goodput: &[f64]) -> Vec<BinRow> {
+        goodput
+            .iter()
+            .enumerate()
+            .map(|(i, &g)| BinRow {
+                t_s: i as f64,
+                demand_rps: 10.0,
+                goodput_rps: g,
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    fn rule(horizon_s: Option<f64>) -> StopRule {
+        StopRule {
+            fault_end_s: 2.0,
+            bin_s: 1.0,
+            threshold: 0.9,
+            stable_for_s: 3.0,
+            horizon_s,
+        }
+    }
+
+    #[test]
+    fn decided_once_recovery_has_held_for_stable_for() {
+        let b = bins(&[10.0, 0.0, 0.0, 9.5, 3.0, 9.0, 10.0, 10.0, 10.0]);
+        // Healthy from 5 s: decided when the bin 7–8 s closes.
+        assert!(!rule(None).decided(&b[..7]));
+        assert!(rule(None).decided(&b[..8]));
+    }
+
+    #[test]
+    fn a_deadline_decides_a_storm_at_its_horizon_and_not_before() {
+        let b = bins(
+            &[10.0; 3]
+                .iter()
+                .chain(&[0.0; 10])
+                .copied()
+                .collect::<Vec<_>>(),
+        );
+        assert!(!rule(None).decided(&b));
+        // Within 4 s of 2 s, held 3 s: decided once the bins to 9 s close.
+        assert!(!rule(Some(9.0)).decided(&b[..8]));
+        assert!(rule(Some(9.0)).decided(&b[..9]));
+    }
+
+    #[test]
+    fn horizons_round_stable_for_up_to_whole_bins() {
+        let s = crate::scenario::Scenario::from_json(
+            r#"{"name": "h", "duration": "100s", "bin": "2s",
+                "traffic": {"rate": 10},
+                "backend": {"workers": 1, "service_time": {"constant": {"value": "1ms"}}},
+                "faults": [{"outage": {"start": "10s", "duration": "5s"}}],
+                "policies": [{"name": "p", "max_attempts": 1}],
+                "report": {"stable_for": "3s"}}"#,
+        )
+        .unwrap();
+        assert_eq!(horizon_s(s.spec(), 20_000_000_000), Some(15.0 + 20.0 + 4.0));
+    }
+}
