@@ -28,6 +28,9 @@ pub enum Stream {
     Faults = 5,
     /// Think times of closed-loop clients.
     Clients = 6,
+    /// Which waiting attempt a client-side rate limiter serves next, when
+    /// its order is random.
+    Limiter = 11,
 }
 
 /// SplitMix64 finaliser: spreads nearby integers over the whole range.

@@ -124,10 +124,13 @@ pub enum Col {
     /// `client_wait_ms`: time the counted requests waited for rate-limiter
     /// tokens ÷ `requests`, ms; only with a `rate_limiter`.
     ClientWaitMs,
+    /// `app_wait_ms`: time the counted requests waited for a client
+    /// thread ÷ `requests`, ms; only in pool mode.
+    AppWaitMs,
 }
 
 /// Number of [`Col`] values.
-pub const NCOLS: usize = 33;
+pub const NCOLS: usize = 34;
 
 impl Col {
     /// Every column, in file order.
@@ -165,6 +168,7 @@ impl Col {
         Col::DeadLettered,
         Col::DrainS,
         Col::ClientWaitMs,
+        Col::AppWaitMs,
     ];
 
     /// The column's name in the report files.
@@ -203,6 +207,7 @@ impl Col {
             Col::DeadLettered => "dead_lettered",
             Col::DrainS => "drain_s",
             Col::ClientWaitMs => "client_wait_ms",
+            Col::AppWaitMs => "app_wait_ms",
         }
     }
 
@@ -211,6 +216,7 @@ impl Col {
     pub fn extra(self) -> Option<Extra> {
         match self {
             Col::ClientWaitMs => Some(Extra::ClientWait),
+            Col::AppWaitMs => Some(Extra::Pool),
             _ => None,
         }
     }
@@ -305,6 +311,7 @@ impl RunFigures {
                 Col::DeadLettered => Some(s.dead_lettered() as f64),
                 Col::DrainS => s.drain_s,
                 Col::ClientWaitMs => s.client_wait_ms,
+                Col::AppWaitMs => s.app_wait_ms,
             };
         }
         RunFigures {

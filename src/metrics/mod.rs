@@ -82,6 +82,15 @@ pub struct BinRow {
     /// Mean time the attempts that got a limiter token in the bin waited
     /// for it (ms; `None` without a limiter or without such attempts).
     pub client_wait_ms: Option<f64>,
+    /// Pool mode: time-weighted mean of the requests waiting for a client
+    /// thread in the application queue (`None` in other modes).
+    pub app_queue: Option<f64>,
+    /// Pool mode: time-weighted mean of the client threads holding a
+    /// request.
+    pub threads_busy: Option<f64>,
+    /// Pool mode: mean time the requests that got a thread in the bin
+    /// waited for it (ms; `None` without such requests).
+    pub app_wait_ms: Option<f64>,
 }
 
 /// Output columns that only some policies produce. A file has such a
@@ -92,6 +101,8 @@ pub struct BinRow {
 pub enum Extra {
     /// Time spent waiting for a client-side rate limiter.
     ClientWait,
+    /// The application queue of pool-mode traffic.
+    Pool,
 }
 
 /// Which optional columns a set of runs has.
@@ -99,6 +110,8 @@ pub enum Extra {
 pub struct Extras {
     /// Some run had a client-side rate limiter.
     pub client_wait: bool,
+    /// Some run had pool-mode traffic.
+    pub pool: bool,
 }
 
 impl Extras {
@@ -106,6 +119,7 @@ impl Extras {
     pub fn of(results: &[RunResult]) -> Extras {
         Extras {
             client_wait: results.iter().any(|r| r.summary.client_wait_ms.is_some()),
+            pool: results.iter().any(|r| r.summary.app_wait_ms.is_some()),
         }
     }
 
@@ -115,6 +129,7 @@ impl Extras {
         match extra {
             None => true,
             Some(Extra::ClientWait) => self.client_wait,
+            Some(Extra::Pool) => self.pool,
         }
     }
 }
@@ -276,6 +291,21 @@ impl BinRow {
             get: |b| b.client_wait_ms,
             extra: Some(Extra::ClientWait),
         },
+        BinColumn {
+            name: "app_queue",
+            get: |b| b.app_queue,
+            extra: Some(Extra::Pool),
+        },
+        BinColumn {
+            name: "threads_busy",
+            get: |b| b.threads_busy,
+            extra: Some(Extra::Pool),
+        },
+        BinColumn {
+            name: "app_wait_ms",
+            get: |b| b.app_wait_ms,
+            extra: Some(Extra::Pool),
+        },
     ];
 }
 
@@ -399,6 +429,10 @@ pub struct RunSummary {
     pub client_wait_ns: u64,
     /// `client_wait_ns` per counted request, ms; `None` without a limiter.
     pub client_wait_ms: Option<f64>,
+    /// Pool mode: time the counted requests waited for a client thread ÷
+    /// `requests`, ms (those still waiting at the end count what they
+    /// waited); `None` in other modes.
+    pub app_wait_ms: Option<f64>,
 }
 
 impl RunSummary {

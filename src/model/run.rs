@@ -23,6 +23,7 @@
 //! for or cancelled. `docs/architecture.md` follows one request through
 //! these events.
 
+use super::app_queue::AppQueue;
 use super::backend::{base_workers, Backend};
 use super::clients::Clients;
 use super::dispatcher::Dispatcher;
@@ -104,8 +105,11 @@ struct Sim<'a> {
     /// Request deadlines (the client's patience per request), of which
     /// only the oldest open request's is an event.
     deadlines: Option<OldestFirst<(u32, u32)>>,
-    /// Set when a dispatcher slot or token may have freed up.
+    /// Set when a dispatcher slot or token may have freed up (or, in pool
+    /// mode, a client thread).
     pump: bool,
+    /// Pool mode: the application queue and its client threads.
+    app: Option<AppQueue>,
     /// The top backend (`TOP`), then the tiers below it in calling order.
     tiers: Vec<Tier<'a>>,
     /// Simulated time already added to the process's progress
@@ -172,6 +176,7 @@ impl<'a> Sim<'a> {
                 None,
             ),
         );
+        top.clients.set_limiter_rng(rng(Stream::Limiter));
         top.attempt_timeout = attempt_timeout.map(|d| d.ns());
         top.timeouts = timeouts;
         top.instant = network.instant();
@@ -196,6 +201,12 @@ impl<'a> Sim<'a> {
             dispatcher: spec.dispatcher.as_ref().map(Dispatcher::new),
             deadlines,
             pump: false,
+            app: match (t.mode, t.threads) {
+                (Mode::Pool, Some(n)) => {
+                    Some(AppQueue::new(n, spec.bin.ns(), run_end, spec.warmup.ns()))
+                }
+                _ => None,
+            },
             tiers,
             watched: 0,
         }
@@ -398,7 +409,12 @@ impl<'a> Sim<'a> {
         for tier in std::mem::take(&mut self.tiers) {
             let (name, failed) = (tier.name, tier.failed_answers);
             let capacity = tier.backend.nominal_capacity();
-            let (bins, summary) = figures(spec, self.run_end, incident, tier);
+            let (mut bins, mut summary) = figures(spec, self.run_end, incident, tier);
+            if top.is_none() {
+                if let Some(app) = self.app.take() {
+                    app.fill(&mut bins, &mut summary);
+                }
+            }
             let row = |bins| tier_run(spec, incident, name, bins, &summary, failed, capacity);
             if top.is_some() {
                 tiers.push(row(bins));

@@ -59,7 +59,8 @@ impl Traffic {
     pub fn new(spec: &TrafficSpec, rng_arrivals: SimRng, rng_clients: SimRng) -> Traffic {
         let clients = spec.clients.max(1);
         let source = match spec.mode {
-            Mode::Open => Source::Open(ArrivalClock::new(
+            // Pool mode's arrivals are open mode's: `app_queue` holds them.
+            Mode::Open | Mode::Pool => Source::Open(ArrivalClock::new(
                 Profile::new(spec.rate.unwrap_or(0.0), &spec.profile),
                 spec.arrival,
             )),

@@ -29,6 +29,7 @@ use crate::metrics::columns::{extra_header, extra_row, summary_header_blocks, su
 use crate::metrics::{Extras, RunResult};
 use crate::runner::{self, Job, RunError};
 use crate::scenario::error::{InvalidInput, Located};
+use crate::scenario::spec::Mode;
 use crate::scenario::{self, Scenario};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -156,6 +157,7 @@ pub fn run_points(
 pub fn extras(scenario: &Scenario) -> Extras {
     Extras {
         client_wait: scenario.policies().iter().any(|p| p.rate_limiter.is_some()),
+        pool: scenario.spec().traffic.mode == Mode::Pool,
     }
 }
 
@@ -388,8 +390,14 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
             });
         }
     }
-    let known = [false, true]
-        .map(|client_wait| written(header(&grid, first.replications, Extras { client_wait })));
+    let known =
+        [(false, false), (true, false), (false, true), (true, true)].map(|(client_wait, pool)| {
+            written(header(
+                &grid,
+                first.replications,
+                Extras { client_wait, pool },
+            ))
+        });
     if !known.contains(&first_table.header) {
         return Err(MergeError::Edited(EditedShard::Manifest {
             origin: format!("{first_origin}/sweep.csv"),
