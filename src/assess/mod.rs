@@ -318,7 +318,7 @@ where
     // The sustaining load: the rate steps to the load tried when the
     // fault ends.
     let own_rate = match spec.traffic.mode {
-        Mode::Open => spec.traffic.rate.filter(|r| *r > 0.0),
+        Mode::Open | Mode::Pool => spec.traffic.rate.filter(|r| *r > 0.0),
         _ => None,
     };
     let mut sustaining: Vec<Option<Bisection>> = names.iter().map(|_| None).collect();
@@ -449,7 +449,7 @@ fn rate_ceiling(
 pub fn load_mode_mismatch(path: &str, mode: Mode) -> Option<&'static str> {
     let clients = path.trim().ends_with("clients");
     match (mode, clients) {
-        (Mode::Open, true) => Some(
+        (Mode::Open | Mode::Pool, true) => Some(
             "in open mode the clients share the rate and add no load: search traffic.rate \
              (or a traffic.profile knot's scale)",
         ),

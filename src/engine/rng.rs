@@ -30,6 +30,9 @@ pub enum Stream {
     Clients = 6,
     /// Jitter of the clients' reconnection attempts after a crash.
     Reconnect = 7,
+    /// Which waiting attempt a client-side rate limiter serves next, when
+    /// its order is random.
+    Limiter = 11,
 }
 
 /// SplitMix64 finaliser: spreads nearby integers over the whole range.

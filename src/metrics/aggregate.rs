@@ -128,10 +128,13 @@ pub enum Col {
     /// channel being disconnected after a crash (never sent: no backend
     /// load); only with `reconnect` and a `crash`.
     RefusedLocally,
+    /// `app_wait_ms`: time the counted requests waited for a client
+    /// thread ÷ `requests`, ms; only in pool mode.
+    AppWaitMs,
 }
 
 /// Number of [`Col`] values.
-pub const NCOLS: usize = 34;
+pub const NCOLS: usize = 35;
 
 impl Col {
     /// Every column, in file order.
@@ -170,6 +173,7 @@ impl Col {
         Col::DrainS,
         Col::ClientWaitMs,
         Col::RefusedLocally,
+        Col::AppWaitMs,
     ];
 
     /// The column's name in the report files.
@@ -209,6 +213,7 @@ impl Col {
             Col::DrainS => "drain_s",
             Col::ClientWaitMs => "client_wait_ms",
             Col::RefusedLocally => "refused_locally",
+            Col::AppWaitMs => "app_wait_ms",
         }
     }
 
@@ -218,6 +223,7 @@ impl Col {
         match self {
             Col::ClientWaitMs => Some(Extra::ClientWait),
             Col::RefusedLocally => Some(Extra::Reconnect),
+            Col::AppWaitMs => Some(Extra::Pool),
             _ => None,
         }
     }
@@ -313,6 +319,7 @@ impl RunFigures {
                 Col::DrainS => s.drain_s,
                 Col::ClientWaitMs => s.client_wait_ms,
                 Col::RefusedLocally => s.refused_locally.map(|n| n as f64),
+                Col::AppWaitMs => s.app_wait_ms,
             };
         }
         RunFigures {

@@ -235,6 +235,10 @@ impl Collector {
             client_wait_ms: (self.limiter && c.client_grants > 0)
                 .then(|| c.client_wait_ns as f64 / c.client_grants as f64 / 1e6),
             refused_locally_rps: self.reconnect.then(|| rate(c.refused_locally)),
+            // Filled by the model's application queue in pool mode.
+            app_queue: None,
+            threads_busy: None,
+            app_wait_ms: None,
         });
         self.now = Counts::default();
         self.queue_area = 0;

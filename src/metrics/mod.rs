@@ -87,6 +87,15 @@ pub struct BinRow {
     /// after a crash, per second: never sent, so no backend load (`None`
     /// unless the policy has `reconnect` and the tier a `crash`).
     pub refused_locally_rps: Option<f64>,
+    /// Pool mode: time-weighted mean of the requests waiting for a client
+    /// thread in the application queue (`None` in other modes).
+    pub app_queue: Option<f64>,
+    /// Pool mode: time-weighted mean of the client threads holding a
+    /// request.
+    pub threads_busy: Option<f64>,
+    /// Pool mode: mean time the requests that got a thread in the bin
+    /// waited for it (ms; `None` without such requests).
+    pub app_wait_ms: Option<f64>,
 }
 
 /// Output columns that only some policies produce. A file has such a
@@ -99,6 +108,8 @@ pub enum Extra {
     ClientWait,
     /// Attempts failed at the client while its channel was disconnected.
     Reconnect,
+    /// The application queue of pool-mode traffic.
+    Pool,
 }
 
 /// Which optional columns a set of runs has.
@@ -108,9 +119,22 @@ pub struct Extras {
     pub client_wait: bool,
     /// Some run's clients kept channels that a crash disconnected.
     pub reconnect: bool,
+    /// Some run had pool-mode traffic.
+    pub pool: bool,
 }
 
 impl Extras {
+    /// Every combination of optional columns, each once (what a file
+    /// written by some set of runs may hold: `merge` checks a header
+    /// against them).
+    pub fn every() -> impl Iterator<Item = Extras> {
+        (0..8u8).map(|bits| Extras {
+            client_wait: bits & 1 != 0,
+            reconnect: bits & 2 != 0,
+            pool: bits & 4 != 0,
+        })
+    }
+
     /// The optional columns `results` produced.
     pub fn of(results: &[RunResult]) -> Extras {
         Extras {
@@ -118,6 +142,7 @@ impl Extras {
             reconnect: results
                 .iter()
                 .any(|r| r.summary().refused_locally.is_some()),
+            pool: results.iter().any(|r| r.summary().app_wait_ms.is_some()),
         }
     }
 
@@ -128,6 +153,7 @@ impl Extras {
             None => true,
             Some(Extra::ClientWait) => self.client_wait,
             Some(Extra::Reconnect) => self.reconnect,
+            Some(Extra::Pool) => self.pool,
         }
     }
 }
@@ -294,6 +320,21 @@ impl BinRow {
             get: |b| b.refused_locally_rps,
             extra: Some(Extra::Reconnect),
         },
+        BinColumn {
+            name: "app_queue",
+            get: |b| b.app_queue,
+            extra: Some(Extra::Pool),
+        },
+        BinColumn {
+            name: "threads_busy",
+            get: |b| b.threads_busy,
+            extra: Some(Extra::Pool),
+        },
+        BinColumn {
+            name: "app_wait_ms",
+            get: |b| b.app_wait_ms,
+            extra: Some(Extra::Pool),
+        },
     ];
 }
 
@@ -422,6 +463,10 @@ pub struct RunSummary {
     /// disconnects).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refused_locally: Option<u64>,
+    /// Pool mode: time the counted requests waited for a client thread ÷
+    /// `requests`, ms (those still waiting at the end count what they
+    /// waited); `None` in other modes.
+    pub app_wait_ms: Option<f64>,
 }
 
 impl RunSummary {

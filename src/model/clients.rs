@@ -16,7 +16,7 @@ use crate::engine::SimRng;
 use crate::policy::breaker::Breaker;
 use crate::policy::budget::{Budget, Mark};
 use crate::policy::hedging::HedgeStep;
-use crate::policy::limiter::Adaptive;
+use crate::policy::limiter::{Adaptive, LimiterOrder};
 use crate::policy::scope::Scoped;
 use crate::policy::{LimiterSpec, Policy, RetryVerdict};
 use crate::status::Status;
@@ -90,8 +90,9 @@ pub enum Release {
 #[derive(Debug)]
 struct Limiter {
     state: Adaptive,
-    /// Waiting requests as (slot, generation), oldest first; entries whose
-    /// request has moved on are skipped.
+    /// Waiting requests as (slot, generation), oldest first (in random
+    /// order, taken out of the middle); entries whose request has moved on
+    /// are skipped.
     queue: VecDeque<(u32, u32)>,
     /// The wake-up scheduled for the head of the queue, if any.
     wake: Option<(Nanos, u32)>,
@@ -121,6 +122,9 @@ pub struct Clients<'a> {
     budgets: Option<Scoped<Budget>>,
     breakers: Option<Scoped<Breaker>>,
     limiters: Option<Scoped<Limiter>>,
+    /// Draws which waiting attempt a limiter serves, when its order is
+    /// random (see [`Clients::set_limiter_rng`]).
+    limiter_rng: Option<SimRng>,
     rng: SimRng,
     retries_disabled: bool,
     /// The policy's [`Policy::fixed_delay`], read once.
@@ -155,6 +159,7 @@ impl<'a> Clients<'a> {
             budgets,
             breakers,
             limiters,
+            limiter_rng: None,
             rng,
             retries_disabled: false,
             fixed_delay: policy.fixed_delay(),
@@ -429,20 +434,37 @@ impl<'a> Clients<'a> {
         }
     }
 
-    /// The next request limiter `index` lets go at `now`, if any.
+    /// Gives a policy whose limiter serves its waiting attempts in random
+    /// order its own stream of draws (so the other streams are the same
+    /// whatever the order).
+    pub fn set_limiter_rng(&mut self, rng: SimRng) {
+        if let Some(LimiterSpec::AwsAdaptive(a)) = self.policy.rate_limiter.as_ref() {
+            if a.order == LimiterOrder::Random {
+                self.limiter_rng = Some(rng);
+            }
+        }
+    }
+
+    /// The next request limiter `index` lets go at `now`, if any: the
+    /// oldest waiting, or one drawn at random.
     pub fn limiter_next(&mut self, now: Nanos, index: u32, reqs: &Requests) -> Release {
         let Some(ls) = self.limiters.as_mut() else {
             return Release::Idle;
         };
         let l = ls.get_mut(index as usize);
-        while let Some(&(slot, gen)) = l.queue.front() {
+        while !l.queue.is_empty() {
+            let i = match self.limiter_rng.as_mut() {
+                Some(rng) if l.queue.len() > 1 => rng.random_range(0..l.queue.len()),
+                _ => 0,
+            };
+            let (slot, gen) = l.queue[i];
             if !reqs.is_waiting(slot, gen) {
-                l.queue.pop_front();
+                take(&mut l.queue, i);
                 continue;
             }
             return match l.state.acquire(now) {
                 None => {
-                    l.queue.pop_front();
+                    take(&mut l.queue, i);
                     Release::Send(slot)
                 }
                 Some(wait) => match l.plan(index as usize, now.saturating_add(wait)) {
@@ -480,6 +502,16 @@ impl<'a> Clients<'a> {
         }
         let wait = l.state.time_to_token(now);
         l.plan(index, now.saturating_add(wait))
+    }
+}
+
+/// Takes entry `i` out of a limiter's queue: the head keeps the order of
+/// the others; one from the middle (random order) swaps in the last.
+fn take(queue: &mut VecDeque<(u32, u32)>, i: usize) {
+    if i == 0 {
+        queue.pop_front();
+    } else {
+        queue.swap_remove_back(i);
     }
 }
 

@@ -6,8 +6,10 @@
 //! life), [`clients`] (budgets, breakers, retry decisions), [`network`]
 //! (hop delays), [`backend`] (with [`pool`], [`record`] or [`concurrent`]), [`dispatcher`]
 //! (Cloud Tasks queue limits), [`faults`] (the fault and action timeline)
-//! and [`meter`] (what is recorded). [`event`] lists every event.
+//! and [`meter`] (what is recorded); in pool mode, [`app_queue`] (the
+//! application queue and its client threads). [`event`] lists every event.
 
+pub mod app_queue;
 pub mod backend;
 pub mod clients;
 pub mod concurrent;

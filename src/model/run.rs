@@ -23,6 +23,7 @@
 //! for or cancelled. `docs/architecture.md` follows one request through
 //! these events.
 
+use super::app_queue::AppQueue;
 use super::backend::{base_workers, Backend};
 use super::clients::Clients;
 use super::connection::Connections;
@@ -149,8 +150,11 @@ struct Sim<'a> {
     /// Request deadlines (the client's patience per request), of which
     /// only the oldest open request's is an event.
     deadlines: Option<OldestFirst<(u32, u32)>>,
-    /// Set when a dispatcher slot or token may have freed up.
+    /// Set when a dispatcher slot or token may have freed up (or, in pool
+    /// mode, a client thread).
     pump: bool,
+    /// Pool mode: the application queue and its client threads.
+    app: Option<AppQueue>,
     /// The top backend (`TOP`), then the tiers below it in calling order.
     tiers: Vec<Tier<'a>>,
     /// Simulated time already added to the process's progress
@@ -227,6 +231,7 @@ impl<'a> Sim<'a> {
                 top.meter.col.set_reconnect();
             }
         }
+        top.clients.set_limiter_rng(rng(Stream::Limiter));
         top.attempt_timeout = attempt_timeout.map(|d| d.ns());
         top.timeouts = timeouts;
         top.instant = network.instant();
@@ -251,6 +256,12 @@ impl<'a> Sim<'a> {
             dispatcher: spec.dispatcher.as_ref().map(Dispatcher::new),
             deadlines,
             pump: false,
+            app: match (t.mode, t.threads) {
+                (Mode::Pool, Some(n)) => {
+                    Some(AppQueue::new(n, spec.bin.ns(), run_end, spec.warmup.ns()))
+                }
+                _ => None,
+            },
             tiers,
             watched: 0,
             story: None,
@@ -468,12 +479,17 @@ impl<'a> Sim<'a> {
         let spec = self.spec;
         let incident = spec.incident(self.run_end);
         let policy = self.tiers[TOP].policy.name.clone();
+        let mut app = self.app.take();
         let tiers = std::mem::take(&mut self.tiers)
             .into_iter()
             .map(|tier| {
                 let (name, failed) = (tier.name, tier.failed_answers);
                 let capacity = tier.backend.nominal_capacity();
-                let (bins, summary) = figures(spec, self.run_end, incident, tier);
+                let (mut bins, mut summary) = figures(spec, self.run_end, incident, tier);
+                // The application queue is the top's (tier 0, the first).
+                if let Some(app) = app.take() {
+                    app.fill(&mut bins, &mut summary);
+                }
                 tier_run(spec, incident, name, bins, summary, failed, capacity)
             })
             .collect();

@@ -62,7 +62,8 @@ impl Traffic {
     pub fn new(spec: &TrafficSpec, rng_arrivals: SimRng, rng_clients: SimRng) -> Traffic {
         let clients = spec.clients.max(1);
         let source = match spec.mode {
-            Mode::Open => match spec.trace.as_ref().and_then(|t| t.replayed()) {
+            // Pool mode's arrivals are open mode's: `app_queue` holds them.
+            Mode::Open | Mode::Pool => match spec.trace.as_ref().and_then(|t| t.replayed()) {
                 Some(times) => Source::Replay(super::replay::Replay::new(times)),
                 None => Source::Open(ArrivalClock::new(
                     Profile::new(spec.rate.unwrap_or(0.0), &spec.profile),

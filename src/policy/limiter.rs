@@ -20,8 +20,8 @@
 //!   starts empty; tokens accrue continuously.
 //!
 //! The state machine here is pure: times in, decisions out. The model
-//! queues the attempts that must wait (first come, first served) and wakes
-//! them when a token is there.
+//! queues the attempts that must wait and wakes them when a token is
+//! there; which of them gets it is [`LimiterOrder`] (botocore's: random).
 
 use super::scope::BudgetScope;
 use crate::check::{finite_pos, must_be, Problems};
@@ -64,6 +64,38 @@ pub struct AdaptiveSpec {
     /// `client`).
     #[serde(default)]
     pub scope: BudgetScope,
+    /// Which waiting attempt takes a token when one comes (default
+    /// `random`, as botocore's threads race for it).
+    #[serde(default, skip_serializing_if = "LimiterOrder::is_random")]
+    pub order: LimiterOrder,
+}
+
+/// The order in which attempts waiting for a limiter's token get it.
+///
+/// botocore's `TokenBucket.acquire` (`retries/bucket.py`) has no queue:
+/// each waiting thread sleeps on one condition variable until its own
+/// estimate of the next token's arrival, wakes, refills and takes the
+/// token if a whole one is there, else sleeps again until the next one.
+/// Once a token has been missed, every waiter's estimate is the same
+/// instant, so which thread gets each token is whichever the scheduler
+/// runs first: in no particular order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimiterOrder {
+    /// Each token goes to a waiting attempt chosen uniformly at random
+    /// (botocore's behaviour).
+    #[default]
+    Random,
+    /// Each token goes to the attempt that has waited longest.
+    Fifo,
+}
+
+impl LimiterOrder {
+    /// Whether this is the default order (left out when a policy is
+    /// written back).
+    pub fn is_random(&self) -> bool {
+        *self == LimiterOrder::Random
+    }
 }
 
 fn default_scale() -> f64 {
@@ -95,6 +127,7 @@ impl Default for AdaptiveSpec {
             min_rate: default_min_rate(),
             max_scale: default_max_scale(),
             scope: BudgetScope::Client,
+            order: LimiterOrder::Random,
         }
     }
 }
@@ -133,12 +166,16 @@ impl LimiterSpec {
     pub fn describe(&self) -> String {
         let LimiterSpec::AwsAdaptive(a) = self;
         format!(
-            "AWS adaptive (CUBIC C {}, β {}, rate measured over {} smoothed {}, at least {}/s) ({})",
+            "AWS adaptive (CUBIC C {}, β {}, rate measured over {} smoothed {}, at least {}/s{}) ({})",
             num(a.scale),
             num(a.beta),
             a.bucket,
             num(a.smoothing),
             num(a.min_rate),
+            match a.order {
+                LimiterOrder::Random => "",
+                LimiterOrder::Fifo => ", waiting attempts served first come first served",
+            },
             a.scope.describe()
         )
     }

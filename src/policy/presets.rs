@@ -31,6 +31,8 @@ pub const NAMES: &[&str] = &[
     "aws-adaptive",
     "aws-legacy",
     "aws-legacy-dynamodb",
+    "aws-java-legacy",
+    "aws-java-legacy-dynamodb",
     "envoy",
     "envoy-budget",
     "linkerd",
@@ -90,6 +92,32 @@ fn aws_quota() -> BudgetSpec {
         refund: 1.0,
         throttling_cost: None,
         scope: BudgetScope::Client,
+    }
+}
+
+/// The AWS SDK for Java 2.x in legacy mode, its default
+/// (`SdkDefaultRetrySetting`, `DynamoDbRetryPolicy`): `attempts` in all,
+/// full jitter on `base · 2^(k−1)` up to 20 s, 500 ms after a throttling
+/// error, a quota of 500 with a retry costing 5 and a throttled retry
+/// nothing, refund 1 or the request's own cost.
+fn aws_java_legacy(attempts: i64, base: Dur) -> PolicySpec {
+    let max = Some(Dur::from_secs(20));
+    PolicySpec {
+        max_attempts: Some(attempts),
+        backoff: exponential(base, 2.0, max),
+        throttling_backoff: exponential(Dur::from_millis(500), 2.0, max),
+        jitter: Some(JitterSpec::Full),
+        retry_on: Some(aws_retryable()),
+        budget: Some(BudgetSpec::Quota {
+            capacity: 500.0,
+            cost: 5.0,
+            timeout_cost: 5.0,
+            refund: 1.0,
+            throttling_cost: Some(0.0),
+            scope: BudgetScope::Client,
+        }),
+        honor_retry_after: Some(false),
+        ..Default::default()
     }
 }
 
@@ -219,6 +247,14 @@ fn grpc(jitter: JitterSpec) -> PolicySpec {
 /// - `aws-legacy-dynamodb`: botocore legacy mode as configured for DynamoDB
 ///   (`_retry.json`'s `dynamodb` entry): 10 attempts, `50 ms · 2^(k−1)`
 ///   with no jitter and no cap; the default DynamoDB client's settings.
+/// - `aws-java-legacy`: the AWS SDK for Java 2.x's default, legacy mode
+///   (`SdkDefaultRetrySetting`): 4 attempts; `U(0, min(100 ms · 2^(k−1),
+///   20 s))`, with 500 ms for b after a throttling error (Java draws that
+///   one with equal jitter, `d/2 + U(0, d/2)`: modelled with full jitter);
+///   quota 500, a retry costing 5, a throttled retry 0, refund 1 or the
+///   request's own cost (`TokenBucketRetryCondition`).
+/// - `aws-java-legacy-dynamodb`: the same for a DynamoDB client
+///   (`DynamoDbRetryPolicy`): 9 attempts (8 retries), b = 25 ms.
 /// - `envoy`: a route retry policy with defaults: `num_retries` 1 (2
 ///   attempts), base 25 ms, max 250 ms (10 × base), full jitter, which is
 ///   the current code's `U(0, min(2^(k−1)·B, max))` (the docs' older
@@ -314,6 +350,8 @@ pub fn preset(name: &str) -> Option<PolicySpec> {
             honor_retry_after: Some(false),
             ..Default::default()
         },
+        "aws-java-legacy" => aws_java_legacy(4, Dur::from_millis(100)),
+        "aws-java-legacy-dynamodb" => aws_java_legacy(9, Dur::from_millis(25)),
         "envoy" => envoy(),
         "envoy-budget" => PolicySpec {
             budget: Some(BudgetSpec::Concurrency {
@@ -366,6 +404,47 @@ mod tests {
             assert!(p.may_retry(), "{name}");
         }
         assert!(preset("nope").is_none());
+    }
+
+    /// The AWS SDK for Java 2.x's legacy defaults: 4 attempts (9 for
+    /// DynamoDB), full jitter on 100 ms (25 ms) · 2^(k−1) to 20 s, 500 ms
+    /// after a throttling error, a quota of 500 / 5 / throttled 0.
+    #[test]
+    fn the_java_sdk_legacy_defaults_field_by_field() {
+        for (name, attempts, base_ms) in [
+            ("aws-java-legacy", 4, 100u64),
+            ("aws-java-legacy-dynamodb", 9, 25),
+        ] {
+            let spec = PolicySpec {
+                name: "j".into(),
+                preset: Some(name.into()),
+                ..Default::default()
+            };
+            let p = resolve(&spec).unwrap();
+            assert_eq!(p.max_attempts, Some(attempts), "{name}");
+            assert!(!p.honor_retry_after, "{name}");
+            let state = crate::policy::RetryState::default();
+            for n in 1..=12u32 {
+                let cap = |b: u64| ((b * 1_000_000) << (n - 1).min(20)).min(20_000_000_000);
+                // Full jitter: u = 0.5 is half the nominal delay.
+                let mut s = state;
+                assert_eq!(p.next_delay(n, &mut s, 0.5, None, false), cap(base_ms) / 2);
+                let mut s = state;
+                assert_eq!(p.next_delay(n, &mut s, 0.5, None, true), cap(500) / 2);
+            }
+            let spec = preset(name).unwrap();
+            assert_eq!(
+                spec.budget,
+                Some(BudgetSpec::Quota {
+                    capacity: 500.0,
+                    cost: 5.0,
+                    timeout_cost: 5.0,
+                    refund: 1.0,
+                    throttling_cost: Some(0.0),
+                    scope: BudgetScope::Client,
+                })
+            );
+        }
     }
 
     /// botocore's `_retry.json` for DynamoDB: `max_attempts` 10, delay

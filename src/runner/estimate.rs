@@ -235,7 +235,9 @@ fn requests_of(spec: &ScenarioSpec) -> f64 {
     let t = &spec.traffic;
     let duration = spec.duration.secs();
     match t.mode {
-        Mode::Open => Profile::new(t.rate.unwrap_or(0.0), &t.profile).expected(duration),
+        Mode::Open | Mode::Pool => {
+            Profile::new(t.rate.unwrap_or(0.0), &t.profile).expected(duration)
+        }
         Mode::Burst => t.clients as f64,
         // A client starts its next request once the previous one ends
         // and it has thought: one request per (think + service + round
@@ -418,11 +420,11 @@ fn run_cost(job: &Job<'_>) -> (u64, u64, Option<String>) {
     // has one; open traffic, those of a deadline's span (or all).
     let open = match (t.mode, t.deadline) {
         (Mode::Closed | Mode::Burst, _) => t.clients as f64,
-        (Mode::Open, Some(d)) => {
+        (Mode::Open | Mode::Pool, Some(d)) => {
             let peak = t.profile.iter().map(|p| p.scale).fold(1.0, f64::max);
             t.rate.unwrap_or(0.0) * peak * d.secs()
         }
-        (Mode::Open, None) => requests,
+        (Mode::Open | Mode::Pool, None) => requests,
     }
     .min(requests);
     let waiting = spec
@@ -432,7 +434,7 @@ fn run_cost(job: &Job<'_>) -> (u64, u64, Option<String>) {
         .min(open as u64);
     let held = match t.mode {
         Mode::Closed | Mode::Burst => (open as u64).saturating_mul(LOOP_CLIENT_BYTES),
-        Mode::Open => (open as u64)
+        Mode::Open | Mode::Pool => (open as u64)
             .saturating_mul(REQUEST_BYTES)
             .saturating_add(waiting.saturating_mul(JOB_BYTES)),
     };

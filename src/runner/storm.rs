@@ -138,7 +138,7 @@ fn attempt_timeout(spec: &ScenarioSpec, t: usize) -> Option<Nanos> {
 fn offered(spec: &ScenarioSpec, k: usize) -> f64 {
     let t = &spec.traffic;
     let base = match t.mode {
-        Mode::Open => t.rate.unwrap_or(0.0) * t.scale_range().1,
+        Mode::Open | Mode::Pool => t.rate.unwrap_or(0.0) * t.scale_range().1,
         // One per client and cycle: a bound only when the cycle is long.
         Mode::Closed | Mode::Burst => 0.0,
     };
@@ -375,7 +375,7 @@ fn contention_attempts(spec: &ScenarioSpec, policy: &Policy) -> f64 {
     let tr = &spec.traffic;
     let contenders = match tr.mode {
         Mode::Closed | Mode::Burst => f64::from(tr.clients),
-        Mode::Open => {
+        Mode::Open | Mode::Pool => {
             let window = 2.0 * mean_ns(tr.network_delay.as_ref()) / 1e9;
             1.0 + tr.rate.unwrap_or(0.0) * tr.scale_range().1 * window
         }

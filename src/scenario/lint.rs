@@ -356,7 +356,7 @@ fn incident_end(spec: &ScenarioSpec) -> Option<u64> {
 /// time.
 fn noisy_bins(spec: &ScenarioSpec, policies: &[Policy]) -> Option<String> {
     let t = &spec.traffic;
-    if t.mode != Mode::Open || spec.faults.is_empty() {
+    if !t.mode.open_arrivals() || spec.faults.is_empty() {
         return None;
     }
     let rate = t.rate? * t.scale_range().0;
@@ -426,7 +426,7 @@ fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let t = &spec.traffic;
     let run_s = spec.duration.secs();
-    if let (Mode::Open, Some(rate)) = (t.mode, t.rate) {
+    if let (Mode::Open | Mode::Pool, Some(rate)) = (t.mode, t.rate) {
         let (lowest, highest) = t.scale_range();
         let (lowest, highest) = (rate * lowest, rate * highest);
         if highest * run_s < 1.0 {
@@ -607,7 +607,7 @@ fn still_healthy(verb: &str, rate: &str, threshold: f64) -> String {
 /// under way by the end of the incident, no policy can recover.
 fn dispatch_backlog(spec: &ScenarioSpec, d: &DispatcherSpec) -> Option<String> {
     let t = &spec.traffic;
-    if t.mode != Mode::Open
+    if !t.mode.open_arrivals()
         || spec
             .actions
             .iter()
@@ -675,7 +675,7 @@ fn too_short(limit: Dur, least: u64, parts: &str, outcome: &str) -> Option<Strin
 /// `recovery_threshold` × the lowest rate of new (open-mode) tasks.
 fn dispatch_ceiling(spec: &ScenarioSpec, d: &DispatcherSpec) -> Option<String> {
     let t = &spec.traffic;
-    if t.mode != Mode::Open {
+    if !t.mode.open_arrivals() {
         return None;
     }
     let lowest = t.rate? * t.scale_range().0;

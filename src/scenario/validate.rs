@@ -26,6 +26,8 @@ pub const MAX_WORKERS: u32 = 10_000_000;
 pub const MAX_GATED_CLIENTS: u32 = 5_000_000;
 /// A higher request rate (per second) is refused.
 pub const MAX_RATE: f64 = 1e9;
+/// More pool-mode client threads than this is refused.
+pub const MAX_THREADS: u32 = 10_000_000;
 
 /// Checks every value of a deserialised scenario; returns all problems.
 pub fn validate(spec: &ScenarioSpec) -> Result<(), Vec<Problem>> {
@@ -229,23 +231,51 @@ impl Checker {
         }
     }
 
+    /// Pool mode: a number of threads, and no dispatcher (a Cloud Tasks
+    /// queue has no client threads).
+    fn pool(&mut self, s: &ScenarioSpec) {
+        let t = &s.traffic;
+        if t.mode != Mode::Pool {
+            return;
+        }
+        match t.threads {
+            None => self.err_with(
+                "traffic.threads",
+                ["traffic.mode"],
+                "missing: pool-mode traffic needs the number of client threads, e.g. 400",
+            ),
+            Some(n) if n == 0 || n > MAX_THREADS => self.err(
+                "traffic.threads",
+                format!("{n} is not a number of threads from 1 to {MAX_THREADS}"),
+            ),
+            Some(_) => {}
+        }
+        if s.dispatcher.is_some() {
+            self.err_with(
+                "traffic.mode",
+                ["dispatcher"],
+                "\"pool\" cannot be used with a dispatcher: a Cloud Tasks queue dispatches tasks itself, with no client threads; use mode \"open\"",
+            );
+        }
+    }
+
     fn traffic(&mut self, s: &ScenarioSpec) {
         let t = &s.traffic;
         match (t.mode, t.rate) {
-            (Mode::Open, None) => self.err_with(
+            (Mode::Open | Mode::Pool, None) => self.err_with(
                 "traffic.rate",
                 ["traffic.mode"],
-                "missing: open-mode traffic needs new requests per second (or set mode \"closed\" or \"burst\")",
+                "missing: open-mode (and pool-mode) traffic needs new requests per second (or set mode \"closed\" or \"burst\")",
             ),
-            (Mode::Open, Some(r)) if !r.is_finite() => self.err(
+            (Mode::Open | Mode::Pool, Some(r)) if !r.is_finite() => self.err(
                 "traffic.rate",
                 must_be(r, "a number of requests per second greater than 0"),
             ),
-            (Mode::Open, Some(r)) if !finite_pos(r) => self.err(
+            (Mode::Open | Mode::Pool, Some(r)) if !finite_pos(r) => self.err(
                 "traffic.rate",
                 format!("{} is not a number of requests per second greater than 0", Given(r)),
             ),
-            (Mode::Open, Some(r)) if r > MAX_RATE => self.err(
+            (Mode::Open | Mode::Pool, Some(r)) if r > MAX_RATE => self.err(
                 "traffic.rate",
                 format!("{} requests per second is too many (at most {MAX_RATE:e})", Given(r)),
             ),
@@ -293,7 +323,7 @@ impl Checker {
                 ));
             }
         }
-        if t.mode != Mode::Open {
+        if !t.mode.open_arrivals() {
             if !t.profile.is_empty() {
                 misplaced.push(only_in("profile", "open", "it scales the arrival rate"));
             }
@@ -305,9 +335,17 @@ impl Checker {
                 ));
             }
         }
+        if t.mode != Mode::Pool && t.threads.is_some() {
+            misplaced.push(only_in(
+                "threads",
+                "pool",
+                "the client threads that serve the application queue",
+            ));
+        }
         for (path, message) in misplaced {
             self.err_with(path, ["traffic.mode"], message);
         }
+        self.pool(s);
         if let (Mode::Burst, Some(at)) = (t.mode, t.burst_at) {
             if s.duration.ns() > 0 && at >= s.duration {
                 self.err_with(

@@ -29,6 +29,7 @@ use crate::metrics::columns::{extra_header, extra_row, summary_header_blocks, su
 use crate::metrics::{Extras, RunResult};
 use crate::runner::{self, Job, RunError};
 use crate::scenario::error::{InvalidInput, Located};
+use crate::scenario::spec::Mode;
 use crate::scenario::{self, Scenario};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -161,6 +162,7 @@ pub fn extras(scenario: &Scenario) -> Extras {
             && scenario.spec().faults.iter().any(|f| {
                 matches!(f, crate::scenario::spec::FaultSpec::Crash { .. }) && f.tier().is_none()
             }),
+        pool: scenario.spec().traffic.mode == Mode::Pool,
     }
 }
 
@@ -393,15 +395,9 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
             });
         }
     }
-    let known = [(false, false), (true, false), (false, true), (true, true)].map(
-        |(client_wait, reconnect)| {
-            let extras = Extras {
-                client_wait,
-                reconnect,
-            };
-            written(header(&grid, first.replications, extras))
-        },
-    );
+    let known: Vec<Vec<String>> = Extras::every()
+        .map(|extras| written(header(&grid, first.replications, extras)))
+        .collect();
     if !known.contains(&first_table.header) {
         return Err(MergeError::Edited(EditedShard::Manifest {
             origin: format!("{first_origin}/sweep.csv"),

@@ -29,6 +29,7 @@ mod policy_amplification;
 mod policy_budgets;
 mod policy_cli;
 mod policy_examples;
+mod pool;
 mod report_outputs;
 mod report_waves;
 mod shared_flags;

@@ -64,6 +64,10 @@ impl<'a> Sim<'a> {
         } else {
             tier.set_caller(slot, caller);
         }
+        if k == TOP && self.app.is_some() && !self.take_thread(now, slot, gen) {
+            // Pool mode: it waits in the application queue.
+            return slot;
+        }
         self.make_due(now, k, slot);
         slot
     }
@@ -450,6 +454,9 @@ impl<'a> Sim<'a> {
         let caller = tier.take_caller(slot);
         tier.reqs.close(slot);
         if k == TOP {
+            if self.app.is_some() {
+                self.free_thread(now, slot, r.start);
+            }
             if let Some(pause) = self.traffic.after_request() {
                 self.q
                     .schedule_after(pause, Ev::ClientNext { client: r.client });

@@ -140,10 +140,43 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// Pool mode: whether a client thread takes the request just opened
+    /// in `slot` now (else it waits in the application queue).
+    pub(super) fn take_thread(&mut self, now: Nanos, slot: u32, gen: u32) -> bool {
+        self.app
+            .as_mut()
+            .is_none_or(|app| app.arrive(now, slot, gen))
+    }
+
+    /// Pool mode: the request in `slot`, which arrived at `start`, ended;
+    /// a thread it held goes to the oldest waiting request once this step
+    /// is over ([`Sim::pump_dispatcher`]), so a chain of requests that end
+    /// at once never nests.
+    pub(super) fn free_thread(&mut self, now: Nanos, slot: u32, start: Nanos) {
+        if let Some(app) = self.app.as_mut() {
+            if app.end(now, slot, start) {
+                self.pump = true;
+            }
+        }
+    }
+
+    /// Pool mode: free threads take the oldest waiting requests, which are
+    /// due now.
+    #[inline(never)]
+    fn serve_app_queue(&mut self, now: Nanos) {
+        while let Some(slot) = self.app.as_mut().and_then(|app| app.next(now)) {
+            self.make_due(now, TOP, slot);
+        }
+    }
+
     /// Dispatches due tasks while tokens and concurrent slots allow, and
-    /// wakes up again when the next token comes.
+    /// wakes up again when the next token comes; in pool mode (which has
+    /// no dispatcher), gives free threads their next requests.
     #[inline(never)]
     pub(super) fn pump_dispatcher(&mut self, now: Nanos) {
+        if self.app.is_some() {
+            self.serve_app_queue(now);
+        }
         while let Some(d) = self.dispatcher.as_mut() {
             match d.next(now, &mut self.tiers[TOP].reqs) {
                 Pump::Send(slot) => self.send(now, TOP, slot),

@@ -261,6 +261,18 @@ pub enum Mode {
     Closed,
     /// Every client sends one request around `burst_at`.
     Burst,
+    /// Arrivals as in open mode, into an application queue served by
+    /// `threads` client threads; a thread holds a request from its first
+    /// attempt to its end (a blocking SDK call on a thread pool).
+    Pool,
+}
+
+impl Mode {
+    /// Whether arrivals follow `rate` and `profile` whatever happens to
+    /// earlier requests (open and pool mode).
+    pub fn open_arrivals(self) -> bool {
+        matches!(self, Mode::Open | Mode::Pool)
+    }
 }
 
 /// One knot of the piecewise-linear traffic profile.
@@ -313,6 +325,9 @@ pub struct TrafficSpec {
     /// Arrivals taken from a file: a rate series or arrival times.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<trace::TraceSpec>,
+    /// Pool mode: the client threads that serve the application queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
 }
 
 fn default_clients() -> u32 {
@@ -364,7 +379,7 @@ impl TrafficSpec {
     /// a profile or a rate, have none. Crossings between knots are found
     /// on the linear segments, to the nanosecond.
     pub fn load_spike(&self, run_end: Nanos) -> Option<(Nanos, Nanos)> {
-        if self.mode != Mode::Open || self.rate.is_none_or(|r| r <= 0.0) {
+        if !self.mode.open_arrivals() || self.rate.is_none_or(|r| r <= 0.0) {
             return None;
         }
         let knots: Vec<(f64, f64)> = self
