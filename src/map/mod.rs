@@ -355,52 +355,124 @@ pub fn run_map(
     })
 }
 
-/// The columns of `map.csv`: the first six are fixed, the rest help read
-/// a cell (`undetermined` runs count neither way).
-pub const COLUMNS: [&str; 11] = [
-    "policy",
-    "x",
-    "y",
-    "replications",
-    "recovered_share",
-    "median_recovery_s",
-    "recovered",
-    "degraded",
-    "undetermined",
-    "median_amplification",
-    "median_peak_load_ratio",
+/// What a `map.csv` column holds, as `merge` checks a shard's cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Holds {
+    /// The row's key (policy, x, y): checked against the manifest.
+    Key,
+    /// A whole number of runs.
+    Runs,
+    /// A share from 0 to 1, or empty.
+    Share,
+    /// A number, or empty.
+    Number,
+}
+
+/// One row of `map.csv` as it is written: a policy's tally at a cell.
+struct MapRow<'a> {
+    policy: &'a str,
+    x: &'a str,
+    y: &'a str,
+    tally: &'a Tally,
+}
+
+/// One column of `map.csv`: its name, what its cells hold and how a row's
+/// cell is written.
+pub struct MapColumn {
+    /// The column's name in the header.
+    pub name: &'static str,
+    holds: Holds,
+    cell: fn(&MapRow<'_>) -> String,
+}
+
+/// A number cell under the report rule; empty when there is none.
+fn opt_cell(v: Option<f64>) -> String {
+    v.map(num).unwrap_or_default()
+}
+
+/// The columns of `map.csv`, declared once: the writer, the header and
+/// `merge`'s checks all read this list.
+pub const COLUMNS: [MapColumn; 11] = [
+    MapColumn {
+        name: "policy",
+        holds: Holds::Key,
+        cell: |r| r.policy.to_string(),
+    },
+    MapColumn {
+        name: "x",
+        holds: Holds::Key,
+        cell: |r| r.x.to_string(),
+    },
+    MapColumn {
+        name: "y",
+        holds: Holds::Key,
+        cell: |r| r.y.to_string(),
+    },
+    MapColumn {
+        name: "replications",
+        holds: Holds::Runs,
+        cell: |r| r.tally.runs.to_string(),
+    },
+    MapColumn {
+        name: "recovered_share",
+        holds: Holds::Share,
+        cell: |r| opt_cell(r.tally.share()),
+    },
+    MapColumn {
+        name: "median_recovery_s",
+        holds: Holds::Number,
+        cell: |r| opt_cell(median(&r.tally.recovery_s)),
+    },
+    MapColumn {
+        name: "recovered",
+        holds: Holds::Runs,
+        cell: |r| r.tally.recovered.to_string(),
+    },
+    MapColumn {
+        name: "degraded",
+        holds: Holds::Runs,
+        cell: |r| r.tally.degraded.to_string(),
+    },
+    MapColumn {
+        name: "undetermined",
+        holds: Holds::Runs,
+        cell: |r| r.tally.undetermined.to_string(),
+    },
+    MapColumn {
+        name: "median_amplification",
+        holds: Holds::Number,
+        cell: |r| opt_cell(median(&r.tally.amplification)),
+    },
+    MapColumn {
+        name: "median_peak_load_ratio",
+        holds: Holds::Number,
+        cell: |r| opt_cell(median(&r.tally.peak_load_ratio)),
+    },
 ];
+
+/// The header of `map.csv`.
+pub fn column_names() -> impl Iterator<Item = &'static str> {
+    COLUMNS.iter().map(|c| c.name)
+}
 
 /// The `map.csv` rows of a shard: policy by policy (scenario order), own
 /// cells in cell order.
 pub fn table(grid: &MapGrid, policies: &[String], run: &MapRun) -> Table {
-    let opt = |v: Option<f64>| v.map(num).unwrap_or_default();
     let mut rows = Vec::new();
     for (p, name) in policies.iter().enumerate() {
         for (k, c) in run.cells.clone().enumerate() {
-            let t = &run.tallies[p][k];
             let (xi, yi) = grid.coords(c);
-            rows.push(
-                vec![
-                    name.clone(),
-                    grid.x.values[xi].clone(),
-                    grid.y.values[yi].clone(),
-                    t.runs.to_string(),
-                    opt(t.share()),
-                    opt(median(&t.recovery_s)),
-                    t.recovered.to_string(),
-                    t.degraded.to_string(),
-                    t.undetermined.to_string(),
-                    opt(median(&t.amplification)),
-                    opt(median(&t.peak_load_ratio)),
-                ]
-                .into_iter()
-                .collect(),
-            );
+            let row = MapRow {
+                policy: name,
+                x: &grid.x.values[xi],
+                y: &grid.y.values[yi],
+                tally: &run.tallies[p][k],
+            };
+            rows.push(COLUMNS.iter().map(|col| (col.cell)(&row)).collect());
         }
     }
     Table {
-        header: COLUMNS.iter().map(|c| c.to_string()).collect(),
+        header: column_names().map(str::to_string).collect(),
         rows,
     }
 }
@@ -528,16 +600,15 @@ pub fn check_manifest(m: &MapManifest, origin: &str) -> Result<MapGrid, MapError
 /// the medians numbers, an empty cell where no run gave a value.
 fn cell_problem(c: usize, cell: &str) -> Option<&'static str> {
     let number = || crate::sweep::is_report_number(cell);
-    match COLUMNS[c] {
-        "replications" | "recovered" | "degraded" | "undetermined" => {
-            (cell.parse::<u32>().is_err() || !cell.bytes().all(|b| b.is_ascii_digit()))
-                .then_some("a whole number of runs")
-        }
-        "recovered_share" => {
+    match COLUMNS[c].holds {
+        Holds::Key => None,
+        Holds::Runs => (cell.parse::<u32>().is_err() || !cell.bytes().all(|b| b.is_ascii_digit()))
+            .then_some("a whole number of runs"),
+        Holds::Share => {
             let share = || number() && (0.0..=1.0).contains(&cell.parse::<f64>().unwrap_or(-1.0));
             (!cell.is_empty() && !share()).then_some("a share from 0 to 1 or empty")
         }
-        _ => (!cell.is_empty() && !number()).then_some("a number or empty"),
+        Holds::Number => (!cell.is_empty() && !number()).then_some("a number or empty"),
     }
 }
 
@@ -577,10 +648,18 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
             count, &seen,
         )));
     }
-    if first_table.header.iter().map(String::as_str).ne(COLUMNS) {
+    if first_table
+        .header
+        .iter()
+        .map(String::as_str)
+        .ne(column_names())
+    {
         return Err(MapError::Edited(EditedShard::Manifest {
             origin: format!("{first_origin}/map.csv"),
-            why: format!("its header is not {}", COLUMNS.join(",")),
+            why: format!(
+                "its header is not {}",
+                column_names().collect::<Vec<_>>().join(",")
+            ),
         }));
     }
     let grid = MapGrid {
@@ -626,14 +705,14 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
                 origin: origin.clone(),
                 row: i + 1,
             })?;
-            for (c, name) in COLUMNS.iter().enumerate().skip(3) {
+            for (c, col) in COLUMNS.iter().enumerate().skip(3) {
                 let cell = r.get(c).unwrap_or_default();
                 if let Some(expected) = cell_problem(c, cell) {
                     return Err(MapError::Edited(EditedShard::Cell {
                         origin: format!("{origin}/map.csv"),
                         line: i + 2,
                         column: c + 1,
-                        name: name.to_string(),
+                        name: col.name.to_string(),
                         found: cell.to_string(),
                         expected,
                     }));
@@ -645,7 +724,7 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
                     origin: format!("{origin}/map.csv"),
                     line: i + 2,
                     column: 4,
-                    name: COLUMNS[3].to_string(),
+                    name: COLUMNS[3].name.to_string(),
                     found: r[3].to_string(),
                     expected: "the sum of recovered, degraded and undetermined",
                 }));
@@ -890,7 +969,7 @@ mod tests {
             }
         }
         Table {
-            header: COLUMNS.iter().map(|c| c.to_string()).collect(),
+            header: column_names().map(str::to_string).collect(),
             rows,
         }
     }

@@ -1188,7 +1188,7 @@ mod tests {
         let fine = r#"{"constant": {"value": "1ms"}}"#;
         let traffic = "traffic: invalid type: a list, expected an object of its settings \
                        (`rate`, `clients`, `arrival`, `mode`, `profile`, `attempt_timeout`, \
-                       `deadline`, `network_delay`, `think_time`, `burst_at`, `burst_spread`, `threads`)";
+                       `deadline`, `network_delay`, `think_time`, `burst_at`, `burst_spread`, `trace`, `threads`)";
         let text = scenario(fine, r#"{"name": "p"}"#).replace(r#"{"rate": 10}"#, "[10, 1]");
         assert_eq!(
             placed(&text, Format::Json, &[]),
@@ -1290,7 +1290,7 @@ mod tests {
                 "traffic = 1979-05-27",
                 "traffic: invalid type: a date-time, expected an object of its settings (`rate`, \
                  `clients`, `arrival`, `mode`, `profile`, `attempt_timeout`, `deadline`, \
-                 `network_delay`, `think_time`, `burst_at`, `burst_spread`, `threads`)",
+                 `network_delay`, `think_time`, `burst_at`, `burst_spread`, `trace`, `threads`)",
             ),
             (
                 "{ value = \"1ms\" }",
