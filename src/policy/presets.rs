@@ -222,8 +222,8 @@ fn grpc(jitter: JitterSpec) -> PolicySpec {
 /// - `aws-standard`: botocore standard mode (pre-2026): 3 attempts,
 ///   `U(0, min(2^(k−1), 20)) s` (exponential 1 s × 2, max 20 s, full
 ///   jitter), the retry quota 500 / 5 / timeout 10 / refund 1 per client.
-///   aws-sdk-go-v2 uses `2^k` instead (a factor of 2 longer) and is not
-///   modelled here.
+///   aws-sdk-go-v2 uses `2^k` instead (a factor of 2 longer): that is
+///   `aws-go-v2-standard`.
 /// - `grpc-hedging`: A6's `hedgingPolicy` example, the only values the
 ///   source gives: 4 attempts, a hedge every 0.5 s, `unavailable`,
 ///   `internal` and `aborted` non-fatal. 0.5 s is long for most services:
