@@ -222,8 +222,8 @@ fn grpc(jitter: JitterSpec) -> PolicySpec {
 /// - `aws-standard`: botocore standard mode (pre-2026): 3 attempts,
 ///   `U(0, min(2^(k−1), 20)) s` (exponential 1 s × 2, max 20 s, full
 ///   jitter), the retry quota 500 / 5 / timeout 10 / refund 1 per client.
-///   aws-sdk-go-v2 uses `2^k` instead (a factor of 2 longer) and is not
-///   modelled here.
+///   aws-sdk-go-v2 uses `2^k` instead (a factor of 2 longer): that is
+///   `aws-go-v2-standard`.
 /// - `grpc-hedging`: A6's `hedgingPolicy` example, the only values the
 ///   source gives: 4 attempts, a hedge every 0.5 s, `unavailable`,
 ///   `internal` and `aborted` non-fatal. 0.5 s is long for most services:
@@ -255,6 +255,22 @@ fn grpc(jitter: JitterSpec) -> PolicySpec {
 ///   request's own cost (`TokenBucketRetryCondition`).
 /// - `aws-java-legacy-dynamodb`: the same for a DynamoDB client
 ///   (`DynamoDbRetryPolicy`): 9 attempts (8 retries), b = 25 ms.
+/// - `aws-go-v2-standard`: the AWS SDK for Go v2's default, standard mode
+///   (`aws/retry/standard.go`, `jitter_backoff.go`): 3 attempts;
+///   `U(0, 2^k) s` before retry k (`rand · 2^attempt` with the failed
+///   attempt's number, so twice botocore's `2^(k−1)`): exponential 2 s × 2
+///   with full jitter, max 20 s (go-v2 waits exactly 20 s from retry 5 on,
+///   which only an override of `max_attempts` above 5 reaches); no throttling
+///   base and no retry-after; the quota 500 / 5 / timeout 10 / refund 1 per
+///   client, as `aws-standard`.
+/// - `aws-js-v3-standard`: the AWS SDK for JavaScript v3's default, standard
+///   mode (`@aws-sdk/util-retry`: `constants.ts`, `defaultRetryToken.ts`,
+///   `defaultRetryBackoffStrategy.ts`): 3 attempts; `U(0, min(b · 2^(k−1),
+///   20 s))` with b = 100 ms, 500 ms after a throttling error; quota 500, a
+///   retry after a transient error (500/502/503/504 and timeouts:
+///   `service-error-classification`'s `isTransientError`) costing 10, after
+///   a throttling error 5, refund 1 or the request's own cost; a
+///   `retry-after` answer waits `max(backoff, retry_after)`.
 /// - `envoy`: a route retry policy with defaults: `num_retries` 1 (2
 ///   attempts), base 25 ms, max 250 ms (10 × base), full jitter, which is
 ///   the current code's `U(0, min(2^(k−1)·B, max))` (the docs' older
@@ -352,6 +368,28 @@ pub fn preset(name: &str) -> Option<PolicySpec> {
         },
         "aws-java-legacy" => aws_java_legacy(4, Dur::from_millis(100)),
         "aws-java-legacy-dynamodb" => aws_java_legacy(9, Dur::from_millis(25)),
+        "aws-go-v2-standard" => PolicySpec {
+            backoff: exponential(s(2), 2.0, Some(s(20))),
+            ..aws_standard()
+        },
+        "aws-js-v3-standard" => PolicySpec {
+            max_attempts: Some(3),
+            backoff: exponential(ms(100), 2.0, Some(s(20))),
+            throttling_backoff: exponential(ms(500), 2.0, Some(s(20))),
+            jitter: Some(JitterSpec::Full),
+            retry_on: Some(aws_retryable()),
+            budget: Some(BudgetSpec::Quota {
+                capacity: 500.0,
+                cost: 10.0,
+                timeout_cost: 10.0,
+                refund: 1.0,
+                throttling_cost: Some(5.0),
+                scope: BudgetScope::Client,
+            }),
+            honor_retry_after: Some(true),
+            pushback: Some(Pushback::AtLeast),
+            ..Default::default()
+        },
         "envoy" => envoy(),
         "envoy-budget" => PolicySpec {
             budget: Some(BudgetSpec::Concurrency {
@@ -445,6 +483,96 @@ mod tests {
                 })
             );
         }
+    }
+
+    /// aws-sdk-go-v2's standard retryer (`standard.go`: `DefaultMaxAttempts`
+    /// 3, `DefaultMaxBackoff` 20 s, tokens 500 / cost 5 / timeout 10 /
+    /// increment 1; `jitter_backoff.go`: `rand · 2^attempt` s with the
+    /// failed attempt's number): full jitter on 2 s · 2^(k−1) = 2^k s, the
+    /// same after a throttling error, no retry-after.
+    #[test]
+    fn the_go_v2_sdk_standard_defaults_field_by_field() {
+        let spec = PolicySpec {
+            name: "g".into(),
+            preset: Some("aws-go-v2-standard".into()),
+            ..Default::default()
+        };
+        let p = resolve(&spec).unwrap();
+        assert_eq!(p.max_attempts, Some(3));
+        assert!(!p.honor_retry_after);
+        let state = crate::policy::RetryState::default();
+        for n in 1..=8u32 {
+            // 2^n s, held at 20 s; u = 0.5 is half of it, throttled or not.
+            let nominal = (1_000_000_000u64 << n).min(20_000_000_000);
+            for throttled in [false, true] {
+                let mut s = state;
+                let d = p.next_delay(n, &mut s, 0.5, Some(60_000_000_000), throttled);
+                assert_eq!(d, nominal / 2, "retry {n}, throttled {throttled}");
+            }
+            let mut s = state;
+            assert_eq!(p.next_delay(n, &mut s, 0.0, None, false), 0);
+        }
+        assert_eq!(
+            preset("aws-go-v2-standard").unwrap().budget,
+            Some(aws_quota())
+        );
+        // Twice botocore's standard-mode delays (`aws-standard`).
+        let botocore = resolve(&PolicySpec {
+            name: "b".into(),
+            preset: Some("aws-standard".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        for n in 1..=3u32 {
+            let (mut a, mut b) = (state, state);
+            assert_eq!(
+                p.next_delay(n, &mut a, 0.5, None, false),
+                2 * botocore.next_delay(n, &mut b, 0.5, None, false)
+            );
+        }
+    }
+
+    /// aws-sdk-js-v3's standard strategy (`@aws-sdk/util-retry`:
+    /// `DEFAULT_MAX_ATTEMPTS` 3, `DEFAULT_RETRY_DELAY_BASE` 100 ms,
+    /// `THROTTLING_RETRY_DELAY_BASE` 500 ms, `MAXIMUM_RETRY_DELAY` 20 s,
+    /// `INITIAL_RETRY_TOKENS` 500, `RETRY_COST` 5 for throttling,
+    /// `TIMEOUT_RETRY_COST` 10 for transient errors, `NO_RETRY_INCREMENT`
+    /// 1; a retry-after hint waits the longer of the two).
+    #[test]
+    fn the_js_v3_sdk_standard_defaults_field_by_field() {
+        let spec = PolicySpec {
+            name: "j".into(),
+            preset: Some("aws-js-v3-standard".into()),
+            ..Default::default()
+        };
+        let p = resolve(&spec).unwrap();
+        assert_eq!(p.max_attempts, Some(3));
+        assert!(p.honor_retry_after);
+        let state = crate::policy::RetryState::default();
+        for n in 1..=12u32 {
+            let cap = |b: u64| ((b * 1_000_000) << (n - 1)).min(20_000_000_000);
+            let mut s = state;
+            assert_eq!(p.next_delay(n, &mut s, 0.5, None, false), cap(100) / 2);
+            let mut s = state;
+            assert_eq!(p.next_delay(n, &mut s, 0.5, None, true), cap(500) / 2);
+            // retry-after: the longer of it and the drawn delay.
+            let mut s = state;
+            let long = 30_000_000_000;
+            assert_eq!(p.next_delay(n, &mut s, 0.5, Some(long), false), long);
+            let mut s = state;
+            assert_eq!(p.next_delay(n, &mut s, 0.5, Some(1), true), cap(500) / 2);
+        }
+        assert_eq!(
+            preset("aws-js-v3-standard").unwrap().budget,
+            Some(BudgetSpec::Quota {
+                capacity: 500.0,
+                cost: 10.0,
+                timeout_cost: 10.0,
+                refund: 1.0,
+                throttling_cost: Some(5.0),
+                scope: BudgetScope::Client,
+            })
+        );
     }
 
     /// botocore's `_retry.json` for DynamoDB: `max_attempts` 10, delay

@@ -30,6 +30,37 @@ fn schedule_of_the_default_queue() {
     assert!(text.contains("over 99 retries"), "{text}");
 }
 
+/// The Go v2 and JavaScript v3 SDKs' defaults (docs/policies.md [GO1],
+/// [JS1]): Go waits `U(0, 2^k)` s before retry k, JavaScript
+/// `U(0, 100 ms · 2^(k−1))`; 3 attempts each.
+#[test]
+fn schedule_of_the_go_and_js_sdk_defaults() {
+    let o = retrysim(&["schedule", "--preset", "aws-go-v2-standard"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    assert!(
+        text.contains("backoff: exponential 2s ×2, max 20s; jitter: full U(0, d); max_attempts: 3"),
+        "{text}"
+    );
+    assert!(
+        text.contains("total retry window: 6 s over 2 retries; with jitter 0 s .. 6 s"),
+        "{text}"
+    );
+    let text = stdout(&retrysim(&["schedule", "--preset", "aws-js-v3-standard"]));
+    assert!(
+        text.contains(
+            "backoff: exponential 100ms ×2, max 20s; jitter: full U(0, d); max_attempts: 3"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "total retry window: 300 ms (0.3 s) over 2 retries; with jitter 0 s .. 300 ms"
+        ),
+        "{text}"
+    );
+}
+
 #[test]
 fn schedule_of_a_hedging_policy_speaks_of_hedges() {
     // gRFC A6's example: 4 attempts, a hedge every 0.5 s.
