@@ -79,18 +79,24 @@ pub enum Effect {
         completed: bool,
         /// The answer to send back, if any.
         reply: Option<Status>,
+        /// The answer is a failure sent after response headers (an
+        /// `outage` with `headers_first`): a policy with
+        /// `commit_on_headers` neither retries nor hedges it.
+        committed: bool,
     },
 }
 
 impl Effect {
-    /// The answer this effect gives a waiting client, if any.
-    pub fn answer(&self) -> Option<(Job, Status)> {
+    /// The answer this effect gives a waiting client, if any, and
+    /// whether it came after response headers.
+    pub fn answer(&self) -> Option<(Job, Status, bool)> {
         match *self {
             Effect::Settle {
                 job,
                 reply: Some(status),
+                committed,
                 ..
-            } => Some((job, status)),
+            } => Some((job, status, committed)),
             _ => None,
         }
     }
@@ -306,7 +312,8 @@ impl Backend {
         let pool = match &mut self.kind {
             Kind::Contention(record) => {
                 if let Some(status) = self.fault.outage {
-                    self.settle(job, false, Some(status));
+                    let committed = self.fault.headers_first;
+                    self.settle_as(job, false, Some(status), committed);
                     return;
                 }
                 let txn = record.read(job);
@@ -349,7 +356,10 @@ impl Backend {
             return;
         }
         let (work, cost) = if let Some(status) = self.fault.outage {
-            (Work::Fail(job, status), self.admission)
+            (
+                Work::Fail(job, status, self.fault.headers_first),
+                self.admission,
+            )
         } else {
             let mut service = server.service_time();
             if self.fault.slowdown != 1.0 {
@@ -394,10 +404,18 @@ impl Backend {
     /// Done with `job`: answered with `reply` if given, then settled.
     #[inline]
     fn settle(&mut self, job: Job, completed: bool, reply: Option<Status>) {
+        self.settle_as(job, completed, reply, false);
+    }
+
+    /// [`Backend::settle`], saying whether the answer came after response
+    /// headers (`committed`).
+    #[inline]
+    fn settle_as(&mut self, job: Job, completed: bool, reply: Option<Status>, committed: bool) {
         self.out.push(Effect::Settle {
             job,
             completed,
             reply,
+            committed,
         });
     }
 
@@ -412,7 +430,10 @@ impl Backend {
     /// expired attempt).
     fn start_work(&mut self, w: u32, job: Job, reqs: &Requests, m: &mut Meter) {
         let (work, cost) = if let Some(status) = self.fault.outage {
-            (Work::Fail(job, status), self.admission)
+            (
+                Work::Fail(job, status, self.fault.headers_first),
+                self.admission,
+            )
         } else if self.drop_expired && !reqs.is_current(job) {
             (Work::Discard(job), self.admission)
         } else {
@@ -564,8 +585,9 @@ impl Backend {
                     self.settle(job, true, None);
                 }
             }
-            Work::Fail(job, status) => {
-                self.fail(job, status, reqs);
+            Work::Fail(job, status, committed) => {
+                let reply = reqs.is_current(job).then_some(status);
+                self.settle_as(job, false, reply, committed);
             }
             Work::Reject(job) => {
                 self.fail(job, self.reject_status, reqs);
@@ -638,7 +660,8 @@ impl Backend {
             (None, None) => Some(error.unwrap_or(Status::Internal)),
         };
         let completed = blocked.is_none() && outcome == Some(true);
-        self.settle(job, completed, status.filter(|_| current));
+        let committed = blocked.is_some() && self.fault.headers_first;
+        self.settle_as(job, completed, status.filter(|_| current), committed);
     }
 
     /// The faults change to `fault` at an edge: workers a capacity fault

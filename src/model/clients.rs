@@ -332,6 +332,22 @@ impl<'a> Clients<'a> {
         }
     }
 
+    /// `r`'s attempt failed after response headers, with a policy that
+    /// commits on them (`commit_on_headers`): the breaker counts the
+    /// failure; the budget is told nothing it would not be for a status
+    /// the policy does not retry (for a hedged request, nothing at all,
+    /// as for a fatal status).
+    pub fn on_committed_failure(&mut self, now: Nanos, r: &Request) {
+        if let Some(br) = self.breaker(r.client) {
+            br.record(now, false);
+        }
+        if self.policy.hedging.is_none() {
+            if let Some(b) = self.budget(r.client) {
+                b.on_not_retried(now);
+            }
+        }
+    }
+
     /// A hedged request's attempt failed with `status` (`timeout`: the
     /// client gave up on it); `pushback` as for [`Clients::on_failure`];
     /// `frozen`: no more hedges may go.

@@ -38,8 +38,9 @@ pub enum Ev {
         wgen: u32,
     },
     /// An answer reaches the client over a network with a delay (without
-    /// one, it does so within the backend's step).
-    Response(Job, Status),
+    /// one, it does so within the backend's step); the flag: it came after
+    /// response headers (an `outage` with `headers_first`).
+    Response(Job, Status, bool),
     /// The caller (a client at the top, a worker of the tier above below)
     /// gives up waiting for an attempt at tier `tier`.
     Timeout {

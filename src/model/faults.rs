@@ -170,6 +170,9 @@ impl ForceRun {
 pub struct FaultState {
     /// Attempts reaching a worker fail with this status.
     pub outage: Option<Status>,
+    /// The outage that sets `outage` sends response headers before each
+    /// failure (`headers_first`).
+    pub headers_first: bool,
     /// Attempts arriving now are never answered.
     pub blackhole: bool,
     /// The backend is down (a `crash`): connections are refused, so an
@@ -205,8 +208,15 @@ pub fn state_at(faults: &[FaultSpec], base_workers: u32, t: Nanos) -> FaultState
     let mut s = FaultState::healthy(base_workers);
     for f in faults.iter().filter(|f| active(f.window(), t)) {
         match *f {
-            FaultSpec::Outage { status, .. } => {
-                s.outage.get_or_insert(status);
+            FaultSpec::Outage {
+                status,
+                headers_first,
+                ..
+            } => {
+                if s.outage.is_none() {
+                    s.outage = Some(status);
+                    s.headers_first = headers_first;
+                }
             }
             FaultSpec::Blackhole { .. } => s.blackhole = true,
             FaultSpec::Crash { .. } => s.crashed = true,
@@ -342,6 +352,7 @@ mod tests {
                 duration: s(1),
                 status: Status::Internal,
                 flush: false,
+                headers_first: false,
             },
         ];
         let at = |t: u64| state_at(&faults, 10, t * 1_000_000_000);

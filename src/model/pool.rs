@@ -28,8 +28,9 @@ pub enum WorkerState {
 pub enum Work {
     /// Serving an attempt (admission + service time).
     Serve(Job),
-    /// Admitting an attempt during an outage; it fails with the status.
-    Fail(Job, Status),
+    /// Admitting an attempt during an outage; it fails with the status,
+    /// after response headers when the flag is set (`headers_first`).
+    Fail(Job, Status, bool),
     /// Admitting an expired attempt that `drop_expired` discards.
     Discard(Job),
     /// Rejecting an attempt that found the waiting room full: costs

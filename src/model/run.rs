@@ -437,7 +437,9 @@ impl<'a> Sim<'a> {
                 top.backend.write(now, txn, &top.reqs, &mut top.meter);
                 self.apply_effects(now, TOP);
             }
-            Ev::Response(job, status) => self.answer(now, TOP, job, status, false),
+            Ev::Response(job, status, committed) => {
+                self.answer_after_headers(now, TOP, job, status, committed)
+            }
             Ev::Timeout { tier, job } => {
                 let k = tier as usize;
                 self.timeout_popped(now, k, job);

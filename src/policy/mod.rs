@@ -67,6 +67,9 @@ pub struct Policy {
     /// The connection backoff after a crash (`None`: a new connection per
     /// attempt).
     pub reconnect: Option<Reconnect>,
+    /// Whether a failure that came after response headers (an `outage`
+    /// with `headers_first`) commits the call: no retry, no hedge.
+    pub commit_on_headers: bool,
 }
 
 /// What a request remembers between its retries to compute the next delay.
@@ -286,6 +289,7 @@ pub fn resolve(written: &PolicySpec) -> Result<Policy, ResolveError> {
                 .as_ref()
                 .and_then(Reconnecting::spec)
                 .map(ReconnectSpec::resolve),
+            commit_on_headers: spec.commit_on_headers.unwrap_or(false),
         });
     }
     let max_attempts = spec.max_attempts.unwrap_or(1);
@@ -330,6 +334,7 @@ pub fn resolve(written: &PolicySpec) -> Result<Policy, ResolveError> {
             .as_ref()
             .and_then(Reconnecting::spec)
             .map(ReconnectSpec::resolve),
+        commit_on_headers: spec.commit_on_headers.unwrap_or(false),
     })
 }
 

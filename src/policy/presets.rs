@@ -187,6 +187,7 @@ fn grpc(jitter: JitterSpec) -> PolicySpec {
         honor_retry_after: Some(true),
         pushback: Some(Pushback::Exact),
         reconnect: Some(Reconnecting::On(ReconnectSpec::default())),
+        commit_on_headers: Some(true),
         ..Default::default()
     }
 }
@@ -216,7 +217,9 @@ fn grpc(jitter: JitterSpec) -> PolicySpec {
 ///   "token_ratio": 0.1}}` to model it. Every `grpc*` preset carries
 ///   gRPC's connection backoff (`reconnect`: 1 s, × 1.6, ±20 %, 120 s,
 ///   min connect timeout 20 s), which acts only when a `crash` refuses
-///   connections.
+///   connections, and A6's commit rule (`commit_on_headers`: no retry or
+///   hedge once response headers arrived), which acts only on an `outage`
+///   with `headers_first`.
 /// - `grpc-legacy`: the same with full jitter `U(0, d)`, A6 before the
 ///   2024-08 revision (which gRPC releases still do this is UNCONFIRMED).
 /// - `aws-standard`: botocore standard mode (pre-2026): 3 attempts,
@@ -325,6 +328,7 @@ pub fn preset(name: &str) -> Option<PolicySpec> {
             }),
             honor_retry_after: Some(true),
             reconnect: Some(Reconnecting::On(ReconnectSpec::default())),
+            commit_on_headers: Some(true),
             ..Default::default()
         },
         "aws-standard" => aws_standard(),

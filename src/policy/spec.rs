@@ -70,6 +70,12 @@ pub struct PolicySpec {
     /// per attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reconnect: Option<Reconnecting>,
+    /// gRPC's commit rule (gRFC A6): a call whose failure came after
+    /// response headers is committed, never retried nor hedged. Acts only
+    /// on the failures of an `outage` with `headers_first`; the `grpc*`
+    /// presets set it (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_on_headers: Option<bool>,
     /// The policy this one applies at the downstream tiers whose policy
     /// is `"compared"` (default: itself), so "retries at the top only"
     /// and "retries at every layer" are two policies of one scenario.
@@ -120,6 +126,7 @@ impl PolicySpec {
             hedging: self.hedging.clone().or(base.hedging),
             rate_limiter: self.rate_limiter.clone().or(base.rate_limiter),
             reconnect: self.reconnect.or(base.reconnect),
+            commit_on_headers: self.commit_on_headers.or(base.commit_on_headers),
             downstream_policy: self.downstream_policy.clone(),
         })
     }

@@ -18,6 +18,7 @@ mod estimate;
 mod fuzz;
 mod gate;
 mod hangs;
+mod headers;
 mod hedging;
 mod import_deploy;
 mod invariants;

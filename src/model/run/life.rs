@@ -202,7 +202,7 @@ impl<'a> Sim<'a> {
         }
         // Never sent: settled here, with nothing to serve.
         tier.reqs.settle(job, false);
-        self.respond(now, k, job, Status::Unavailable, false, true);
+        self.respond(now, k, job, Status::Unavailable, false, true, false);
     }
 
     /// An attempt reaches tier `k`'s backend.
@@ -234,6 +234,7 @@ impl<'a> Sim<'a> {
                     job,
                     completed,
                     reply,
+                    committed,
                 } => {
                     let tier = &mut self.tiers[k];
                     if let Some(status) = reply {
@@ -242,7 +243,8 @@ impl<'a> Sim<'a> {
                         }
                         if !instant {
                             let hop = self.network.hop();
-                            self.q.schedule_after(hop, Ev::Response(job, status));
+                            self.q
+                                .schedule_after(hop, Ev::Response(job, status, committed));
                         }
                     }
                     let s = tier.reqs.settle(job, completed);
@@ -274,8 +276,8 @@ impl<'a> Sim<'a> {
             // Delivering an answer may end a request, release a calling
             // worker or send an attempt (a hedge, a call): their effects
             // are applied within, from lists of their own.
-            for (job, status) in out.iter().filter_map(Effect::answer) {
-                self.answer(now, k, job, status, false);
+            for (job, status, committed) in out.iter().filter_map(Effect::answer) {
+                self.answer_after_headers(now, k, job, status, committed);
             }
         }
         out.clear();
@@ -301,11 +303,28 @@ impl<'a> Sim<'a> {
     /// (`timeout`) the caller stops waiting for it; stale when the caller
     /// no longer waits for it.
     pub(super) fn answer(&mut self, now: Nanos, k: usize, job: Job, status: Status, timeout: bool) {
-        self.respond(now, k, job, status, timeout, false);
+        self.respond(now, k, job, status, timeout, false, false);
+    }
+
+    /// An answer from tier `k`'s backend reaches its caller; `committed`:
+    /// it is a failure that came after response headers (an `outage` with
+    /// `headers_first`).
+    pub(super) fn answer_after_headers(
+        &mut self,
+        now: Nanos,
+        k: usize,
+        job: Job,
+        status: Status,
+        committed: bool,
+    ) {
+        self.respond(now, k, job, status, false, false, committed);
     }
 
     /// [`Sim::answer`], for an answer from the backend or (`local`) a
-    /// failure at the client, which brings no pushback.
+    /// failure at the client, which brings no pushback; `committed`: a
+    /// failure after response headers, which a policy with
+    /// `commit_on_headers` neither retries nor hedges (gRFC A6).
+    #[allow(clippy::too_many_arguments)]
     fn respond(
         &mut self,
         now: Nanos,
@@ -314,6 +333,7 @@ impl<'a> Sim<'a> {
         status: Status,
         timeout: bool,
         local: bool,
+        committed: bool,
     ) {
         let tier = &mut self.tiers[k];
         if !tier.reqs.is_current(job) {
@@ -353,6 +373,14 @@ impl<'a> Sim<'a> {
             tier.meter.col.now.timeouts += 1;
         } else {
             tier.meter.col.now.errors += 1;
+        }
+        if committed && tier.policy.commit_on_headers {
+            // The call is committed to this attempt: it fails, and any
+            // hedges still out are abandoned with it.
+            let r = &tier.reqs[job.slot as usize];
+            tier.clients.on_committed_failure(now, r);
+            self.finish(now, k, job.slot, Some(GiveUp::NotRetryable), status);
+            return;
         }
         if tier.policy.hedging.is_some() {
             self.on_hedge_failure(now, job.slot, status, pushback);

@@ -28,6 +28,12 @@ pub enum FaultSpec {
         /// start, as a crash would.
         #[serde(default)]
         flush: bool,
+        /// Whether the backend sends response headers before each failure
+        /// (default false): a policy with `commit_on_headers` (the `grpc*`
+        /// presets) treats such a failure as committed and neither retries
+        /// nor hedges it.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        headers_first: bool,
         /// The tier it strikes, by name; absent = the top backend.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tier: Option<String>,
@@ -235,9 +241,19 @@ impl FaultSpec {
     /// What the fault does, in a phrase: `attempts fail with unavailable`.
     pub fn effect(&self) -> String {
         match self {
-            FaultSpec::Outage { status, flush, .. } => format!(
-                "attempts fail with {}{}",
+            FaultSpec::Outage {
+                status,
+                flush,
+                headers_first,
+                ..
+            } => format!(
+                "attempts fail with {}{}{}",
                 status.name(),
+                if *headers_first {
+                    " after response headers"
+                } else {
+                    ""
+                },
                 if *flush {
                     "; queue flushed at the start"
                 } else {
@@ -328,6 +344,7 @@ mod tests {
                 duration: s(90),
                 status: Status::Unavailable,
                 flush: false,
+                headers_first: false,
             },
         ];
         assert_eq!(
