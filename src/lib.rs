@@ -42,7 +42,7 @@
 //! | `model` | `engine`, `math`, `metrics`, `policy`, `scenario`, `status`, `time` |
 //! | `runner` | `engine`, `metrics`, `model`, `policy`, `scenario`, `status`, `time` |
 //! | `sweep` | `csv_text`, `decimal`, `engine`, `metrics`, `runner`, `scenario`, `time` |
-//! | `map` | `csv_text`, `decimal`, `metrics`, `runner`, `scenario`, `sweep` |
+//! | `map` | `csv_text`, `decimal`, `metrics`, `runner`, `scenario`, `sweep`, `time` |
 //! | `assess` | `decimal`, `map`, `metrics`, `model`, `policy`, `runner`, `scenario`, `status`, `time` |
 //! | `tune` | `decimal`, `metrics`, `policy`, `runner`, `scenario`, `time` |
 //! | `report` | `assess`, `csv_text`, `decimal`, `engine`, `gate`, `map`, `metrics`, `policy`, `scenario`, `sweep`, `time`, `tune` |
