@@ -8,8 +8,8 @@
 //!
 //! | condition | reads | passes when |
 //! |---|---|---|
-//! | `--fail-on metastable` | the trigger threshold (bisection with the scenario's own fault) | the scenario's own load is at or below the threshold's low end: it recovers from its own trigger |
-//! | `--min-margin X` | the threshold's low end ÷ the scenario's own load | that ratio is at least `X` |
+//! | `--fail-on metastable` | the trigger threshold (bisection with the scenario's own fault), as the band where outcomes are mixed | the scenario's own load is at or below the band's low end: it recovers from its own trigger |
+//! | `--min-margin X` | the band's low end ÷ the scenario's own load | that ratio is at least `X` |
 //! | `--max-amplification X` | the closed-form worst-case attempts per request (`worst_case_amplification`) | it is at most `X` (unlimited attempts fail) |
 //! | `--max-drain D` | the retry window: the nominal delays summed over the retries the policy allows, how long after an outage ends the retries of the requests it failed keep coming (`retry_window_s`) | it is at most `D` (an unlimited window fails) |
 //!
@@ -73,8 +73,8 @@ impl Condition {
     pub fn check(&self, a: &Assessment, p: &PolicyVerdict) -> Check {
         let (passed, measured) = match *self {
             Condition::Metastable => {
-                let lo = p.threshold.low;
-                let state = match (lo, p.threshold.high) {
+                let lo = p.threshold_band.low;
+                let state = match (lo, p.threshold_band.high) {
                     (None, _) => "recovers at no load tried".to_string(),
                     (Some(lo), None) => format!(
                         "recovers (own load {}; every load tried recovers, up to {})",
@@ -99,10 +99,10 @@ impl Condition {
                 };
                 (lo.is_some_and(|lo| a.own_load <= lo), state)
             }
-            Condition::MinMargin(x) => match p.threshold.low {
+            Condition::MinMargin(x) => match p.threshold_band.low {
                 Some(lo) => {
                     let m = lo / a.own_load;
-                    let at_least = if p.threshold.high.is_none() {
+                    let at_least = if p.threshold_band.high.is_none() {
                         "at least "
                     } else {
                         ""
@@ -419,16 +419,16 @@ mod tests {
         assert!(Condition::MaxDrain(0.3).check(&a, &p).passed);
         assert!(!Condition::MaxDrain(0.29).check(&a, &p).passed);
         // Above the low end: on the edge or past the cliff, both fail.
-        p.threshold = Interval {
+        p.threshold_band = Interval {
             low: Some(90.0),
             high: Some(120.0),
         };
         let edge = Condition::Metastable.check(&a, &p);
         assert!(!edge.passed && edge.measured.starts_with("on the edge"));
-        p.threshold.high = Some(95.0);
+        p.threshold_band.high = Some(95.0);
         let past = Condition::Metastable.check(&a, &p);
         assert!(!past.passed && past.measured.starts_with("past the cliff"));
-        p.threshold = Interval::default();
+        p.threshold_band = Interval::default();
         assert!(!Condition::Metastable.check(&a, &p).passed);
         assert!(!Condition::MinMargin(0.1).check(&a, &p).passed);
         p.retry_window_s = None;
