@@ -8,7 +8,7 @@
 //! (`[sso-session …]`, `[services …]`) and other keys are named in a
 //! warning and ignored. A value is refused with the file, line and key.
 
-use super::{bad_key, policy_name, Imported, Refusals};
+use super::{bad_key, Imported, Refusals};
 use crate::policy::PolicySpec;
 use crate::scenario::error::{InvalidInput, Located};
 
@@ -135,17 +135,13 @@ pub fn import_profiles(
             },
         };
         let Some(preset) = preset else { continue };
-        let name = super::unique(
-            policy_name(&p.name, &format!("aws-{}", policies.len() + 1)),
-            &policies,
-            &mut warnings,
-        );
-        policies.push(PolicySpec {
-            name,
+        let spec = PolicySpec {
             preset: Some(preset.into()),
             max_attempts: attempts,
             ..Default::default()
-        });
+        };
+        let fallback = format!("aws-{}", policies.len() + 1);
+        super::push_named(&mut policies, &p.name, &fallback, spec, &mut warnings);
     }
     refused.check()?;
     if policies.is_empty() {

@@ -18,9 +18,9 @@
 //! - the cluster's DEFAULT-priority `retry_budget` (20 %, min 3) or, without
 //!   one, `max_retries` (default 3) → `budget.concurrency`.
 
-use super::unique;
+use super::push_named;
 use super::yaml_docs::{documents, duration, get, number, other_keys, string, whole, Doc, DurForm};
-use super::{policy_name, Imported, Refusals};
+use super::{Imported, Refusals};
 use crate::policy::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec};
 use crate::scenario::error::{InvalidInput, Located};
 use crate::status::Status;
@@ -144,12 +144,13 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             .cloned()
             .collect::<Vec<_>>()
             .join(".");
-        spec.name = unique(
-            policy_name(&raw, &format!("envoy-{}", n + 1)),
-            &policies,
+        push_named(
+            &mut policies,
+            &raw,
+            &format!("envoy-{}", n + 1),
+            spec,
             &mut warnings,
         );
-        policies.push(spec);
     }
     if sites.is_empty() {
         // A file of clusters only: their budgets on the `envoy` preset.
@@ -160,17 +161,13 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
                  are assumed beside the cluster's retry limit",
                 c.path
             ));
-            let name = unique(
-                policy_name(c.name.as_deref().unwrap_or(""), "envoy-cluster"),
-                &policies,
-                &mut warnings,
-            );
-            policies.push(PolicySpec {
-                name,
+            let raw = c.name.as_deref().unwrap_or("");
+            let spec = PolicySpec {
                 preset: Some("envoy".into()),
                 budget: Some(budget.clone()),
                 ..Default::default()
-            });
+            };
+            push_named(&mut policies, raw, "envoy-cluster", spec, &mut warnings);
         }
     }
     refused.check()?;

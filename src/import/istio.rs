@@ -14,9 +14,9 @@
 //! Documents of other kinds are ignored with a warning.
 
 use super::envoy::{envoy_policy, per_try_warning, retry_on, DEFAULT_BASE_INTERVAL};
-use super::unique;
+use super::push_named;
 use super::yaml_docs::{documents, duration, get, other_keys, shown, string, DurForm};
-use super::{policy_name, Imported, Refusals};
+use super::{Imported, Refusals};
 use crate::policy::PolicySpec;
 use crate::scenario::error::{InvalidInput, Located};
 use crate::time::Dur;
@@ -122,12 +122,8 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
                 None if routes.len() == 1 => vs_name.to_string(),
                 None => format!("{vs_name}.http{i}"),
             };
-            let name = unique(
-                policy_name(&raw, &format!("istio-{}", policies.len() + 1)),
-                &policies,
-                &mut warnings,
-            );
-            policies.push(PolicySpec { name, ..spec });
+            let fallback = format!("istio-{}", policies.len() + 1);
+            push_named(&mut policies, &raw, &fallback, spec, &mut warnings);
         }
     }
     refused.check()?;

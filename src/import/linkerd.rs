@@ -17,9 +17,9 @@
 //! with a warning.
 
 use super::envoy::{envoy_policy, http_status};
-use super::unique;
+use super::push_named;
 use super::yaml_docs::{documents, duration, get, number, other_keys, Doc, DurForm};
-use super::{policy_name, Imported, Refusals};
+use super::{Imported, Refusals};
 use crate::policy::budget::Deposit;
 use crate::policy::{BudgetScope, BudgetSpec, PolicySpec};
 use crate::scenario::error::{InvalidInput, Located};
@@ -76,12 +76,8 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             }
         };
         let Some(spec) = spec else { continue };
-        let name = unique(
-            policy_name(&name, &format!("linkerd-{}", policies.len() + 1)),
-            &policies,
-            &mut warnings,
-        );
-        policies.push(PolicySpec { name, ..spec });
+        let fallback = format!("linkerd-{}", policies.len() + 1);
+        push_named(&mut policies, &name, &fallback, spec, &mut warnings);
     }
     refused.check()?;
     if policies.is_empty() {

@@ -85,6 +85,19 @@ impl Imported {
     }
 }
 
+/// Adds `spec` to `policies` under the policy name made from `raw`
+/// (`fallback` when `raw` gives none), kept unique as [`unique`] does.
+pub(crate) fn push_named(
+    policies: &mut Vec<PolicySpec>,
+    raw: &str,
+    fallback: &str,
+    spec: PolicySpec,
+    warnings: &mut Vec<String>,
+) {
+    let name = unique(policy_name(raw, fallback), policies, warnings);
+    policies.push(PolicySpec { name, ..spec });
+}
+
 /// `name`, or `name-2`, `name-3`, … (cut so the suffix stays within the
 /// name limit) when a policy already has it, with a warning saying so.
 pub(crate) fn unique(name: String, policies: &[PolicySpec], warnings: &mut Vec<String>) -> String {
