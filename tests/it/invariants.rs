@@ -4,6 +4,7 @@
 //! on in the test profile, so these runs check them too.
 
 use proptest::prelude::*;
+use retrysim::metrics::RunResult;
 use retrysim::model::run::{simulate, RunError};
 use retrysim::scenario::Scenario;
 use serde_json::{json, Value};
@@ -171,34 +172,62 @@ prop_compose! {
     }
 }
 
+/// Runs policy 0 of `s`; `None` when the run stalls, which must be what
+/// the lint predicts (a zero-time loop): a scenario whose time stops is
+/// refused, and that is the only refusal allowed.
+pub(crate) fn run_or_predicted_stall(s: &Scenario) -> Result<Option<RunResult>, TestCaseError> {
+    match simulate(s, 0, 0) {
+        Ok(r) => Ok(Some(r)),
+        Err(RunError::Stalled { .. }) => {
+            prop_assert!(s.zero_time_loop(0).is_some(), "an unpredicted stall");
+            Ok(None)
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Every request ends exactly once, and the time series (bins of `bin_s`)
+/// add up to the summary's counts: requests, successes, attempts, offered
+/// load, the requests that ended, and the backlog left at the end (the
+/// scenario has no warm-up, so the backlog is what is unfinished).
+pub(crate) fn counts_add_up(r: &RunResult, bin_s: f64) -> Result<(), TestCaseError> {
+    let m = r.summary();
+    prop_assert_eq!(
+        m.succeeded + m.failed + m.dropped + m.unfinished,
+        m.requests
+    );
+    let total = |f: fn(&retrysim::metrics::BinRow) -> f64| -> u64 {
+        r.bins().iter().map(|b| (f(b) * bin_s).round() as u64).sum()
+    };
+    prop_assert_eq!(total(|b| b.demand_rps), m.requests);
+    prop_assert_eq!(total(|b| b.goodput_rps), m.succeeded);
+    prop_assert_eq!(
+        total(|b| b.first_attempt_rps) + total(|b| b.retry_rps),
+        m.attempts
+    );
+    prop_assert_eq!(total(|b| b.offered_rps), m.offered);
+    let ended: u64 = m.attempt_entries().map(|(_, c)| c[0] + c[1]).sum();
+    prop_assert_eq!(ended, m.succeeded + m.failed + m.dropped);
+    let last = r.bins().last().expect("a run has bins");
+    prop_assert_eq!(last.backlog as u64, m.unfinished);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
 
     #[test]
     fn every_request_ends_exactly_once_and_bins_add_up(v in scenario()) {
         let s = Scenario::from_json(&v.to_string()).unwrap();
-        let r = match simulate(&s, 0, 0) {
-            Ok(r) => r,
-            // A scenario whose time stops is refused, and that is what the
-            // lint predicts for it.
-            Err(RunError::Stalled { .. }) => {
-                prop_assert!(s.zero_time_loop(0).is_some(), "an unpredicted stall");
-                return Ok(());
-            }
-            Err(e) => panic!("{e}"),
-        };
+        let Some(r) = run_or_predicted_stall(&s)? else { return Ok(()) };
         let m = &r.summary();
-        prop_assert_eq!(m.succeeded + m.failed + m.dropped + m.unfinished, m.requests);
         let bin = 0.5;
+        counts_add_up(&r, bin)?;
         let total = |f: fn(&retrysim::metrics::BinRow) -> f64| -> u64 {
             r.bins().iter().map(|b| (f(b) * bin).round() as u64).sum()
         };
         prop_assert_eq!(r.bins().len(), 50);
-        prop_assert_eq!(total(|b| b.demand_rps), m.requests);
-        prop_assert_eq!(total(|b| b.goodput_rps), m.succeeded);
         prop_assert_eq!(total(|b| b.dropped_rps), m.dropped);
-        prop_assert_eq!(total(|b| b.first_attempt_rps) + total(|b| b.retry_rps), m.attempts);
-        prop_assert_eq!(total(|b| b.offered_rps), m.offered);
         prop_assert_eq!(total(|b| b.rejected_rps), m.rejected);
         prop_assert_eq!(total(|b| b.wasted_rps), m.wasted);
         prop_assert!(m.offered <= m.attempts);
@@ -212,8 +241,6 @@ proptest! {
         prop_assert_eq!(m.dead_lettered(), m.max_attempts_reached);
         // The attempt distribution covers every request that ended, and
         // the attempts they made.
-        let ended: u64 = m.attempt_entries().map(|(_, c)| c[0] + c[1]).sum();
-        prop_assert_eq!(ended, m.succeeded + m.failed + m.dropped);
         let succeeded: u64 = m.attempt_entries().map(|(_, c)| c[0]).sum();
         prop_assert_eq!(succeeded, m.succeeded);
         let made: u64 = m.attempt_entries().map(|(k, c)| k as u64 * (c[0] + c[1])).sum();
@@ -240,8 +267,6 @@ proptest! {
                 prop_assert!(p50 <= p99);
             }
         }
-        let last = r.bins().last().unwrap();
-        prop_assert_eq!(last.backlog as u64, m.unfinished, "no warm-up: the backlog at the end is what is unfinished");
         if let Some(h) = s.policies()[0].hedging {
             // Never more hedges than max_attempts per request.
             prop_assert!(m.attempts <= u64::from(h.max_attempts) * m.requests);
