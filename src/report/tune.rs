@@ -4,6 +4,7 @@
 //! recommended settings, on a Cloud Tasks scenario).
 
 use super::csv_file::{self, int, text, Cell, Column};
+use super::format::json_num;
 use super::output::{save, save_json};
 use crate::report::OutputError;
 use crate::tune::{changes, Candidate, Fresh, Limit, Score, Tuned};
@@ -176,13 +177,20 @@ pub struct Recommendation<'a> {
     pub trades: &'a [String],
 }
 
+/// A figure in `tune.json` under the report's number rule ([`json_num`]),
+/// as every other file writes it: six decimals at most, a whole number
+/// without a point, `null` for none or a value that is not a number.
+fn figure(x: Option<f64>) -> serde_json::Value {
+    serde_json::from_str(&json_num(x)).expect("the number rule writes JSON numbers")
+}
+
 /// A constraint and the worst value seen, for `tune.json`.
 fn limit_json(l: &Limit) -> serde_json::Value {
     serde_json::json!({
         "constraint": l.name,
         "flag": l.flag,
-        "limit": l.limit,
-        "worst": l.worst,
+        "limit": figure(Some(l.limit)),
+        "worst": figure(Some(l.worst)),
         "assumption": l.assumption,
     })
 }
@@ -196,13 +204,13 @@ pub fn record(r: &Recommendation<'_>) -> serde_json::Value {
         "gcloud": r.gcloud.map(|f| format!("gcloud tasks queues update QUEUE {f}")),
         "notes": r.notes,
         "score": {
-            "success_rate": s.success_rate,
-            "drop_rate": s.drop_rate,
-            "dead_letter_rate": s.dead_letter_rate,
-            "drain_s": s.drain_s,
-            "max_task_age_s": s.max_task_age_s,
-            "peak_load_1s": s.peak_load_ratio,
-            "peak_load_bin": s.peak_load_bin_ratio,
+            "success_rate": figure(Some(s.success_rate)),
+            "drop_rate": figure(Some(s.drop_rate)),
+            "dead_letter_rate": figure(Some(s.dead_letter_rate)),
+            "drain_s": figure(s.drain_s),
+            "max_task_age_s": figure(Some(s.max_task_age_s)),
+            "peak_load_1s": figure(Some(s.peak_load_ratio)),
+            "peak_load_bin": figure(Some(s.peak_load_bin_ratio)),
             "replications": s.spread.replications,
         },
         "assumptions": r.assumptions,
@@ -234,6 +242,19 @@ pub fn save_recommendation(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `tune.json`'s figures follow the number rule of every other file.
+    #[test]
+    fn figures_are_written_under_the_number_rule() {
+        let text = |x| figure(x).to_string();
+        assert_eq!(text(Some(0.16433864020339292)), "0.164339");
+        assert_eq!(text(Some(2.8066666666666666)), "2.806667");
+        assert_eq!(text(Some(62.0)), "62");
+        assert_eq!(text(Some(-0.0)), "0");
+        assert_eq!(text(None), "null");
+        assert_eq!(text(Some(f64::NAN)), "null");
+        assert_eq!(text(Some(f64::INFINITY)), "null");
+    }
 
     /// Every column has a name and a cell in every row, and a figure
     /// that is not a number is an empty cell, as in every other file.
