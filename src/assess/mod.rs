@@ -141,6 +141,17 @@ pub struct Assessment {
     pub runs: u64,
 }
 
+/// One set of runs in a batch: a policy, the `--set` assignments that
+/// make its scenario, how many replications, and whether its runs stop
+/// once their outcome is decided (a probe) or go to the end (the worst
+/// case).
+struct Item {
+    policy: usize,
+    sets: Vec<String>,
+    reps: u32,
+    early: bool,
+}
+
 /// Writes a load for `--set`: whole numbers without a point.
 fn load_text(x: f64, whole: bool) -> String {
     if whole {
@@ -227,54 +238,53 @@ where
     let question = Question {
         recover_within: opts.recover_within,
     };
-    // Runs `sets` of each (policy, extra sets) and returns each one's
-    // results; all in one fan-out. Probes (`early`) stop each run once its
-    // outcome is decided.
-    let batch = |items: &[(usize, Vec<String>)],
-                 reps: u32,
-                 early: bool|
-     -> Result<Vec<(Scenario, Vec<RunResult>)>, E> {
+    // Runs each item (a policy, extra sets, replications, and whether its
+    // runs stop once their outcome is decided) and returns each one's
+    // scenario and results; all in one fan-out.
+    let batch = |items: &[Item]| -> Result<Vec<(Scenario, Vec<RunResult>)>, E> {
         let mut scenarios = Vec::with_capacity(items.len());
-        for (p, sets) in items {
-            let mut s = load(sets)?;
-            s.select_policies(std::slice::from_ref(&names[*p]))
+        for item in items {
+            let mut s = load(&item.sets)?;
+            s.select_policies(std::slice::from_ref(&names[item.policy]))
                 .expect("the policy is in the scenario");
             scenarios.push(s);
         }
-        let jobs: Vec<Job<'_>> = scenarios
+        let jobs: Vec<(Job<'_>, bool)> = scenarios
             .iter()
-            .flat_map(|s| runner::jobs_of(s, reps))
+            .zip(items)
+            .flat_map(|(s, item)| {
+                runner::jobs_of(s, item.reps)
+                    .into_iter()
+                    .map(|job| (job, item.early))
+            })
             .collect();
         on_runs(jobs.len() as u64);
         runs.set(runs.get() + jobs.len() as u64);
-        let results = if early {
-            run_jobs_until(&jobs, question, None, on_done)?
-        } else {
-            runner::run_jobs(&jobs, false, on_done)?
-        };
-        let mut results = results.into_iter();
+        let mut results = run_jobs_until(&jobs, question, None, on_done)?.into_iter();
         Ok(scenarios
             .into_iter()
-            .map(|s| {
-                let mine = results.by_ref().take(reps as usize).collect();
+            .zip(items)
+            .map(|(s, item)| {
+                let mine = results.by_ref().take(item.reps as usize).collect();
                 (s, mine)
             })
             .collect())
     };
 
-    // The worst case: an outage over the whole run, no runbook actions.
+    // The worst case: an outage over the whole run, no runbook actions,
+    // one full run per policy.
     let outage = format!(
         "faults=[{{\"outage\": {{\"start\": \"0s\", \"duration\": \"{}\"}}}}]",
         format_duration(run_end)
     );
-    let worst_sets = vec![outage, "actions=[]".to_string()];
-    let worst = batch(
-        &(0..names.len())
-            .map(|p| (p, worst_sets.clone()))
-            .collect::<Vec<_>>(),
-        1,
-        false,
-    )?;
+    let worst_items: Vec<Item> = (0..names.len())
+        .map(|policy| Item {
+            policy,
+            sets: vec![outage.clone(), "actions=[]".to_string()],
+            reps: 1,
+            early: false,
+        })
+        .collect();
 
     // The trigger threshold. A rate above the capacity never recovers (it
     // is not healthy even before the fault), so doubling a constant rate
@@ -288,23 +298,63 @@ where
         .iter()
         .map(|_| Bisection::new(own_load, whole, opts.tolerance).with_ceiling(rate_ceiling))
         .collect();
+
+    // The sustaining load: the rate steps to the load tried when the
+    // fault ends.
+    let own_rate = match spec.traffic.mode {
+        Mode::Open | Mode::Pool => spec.traffic.rate.filter(|r| *r > 0.0),
+        _ => None,
+    };
+    if let Some(rate) = own_rate {
+        let rate_whole = rate.fract() == 0.0;
+        searches.extend(names.iter().map(|_| {
+            Bisection::new(rate, rate_whole, opts.tolerance).with_ceiling(above_capacity)
+        }));
+    }
+    let step_at = format_duration(fault_end);
+    let step_end = format_duration(fault_end + NS_PER_SEC.min(run_end - fault_end).max(1));
+    // Search `i` < the policy count is policy `i`'s threshold search;
+    // above, the sustaining search of policy `i` − the count.
+    let probe = |i: usize, x: f64| -> Item {
+        let n = names.len();
+        let sets = if i < n {
+            format!("{}={}", opts.load_path, load_text(x, whole))
+        } else {
+            let scale = num(x / own_rate.expect("a sustaining search has a rate"));
+            format!(
+                "traffic.profile=[{{\"at\": \"{step_at}\", \"scale\": 1}}, {{\"at\": \"{step_end}\", \"scale\": {scale}}}]"
+            )
+        };
+        Item {
+            policy: i % n,
+            sets: vec![sets],
+            reps,
+            early: true,
+        }
+    };
+
+    // Every search advances at once, one batch per step, and the first
+    // batch carries the worst-case runs too: the fewer and fuller the
+    // batches, the less a core waits for the slowest run of one. No
+    // outcome depends on which batch ran it.
+    let mut pending_worst = Some(worst_items);
+    let mut worst: Vec<(Scenario, Vec<RunResult>)> = Vec::new();
     let mut failed: Option<E> = None;
     bisect::run_all(&mut searches, &mut |probes| {
-        let items: Vec<(usize, Vec<String>)> = probes
-            .iter()
-            .map(|&(p, x)| {
-                (
-                    p,
-                    vec![format!("{}={}", opts.load_path, load_text(x, whole))],
+        let mut items = pending_worst.take().unwrap_or_default();
+        let carried = items.len();
+        items.extend(probes.iter().map(|&(i, x)| probe(i, x)));
+        match batch(&items) {
+            Ok(mut done) => {
+                let probed = done.split_off(carried);
+                worst.extend(done);
+                Some(
+                    probed
+                        .iter()
+                        .map(|(s, r)| share(s, r, opts.recover_within))
+                        .collect(),
                 )
-            })
-            .collect();
-        match batch(&items, reps, true) {
-            Ok(done) => Some(
-                done.iter()
-                    .map(|(s, r)| share(s, r, opts.recover_within))
-                    .collect(),
-            ),
+            }
             Err(e) => {
                 failed.get_or_insert(e);
                 None
@@ -314,54 +364,15 @@ where
     if let Some(e) = failed {
         return Err(e);
     }
-
-    // The sustaining load: the rate steps to the load tried when the
-    // fault ends.
-    let own_rate = match spec.traffic.mode {
-        Mode::Open | Mode::Pool => spec.traffic.rate.filter(|r| *r > 0.0),
-        _ => None,
-    };
-    let mut sustaining: Vec<Option<Bisection>> = names.iter().map(|_| None).collect();
-    if let Some(rate) = own_rate {
-        let rate_whole = rate.fract() == 0.0;
-        let mut list: Vec<Bisection> = names
-            .iter()
-            .map(|_| Bisection::new(rate, rate_whole, opts.tolerance).with_ceiling(above_capacity))
-            .collect();
-        let step_at = format_duration(fault_end);
-        let step_end = format_duration(fault_end + NS_PER_SEC.min(run_end - fault_end).max(1));
-        let mut failed: Option<E> = None;
-        bisect::run_all(&mut list, &mut |probes| {
-            let items: Vec<(usize, Vec<String>)> = probes
-                .iter()
-                .map(|&(p, x)| {
-                    let scale = num(x / rate);
-                    (
-                        p,
-                        vec![format!(
-                            "traffic.profile=[{{\"at\": \"{step_at}\", \"scale\": 1}}, {{\"at\": \"{step_end}\", \"scale\": {scale}}}]"
-                        )],
-                    )
-                })
-                .collect();
-            match batch(&items, reps, true) {
-                Ok(done) => Some(
-                    done.iter()
-                        .map(|(s, r)| share(s, r, opts.recover_within))
-                        .collect(),
-                ),
-                Err(e) => {
-                    failed.get_or_insert(e);
-                    None
-                }
-            }
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        sustaining = list.into_iter().map(Some).collect();
+    if let Some(items) = pending_worst {
+        worst = batch(&items)?;
     }
-
+    let mut sustaining: Vec<Option<Bisection>> = searches
+        .split_off(names.len())
+        .into_iter()
+        .map(Some)
+        .collect();
+    sustaining.resize_with(names.len(), || None);
     let counted_s = secs(run_end.saturating_sub(spec.warmup.ns())).max(1e-9);
     let mut policies = Vec::with_capacity(names.len());
     for (p, policy) in base.policies().iter().enumerate() {

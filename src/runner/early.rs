@@ -10,11 +10,17 @@
 //!    incident's end. That is exactly where the full run's recovery time is
 //!    found (the first such stretch), so the stopped run's recovery time is
 //!    the full run's;
-//! 2. **a storm is still sustained past the horizon** (with a recovery
-//!    deadline only, `--recover-within W`): no recovery has started by
-//!    `W` after the incident's end, and the bins that could have shown one
-//!    (up to `W` + `stable_for`, rounded up to whole bins) are all closed.
-//!    Whatever the rest of the run does, it did not recover within `W`;
+//! 2. **no recovery can start by the deadline** (with a recovery deadline
+//!    only, `--recover-within W`, and a run long enough to decide it): a
+//!    bin that starts at or after the deadline (`W` after the incident's
+//!    end) is unhealthy, and no recovery has been seen. A recovery that
+//!    starts by the deadline holds through every bin that starts in the
+//!    `stable_for` after it: either it has already held (rule 1) or that
+//!    unhealthy bin breaks it. Whatever the rest of the run does, it did
+//!    not recover within `W`. In a storm this is the first bin after the
+//!    deadline. At the latest, the run stops once the bins that could have
+//!    shown a recovery (up to `W` + `stable_for`, rounded up to whole bins)
+//!    are all closed;
 //! 3. **a constraint is already broken** (`tune`): the caller's own check
 //!    on the bins so far says so (see [`run_jobs_until`]).
 //!
@@ -27,7 +33,7 @@
 use super::{Job, RunError};
 use crate::engine::stop;
 use crate::metrics::{recovery, BinRow, RunResult};
-use crate::model::run::simulate_until;
+use crate::model::run::{simulate_until, StopCheck};
 use crate::scenario::spec::ScenarioSpec;
 use crate::time::{secs, Nanos};
 use rayon::prelude::*;
@@ -55,6 +61,13 @@ pub struct StopRule {
     /// With a recovery deadline: the time by which the run's outcome is
     /// decided whatever follows ([`horizon_s`]).
     pub horizon_s: Option<f64>,
+    /// With a recovery deadline whose horizon lies inside the run: the
+    /// latest time a recovery may start (the incident's end + the
+    /// deadline), s. An unhealthy bin starting at or after it decides the
+    /// run (rule 2). `None` when the run ends before the horizon: its
+    /// outcome is then undetermined, unless it recovers late, which only
+    /// the whole run shows.
+    pub deadline_s: Option<f64>,
 }
 
 /// The time (s) by which a run of `spec` has decided whether it recovered
@@ -73,12 +86,18 @@ impl StopRule {
     /// end).
     pub fn new(spec: &ScenarioSpec, question: Question) -> Option<StopRule> {
         let (_, end) = spec.incident(spec.duration.ns())?;
+        let horizon = question.recover_within.and_then(|w| horizon_s(spec, w));
+        let inside = horizon.is_some_and(|h| h <= spec.duration.secs() + 1e-9);
         Some(StopRule {
             fault_end_s: secs(end),
             bin_s: spec.bin.secs(),
             threshold: spec.report.recovery_threshold,
             stable_for_s: spec.report.stable_for.secs(),
-            horizon_s: question.recover_within.and_then(|w| horizon_s(spec, w)),
+            horizon_s: horizon,
+            deadline_s: question
+                .recover_within
+                .filter(|_| inside)
+                .map(|w| secs(end) + secs(w)),
         })
     }
 
@@ -88,6 +107,13 @@ impl StopRule {
             return false;
         };
         let end_s = last.t_s + self.bin_s;
+        if let Some(d) = self.deadline_s {
+            // Several bins may close at once (a stretch without events).
+            let mut late = bins.iter().rev().take_while(|b| b.t_s + 1e-9 >= d);
+            if late.any(|b| !recovery::healthy(b, self.threshold)) {
+                return true;
+            }
+        }
         if end_s < self.fault_end_s + self.stable_for_s - 1e-9 {
             return false;
         }
@@ -111,18 +137,19 @@ impl StopRule {
 pub type Broken = dyn Fn(&ScenarioSpec, &[BinRow]) -> bool + Sync;
 
 /// Runs `jobs` in parallel like [`super::run_jobs`] (results in the jobs'
-/// order, time series dropped), each stopping as soon as its outcome for
-/// `question` is decided, or as soon as `broken` (when given) says a
-/// constraint of the caller's is broken by the bins so far. `broken` must
-/// be a function of the bins alone.
+/// order, time series dropped). A job marked `true` stops as soon as its
+/// outcome for `question` is decided, or as soon as `broken` (when given)
+/// says a constraint of the caller's is broken by the bins so far; one
+/// marked `false` runs to its end. `broken` must be a function of the bins
+/// alone.
 pub fn run_jobs_until(
-    jobs: &[Job<'_>],
+    jobs: &[(Job<'_>, bool)],
     question: Question,
     broken: Option<&Broken>,
     on_done: &(dyn Fn() + Sync),
 ) -> Result<Vec<RunResult>, RunError> {
     jobs.par_iter()
-        .map(|job| {
+        .map(|(job, early)| {
             if stop::requested() {
                 return Err(RunError::Interrupted);
             }
@@ -131,8 +158,8 @@ pub fn run_jobs_until(
             let mut check = |bins: &[BinRow]| {
                 rule.is_some_and(|r| r.decided(bins)) || broken.is_some_and(|b| b(spec, bins))
             };
-            let mut res =
-                simulate_until(job.scenario, job.policy, job.replication, Some(&mut check))?;
+            let check: Option<StopCheck<'_>> = if *early { Some(&mut check) } else { None };
+            let mut res = simulate_until(job.scenario, job.policy, job.replication, check)?;
             res.tiers[0].bins = Vec::new();
             on_done();
             Ok(res)
@@ -164,6 +191,15 @@ mod tests {
             threshold: 0.9,
             stable_for_s: 3.0,
             horizon_s,
+            deadline_s: None,
+        }
+    }
+
+    /// Recovery must start within 4 s of the fault's end at 2 s, and hold 3 s.
+    fn with_deadline() -> StopRule {
+        StopRule {
+            deadline_s: Some(6.0),
+            ..rule(Some(9.0))
         }
     }
 
@@ -188,6 +224,61 @@ mod tests {
         // Within 4 s of 2 s, held 3 s: decided once the bins to 9 s close.
         assert!(!rule(Some(9.0)).decided(&b[..8]));
         assert!(rule(Some(9.0)).decided(&b[..9]));
+    }
+
+    #[test]
+    fn a_storm_is_decided_by_its_first_unhealthy_bin_after_the_deadline() {
+        let storm: Vec<f64> = [10.0; 3].iter().chain(&[0.0; 10]).copied().collect();
+        let b = bins(&storm);
+        // The bins from 3 s to 6 s are unhealthy but start before the
+        // deadline (6 s): a recovery could still start at 6 s.
+        assert!(!with_deadline().decided(&b[..6]));
+        // The bin 6–7 s is unhealthy: no recovery starts by 6 s.
+        assert!(with_deadline().decided(&b[..7]));
+        // Several bins closing at once are all read.
+        let mut late = bins(&[10.0, 10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 10.0]);
+        assert!(with_deadline().decided(&late));
+        late[6].goodput_rps = 10.0;
+        late[7].goodput_rps = 10.0;
+        assert!(!with_deadline().decided(&late[..8]));
+    }
+
+    #[test]
+    fn a_recovery_starting_by_the_deadline_is_waited_for() {
+        // Healthy from 6 s, the deadline: it holds to 9 s, so the bins
+        // after the deadline never decide a failure before it is seen.
+        let b = bins(&[10.0, 10.0, 0.0, 0.0, 0.0, 0.0, 10.0, 10.0, 10.0, 0.0]);
+        assert!(!with_deadline().decided(&b[..8]));
+        assert!(with_deadline().decided(&b[..9]));
+        let ok = recovery::recovered_at(&b[..9], 1.0, 2.0, 0.9, 3.0, 9.0);
+        assert_eq!(ok, Some(6.0));
+    }
+
+    #[test]
+    fn the_deadline_rule_needs_a_horizon_inside_the_run() {
+        let scenario = |duration: &str| {
+            crate::scenario::Scenario::from_json(&format!(
+                r#"{{"name": "h", "duration": "{duration}", "bin": "1s",
+                    "traffic": {{"rate": 10}},
+                    "backend": {{"workers": 1, "service_time": {{"constant": {{"value": "1ms"}}}}}},
+                    "faults": [{{"outage": {{"start": "10s", "duration": "5s"}}}}],
+                    "policies": [{{"name": "p", "max_attempts": 1}}],
+                    "report": {{"stable_for": "3s"}}}}"#
+            ))
+            .unwrap()
+        };
+        let q = Question {
+            recover_within: Some(20_000_000_000),
+        };
+        let long = StopRule::new(scenario("100s").spec(), q).unwrap();
+        assert_eq!(long.deadline_s, Some(35.0));
+        assert_eq!(long.horizon_s, Some(38.0));
+        // A run that ends before its horizon may still recover late,
+        // which only the whole run shows: no deadline rule.
+        let short = StopRule::new(scenario("30s").spec(), q).unwrap();
+        assert_eq!(short.deadline_s, None);
+        let none = StopRule::new(scenario("100s").spec(), Question::default()).unwrap();
+        assert_eq!((none.horizon_s, none.deadline_s), (None, None));
     }
 
     #[test]

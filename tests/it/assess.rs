@@ -186,7 +186,8 @@ fn outcomes_full_and_stopped(
     let q = Question {
         recover_within: within,
     };
-    let stopped = run_jobs_until(&jobs, q, None, &|| {}).unwrap();
+    let marked: Vec<_> = jobs.iter().map(|j| (*j, true)).collect();
+    let stopped = run_jobs_until(&marked, q, None, &|| {}).unwrap();
     let judge = |rs: &[retrysim::metrics::RunResult]| {
         rs.iter()
             .map(|r| outcome_within(r.summary(), s.spec(), within))
@@ -211,7 +212,10 @@ fn stopping_early_never_changes_a_runs_outcome() {
                 format!("traffic.rate={rate}"),
                 format!("faults.0.duration={stall}"),
             ];
-            for within in [None, Some(10_000_000_000), Some(60_000_000_000)] {
+            // 100 s puts the horizon past the run's end (150 s), where a
+            // late recovery still counts and no deadline may stop a run.
+            let deadlines = [10, 60, 100].map(|s| Some(s * 1_000_000_000));
+            for within in std::iter::once(None).chain(deadlines) {
                 let (full, stopped, e_full, e_stopped) = outcomes_full_and_stopped(&sets, within);
                 assert_eq!(full, stopped, "{sets:?} within {within:?}");
                 assert!(e_stopped <= e_full);
@@ -228,6 +232,25 @@ fn stopping_early_never_changes_a_runs_outcome() {
         "{kinds:?}"
     );
     assert!(saved > 0);
+}
+
+#[test]
+fn a_run_not_marked_to_stop_is_the_full_run() {
+    let s = load_str(TOY, "hotos21-toy.json", &["traffic.rate=200".to_string()]).unwrap();
+    let jobs = runner::jobs_of(&s, 1);
+    let full = runner::run_jobs(&jobs, false, &|| {}).unwrap();
+    let q = Question {
+        recover_within: Some(10_000_000_000),
+    };
+    let marked: Vec<_> = jobs.iter().map(|j| (*j, false)).collect();
+    let unstopped = run_jobs_until(&marked, q, None, &|| {}).unwrap();
+    let marked: Vec<_> = jobs.iter().map(|j| (*j, true)).collect();
+    let stopped = run_jobs_until(&marked, q, None, &|| {}).unwrap();
+    for ((f, u), st) in full.iter().zip(&unstopped).zip(&stopped) {
+        assert_eq!(f.events, u.events);
+        assert_eq!(f.summary(), u.summary());
+        assert!(st.events < f.events, "{} {}", st.events, f.events);
+    }
 }
 
 #[test]
