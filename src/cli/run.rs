@@ -36,7 +36,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "WxH", value_parser = plot_size_arg)]
     pub plot_size: Option<(u32, u32)>,
     /// Also write trace.json (Chrome trace-event format, for
-    /// ui.perfetto.dev or chrome://tracing): the story of N requests per
+    /// ui.perfetto.dev or Chromium DevTools' Performance panel): the story of N requests per
     /// policy from replication 0 (the slowest, the first given up, the
     /// rest a fixed-seed sample of request ids).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]

@@ -1,6 +1,7 @@
 //! `trace.json` of `run --trace N`: the stories of the traced requests in
 //! the Chrome trace-event format (JSON object form), which
-//! chrome://tracing and ui.perfetto.dev open.
+//! ui.perfetto.dev and the Performance panel of Chromium's DevTools open
+//! (`scripts/view-trace.py` loads it there).
 //!
 //! - one process per policy (`pid` = policy index + 1, named after it);
 //! - one thread (track) per traced request, named `request ID (why)`:
