@@ -16,7 +16,9 @@
 //! 3. **The analytic estimate** of that sustaining load ([`analytic`]).
 //! 4. **The worst-case amplification** in closed form ([`bounds`]) and
 //!    checked by simulating the scenario with an outage over the whole run
-//!    (one replication, no runbook actions).
+//!    (one replication, no runbook actions): attempts per request that
+//!    ended. The run is shortened to what the check needs when every
+//!    request's attempts end within a known time ([`worst_case_end`]).
 //! 5. **The retry window** from `crate::policy::schedule`.
 //!
 //! **What "recovers" means.** A probe's run recovers when goodput is back
@@ -41,9 +43,10 @@ use crate::decimal::num;
 use crate::map::outcome::{outcome_within, Outcome};
 use crate::map::value_at;
 use crate::metrics::RunResult;
+use crate::policy::Policy;
 use crate::runner::early::{run_jobs_until, Question};
 use crate::runner::{self, Job, RunError};
-use crate::scenario::spec::{incident, Mode};
+use crate::scenario::spec::{incident, Mode, ScenarioSpec};
 use crate::scenario::Scenario;
 use crate::status::Status;
 use crate::time::{format_duration, secs, Nanos, NS_PER_SEC};
@@ -109,10 +112,16 @@ pub struct PolicyVerdict {
     pub analytic: StormEstimate,
     /// The worst-case amplification in closed form.
     pub bound: Bound,
-    /// Attempts per request under a whole-run outage, simulated.
+    /// Attempts per request under an outage over the whole worst-case run
+    /// ([`worst_case_end`]), simulated: the attempts of the requests that
+    /// ended ÷ their number.
     pub simulated_amplification: f64,
-    /// Requests that simulation counted (the N of the bounds).
+    /// The requests that ended in that simulation (the figure's N).
     pub requests: u64,
+    /// How long that simulation's outage lasted (s): the scenario's whole
+    /// run, or less when every request's attempts end within a known time
+    /// ([`worst_case_end`]).
+    pub worst_outage_s: f64,
     /// Retries the policy's own limits allow; `None` = unlimited.
     pub retries_allowed: Option<u64>,
     /// Sum of the nominal delays over those retries (s).
@@ -271,20 +280,36 @@ where
             .collect())
     };
 
-    // The worst case: an outage over the whole run, no runbook actions,
-    // one full run per policy.
-    let outage = format!(
-        "faults=[{{\"outage\": {{\"start\": \"0s\", \"duration\": \"{}\"}}}}]",
-        format_duration(run_end)
-    );
-    let worst_items: Vec<Item> = (0..names.len())
-        .map(|policy| Item {
+    // The worst case: an outage over the whole run (as long as each
+    // policy needs, see `worst_case_end`), no runbook actions, one full
+    // run per policy.
+    let worst_sets = |end: Nanos| {
+        vec![
+            format!("duration={}", format_duration(end)),
+            format!(
+                "faults=[{{\"outage\": {{\"start\": \"0s\", \"duration\": \"{}\"}}}}]",
+                format_duration(end)
+            ),
+            "actions=[]".to_string(),
+        ]
+    };
+    let mut worst_ends = Vec::with_capacity(names.len());
+    let mut worst_items: Vec<Item> = Vec::with_capacity(names.len());
+    for (policy, p) in base.policies().iter().enumerate() {
+        let mut end = worst_case_end(spec, p);
+        // A shorter run that the scenario does not allow (a downstream
+        // fault after its end, say) falls back to the whole run.
+        if end < run_end && load(&worst_sets(end)).is_err() {
+            end = run_end;
+        }
+        worst_ends.push(end);
+        worst_items.push(Item {
             policy,
-            sets: vec![outage.clone(), "actions=[]".to_string()],
+            sets: worst_sets(end),
             reps: 1,
             early: false,
-        })
-        .collect();
+        });
+    }
 
     // The trigger threshold. A rate above the capacity never recovers (it
     // is not healthy even before the fault), so doubling a constant rate
@@ -373,11 +398,18 @@ where
         .map(Some)
         .collect();
     sustaining.resize_with(names.len(), || None);
-    let counted_s = secs(run_end.saturating_sub(spec.warmup.ns())).max(1e-9);
     let mut policies = Vec::with_capacity(names.len());
     for (p, policy) in base.policies().iter().enumerate() {
         let (_, worst_runs) = &worst[p];
         let summary = &worst_runs[0].summary();
+        let counted_s = secs(worst_ends[p].saturating_sub(spec.warmup.ns())).max(1e-9);
+        // Attempts per request that ended: those still open at the end
+        // are part-way through their schedule.
+        let (ended, ended_attempts) = summary
+            .attempt_entries()
+            .fold((0u64, 0u64), |(n, a), (k, [ok, gave_up])| {
+                (n + ok + gave_up, a + k as u64 * (ok + gave_up))
+            });
         let ctx = bounds::Context {
             failure: Status::Unavailable,
             timeouts: false,
@@ -405,8 +437,13 @@ where
             sustaining_band: sband,
             analytic: analytic::estimate(spec, policy, &ctx),
             bound: policy.worst_case(&ctx),
-            simulated_amplification: summary.amplification(),
-            requests: summary.requests,
+            simulated_amplification: if ended == 0 {
+                0.0
+            } else {
+                ended_attempts as f64 / ended as f64
+            },
+            requests: ended,
+            worst_outage_s: secs(worst_ends[p]),
             retries_allowed: sched.retries,
             retry_window_s: sched.window.map(secs),
         });
@@ -421,6 +458,39 @@ where
         policies,
         runs: runs.get(),
     })
+}
+
+/// When a policy's worst-case run ends (ns): the scenario's end, unless
+/// every request's attempts are over within a known time `T` and nothing
+/// one request does changes another's attempts (no budget, breaker, rate
+/// limiter, hedging or reconnection backoff). Then the warm-up plus
+/// max(1 min, 20 × `T`) is as good a check and much cheaper: the figure
+/// is per request that ended, and each ended request went through its
+/// whole schedule. `T` is the deadline, or else the schedule's longest
+/// retry window plus an attempt timeout per attempt, plus 1 s.
+pub fn worst_case_end(spec: &ScenarioSpec, policy: &Policy) -> Nanos {
+    let run_end = spec.duration.ns();
+    if policy.bounds_retries_per_run()
+        || policy.rate_limiter.is_some()
+        || policy.hedging.is_some()
+        || policy.reconnect.is_some()
+    {
+        return run_end;
+    }
+    let lifetime = spec.traffic.deadline.map(|d| d.ns()).or_else(|| {
+        let sched = policy.schedule(Some(0));
+        let attempts = sched.retries?.saturating_add(1);
+        let timeout = spec.traffic.attempt_timeout.map_or(0, |t| t.ns());
+        sched
+            .window_max?
+            .checked_add(timeout.checked_mul(attempts)?)?
+            .checked_add(NS_PER_SEC)
+    });
+    let Some(t) = lifetime else {
+        return run_end;
+    };
+    let span = t.saturating_mul(20).max(60 * NS_PER_SEC);
+    spec.warmup.ns().saturating_add(span).min(run_end)
 }
 
 /// The `traffic.rate` above which a run cannot recover: one whose traffic

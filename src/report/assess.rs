@@ -239,7 +239,8 @@ pub fn amplification_sentence(p: &PolicyVerdict) -> String {
         None => "no limit on attempts per request".to_string(),
     };
     format!(
-        "{bound}; simulated with a whole-run outage: {} over {} requests",
+        "{bound}; simulated with a whole-run outage of {}: {} over {} requests that ended",
+        human_secs(p.worst_outage_s),
         num(readable(p.simulated_amplification)),
         p.requests
     )
@@ -314,6 +315,7 @@ pub fn json(a: &Assessment) -> String {
                 "simulated_worst_case_amplification",
                 json_num(Some(p.simulated_amplification)),
             ),
+            ("worst_case_outage_s", json_num(Some(p.worst_outage_s))),
             ("retries_allowed", json_num(p.retries_allowed.map(|r| r as f64))),
             ("replications", a.replications.to_string()),
             (
@@ -564,6 +566,7 @@ mod tests {
                 },
                 simulated_amplification: 2.0,
                 requests: 42_000,
+                worst_outage_s: 150.0,
                 retries_allowed: Some(1),
                 retry_window_s: Some(0.0),
             }],

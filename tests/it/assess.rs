@@ -283,3 +283,29 @@ fn the_assessment_is_the_same_on_one_thread_and_two() {
     }
     assert_eq!(outs[0], outs[1]);
 }
+
+#[test]
+fn the_worst_case_run_is_as_long_as_the_check_needs() {
+    use retrysim::assess::worst_case_end;
+    const S: u64 = 1_000_000_000;
+    let spanner = Scenario::from_json(include_str!("../../scenarios/spanner-90s.json")).unwrap();
+    let end = |s: &Scenario, name: &str| {
+        let p = s.policies().iter().find(|p| p.name == name).unwrap();
+        worst_case_end(s.spec(), p) / S
+    };
+    // Every attempt ends within the 2 s deadline: the 1 min warm-up, then
+    // max(1 min, 20 × 2 s).
+    assert_eq!(end(&spanner, "no-jitter"), 120);
+    assert_eq!(end(&spanner, "jitter-10"), 120);
+    // A token bucket carries over between requests: the whole 20 min.
+    assert_eq!(end(&spanner, "platform"), 1200);
+    // No deadline: at most 2 attempts of 1 s each, no backoff, + 1 s.
+    let toy = load_str(TOY, "hotos21-toy.json", &[]).unwrap();
+    assert_eq!(end(&toy, "retry-once"), 60);
+    let long = load_str(TOY, "hotos21-toy.json", &["traffic.attempt_timeout=10s".into()]).unwrap();
+    assert_eq!(end(&long, "retry-once"), 150, "20 × 21 s is past the run's end");
+    // Each simulated figure is per request that ended, so it meets the
+    // closed form exactly where every request runs its whole schedule.
+    let a = run(&SHORT, "retry-once", 1);
+    assert_eq!(a.policies[0].simulated_amplification, 2.0);
+}
