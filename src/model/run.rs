@@ -147,6 +147,9 @@ struct Sim<'a> {
     traffic: Traffic,
     network: Network,
     dispatcher: Option<Dispatcher>,
+    /// Whether the top's due requests pass a gate first (the dispatcher or
+    /// a client-side rate limiter): fixed for the run, asked per attempt.
+    gated: bool,
     /// Request deadlines (the client's patience per request), of which
     /// only the oldest open request's is an event.
     deadlines: Option<OldestFirst<(u32, u32)>>,
@@ -246,6 +249,8 @@ impl<'a> Sim<'a> {
             &mut q,
             &mut tiers,
         );
+        let dispatcher = spec.dispatcher.as_ref().map(Dispatcher::new);
+        let gated = dispatcher.is_some() || tiers[TOP].clients.has_limiter();
         Sim {
             spec,
             q,
@@ -253,7 +258,8 @@ impl<'a> Sim<'a> {
             arrivals,
             traffic: Traffic::new(t, rng(Stream::Arrivals), rng(Stream::Clients)),
             network,
-            dispatcher: spec.dispatcher.as_ref().map(Dispatcher::new),
+            dispatcher,
+            gated,
             deadlines,
             pump: false,
             app: match (t.mode, t.threads) {
@@ -400,23 +406,41 @@ impl<'a> Sim<'a> {
     fn settle_timers(&mut self) {
         // One loop, so that each kind of timer is settled from one place:
         // the top's attempt timeouts, its request deadlines, then each
-        // tier's below.
-        for k in 0..self.tiers.len() {
-            let tier = &mut self.tiers[k];
+        // tier's below. The top is handled apart, and the tiers below are
+        // walked rather than indexed: this runs at every instant.
+        let Sim {
+            tiers,
+            q,
+            deadlines,
+            ..
+        } = self;
+        let Some((top, below)) = tiers.split_first_mut() else {
+            return;
+        };
+        if let Some(t) = top.timeouts.as_mut() {
+            let reqs = &top.reqs;
+            let event = |job| Ev::Timeout {
+                tier: TOP as u8,
+                job,
+            };
+            t.settle(q, |j| reqs.is_current(j), event);
+        }
+        if let Some(d) = deadlines.as_mut() {
+            let reqs = &top.reqs;
+            d.settle(
+                q,
+                |(slot, gen)| reqs.is_open(slot, gen),
+                |(slot, gen)| Ev::Deadline { slot, gen },
+            );
+        }
+        for (k, tier) in below.iter_mut().enumerate() {
             if let Some(t) = tier.timeouts.as_mut() {
                 let reqs = &tier.reqs;
-                let event = |job| Ev::Timeout { tier: k as u8, job };
-                t.settle(&mut self.q, |j| reqs.is_current(j), event);
-            }
-            if k == TOP {
-                if let Some(d) = self.deadlines.as_mut() {
-                    let reqs = &self.tiers[TOP].reqs;
-                    d.settle(
-                        &mut self.q,
-                        |(slot, gen)| reqs.is_open(slot, gen),
-                        |(slot, gen)| Ev::Deadline { slot, gen },
-                    );
-                }
+                let event = |job| Ev::Timeout {
+                    tier: (k + 1) as u8,
+                    job,
+                };
+                t.settle(q, |j| reqs.is_current(j), event);
             }
         }
     }

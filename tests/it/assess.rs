@@ -302,8 +302,17 @@ fn the_worst_case_run_is_as_long_as_the_check_needs() {
     // No deadline: at most 2 attempts of 1 s each, no backoff, + 1 s.
     let toy = load_str(TOY, "hotos21-toy.json", &[]).unwrap();
     assert_eq!(end(&toy, "retry-once"), 60);
-    let long = load_str(TOY, "hotos21-toy.json", &["traffic.attempt_timeout=10s".into()]).unwrap();
-    assert_eq!(end(&long, "retry-once"), 150, "20 × 21 s is past the run's end");
+    let long = load_str(
+        TOY,
+        "hotos21-toy.json",
+        &["traffic.attempt_timeout=10s".into()],
+    )
+    .unwrap();
+    assert_eq!(
+        end(&long, "retry-once"),
+        150,
+        "20 × 21 s is past the run's end"
+    );
     // Each simulated figure is per request that ended, so it meets the
     // closed form exactly where every request runs its whole schedule.
     let a = run(&SHORT, "retry-once", 1);

@@ -77,7 +77,7 @@ impl<'a> Sim<'a> {
     /// is one ([`Sim::gate`]).
     #[inline(always)]
     pub(super) fn make_due(&mut self, now: Nanos, k: usize, slot: u32) {
-        if k == TOP && (self.dispatcher.is_some() || self.tiers[TOP].clients.has_limiter()) {
+        if k == TOP && self.gated {
             self.gate(now, slot);
         } else {
             self.send(now, k, slot);
