@@ -86,6 +86,33 @@ fn slice(
     );
 }
 
+/// One attempt's slice on `track` (pid, tid), from its send to its answer
+/// (`span`), with its status, tier, whether it was a hedge and whether it
+/// timed out.
+fn attempt_slice(
+    out: &mut Vec<String>,
+    (pid, tid): (usize, u64),
+    attempt: u32,
+    (from, to): (Nanos, Nanos),
+    status: &str,
+    hedge: bool,
+    timeout: bool,
+) {
+    slice(
+        out,
+        pid,
+        tid,
+        &format!("attempt {attempt}"),
+        "attempt",
+        from,
+        to,
+        format!(
+            "{{\"status\": {}, \"tier\": \"top\", \"hedge\": {hedge}, \"timeout\": {timeout}}}",
+            json_str(status)
+        ),
+    );
+}
+
 fn metadata(out: &mut Vec<String>, what: &str, pid: usize, tid: u64, args: String) {
     event(
         out,
@@ -187,19 +214,9 @@ fn request(out: &mut Vec<String>, pid: usize, tid: u64, t: &Tale) {
             } => {
                 if let Some(i) = out_now.iter().position(|o| o.0 == attempt) {
                     let (_, sent, hedge) = out_now.remove(i);
-                    slice(
-                        out,
-                        pid,
-                        tid + u64::from(hedge),
-                        &format!("attempt {attempt}"),
-                        "attempt",
-                        sent,
-                        at,
-                        format!(
-                            "{{\"status\": {}, \"tier\": \"top\", \"hedge\": {hedge}, \"timeout\": {timeout}}}",
-                            json_str(if timeout { "timed out" } else { status })
-                        ),
-                    );
+                    let status = if timeout { "timed out" } else { status };
+                    let track = (pid, tid + u64::from(hedge));
+                    attempt_slice(out, track, attempt, (sent, at), status, hedge, timeout);
                 }
             }
             Mark::Backoff { at, until } => {
@@ -233,16 +250,8 @@ fn request(out: &mut Vec<String>, pid: usize, tid: u64, t: &Tale) {
     }
     // Attempts never answered (the request ended first) end with it.
     for (attempt, sent, hedge) in out_now {
-        slice(
-            out,
-            pid,
-            tid + u64::from(hedge),
-            &format!("attempt {attempt}"),
-            "attempt",
-            sent,
-            end,
-            format!("{{\"status\": \"unanswered\", \"tier\": \"top\", \"hedge\": {hedge}, \"timeout\": false}}"),
-        );
+        let track = (pid, tid + u64::from(hedge));
+        attempt_slice(out, track, attempt, (sent, end), "unanswered", hedge, false);
     }
     if hedges {
         metadata(
