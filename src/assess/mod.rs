@@ -11,8 +11,9 @@
 //! 2. **The sustaining load**: the same search where only the load *after*
 //!    the fault changes (the scenario's rate holds until the fault ends,
 //!    then the traffic steps to the load tried): the load below which a
-//!    storm the fault started dies out. Open traffic only; the scenario's
-//!    own traffic profile is replaced by that step.
+//!    storm the fault started dies out. Open traffic only, without a
+//!    `traffic.trace`; the scenario's own traffic profile is replaced by
+//!    that step.
 //! 3. **The analytic estimate** of that sustaining load ([`analytic`]).
 //! 4. **The worst-case amplification** in closed form ([`bounds`]) and
 //!    checked by simulating the scenario with an outage over the whole run
@@ -102,7 +103,7 @@ pub struct PolicyVerdict {
     /// Its probes, in order.
     pub threshold_probes: Vec<Probe>,
     /// The load (requests/s) below which a started storm dies out; `None`
-    /// when traffic is not open.
+    /// when traffic is not open, or comes from a trace.
     pub sustaining: Option<Interval>,
     /// Its probes.
     pub sustaining_probes: Vec<Probe>,
@@ -326,8 +327,12 @@ where
 
     // The sustaining load: the rate steps to the load tried when the
     // fault ends.
+    // Not under a trace: its series fixes the traffic's shape, which the
+    // step would replace.
     let own_rate = match spec.traffic.mode {
-        Mode::Open | Mode::Pool => spec.traffic.rate.filter(|r| *r > 0.0),
+        Mode::Open | Mode::Pool if spec.traffic.trace.is_none() => {
+            spec.traffic.rate.filter(|r| *r > 0.0)
+        }
         _ => None,
     };
     if let Some(rate) = own_rate {

@@ -186,7 +186,7 @@ pub fn storm_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
         analytic.push_str(&format!(", balance rule C·(T+b)/D = {}", num(readable(b))));
     }
     let Some(sim) = &p.sustaining else {
-        return format!("{analytic}; not simulated (traffic is not open)");
+        return format!("{analytic}; not simulated (open traffic at a rate only, not a trace)");
     };
     let simulated = match &p.sustaining_band {
         Some(band) => format!("{} simulated", band_text(band, sim, " req/s")),

@@ -494,3 +494,63 @@ fn rate_scale_and_start_shape_the_series() {
     assert_eq!(t.profile[0].scale, 1.5);
     assert_eq!(t.profile.len(), 2);
 }
+
+#[test]
+fn a_traces_ups_and_downs_are_no_incident() {
+    const S: u64 = 1_000_000_000;
+    let s = load(Path::new("scenarios/trace-day.json"), &[]).unwrap();
+    let spec = s.spec();
+    // The series rises well above its first value (a daily peak), which a
+    // written profile would call a load spike; from a trace it is the
+    // everyday load, so the incident is the outage alone.
+    assert!(spec.traffic.profile.iter().any(|k| k.scale > 1.5));
+    assert_eq!(spec.traffic.load_spike(spec.duration.ns()), None);
+    assert_eq!(spec.incident(spec.duration.ns()), Some((720 * S, 750 * S)));
+    // So the recovery is judged after the outage: no-jitter stays in its
+    // storm, the budget recovers at once.
+    let runs = run_all(&s, 1, &|| {}).unwrap();
+    let judged: Vec<_> = runs
+        .iter()
+        .map(|r| (r.policy.as_str(), r.summary().recovery))
+        .collect();
+    assert_eq!(
+        judged,
+        [
+            ("no-jitter", retrysim::metrics::Recovery::Degraded),
+            ("full-jitter-budget", retrysim::metrics::Recovery::Recovered),
+        ]
+    );
+}
+
+#[test]
+fn assess_searches_a_traced_load_and_skips_the_sustaining_step() {
+    let out = tempfile::tempdir().unwrap();
+    let st = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args([
+            "assess",
+            "scenarios/trace-day.json",
+            "--policy",
+            "full-jitter-budget",
+            "--replications",
+            "1",
+            "-q",
+            "-o",
+        ])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let text = std::fs::read_to_string(out.path().join("trace-day/assess.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let p = &json["policies"][0];
+    // The sustaining step would replace the trace's shape: not run.
+    assert!(p["sustaining_load"].is_null(), "{p}");
+    // The trigger threshold is a traffic.rate (the series' mean) above the
+    // scenario's own 725.6 req/s: the budget recovers there.
+    let low = p["threshold_load"]["low"].as_f64().unwrap();
+    assert!(low > 725.6, "{p}");
+}

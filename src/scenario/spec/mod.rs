@@ -376,10 +376,14 @@ impl TrafficSpec {
     /// last instant it comes back down to that rate (or below), both
     /// within `run_end`. A rise not back down by then (a lasting change of
     /// load) is not a spike; closed and burst traffic, and traffic without
-    /// a profile or a rate, have none. Crossings between knots are found
-    /// on the linear segments, to the nanosecond.
+    /// a profile or a rate, have none. Neither has traffic from a
+    /// `trace`: its ups and downs are the everyday load, not an incident
+    /// (any rise above its first value would otherwise make one that spans
+    /// most of the run). Crossings between knots are found on the linear
+    /// segments, to the nanosecond.
     pub fn load_spike(&self, run_end: Nanos) -> Option<(Nanos, Nanos)> {
-        if !self.mode.open_arrivals() || self.rate.is_none_or(|r| r <= 0.0) {
+        if !self.mode.open_arrivals() || self.rate.is_none_or(|r| r <= 0.0) || self.trace.is_some()
+        {
             return None;
         }
         let knots: Vec<(f64, f64)> = self
