@@ -17,9 +17,9 @@
 //! 3. **The analytic estimate** of that sustaining load ([`analytic`]).
 //! 4. **The worst-case amplification** in closed form ([`bounds`]) and
 //!    checked by simulating the scenario with an outage over the whole run
-//!    (one replication, no runbook actions): attempts per request that
-//!    ended. The run is shortened to what the check needs when every
-//!    request's attempts end within a known time ([`worst_case_end`]).
+//!    (one replication, no runbook actions). The run is shortened to what
+//!    the check needs when every request's attempts end within a known
+//!    time ([`worst_case_end`]), and then counts the requests that ended.
 //! 5. **The retry window** from `crate::policy::schedule`.
 //!
 //! **What "recovers" means.** A probe's run recovers when goodput is back
@@ -114,11 +114,16 @@ pub struct PolicyVerdict {
     /// The worst-case amplification in closed form.
     pub bound: Bound,
     /// Attempts per request under an outage over the whole worst-case run
-    /// ([`worst_case_end`]), simulated: the attempts of the requests that
-    /// ended ÷ their number.
+    /// ([`worst_case_end`]), simulated: attempts ÷ requests, or, when that
+    /// run was shortened, the attempts of the requests that ended ÷ their
+    /// number.
     pub simulated_amplification: f64,
-    /// The requests that ended in that simulation (the figure's N).
+    /// The figure's N: the requests of that simulation, or those that
+    /// ended (`requests_ended`).
     pub requests: u64,
+    /// Whether the figure counts only the requests that ended (a
+    /// shortened run).
+    pub requests_ended: bool,
     /// How long that simulation's outage lasted (s): the scenario's whole
     /// run, or less when every request's attempts end within a known time
     /// ([`worst_case_end`]).
@@ -408,13 +413,20 @@ where
         let (_, worst_runs) = &worst[p];
         let summary = &worst_runs[0].summary();
         let counted_s = secs(worst_ends[p].saturating_sub(spec.warmup.ns())).max(1e-9);
-        // Attempts per request that ended: those still open at the end
-        // are part-way through their schedule.
-        let (ended, ended_attempts) = summary
-            .attempt_entries()
-            .fold((0u64, 0u64), |(n, a), (k, [ok, gave_up])| {
-                (n + ok + gave_up, a + k as u64 * (ok + gave_up))
-            });
+        // A shortened run counts the requests that ended, each of which
+        // went through its whole schedule (those still open at the end are
+        // part-way through it); a whole run counts every request, as some
+        // may never end within it.
+        let shortened = worst_ends[p] < run_end;
+        let (counted, attempts) = if shortened {
+            summary
+                .attempt_entries()
+                .fold((0u64, 0u64), |(n, a), (k, [ok, gave_up])| {
+                    (n + ok + gave_up, a + k as u64 * (ok + gave_up))
+                })
+        } else {
+            (summary.requests, summary.attempts)
+        };
         let ctx = bounds::Context {
             failure: Status::Unavailable,
             timeouts: false,
@@ -442,12 +454,13 @@ where
             sustaining_band: sband,
             analytic: analytic::estimate(spec, policy, &ctx),
             bound: policy.worst_case(&ctx),
-            simulated_amplification: if ended == 0 {
+            simulated_amplification: if counted == 0 {
                 0.0
             } else {
-                ended_attempts as f64 / ended as f64
+                attempts as f64 / counted as f64
             },
-            requests: ended,
+            requests: counted,
+            requests_ended: shortened,
             worst_outage_s: secs(worst_ends[p]),
             retries_allowed: sched.retries,
             retry_window_s: sched.window.map(secs),
@@ -468,14 +481,19 @@ where
 /// When a policy's worst-case run ends (ns): the scenario's end, unless
 /// every request's attempts are over within a known time `T` and nothing
 /// one request does changes another's attempts (no budget, breaker, rate
-/// limiter, hedging or reconnection backoff). Then the warm-up plus
+/// limiter, hedging or reconnection backoff, no queue dispatcher or pool
+/// of client threads). Then the warm-up plus
 /// max(1 min, 20 × `T`) is as good a check and much cheaper: the figure
 /// is per request that ended, and each ended request went through its
 /// whole schedule. `T` is the deadline, or else the schedule's longest
 /// retry window plus an attempt timeout per attempt, plus 1 s.
 pub fn worst_case_end(spec: &ScenarioSpec, policy: &Policy) -> Nanos {
     let run_end = spec.duration.ns();
-    if policy.bounds_retries_per_run()
+    // A queue's dispatcher or a pool of client threads holds requests
+    // back for a time no schedule bounds.
+    if spec.dispatcher.is_some()
+        || spec.traffic.threads.is_some()
+        || policy.bounds_retries_per_run()
         || policy.rate_limiter.is_some()
         || policy.hedging.is_some()
         || policy.reconnect.is_some()

@@ -406,6 +406,7 @@ mod tests {
             },
             simulated_amplification: 1.0,
             requests: 1,
+            requests_ended: false,
             worst_outage_s: 60.0,
             retries_allowed: Some(2),
             retry_window_s: Some(0.3),

@@ -239,10 +239,11 @@ pub fn amplification_sentence(p: &PolicyVerdict) -> String {
         None => "no limit on attempts per request".to_string(),
     };
     format!(
-        "{bound}; simulated with a whole-run outage of {}: {} over {} requests that ended",
+        "{bound}; simulated with a whole-run outage of {}: {} over {} requests{}",
         human_secs(p.worst_outage_s),
         num(readable(p.simulated_amplification)),
-        p.requests
+        p.requests,
+        if p.requests_ended { " that ended" } else { "" }
     )
 }
 
@@ -566,6 +567,7 @@ mod tests {
                 },
                 simulated_amplification: 2.0,
                 requests: 42_000,
+                requests_ended: false,
                 worst_outage_s: 150.0,
                 retries_allowed: Some(1),
                 retry_window_s: Some(0.0),

@@ -313,8 +313,12 @@ fn the_worst_case_run_is_as_long_as_the_check_needs() {
         150,
         "20 × 21 s is past the run's end"
     );
-    // Each simulated figure is per request that ended, so it meets the
-    // closed form exactly where every request runs its whole schedule.
+    // A queue's dispatcher holds tasks back for a time no schedule bounds:
+    // the whole run, even for a policy whose schedule is 32 s.
+    let queue =
+        Scenario::from_json(include_str!("../../scenarios/cloud-tasks-outage.json")).unwrap();
+    assert_eq!(end(&queue, "strict-slo"), queue.spec().duration.ns() / S);
+    // Over a whole run the figure is attempts ÷ requests, as before.
     let a = run(&SHORT, "retry-once", 1);
     assert_eq!(a.policies[0].simulated_amplification, 2.0);
 }
