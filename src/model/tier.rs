@@ -82,6 +82,25 @@ pub struct Tier<'a> {
 }
 
 impl<'a> Tier<'a> {
+    /// The request in `slot` makes its next attempt at `now`: begun,
+    /// counted in the current bin (a first attempt, or a retry with its
+    /// gap since the last one) and told to its client. The one place an
+    /// attempt starts, whether it goes out or fails at the client.
+    #[inline(always)]
+    pub fn start_attempt(&mut self, slot: u32, now: Nanos) -> Job {
+        let r = &self.reqs[slot as usize];
+        let (previous, client) = (r.last_sent, r.client);
+        let job = self.reqs.begin_attempt(slot, now);
+        if job.attempt == 1 {
+            self.meter.col.now.first_attempts += 1;
+        } else {
+            self.meter.col.now.retries += 1;
+            self.meter.col.record_retry_gap(now - previous);
+        }
+        self.clients.on_send(client);
+        job
+    }
+
     /// A tier with no request yet, reached without network time, with no
     /// attempt timeout, fixed backoff lane, calls or tail; the run sets
     /// what differs.

@@ -141,7 +141,6 @@ impl<'a> Sim<'a> {
             }
             return;
         }
-        let previous = r.last_sent;
         if k == TOP {
             if let Some(s) = self.story.as_deref_mut() {
                 let hedge = tier.reqs.open_attempts(slot) > 0;
@@ -152,14 +151,7 @@ impl<'a> Sim<'a> {
             self.fail_locally(now, k, slot);
             return;
         }
-        let job = tier.reqs.begin_attempt(slot, now);
-        if job.attempt == 1 {
-            tier.meter.col.now.first_attempts += 1;
-        } else {
-            tier.meter.col.now.retries += 1;
-            tier.meter.col.record_retry_gap(now - previous);
-        }
-        tier.clients.on_send(client);
+        let job = tier.start_attempt(slot, now);
         let instant = tier.instant;
         if !instant {
             let hop = self.network.hop();
@@ -186,16 +178,7 @@ impl<'a> Sim<'a> {
     #[inline(never)]
     fn fail_locally(&mut self, now: Nanos, k: usize, slot: u32) {
         let tier = &mut self.tiers[k];
-        let previous = tier.reqs[slot as usize].last_sent;
-        let job = tier.reqs.begin_attempt(slot, now);
-        if job.attempt == 1 {
-            tier.meter.col.now.first_attempts += 1;
-        } else {
-            tier.meter.col.now.retries += 1;
-            tier.meter.col.record_retry_gap(now - previous);
-        }
-        let client = tier.reqs[slot as usize].client;
-        tier.clients.on_send(client);
+        let job = tier.start_attempt(slot, now);
         tier.meter.col.now.refused_locally += 1;
         if tier.meter.counted(now) {
             *tier.meter.summary.refused_locally.get_or_insert(0) += 1;
