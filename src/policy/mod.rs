@@ -262,6 +262,13 @@ pub enum ResolveError {
 /// themselves are checked by [`PolicySpec::check`].
 pub fn resolve(written: &PolicySpec) -> Result<Policy, ResolveError> {
     let spec = written.with_preset_applied()?;
+    // What a hedged and a retrying policy resolve alike.
+    let reconnect = spec
+        .reconnect
+        .as_ref()
+        .and_then(Reconnecting::spec)
+        .map(ReconnectSpec::resolve);
+    let commit_on_headers = spec.commit_on_headers.unwrap_or(false);
     if let Some(h) = &spec.hedging {
         let hedging = h.resolve();
         return Ok(Policy {
@@ -284,12 +291,8 @@ pub fn resolve(written: &PolicySpec) -> Result<Policy, ResolveError> {
             throttling_backoff: None,
             hedging: Some(hedging),
             rate_limiter: spec.rate_limiter,
-            reconnect: spec
-                .reconnect
-                .as_ref()
-                .and_then(Reconnecting::spec)
-                .map(ReconnectSpec::resolve),
-            commit_on_headers: spec.commit_on_headers.unwrap_or(false),
+            reconnect,
+            commit_on_headers,
         });
     }
     let max_attempts = spec.max_attempts.unwrap_or(1);
@@ -329,12 +332,8 @@ pub fn resolve(written: &PolicySpec) -> Result<Policy, ResolveError> {
         throttling_backoff: spec.throttling_backoff.as_ref().map(BackoffSpec::resolve),
         hedging: None,
         rate_limiter: spec.rate_limiter,
-        reconnect: spec
-            .reconnect
-            .as_ref()
-            .and_then(Reconnecting::spec)
-            .map(ReconnectSpec::resolve),
-        commit_on_headers: spec.commit_on_headers.unwrap_or(false),
+        reconnect,
+        commit_on_headers,
     })
 }
 
