@@ -135,10 +135,12 @@ pub fn outcome(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn bins(goodput: &[f64]) -> Vec<BinRow> {
+    /// One-second bins from 0 s with a demand of 10/s and these goodputs
+    /// (also the early-stop tests' bins).
+    pub(crate) fn bins(goodput: &[f64]) -> Vec<BinRow> {
         goodput
             .iter()
             .enumerate()

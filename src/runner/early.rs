@@ -170,19 +170,7 @@ pub fn run_jobs_until(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn bins(goodput: &[f64]) -> Vec<BinRow> {
-        goodput
-            .iter()
-            .enumerate()
-            .map(|(i, &g)| BinRow {
-                t_s: i as f64,
-                demand_rps: 10.0,
-                goodput_rps: g,
-                ..Default::default()
-            })
-            .collect()
-    }
+    use crate::metrics::recovery::tests::bins;
 
     fn rule(horizon_s: Option<f64>) -> StopRule {
         StopRule {
