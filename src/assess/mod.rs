@@ -35,6 +35,10 @@
 //! the same replication indices at every load: common random numbers, so
 //! two probes differ by their load only, and the assessment is
 //! deterministic on any thread count. The worst-case runs are full runs.
+//! A policy's sustaining probes are one run until the fault ends: each
+//! replication's part up to then is simulated once, by the first probe,
+//! and the later probes go on from copies of it (`model::run::resume`),
+//! which are exactly their own runs.
 
 pub mod analytic;
 pub mod bisect;
@@ -44,9 +48,10 @@ use crate::decimal::num;
 use crate::map::outcome::{outcome_within, Outcome};
 use crate::map::value_at;
 use crate::metrics::RunResult;
+use crate::model::run::Paused;
 use crate::policy::Policy;
-use crate::runner::early::{run_jobs_until, Question};
-use crate::runner::{self, Job, RunError};
+use crate::runner::early::{run_jobs_until, Question, Start, Work};
+use crate::runner::{self, RunError};
 use crate::scenario::spec::{incident, Mode, ScenarioSpec};
 use crate::scenario::Scenario;
 use crate::status::Status;
@@ -54,6 +59,7 @@ use crate::time::{format_duration, secs, Nanos, NS_PER_SEC};
 use analytic::StormEstimate;
 use bisect::{Bisection, Interval, Probe};
 use bounds::Bound;
+use std::sync::Arc;
 
 /// Where doubling a rate stops, as a multiple of the capacity.
 const CEILING: f64 = 1.1;
@@ -165,6 +171,9 @@ struct Item {
     sets: Vec<String>,
     reps: u32,
     early: bool,
+    /// A sustaining probe: its runs are the same until the fault ends as
+    /// every other sustaining probe's of the policy.
+    sustaining: bool,
 }
 
 /// Writes a load for `--set`: whole numbers without a point.
@@ -250,42 +259,6 @@ where
     let reps = opts.replications.max(1);
     let runs = std::cell::Cell::new(0u64);
 
-    let question = Question {
-        recover_within: opts.recover_within,
-    };
-    // Runs each item (a policy, extra sets, replications, and whether its
-    // runs stop once their outcome is decided) and returns each one's
-    // scenario and results; all in one fan-out.
-    let batch = |items: &[Item]| -> Result<Vec<(Scenario, Vec<RunResult>)>, E> {
-        let mut scenarios = Vec::with_capacity(items.len());
-        for item in items {
-            let mut s = load(&item.sets)?;
-            s.select_policies(std::slice::from_ref(&names[item.policy]))
-                .expect("the policy is in the scenario");
-            scenarios.push(s);
-        }
-        let jobs: Vec<(Job<'_>, bool)> = scenarios
-            .iter()
-            .zip(items)
-            .flat_map(|(s, item)| {
-                runner::jobs_of(s, item.reps)
-                    .into_iter()
-                    .map(|job| (job, item.early))
-            })
-            .collect();
-        on_runs(jobs.len() as u64);
-        runs.set(runs.get() + jobs.len() as u64);
-        let mut results = run_jobs_until(&jobs, question, None, on_done)?.into_iter();
-        Ok(scenarios
-            .into_iter()
-            .zip(items)
-            .map(|(s, item)| {
-                let mine = results.by_ref().take(item.reps as usize).collect();
-                (s, mine)
-            })
-            .collect())
-    };
-
     // The worst case: an outage over the whole run (as long as each
     // policy needs, see `worst_case_end`), no runbook actions, one full
     // run per policy.
@@ -314,6 +287,7 @@ where
             sets: worst_sets(end),
             reps: 1,
             early: false,
+            sustaining: false,
         });
     }
 
@@ -365,7 +339,88 @@ where
             sets: vec![sets],
             reps,
             early: true,
+            sustaining: i >= n,
         }
+    };
+
+    let question = Question {
+        recover_within: opts.recover_within,
+    };
+    let policy_scenario = |sets: &[String], policy: usize| -> Result<Scenario, E> {
+        let mut s = load(sets)?;
+        s.select_policies(std::slice::from_ref(&names[policy]))
+            .expect("the policy is in the scenario");
+        Ok(s)
+    };
+    // The sustaining probes of a policy differ only once the fault ends,
+    // where the traffic steps to the load tried: each replication's part
+    // before that is simulated once, by the policy's first sustaining
+    // probe, from `shared`'s scenario (any of them), and kept in `kept`;
+    // the later probes go on from copies of it (`model::run::resume`),
+    // which are exactly their own runs.
+    let shared: Vec<Scenario> = match own_rate {
+        Some(rate) => (0..names.len())
+            .map(|p| policy_scenario(&probe(names.len() + p, rate).sets, p))
+            .collect::<Result<_, E>>()?,
+        None => Vec::new(),
+    };
+    let kept: std::cell::RefCell<Vec<Vec<Arc<Paused<'_>>>>> =
+        std::cell::RefCell::new((0..names.len()).map(|_| Vec::new()).collect());
+    // Runs each item (a policy, extra sets, replications, and whether its
+    // runs stop once their outcome is decided) and returns each one's
+    // scenario and results; all in one fan-out.
+    let batch = |items: &[Item]| -> Result<Vec<(Scenario, Vec<RunResult>)>, E> {
+        let mut scenarios = Vec::with_capacity(items.len());
+        for item in items {
+            scenarios.push(policy_scenario(&item.sets, item.policy)?);
+        }
+        // Each run's policy in `names`, for the runs it keeps.
+        let mut policy_of = Vec::new();
+        let work: Vec<Work<'_, '_>> = {
+            let kept = kept.borrow();
+            let mut work = Vec::new();
+            for (s, item) in scenarios.iter().zip(items) {
+                let p = item.policy;
+                let mine = &kept[p];
+                let keep = item.sustaining && mine.is_empty() && !shared.is_empty();
+                policy_of.extend(std::iter::repeat_n(p, item.reps as usize));
+                work.extend(runner::jobs_of(s, item.reps).into_iter().map(|job| {
+                    let rep = job.replication as usize;
+                    let start = match mine.get(rep) {
+                        Some(paused) if item.sustaining => Start::Resume(Arc::clone(paused)),
+                        _ if keep => Start::Keep(&shared[p], fault_end),
+                        _ => Start::Fresh,
+                    };
+                    Work {
+                        job,
+                        early: item.early,
+                        start,
+                    }
+                }));
+            }
+            work
+        };
+        on_runs(work.len() as u64);
+        runs.set(runs.get() + work.len() as u64);
+        let done = run_jobs_until(&work, question, None, on_done)?;
+        drop(work);
+        let mut results = Vec::with_capacity(done.len());
+        {
+            let mut kept = kept.borrow_mut();
+            for ((res, paused), p) in done.into_iter().zip(policy_of) {
+                kept[p].extend(paused);
+                results.push(res);
+            }
+        }
+        let mut results = results.into_iter();
+        Ok(scenarios
+            .into_iter()
+            .zip(items)
+            .map(|(s, item)| {
+                let mine = results.by_ref().take(item.reps as usize).collect();
+                (s, mine)
+            })
+            .collect())
     };
 
     // Every search advances at once, one batch per step, and the first

@@ -19,7 +19,7 @@ use crate::time::Nanos;
 
 /// Timers of one fixed delay, keyed by `K` (what the event needs to know),
 /// of which only the oldest live one is an event.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct OldestFirst<K> {
     lane: LaneId,
     /// Timers that are not events, in the order they were set.

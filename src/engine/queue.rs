@@ -104,6 +104,7 @@ struct Entry<E> {
 }
 
 /// Monotone radix heap on `time` with FIFO (`seq`) tie-breaking.
+#[derive(Clone)]
 struct RadixHeap<E> {
     /// Time of the last extracted minimum; every key is `>= last`.
     last: Nanos,
@@ -220,6 +221,7 @@ impl<E: Copy> RadixHeap<E> {
     }
 }
 
+#[derive(Clone)]
 struct Lane<E> {
     delay: Nanos,
     /// Only reachable through its `LaneId` (see `register_private_lane`).
@@ -229,6 +231,7 @@ struct Lane<E> {
 
 /// Pending events of one run. Events at equal times pop in the order they
 /// were scheduled, so a run never depends on the queue's internals.
+#[derive(Clone)]
 pub struct EventQueue<E> {
     heap: RadixHeap<E>,
     lanes: Vec<Lane<E>>,
@@ -389,6 +392,26 @@ impl<E: Copy> EventQueue<E> {
     pub fn schedule_in_stream(&mut self, lane: LaneId, time: Nanos, ev: E) {
         debug_assert!(time >= self.now, "event scheduled in the past");
         self.push_lane_at(lane.0 as usize, time.max(self.now), ev);
+    }
+
+    /// Moves the one event pending in stream `lane` to `time`, keeping
+    /// its sequence number, so it pops where an event scheduled at `time`
+    /// back then would have: for a run resumed under a traffic source that
+    /// places its next arrival elsewhere (`model::run::resume`). Returns
+    /// `false`, and changes nothing, unless exactly one event is pending
+    /// there and `time` is after `now`.
+    pub fn retime_stream(&mut self, lane: LaneId, time: Nanos) -> bool {
+        let q = &mut self.lanes[lane.0 as usize].q;
+        if q.len() != 1 || time <= self.now {
+            return false;
+        }
+        if let Some(mut e) = q.pop_front() {
+            e.time = time;
+            q.push_back(e);
+        }
+        // The lanes' minimum is found again at the next pop.
+        self.lane_fresh = false;
+        true
     }
 
     #[inline(always)]
@@ -838,6 +861,29 @@ mod tests {
         );
         assert_eq!(q.popped(), 8);
         assert_eq!(q.now(), 20);
+    }
+
+    #[test]
+    fn a_retimed_stream_event_keeps_its_place_among_equal_times() {
+        let mut q = EventQueue::new();
+        let s = q.register_stream();
+        q.schedule_at(5, 0);
+        q.schedule_in_stream(s, 50, 1); // scheduled second
+        q.schedule_at(30, 2);
+        q.schedule_at(30, 3);
+        assert_eq!(q.pop(), Some((5, 0)));
+        // Moved to 30, it pops where an event scheduled at 30 back then
+        // would have: before the two scheduled after it.
+        assert!(q.retime_stream(s, 30));
+        assert_eq!(q.pop(), Some((30, 1)));
+        assert_eq!(q.pop(), Some((30, 2)));
+        // Nothing pending there, or a time not after `now`: refused.
+        assert!(!q.retime_stream(s, 40));
+        q.schedule_in_stream(s, 40, 4);
+        assert!(!q.retime_stream(s, 30));
+        assert!(q.retime_stream(s, 35));
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(rest, vec![(30, 3), (35, 4)]);
     }
 
     #[test]

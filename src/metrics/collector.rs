@@ -57,7 +57,7 @@ pub struct Counts {
 }
 
 /// The per-run metric accumulator.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Collector {
     bin: Nanos,
     run_end: Nanos,

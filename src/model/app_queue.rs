@@ -27,7 +27,7 @@ enum Seat {
 }
 
 /// The application queue and its threads, with their time series.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct AppQueue {
     threads: u32,
     busy: u32,
@@ -46,7 +46,7 @@ pub struct AppQueue {
 }
 
 /// The per-bin levels and counts of the application queue.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Series {
     bin: Nanos,
     run_end: Nanos,

@@ -103,7 +103,7 @@ impl Effect {
 }
 
 /// Which kind of backend, with its state.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Kind {
     Queue(Pool),
     Contention(Record),
@@ -122,7 +122,7 @@ pub fn base_workers(spec: &BackendSpec) -> u32 {
 }
 
 /// The backend of one run.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Backend {
     kind: Kind,
     service: Dist,

@@ -87,7 +87,7 @@ pub enum Release {
 }
 
 /// One rate limiter instance and the attempts queued behind it.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Limiter {
     state: Adaptive,
     /// Waiting requests as (slot, generation), oldest first (in random
@@ -116,7 +116,7 @@ impl Limiter {
 }
 
 /// The client-side state of one run under one policy.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Clients<'a> {
     policy: &'a Policy,
     budgets: Option<Scoped<Budget>>,

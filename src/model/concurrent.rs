@@ -26,7 +26,7 @@ struct Slot {
 }
 
 /// The attempts in service on a `concurrency` backend.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Server {
     base: Nanos,
     per_request: Nanos,

@@ -15,7 +15,7 @@ use rand::Rng;
 
 /// The channels of one tier's clients and what they need to know of the
 /// backend.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Connections {
     schedule: Reconnect,
     channels: Scoped<Channel>,

@@ -12,7 +12,7 @@ use crate::time::Nanos;
 
 /// The faults and actions of a run as a sequence of edges: the instants at
 /// which something starts or ends.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Timeline {
     faults: Vec<FaultSpec>,
     actions: Vec<ActionSpec>,

@@ -11,7 +11,7 @@ use crate::metrics::RunSummary;
 use crate::time::Nanos;
 
 /// The run's recorders.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Meter {
     /// Per-bin counts and levels.
     pub col: Collector,

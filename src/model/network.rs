@@ -7,7 +7,7 @@ use crate::engine::SimRng;
 use crate::time::Nanos;
 
 /// One-way delays of the run.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Network {
     delay: Option<Dist>,
     rng: SimRng,

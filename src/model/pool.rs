@@ -62,7 +62,7 @@ pub enum Next {
 }
 
 /// Workers, waiting room and pending rejections of one run.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Pool {
     workers: Vec<Worker>,
     idle: Vec<u32>,

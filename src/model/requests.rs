@@ -186,7 +186,7 @@ impl Request {
 }
 
 /// All request slots of a run.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Requests {
     slots: Vec<Request>,
     /// Per slot, what few steps read (see [`Aside`]).
@@ -212,8 +212,24 @@ pub struct Requests {
     cache_slots: CacheSlots,
     /// Slots read ahead so far, so that a test can tell that it ran.
     #[cfg(test)]
-    slots_read_ahead: std::cell::Cell<u64>,
+    slots_read_ahead: ReadCount,
 }
+
+/// Slots read ahead (tests only): counted from `&self`, and copied with
+/// the table (a paused run is, see `model::run::resume`).
+#[cfg(test)]
+#[derive(Debug, Default)]
+struct ReadCount(std::sync::atomic::AtomicU64);
+
+#[cfg(test)]
+impl Clone for ReadCount {
+    fn clone(&self) -> ReadCount {
+        ReadCount(self.0.load(Ordering::Relaxed).into())
+    }
+}
+
+#[cfg(test)]
+use std::sync::atomic::Ordering;
 
 /// How many request slots the caches are assumed to keep warm: 8 Ki slots
 /// of 64 bytes, 512 KiB, half the second-level cache per core of the
@@ -532,7 +548,7 @@ impl Requests {
             if let Some(r) = self.slots.get(s as usize) {
                 acc ^= r.gen;
                 #[cfg(test)]
-                self.slots_read_ahead.set(self.slots_read_ahead.get() + 1);
+                self.slots_read_ahead.0.fetch_add(1, Ordering::Relaxed);
             }
         }
         std::hint::black_box(acc);
@@ -541,7 +557,7 @@ impl Requests {
     /// Slots read ahead so far.
     #[cfg(test)]
     pub fn slots_read_ahead(&self) -> u64 {
-        self.slots_read_ahead.get()
+        self.slots_read_ahead.0.load(Ordering::Relaxed)
     }
 
     /// A backoff timer fired: true (and the request is now due) when it is

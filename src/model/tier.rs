@@ -34,7 +34,7 @@ pub struct Caller {
 
 /// One tier: the top backend (tier 0) or one below it, with the requests
 /// (or calls) made to it.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Tier<'a> {
     /// The tier's name (`backend.name` at the top, `downstream[].name`
     /// below).
@@ -179,7 +179,7 @@ pub struct Hold {
 }
 
 /// The workers of one calling tier that wait on the tier below.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Holds {
     by_worker: Vec<Hold>,
     /// For each slot of the calling tier's own table, the worker holding

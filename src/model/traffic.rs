@@ -14,7 +14,7 @@ use crate::time::{from_secs, Nanos, NS_PER_SEC};
 use rand::Rng;
 
 /// Where new requests come from, by traffic mode.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Source {
     /// Open mode: arrivals on their own clock, each from a random client.
     Open(ArrivalClock),
@@ -37,7 +37,7 @@ enum Source {
 /// The traffic of one run: when new requests arrive and from which client.
 /// It never schedules events itself: it says when the next arrival is, and
 /// the run schedules it.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Traffic {
     source: Source,
     clients: u32,
@@ -47,7 +47,7 @@ pub struct Traffic {
 }
 
 /// How the traffic starts.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Start {
     /// The first arrival (open mode: from a random client; burst mode:
     /// from client 0), if any.
@@ -65,10 +65,7 @@ impl Traffic {
             // Pool mode's arrivals are open mode's: `app_queue` holds them.
             Mode::Open | Mode::Pool => match spec.trace.as_ref().and_then(|t| t.replayed()) {
                 Some(times) => Source::Replay(super::replay::Replay::new(times)),
-                None => Source::Open(ArrivalClock::new(
-                    Profile::new(spec.rate.unwrap_or(0.0), &spec.profile),
-                    spec.arrival,
-                )),
+                None => Source::Open(ArrivalClock::new(Traffic::profile_of(spec), spec.arrival)),
             },
             Mode::Closed => Source::Closed,
             Mode::Burst => Source::Burst {
@@ -85,6 +82,25 @@ impl Traffic {
             rng_arrivals,
             rng_clients,
         }
+    }
+
+    /// The arrival rate over time that `spec` gives in open mode.
+    pub fn profile_of(spec: &TrafficSpec) -> Profile {
+        Profile::new(spec.rate.unwrap_or(0.0), &spec.profile)
+    }
+
+    /// Open mode: the traffic goes on under `profile` instead of its own,
+    /// for a run resumed with a scenario whose profile differs (see
+    /// `run::resume`). Returns the time of the arrival already drawn and
+    /// not yet due, as `profile` places it: the same draw, so the same
+    /// random streams. `None` (and nothing changes) unless the two
+    /// profiles place every arrival before that one at the same time, and
+    /// that one within the clock's range.
+    pub fn reprofile(&mut self, profile: Profile) -> Option<Nanos> {
+        let Source::Open(clock) = &mut self.source else {
+            return None;
+        };
+        clock.reprofile(profile)
     }
 
     /// When the traffic starts.
@@ -210,6 +226,24 @@ impl Profile {
         total + r * (until - last.max(0.0)).max(0.0)
     }
 
+    /// Before what time (s) `self` and `other` place every arrival alike:
+    /// [`Profile::advance`] from a time before it gives the same result
+    /// under both whenever that result is before it too. A segment's
+    /// arrivals depend on its two knots alone, so this is the time of the
+    /// knot before the first that differs (0 when the first does, never
+    /// when none does).
+    pub fn agrees_before(&self, other: &Profile) -> f64 {
+        let (a, b) = (&self.knots, &other.knots);
+        let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        if same == a.len() && same == b.len() {
+            return f64::INFINITY;
+        }
+        match same {
+            0 => 0.0,
+            n => a[n - 1].0,
+        }
+    }
+
     /// The time at which the intensity accumulated from `t` reaches `amount`
     /// (in expected arrivals), or `None` when the rate stays at zero.
     pub fn advance(&self, mut t: f64, mut amount: f64) -> Option<f64> {
@@ -256,6 +290,11 @@ pub struct ArrivalClock {
     arrival: Arrival,
     /// Position in seconds (carrying the fractional nanoseconds).
     t: f64,
+    /// The position before the last arrival drawn, and the expected
+    /// arrivals drawn for it: what places that arrival under another
+    /// profile ([`ArrivalClock::reprofile`]).
+    from: f64,
+    step: f64,
 }
 
 impl ArrivalClock {
@@ -265,6 +304,8 @@ impl ArrivalClock {
             profile,
             arrival,
             t: 0.0,
+            from: 0.0,
+            step: 0.0,
         }
     }
 
@@ -274,10 +315,29 @@ impl ArrivalClock {
             Arrival::Poisson => -(1.0 - rng.random::<f64>()).ln(),
             Arrival::Uniform => 1.0,
         };
+        (self.from, self.step) = (self.t, step);
         let t = self.profile.advance(self.t, step)?;
         self.t = t;
-        (t < u64::MAX as f64 / NS_PER_SEC as f64).then(|| from_secs(t))
+        in_range(t).then(|| from_secs(t))
     }
+
+    /// Places the last arrival drawn under `profile` and goes on with it
+    /// (see [`Traffic::reprofile`]).
+    fn reprofile(&mut self, profile: Profile) -> Option<Nanos> {
+        if self.from >= self.profile.agrees_before(&profile) {
+            return None;
+        }
+        let t = profile
+            .advance(self.from, self.step)
+            .filter(|&t| in_range(t))?;
+        (self.profile, self.t) = (profile, t);
+        Some(from_secs(t))
+    }
+}
+
+/// Whether `t` seconds is a time the run's clock can hold.
+fn in_range(t: f64) -> bool {
+    t < u64::MAX as f64 / NS_PER_SEC as f64
 }
 
 /// Sorted uniform order statistics over `[0, 1)`, one at a time: the send
@@ -330,6 +390,56 @@ mod tests {
         assert_eq!(p.rate_at(0.0), 100.0);
         assert_eq!(p.rate_at(15.0), 75.0);
         assert_eq!(p.rate_at(99.0), 50.0);
+    }
+
+    #[test]
+    fn profiles_agree_before_the_knot_ahead_of_their_first_difference() {
+        let step = |x| Profile::new(100.0, &[pt(40, 1.0), pt(41, x)]);
+        let (a, b) = (step(0.5), step(2.0));
+        assert_eq!(a.agrees_before(&b), 40.0);
+        assert_eq!(a.agrees_before(&a.clone()), f64::INFINITY);
+        // A first knot that differs: no agreement at all.
+        assert_eq!(a.agrees_before(&Profile::new(90.0, &[pt(40, 1.0)])), 0.0);
+        // One profile ending where the other goes on: up to its last knot.
+        assert_eq!(a.agrees_before(&Profile::new(100.0, &[pt(40, 1.0)])), 40.0);
+        // Where they agree, every arrival from a time before it that lands
+        // before it is the same; the first past it differs.
+        for from in [0.0, 12.5, 39.9] {
+            for amount in [0.5, 5.0, 500.0] {
+                let (ta, tb) = (a.advance(from, amount), b.advance(from, amount));
+                if ta.is_some_and(|t| t < 40.0) {
+                    assert_eq!(ta, tb, "from {from}, {amount}");
+                }
+            }
+        }
+        assert_ne!(a.advance(39.9, 500.0), b.advance(39.9, 500.0));
+    }
+
+    #[test]
+    fn a_clock_places_its_last_draw_again_under_a_new_profile() {
+        let step = |x| Profile::new(100.0, &[pt(40, 1.0), pt(41, x)]);
+        let mut rng = stream(3, 0, Stream::Arrivals);
+        let mut a = ArrivalClock::new(step(0.5), Arrival::Poisson);
+        let mut b = ArrivalClock::new(step(2.0), Arrival::Poisson);
+        let mut rng_b = rng.clone();
+        // Draw until the clock passes the step at 40 s.
+        let mut last = 0;
+        while last < 40 * NS_PER_SEC {
+            last = a.next(&mut rng).unwrap();
+            let other = b.next(&mut rng_b).unwrap();
+            if last < 40 * NS_PER_SEC {
+                assert_eq!(last, other);
+            }
+        }
+        // `a` switched to `b`'s profile places that draw where `b` did,
+        // and goes on as `b` does.
+        let moved = a.reprofile(step(2.0));
+        assert_eq!(moved, Some(from_secs(b.t)));
+        for _ in 0..100 {
+            assert_eq!(a.next(&mut rng), b.next(&mut rng_b));
+        }
+        // A profile that parts before the last arrival: refused.
+        assert_eq!(a.reprofile(Profile::new(100.0, &[pt(10, 1.0)])), None);
     }
 
     #[test]

@@ -33,10 +33,12 @@
 use super::{Job, RunError};
 use crate::engine::stop;
 use crate::metrics::{recovery, BinRow, RunResult};
-use crate::model::run::{simulate_until, StopCheck};
+use crate::model::run::{simulate_to, simulate_until, Paused, StopCheck};
 use crate::scenario::spec::ScenarioSpec;
+use crate::scenario::Scenario;
 use crate::time::{secs, Nanos};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// The question a search asks of each run: did it recover, and (when
 /// set) within how long after the incident.
@@ -136,33 +138,93 @@ impl StopRule {
 /// bins so far (of a run of the scenario given) already break it.
 pub type Broken = dyn Fn(&ScenarioSpec, &[BinRow]) -> bool + Sync;
 
-/// Runs `jobs` in parallel like [`super::run_jobs`] (results in the jobs'
-/// order, time series dropped). A job marked `true` stops as soon as its
+/// One run of a search: the job, whether it may stop early, and where it
+/// starts.
+pub struct Work<'a, 'k> {
+    /// The scenario, policy and replication.
+    pub job: Job<'a>,
+    /// Whether the run stops once its outcome is decided.
+    pub early: bool,
+    /// Where the run starts.
+    pub start: Start<'k>,
+}
+
+/// Where a run of a search starts (see `model::run::resume`).
+pub enum Start<'k> {
+    /// At time 0.
+    Fresh,
+    /// The job's policy and replication of this scenario is run up to
+    /// this time (ns) and kept, for the runs of the search that share that
+    /// part, and the job goes on from a copy of it (or, when it cannot,
+    /// from time 0: the same run either way).
+    Keep(&'k Scenario, Nanos),
+    /// From a copy of this paused run, when the job can go on from there;
+    /// else from time 0. The same run either way.
+    Resume(Arc<Paused<'k>>),
+}
+
+/// A run of [`run_jobs_until`], with the paused run it kept, if asked.
+pub type Done<'k> = (RunResult, Option<Arc<Paused<'k>>>);
+
+/// Runs `work` in parallel like [`super::run_jobs`] (results in the
+/// jobs' order, time series dropped), with the paused runs that
+/// [`Start::Keep`] asked for. A job marked `early` stops as soon as its
 /// outcome for `question` is decided, or as soon as `broken` (when given)
 /// says a constraint of the caller's is broken by the bins so far; one
-/// marked `false` runs to its end. `broken` must be a function of the bins
+/// not marked runs to its end. `broken` must be a function of the bins
 /// alone.
-pub fn run_jobs_until(
-    jobs: &[(Job<'_>, bool)],
+pub fn run_jobs_until<'k>(
+    work: &[Work<'_, 'k>],
     question: Question,
     broken: Option<&Broken>,
     on_done: &(dyn Fn() + Sync),
-) -> Result<Vec<RunResult>, RunError> {
-    jobs.par_iter()
-        .map(|(job, early)| {
+) -> Result<Vec<Done<'k>>, RunError> {
+    work.par_iter()
+        .map(|w| {
             if stop::requested() {
                 return Err(RunError::Interrupted);
             }
+            let job = &w.job;
             let spec = job.scenario.spec();
             let rule = StopRule::new(spec, question);
-            let mut check = |bins: &[BinRow]| {
+            let mut decided = |bins: &[BinRow]| {
                 rule.is_some_and(|r| r.decided(bins)) || broken.is_some_and(|b| b(spec, bins))
             };
-            let check: Option<StopCheck<'_>> = if *early { Some(&mut check) } else { None };
-            let mut res = simulate_until(job.scenario, job.policy, job.replication, check)?;
+            let (policy, rep) = (job.policy, job.replication);
+            let (resumed, kept) = match &w.start {
+                Start::Fresh => (None, None),
+                Start::Keep(shared, until) => {
+                    let paused = simulate_to(shared, policy, rep, *until)?;
+                    let res = paused.resume(
+                        job.scenario,
+                        policy,
+                        rep,
+                        w.early.then_some(&mut decided as StopCheck<'_>),
+                    )?;
+                    (res, Some(Arc::new(paused)))
+                }
+                Start::Resume(paused) => (
+                    paused.resume(
+                        job.scenario,
+                        policy,
+                        rep,
+                        w.early.then_some(&mut decided as StopCheck<'_>),
+                    )?,
+                    None,
+                ),
+            };
+            let mut res = match resumed {
+                Some(res) => res,
+                None => simulate_until(
+                    job.scenario,
+                    policy,
+                    rep,
+                    w.early.then_some(&mut decided as StopCheck<'_>),
+                )?,
+            };
             res.tiers[0].bins = Vec::new();
             on_done();
-            Ok(res)
+            Ok((res, kept))
         })
         .collect()
 }

@@ -5,7 +5,7 @@
 
 use retrysim::assess::{assess, AssessError, Assessment, Options};
 use retrysim::map::outcome::{outcome_within, Outcome};
-use retrysim::runner::early::{run_jobs_until, Question};
+use retrysim::runner::early::{run_jobs_until, Done, Question, Start, Work};
 use retrysim::runner::{self, RunError};
 use retrysim::scenario::{load_str, Scenario};
 
@@ -175,6 +175,83 @@ fn recover_within_turns_a_late_recovery_into_a_cliff() {
     );
 }
 
+/// A job that starts at time 0 and stops once its outcome is decided.
+fn early(job: runner::Job<'_>) -> Work<'_, '_> {
+    Work {
+        job,
+        early: true,
+        start: Start::Fresh,
+    }
+}
+
+/// The results of `run_jobs_until`, without the runs it kept.
+fn results(done: Result<Vec<Done<'_>>, RunError>) -> Vec<retrysim::metrics::RunResult> {
+    done.unwrap().into_iter().map(|(r, _)| r).collect()
+}
+
+#[test]
+fn sustaining_probes_go_on_from_one_shared_first_part_and_are_the_same_runs() {
+    // The toy's rate steps to each load tried 1 s after the stall ends at
+    // 40 s, as the sustaining search's probes do: the first probe keeps
+    // the runs' part before 40 s, the others go on from copies of it.
+    let probe = |scale: &str| {
+        let profile = format!(
+            r#"traffic.profile=[{{"at": "40s", "scale": 1}}, {{"at": "41s", "scale": {scale}}}]"#
+        );
+        load_str(TOY, "hotos21-toy.json", &[profile]).unwrap()
+    };
+    let q = Question {
+        recover_within: Some(30_000_000_000),
+    };
+    let shared = probe("1");
+    let scales = ["1", "0.4", "0.6", "0.9"];
+    let probes: Vec<Scenario> = scales.iter().map(|x| probe(x)).collect();
+    for policy in 0..shared.policies().len() {
+        let jobs = |s| -> Vec<runner::Job<'_>> {
+            (0..2)
+                .map(|replication| runner::Job {
+                    scenario: s,
+                    policy,
+                    replication,
+                })
+                .collect()
+        };
+        let keep: Vec<_> = jobs(&probes[0])
+            .into_iter()
+            .map(|job| Work {
+                start: Start::Keep(&shared, 40_000_000_000),
+                ..early(job)
+            })
+            .collect();
+        let done = run_jobs_until(&keep, q, None, &|| {}).unwrap();
+        let kept: Vec<_> = done.iter().map(|(_, k)| k.clone().unwrap()).collect();
+        for (s, x) in probes.iter().zip(scales) {
+            let fresh = results(run_jobs_until(
+                &jobs(s).into_iter().map(early).collect::<Vec<_>>(),
+                q,
+                None,
+                &|| {},
+            ));
+            let resumed: Vec<_> = jobs(s)
+                .into_iter()
+                .map(|job| Work {
+                    start: Start::Resume(kept[job.replication as usize].clone()),
+                    ..early(job)
+                })
+                .collect();
+            let resumed = results(run_jobs_until(&resumed, q, None, &|| {}));
+            assert_eq!(fresh, resumed, "policy {policy}, × {x}");
+            // They went on from the shared part: it does not decline them.
+            let direct = kept[1].resume(s, policy, 1, None).unwrap();
+            assert!(direct.is_some(), "policy {policy}, × {x}");
+            if x == "1" {
+                let kept_runs: Vec<_> = done.iter().map(|(r, _)| r.clone()).collect();
+                assert_eq!(fresh, kept_runs, "the keeping runs, policy {policy}");
+            }
+        }
+    }
+}
+
 /// Runs of the toy, full and stopped as soon as decided, for `within`.
 fn outcomes_full_and_stopped(
     sets: &[String],
@@ -186,8 +263,8 @@ fn outcomes_full_and_stopped(
     let q = Question {
         recover_within: within,
     };
-    let marked: Vec<_> = jobs.iter().map(|j| (*j, true)).collect();
-    let stopped = run_jobs_until(&marked, q, None, &|| {}).unwrap();
+    let marked: Vec<_> = jobs.iter().map(|&job| early(job)).collect();
+    let stopped = results(run_jobs_until(&marked, q, None, &|| {}));
     let judge = |rs: &[retrysim::metrics::RunResult]| {
         rs.iter()
             .map(|r| outcome_within(r.summary(), s.spec(), within))
@@ -242,10 +319,22 @@ fn a_run_not_marked_to_stop_is_the_full_run() {
     let q = Question {
         recover_within: Some(10_000_000_000),
     };
-    let marked: Vec<_> = jobs.iter().map(|j| (*j, false)).collect();
-    let unstopped = run_jobs_until(&marked, q, None, &|| {}).unwrap();
-    let marked: Vec<_> = jobs.iter().map(|j| (*j, true)).collect();
-    let stopped = run_jobs_until(&marked, q, None, &|| {}).unwrap();
+    let to_end = |job| Work {
+        early: false,
+        ..early(job)
+    };
+    let unstopped = results(run_jobs_until(
+        &jobs.iter().map(|&j| to_end(j)).collect::<Vec<_>>(),
+        q,
+        None,
+        &|| {},
+    ));
+    let stopped = results(run_jobs_until(
+        &jobs.iter().map(|&j| early(j)).collect::<Vec<_>>(),
+        q,
+        None,
+        &|| {},
+    ));
     for ((f, u), st) in full.iter().zip(&unstopped).zip(&stopped) {
         assert_eq!(f.events, u.events);
         assert_eq!(f.summary(), u.summary());

@@ -1,0 +1,245 @@
+//! A run paused part-way and resumed under another scenario, so that runs
+//! which share their first part simulate it once: `assess`'s search for
+//! the load that sustains a storm changes the arrival rate only when the
+//! fault ends, so every probe of one policy and replication is the same
+//! run until then.
+//!
+//! [`simulate_to`] handles every event before a time `until` and no other
+//! and keeps the run's whole state. [`Paused::resume`] continues a copy
+//! of it under a scenario that differs from the paused one only in its
+//! traffic profile, where the two profiles place every arrival before the
+//! last one drawn alike ([`Profile::agrees_before`]). The arrival drawn
+//! and not yet due is placed again under the new profile from the same
+//! random draw, keeping its place among events at equal times
+//! ([`EventQueue::retime_stream`]). Nothing else in the state depends on
+//! the profile, so the resumed run is exactly the run of the new scenario
+//! from its start: the same events in the same order, the same outputs.
+//! Where that cannot be shown (another difference, the profiles part
+//! before the last arrival, the caller's stop check would already have
+//! stopped the run), `resume` declines and the caller runs the scenario
+//! from its start.
+//!
+//! [`Profile::agrees_before`]: crate::model::traffic::Profile::agrees_before
+//! [`EventQueue::retime_stream`]: crate::engine::EventQueue::retime_stream
+
+use super::{drive, Begin, Ran, Sim, StopCheck};
+use crate::metrics::RunResult;
+use crate::model::error::RunError;
+use crate::model::traffic::Traffic;
+use crate::scenario::Scenario;
+use crate::time::Nanos;
+
+/// A run of one policy and replication of a scenario, paused before a
+/// time: every event before it handled, none after.
+pub struct Paused<'a> {
+    /// `None` when the run ended before the pause time.
+    sim: Option<Box<Sim<'a>>>,
+    scenario: &'a Scenario,
+    policy_index: usize,
+    replication: u32,
+}
+
+/// Simulates policy `policy_index` of `scenario`, replication
+/// `replication`, up to `until` (ns): the events before it, no other.
+pub fn simulate_to(
+    scenario: &Scenario,
+    policy_index: usize,
+    replication: u32,
+    until: Nanos,
+) -> Result<Paused<'_>, RunError> {
+    let begin = Begin::Start(None);
+    let sim = match drive(scenario, policy_index, replication, begin, None, until, 0)? {
+        Ran::Paused(sim) => Some(sim),
+        // Nothing left to share: `resume` declines.
+        Ran::Ended(..) => None,
+    };
+    Ok(Paused {
+        sim,
+        scenario,
+        policy_index,
+        replication,
+    })
+}
+
+impl Paused<'_> {
+    /// Policy `policy_index` of `scenario`, replication `replication`,
+    /// run from where this run paused, with `stop_check` as in
+    /// `simulate_until`: exactly that scenario's run from its start.
+    /// `None` when it cannot be resumed from here (see the module's
+    /// rules): run it from its start instead. `stop_check` must be a
+    /// function of the bins it is given.
+    pub fn resume(
+        &self,
+        scenario: &Scenario,
+        policy_index: usize,
+        replication: u32,
+        mut stop_check: Option<StopCheck<'_>>,
+    ) -> Result<Option<RunResult>, RunError> {
+        let Some(paused) = self.sim.as_deref() else {
+            return Ok(None);
+        };
+        if (policy_index, replication) != (self.policy_index, self.replication)
+            || !self.same_but_profile(scenario, policy_index)
+        {
+            return Ok(None);
+        }
+        // The check sees every bin closed so far, at each count, before
+        // the resumed run goes on: had it stopped the run at any of them,
+        // it stops it here too, and the run is made from its start.
+        let rows = paused.tiers[super::TOP].meter.col.rows();
+        if let Some(check) = stop_check.as_mut() {
+            if (1..=rows.len()).any(|n| check(&rows[..n])) {
+                return Ok(None);
+            }
+        }
+        let mut sim = Box::new(paused.clone());
+        sim.spec = scenario.spec();
+        let Some(next) = sim
+            .traffic
+            .reprofile(Traffic::profile_of(&scenario.spec().traffic))
+        else {
+            return Ok(None);
+        };
+        if next >= sim.run_end || !sim.q.retime_stream(sim.arrivals, next) {
+            return Ok(None);
+        }
+        let begin = Begin::From(sim);
+        let closed = rows.len();
+        match drive(
+            scenario,
+            policy_index,
+            replication,
+            begin,
+            stop_check,
+            Nanos::MAX,
+            closed,
+        )? {
+            Ran::Ended(result, _) => Ok(Some(result)),
+            Ran::Paused(_) => unreachable!("a run without a pause time runs to its end"),
+        }
+    }
+
+    /// Whether `scenario` and policy `policy_index` of it are the paused
+    /// run's, apart from the traffic profile.
+    fn same_but_profile(&self, scenario: &Scenario, policy_index: usize) -> bool {
+        let without_profile = |s: &Scenario| {
+            let mut v = serde_json::to_value(s.spec()).expect("a scenario serializes");
+            if let Some(t) = v.get_mut("traffic").and_then(|t| t.as_object_mut()) {
+                t.remove("profile");
+            }
+            v
+        };
+        let (a, b) = (self.scenario, scenario);
+        a.policies().get(policy_index) == b.policies().get(policy_index)
+            && a.tier_policies(policy_index) == b.tier_policies(policy_index)
+            && without_profile(a) == without_profile(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::BinRow;
+    use crate::model::run::{simulate, simulate_until};
+    use crate::time::NS_PER_SEC;
+
+    /// The HotOS '21 toy, shortened, with a network, many clients, a
+    /// jittered retrying policy and a budgeted one; the traffic steps to
+    /// `scale` × the rate 1 s after the stall ends at 40 s, as `assess`'s
+    /// sustaining probes do. `extra` is spliced into the scenario.
+    fn toy(scale: &str, extra: &str) -> Scenario {
+        Scenario::from_json(&format!(
+            r#"{{"name": "toy", "seed": 7, "duration": "90s", "bin": "1s"{extra},
+                "traffic": {{"rate": 280, "clients": 50, "attempt_timeout": "1s",
+                    "network_delay": {{"exponential": {{"mean": "2ms"}}}},
+                    "profile": [{{"at": "40s", "scale": 1}}, {{"at": "41s", "scale": {scale}}}]}},
+                "backend": {{"workers": 30, "service_time": {{"exponential": {{"mean": "100ms"}}}},
+                    "queue_limit": 600}},
+                "faults": [{{"capacity": {{"start": "30s", "duration": "10s", "workers": 0}}}}],
+                "policies": [
+                    {{"name": "jittered", "max_attempts": 3, "jitter": "full",
+                      "backoff": {{"exponential": {{"initial": "50ms", "multiplier": 2, "max": "1s"}}}},
+                      "retry_on": ["unavailable", "deadline_exceeded"]}},
+                    {{"name": "budgeted", "max_attempts": 2,
+                      "backoff": {{"constant": {{"delay": "0s"}}}},
+                      "retry_on": ["unavailable", "deadline_exceeded"],
+                      "budget": {{"token_bucket": {{"max_tokens": 100, "token_ratio": 0.1, "scope": "global"}}}}}}],
+                "report": {{"recovery_threshold": 0.8, "stable_for": "5s"}}}}"#
+        ))
+        .unwrap()
+    }
+
+    const PAUSE: Nanos = 40 * NS_PER_SEC;
+
+    #[test]
+    fn a_resumed_run_is_the_run_of_its_scenario_from_the_start() {
+        let shared = toy("1", "");
+        for policy in 0..2 {
+            for rep in 0..2 {
+                let paused = simulate_to(&shared, policy, rep, PAUSE).unwrap();
+                for scale in ["0.3", "1", "1.7"] {
+                    let probe = toy(scale, "");
+                    let resumed = paused.resume(&probe, policy, rep, None).unwrap();
+                    let fresh = simulate(&probe, policy, rep).unwrap();
+                    assert_eq!(resumed, Some(fresh), "policy {policy} rep {rep} × {scale}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_resumed_run_stops_where_the_run_from_the_start_stops() {
+        // Stops once 5 healthy bins follow the stall, as a search's runs do.
+        let check = |bins: &[BinRow]| {
+            let healthy =
+                |b: &BinRow| b.t_s >= 40.0 && b.goodput_rps >= 0.8 * b.demand_rps.max(1.0);
+            bins.len() >= 5 && bins[bins.len() - 5..].iter().all(healthy)
+        };
+        let shared = toy("1", "");
+        let paused = simulate_to(&shared, 0, 0, PAUSE).unwrap();
+        // At 0.3 × the load it recovers and stops; at 1.7 × it never does.
+        for (scale, stops) in [("0.3", true), ("1.7", false)] {
+            let probe = toy(scale, "");
+            let (mut a, mut b) = (check, check);
+            let resumed = paused.resume(&probe, 0, 0, Some(&mut a)).unwrap();
+            let fresh = simulate_until(&probe, 0, 0, Some(&mut b)).unwrap();
+            assert_eq!(fresh.tiers[0].bins.len() < 90, stops, "× {scale}");
+            assert_eq!(resumed, Some(fresh), "× {scale}");
+        }
+    }
+
+    #[test]
+    fn a_run_that_cannot_go_on_from_the_pause_is_declined() {
+        let shared = toy("1", "");
+        let paused = simulate_to(&shared, 0, 0, PAUSE).unwrap();
+        let probe = toy("1.7", "");
+        // Another replication or policy, another field, a profile that
+        // parts before the pause.
+        assert_eq!(paused.resume(&probe, 0, 1, None).unwrap(), None);
+        assert_eq!(paused.resume(&probe, 1, 0, None).unwrap(), None);
+        let warm = toy("1.7", r#", "warmup": "5s""#);
+        assert_eq!(paused.resume(&warm, 0, 0, None).unwrap(), None);
+        let early_step = Scenario::from_json(
+            &serde_json::to_string(probe.spec())
+                .unwrap()
+                .replace(r#""at":"41s""#, r#""at":"39s""#)
+                .replace(r#""at":"40s""#, r#""at":"20s""#),
+        )
+        .unwrap();
+        assert_ne!(
+            early_step.spec().traffic.profile,
+            probe.spec().traffic.profile
+        );
+        assert_eq!(paused.resume(&early_step, 0, 0, None).unwrap(), None);
+        // A stop check that would have ended the run before the pause.
+        let mut stops_at_once = |_: &[BinRow]| true;
+        assert_eq!(
+            paused
+                .resume(&probe, 0, 0, Some(&mut stops_at_once))
+                .unwrap(),
+            None
+        );
+        // The same probe goes on from the pause.
+        assert!(paused.resume(&probe, 0, 0, None).unwrap().is_some());
+    }
+}
