@@ -242,10 +242,11 @@ fn say_search(
     queue: bool,
 ) -> Result<(), Error> {
     say.line(format_args!(
-        "tuning policy {:?} of {} ({} candidates simulated, {} runs; each feasible one under {})",
+        "tuning policy {:?} of {} ({} candidates, {} different, {} runs; each feasible one under {})",
         scenario.policies()[0].name,
         scenario.spec().name,
         result.evaluated,
+        result.distinct,
         result.runs,
         crate::decimal::count(result.assumptions as f64, "assumption", "assumptions"),
     ))?;

@@ -36,6 +36,7 @@ use crate::scenario::spec::DispatcherSpec;
 use crate::scenario::Scenario;
 use crate::time::{format_duration, Dur, NS_PER_SEC};
 use assume::Assumption;
+use std::collections::BTreeMap;
 
 /// What "best" means. Each objective lists its tie-breakers in the order
 /// they are applied; success rates within 0.1 % and dead-letter shares
@@ -205,8 +206,11 @@ pub struct Tuned {
     /// Candidates that met the constraints in the search but not on the
     /// fresh replications, best first, with their fresh check.
     pub failed_fresh: Vec<(Candidate, Fresh)>,
-    /// Number of candidates simulated, the baseline included.
+    /// Number of candidates evaluated, the baseline included (a setting
+    /// the search comes back to counts each time).
     pub evaluated: usize,
+    /// Number of different settings among them: each was simulated once.
+    pub distinct: usize,
     /// Number of simulations run in all.
     pub runs: usize,
     /// Every candidate evaluated, in order, the baseline first.
@@ -312,7 +316,14 @@ struct Setting {
 
 /// Whether two settings are the same (as written, after the preset).
 fn same(a: &Setting, b: &Setting) -> bool {
-    format!("{:?}", (&a.spec, &a.dispatcher)) == format!("{:?}", (&b.spec, &b.dispatcher))
+    a.key() == b.key()
+}
+
+impl Setting {
+    /// What tells settings apart: the policy and queue as written.
+    fn key(&self) -> String {
+        format!("{:?}", (&self.spec, &self.dispatcher))
+    }
 }
 
 /// Every variant of `setting` that changes `knob` to another value.
@@ -829,21 +840,53 @@ struct Search<'a> {
     constraints: Constraints,
     replications: u32,
     runs: usize,
+    /// The runs made so far, by setting, assumption (its index) and
+    /// replications: the descent comes back to settings it has tried
+    /// (a knob's variants in the next round), which are not simulated
+    /// again. Looked up, never iterated.
+    made: BTreeMap<(String, usize, u32, u32), Option<Runs>>,
 }
 
 impl Search<'_> {
+    /// [`run_under`] with assumption `assumption` (an index), simulating
+    /// only what has not been (and each setting once); `runs` counts what
+    /// it simulates.
+    fn run_under(
+        &mut self,
+        settings: &[&Setting],
+        assumption: usize,
+        reps: std::ops::Range<u32>,
+    ) -> Result<Vec<Option<Runs>>, RunError> {
+        let key = |s: &Setting| (s.key(), assumption, reps.start, reps.end);
+        let mut missing: Vec<&Setting> = Vec::new();
+        for &s in settings {
+            let k = key(s);
+            if !self.made.contains_key(&k) && !missing.iter().any(|m| key(m) == k) {
+                missing.push(s);
+            }
+        }
+        let made = run_under(
+            self.scenario,
+            self.queue.as_ref(),
+            &missing,
+            &self.assumptions[assumption],
+            reps.clone(),
+        )?;
+        for (s, r) in missing.into_iter().zip(made) {
+            self.runs += r.as_ref().map_or(0, |(_, runs)| runs.len());
+            self.made.insert(key(s), r);
+        }
+        Ok(settings
+            .iter()
+            .map(|s| self.made[&key(s)].clone())
+            .collect())
+    }
+
     /// Simulates `settings` under the reference assumption: candidates
     /// with only that check.
     fn reference(&mut self, settings: Vec<Setting>) -> Result<Vec<Candidate>, RunError> {
         let refs: Vec<&Setting> = settings.iter().collect();
-        let runs = run_under(
-            self.scenario,
-            self.queue.as_ref(),
-            &refs,
-            &self.assumptions[0],
-            0..self.replications,
-        )?;
-        self.runs += settings.len() * self.replications as usize;
+        let runs = self.run_under(&refs, 0, 0..self.replications)?;
         Ok(settings
             .into_iter()
             .zip(runs)
@@ -875,7 +918,7 @@ impl Search<'_> {
         let mut alive: Vec<usize> = (0..candidates.len())
             .filter(|&i| candidates[i].failed.is_none())
             .collect();
-        for assumption in self.assumptions.clone().iter().skip(1) {
+        for assumption in 1..self.assumptions.len() {
             if alive.is_empty() {
                 break;
             }
@@ -887,20 +930,13 @@ impl Search<'_> {
                 })
                 .collect();
             let refs: Vec<&Setting> = settings.iter().collect();
-            let runs = run_under(
-                self.scenario,
-                self.queue.as_ref(),
-                &refs,
-                assumption,
-                0..self.replications,
-            )?;
+            let runs = self.run_under(&refs, assumption, 0..self.replications)?;
             let mut next = Vec::new();
             for (&i, r) in alive.iter().zip(runs) {
                 let Some((label, runs)) = r else {
                     next.push(i);
                     continue;
                 };
-                self.runs += runs.len();
                 let score = score(&runs);
                 let broken = score.broken(&self.constraints);
                 let c = &mut candidates[i];
@@ -932,18 +968,11 @@ impl Search<'_> {
         let mut passed = vec![true; n as usize];
         let mut checks = Vec::new();
         let mut failed = None;
-        for assumption in self.assumptions.clone().iter() {
-            let runs = run_under(
-                self.scenario,
-                self.queue.as_ref(),
-                &[&setting],
-                assumption,
-                first..first + n,
-            )?;
+        for assumption in 0..self.assumptions.len() {
+            let runs = self.run_under(&[&setting], assumption, first..first + n)?;
             let Some((label, runs)) = runs.into_iter().next().flatten() else {
                 continue;
             };
-            self.runs += runs.len();
             for (k, run) in runs.iter().enumerate() {
                 if let Some(why) = score(std::slice::from_ref(run)).broken(&self.constraints) {
                     passed[k] = false;
@@ -988,6 +1017,7 @@ pub fn tune(
         constraints,
         replications: budget.replications,
         runs: 0,
+        made: BTreeMap::new(),
     };
     let mut baseline = search.reference(vec![start])?.remove(0);
     // The baseline is checked under every assumption, for the record,
@@ -1101,6 +1131,7 @@ pub fn tune(
         fresh,
         failed_fresh,
         evaluated,
+        distinct: search.made.keys().filter(|k| k.1 == 0 && k.2 == 0).count(),
         runs: search.runs,
         candidates: all,
         assumptions: search.assumptions.len(),

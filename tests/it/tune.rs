@@ -46,6 +46,39 @@ fn tuning_escapes_the_metastable_default() {
     assert_eq!(format!("{:?}", again.spec), format!("{:?}", best.spec));
 }
 
+#[test]
+fn a_setting_tried_again_is_not_simulated_again() {
+    let s = Scenario::from_json(SCENARIO).unwrap();
+    let c = Constraints {
+        max_drop_rate: Some(0.05),
+        must_recover: true,
+        ..Default::default()
+    };
+    let reps = 2;
+    let t = tune(&s, 0, Objective::Recovery, c, budget(reps, 3, 0)).expect("runs");
+    let key = |c: &Candidate| format!("{:?}", (&c.spec, &c.dispatcher));
+    let mut keys: Vec<String> = t.candidates.iter().map(key).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), t.distinct);
+    assert!(
+        t.distinct < t.evaluated,
+        "the descent comes back to settings it tried ({} of {})",
+        t.distinct,
+        t.evaluated
+    );
+    // Without a queue there is one assumption: each different setting is
+    // simulated once, on each replication.
+    assert_eq!(t.assumptions, 1);
+    assert_eq!(t.runs, t.distinct * reps as usize);
+    // A setting met twice has the same runs, hence the same score.
+    for a in &t.candidates {
+        for b in t.candidates.iter().filter(|b| key(b) == key(a)) {
+            assert_eq!(format!("{:?}", a.score), format!("{:?}", b.score));
+        }
+    }
+}
+
 /// A retry put off past the end of the run leaves its request neither
 /// succeeded nor dropped: the score counts those requests as unfinished,
 /// as the run's summary does, so the output can say so.
