@@ -35,6 +35,8 @@ pub struct Paused<'a> {
     /// `None` when the run ended before the pause time.
     sim: Option<Box<Sim<'a>>>,
     scenario: &'a Scenario,
+    /// The scenario as JSON without its traffic profile, to compare.
+    rest: serde_json::Value,
     policy_index: usize,
     replication: u32,
 }
@@ -56,6 +58,7 @@ pub fn simulate_to(
     Ok(Paused {
         sim,
         scenario,
+        rest: without_profile(scenario),
         policy_index,
         replication,
     })
@@ -122,18 +125,20 @@ impl Paused<'_> {
     /// Whether `scenario` and policy `policy_index` of it are the paused
     /// run's, apart from the traffic profile.
     fn same_but_profile(&self, scenario: &Scenario, policy_index: usize) -> bool {
-        let without_profile = |s: &Scenario| {
-            let mut v = serde_json::to_value(s.spec()).expect("a scenario serializes");
-            if let Some(t) = v.get_mut("traffic").and_then(|t| t.as_object_mut()) {
-                t.remove("profile");
-            }
-            v
-        };
         let (a, b) = (self.scenario, scenario);
         a.policies().get(policy_index) == b.policies().get(policy_index)
             && a.tier_policies(policy_index) == b.tier_policies(policy_index)
-            && without_profile(a) == without_profile(b)
+            && self.rest == without_profile(b)
     }
+}
+
+/// `scenario` as JSON, without its traffic profile.
+fn without_profile(scenario: &Scenario) -> serde_json::Value {
+    let mut v = serde_json::to_value(scenario.spec()).expect("a scenario serializes");
+    if let Some(t) = v.get_mut("traffic").and_then(|t| t.as_object_mut()) {
+        t.remove("profile");
+    }
+    v
 }
 
 #[cfg(test)]
