@@ -118,16 +118,36 @@ fn simulate_with(
     story: Option<Box<Story>>,
     stop_check: Option<StopCheck<'_>>,
 ) -> Result<(RunResult, Option<Box<Story>>), RunError> {
-    let begin = Begin::Start(story);
-    match drive(
+    run_to_end(
+        scenario,
+        policy_index,
+        replication,
+        Begin::Start(story),
+        stop_check,
+        0,
+    )
+}
+
+/// [`drive`] without a pause time: the run to its end (or where its stop
+/// check ends it); `closed`: the bins the check has already seen.
+fn run_to_end<'a>(
+    scenario: &'a Scenario,
+    policy_index: usize,
+    replication: u32,
+    begin: Begin<'a>,
+    stop_check: Option<StopCheck<'_>>,
+    closed: usize,
+) -> Result<(RunResult, Option<Box<Story>>), RunError> {
+    let ran = drive(
         scenario,
         policy_index,
         replication,
         begin,
         stop_check,
         Nanos::MAX,
-        0,
-    )? {
+        closed,
+    )?;
+    match ran {
         Ran::Ended(result, story) => Ok((result, story)),
         Ran::Paused(_) => unreachable!("a run without a pause time runs to its end"),
     }

@@ -22,7 +22,7 @@
 //! [`Profile::agrees_before`]: crate::model::traffic::Profile::agrees_before
 //! [`EventQueue::retime_stream`]: crate::engine::EventQueue::retime_stream
 
-use super::{drive, Begin, Ran, Sim, StopCheck};
+use super::{drive, run_to_end, Begin, Ran, Sim, StopCheck};
 use crate::metrics::RunResult;
 use crate::model::error::RunError;
 use crate::model::traffic::Traffic;
@@ -106,20 +106,17 @@ impl Paused<'_> {
         if next >= sim.run_end || !sim.q.retime_stream(sim.arrivals, next) {
             return Ok(None);
         }
-        let begin = Begin::From(sim);
         let closed = rows.len();
-        match drive(
+        let begin = Begin::From(sim);
+        let (result, _) = run_to_end(
             scenario,
             policy_index,
             replication,
             begin,
             stop_check,
-            Nanos::MAX,
             closed,
-        )? {
-            Ran::Ended(result, _) => Ok(Some(result)),
-            Ran::Paused(_) => unreachable!("a run without a pause time runs to its end"),
-        }
+        )?;
+        Ok(Some(result))
     }
 
     /// Whether `scenario` and policy `policy_index` of it are the paused
