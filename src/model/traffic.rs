@@ -47,7 +47,7 @@ pub struct Traffic {
 }
 
 /// How the traffic starts.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub enum Start {
     /// The first arrival (open mode: from a random client; burst mode:
     /// from client 0), if any.
