@@ -363,11 +363,7 @@ fn the_assessment_is_the_same_on_one_thread_and_two() {
             .env("RAYON_NUM_THREADS", threads)
             .output()
             .unwrap();
-        assert!(
-            st.status.success(),
-            "{}",
-            String::from_utf8_lossy(&st.stderr)
-        );
+        crate::support::assert_ok(&st);
         outs.push(std::fs::read(out.join("hotos21-toy/assess.json")).unwrap());
     }
     assert_eq!(outs[0], outs[1]);

@@ -68,11 +68,7 @@ fn run(scenario: &Path, out: &Path, threads: &str) -> PathBuf {
         .env("RAYON_NUM_THREADS", threads)
         .output()
         .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
+    crate::support::assert_ok(&st);
     let dir = out.join("det");
     let perf = std::fs::read_to_string(dir.join("perf.json")).unwrap();
     assert!(perf.contains(&format!("\"threads\": {threads}")), "{perf}");

@@ -188,11 +188,7 @@ fn huge_batches_are_refused_before_they_start() {
         .arg(&file)
         .output()
         .unwrap();
-    assert!(
-        ok.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ok.stderr)
-    );
+    crate::support::assert_ok(&ok);
 }
 
 /// The guard refuses only what is really too big: every shipped scenario

@@ -37,6 +37,7 @@ mod shared_flags;
 mod story_aws_jitter;
 mod story_hotos;
 mod story_spanner;
+mod support;
 mod sweep_cli;
 mod theory;
 mod tiers;

@@ -24,11 +24,7 @@ fn run(dir: &Path, threads: &str, trace: bool) {
         cmd.args(["--trace", "5"]);
     }
     let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::assert_ok(&out);
 }
 
 /// Every file of `dir` but those named in `skip`, by name.

@@ -167,11 +167,7 @@ fn schedule_png_is_big_busy_and_stable() {
             "--png",
             p.to_str().unwrap(),
         ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        crate::support::assert_ok(&out);
         // The table still goes to stdout.
         assert!(String::from_utf8_lossy(&out.stdout).contains("total retry window"));
     }
@@ -215,11 +211,7 @@ fn no_plots_removes_stale_plots_and_lists_only_written_files() {
         ];
         args.extend_from_slice(extra);
         let out = retrysim(&args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        crate::support::assert_ok(&out);
         String::from_utf8(out.stdout).unwrap()
     };
     let first = run(&[]);

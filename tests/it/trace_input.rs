@@ -539,11 +539,7 @@ fn assess_searches_a_traced_load_and_skips_the_sustaining_step() {
         .arg(out.path())
         .output()
         .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
+    crate::support::assert_ok(&st);
     let text = std::fs::read_to_string(out.path().join("trace-day/assess.json")).unwrap();
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();
     let p = &json["policies"][0];
