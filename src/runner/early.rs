@@ -33,7 +33,7 @@
 use super::{Job, RunError};
 use crate::engine::stop;
 use crate::metrics::{recovery, BinRow, RunResult};
-use crate::model::run::{simulate_to, simulate_until, Paused, StopCheck};
+use crate::model::run::{simulate_to, simulate_until, Paused};
 use crate::scenario::spec::ScenarioSpec;
 use crate::scenario::Scenario;
 use crate::time::{secs, Nanos};
@@ -191,36 +191,25 @@ pub fn run_jobs_until<'k>(
                 rule.is_some_and(|r| r.decided(bins)) || broken.is_some_and(|b| b(spec, bins))
             };
             let (policy, rep) = (job.policy, job.replication);
-            let (resumed, kept) = match &w.start {
-                Start::Fresh => (None, None),
+            let kept = match &w.start {
                 Start::Keep(shared, until) => {
-                    let paused = simulate_to(shared, policy, rep, *until)?;
-                    let res = paused.resume(
-                        job.scenario,
-                        policy,
-                        rep,
-                        w.early.then_some(&mut decided as StopCheck<'_>),
-                    )?;
-                    (res, Some(Arc::new(paused)))
+                    Some(Arc::new(simulate_to(shared, policy, rep, *until)?))
                 }
-                Start::Resume(paused) => (
-                    paused.resume(
-                        job.scenario,
-                        policy,
-                        rep,
-                        w.early.then_some(&mut decided as StopCheck<'_>),
-                    )?,
-                    None,
-                ),
+                _ => None,
+            };
+            let from = match &w.start {
+                Start::Resume(paused) => Some(paused),
+                _ => kept.as_ref(),
+            };
+            let resumed = match from {
+                Some(paused) => {
+                    paused.resume(job.scenario, policy, rep, w.early.then_some(&mut decided))?
+                }
+                None => None,
             };
             let mut res = match resumed {
                 Some(res) => res,
-                None => simulate_until(
-                    job.scenario,
-                    policy,
-                    rep,
-                    w.early.then_some(&mut decided as StopCheck<'_>),
-                )?,
+                None => simulate_until(job.scenario, policy, rep, w.early.then_some(&mut decided))?,
             };
             res.tiers[0].bins = Vec::new();
             on_done();
