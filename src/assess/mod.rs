@@ -374,8 +374,6 @@ where
         for item in items {
             scenarios.push(policy_scenario(&item.sets, item.policy)?);
         }
-        // Each run's policy in `names`, for the runs it keeps.
-        let mut policy_of = Vec::new();
         let work: Vec<Work<'_, '_>> = {
             let kept = kept.borrow();
             let mut work = Vec::new();
@@ -383,7 +381,6 @@ where
                 let p = item.policy;
                 let mine = &kept[p];
                 let keep = item.sustaining && mine.is_empty() && !shared.is_empty();
-                policy_of.extend(std::iter::repeat_n(p, item.reps as usize));
                 work.extend(runner::jobs_of(s, item.reps).into_iter().map(|job| {
                     let rep = job.replication as usize;
                     let start = match mine.get(rep) {
@@ -402,22 +399,20 @@ where
         };
         on_runs(work.len() as u64);
         runs.set(runs.get() + work.len() as u64);
-        let done = run_jobs_until(&work, question, None, on_done)?;
-        drop(work);
-        let mut results = Vec::with_capacity(done.len());
-        {
-            let mut kept = kept.borrow_mut();
-            for ((res, paused), p) in done.into_iter().zip(policy_of) {
-                kept[p].extend(paused);
-                results.push(res);
-            }
-        }
-        let mut results = results.into_iter();
+        let mut done = run_jobs_until(&work, question, None, on_done)?.into_iter();
+        let mut kept = kept.borrow_mut();
         Ok(scenarios
             .into_iter()
             .zip(items)
             .map(|(s, item)| {
-                let mine = results.by_ref().take(item.reps as usize).collect();
+                let mine = done
+                    .by_ref()
+                    .take(item.reps as usize)
+                    .map(|(res, paused)| {
+                        kept[item.policy].extend(paused);
+                        res
+                    })
+                    .collect();
                 (s, mine)
             })
             .collect())
