@@ -851,7 +851,7 @@ impl Search<'_> {
     /// [`run_under`] with assumption `assumption` (an index), simulating
     /// only what has not been (and each setting once); `runs` counts what
     /// it simulates.
-    fn run_under(
+    fn runs_of(
         &mut self,
         settings: &[&Setting],
         assumption: usize,
@@ -886,7 +886,7 @@ impl Search<'_> {
     /// with only that check.
     fn reference(&mut self, settings: Vec<Setting>) -> Result<Vec<Candidate>, RunError> {
         let refs: Vec<&Setting> = settings.iter().collect();
-        let runs = self.run_under(&refs, 0, 0..self.replications)?;
+        let runs = self.runs_of(&refs, 0, 0..self.replications)?;
         Ok(settings
             .into_iter()
             .zip(runs)
@@ -930,7 +930,7 @@ impl Search<'_> {
                 })
                 .collect();
             let refs: Vec<&Setting> = settings.iter().collect();
-            let runs = self.run_under(&refs, assumption, 0..self.replications)?;
+            let runs = self.runs_of(&refs, assumption, 0..self.replications)?;
             let mut next = Vec::new();
             for (&i, r) in alive.iter().zip(runs) {
                 let Some((label, runs)) = r else {
@@ -969,7 +969,7 @@ impl Search<'_> {
         let mut checks = Vec::new();
         let mut failed = None;
         for assumption in 0..self.assumptions.len() {
-            let runs = self.run_under(&[&setting], assumption, first..first + n)?;
+            let runs = self.runs_of(&[&setting], assumption, first..first + n)?;
             let Some((label, runs)) = runs.into_iter().next().flatten() else {
                 continue;
             };
