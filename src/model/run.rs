@@ -400,9 +400,9 @@ impl<'a> Sim<'a> {
     /// time and no other ([`resume`]); `closed`: the bins `stop_check` has
     /// already seen. Returns the instant and the event count when time
     /// stopped advancing there (see [`stall_limit`]). Called from
-    /// [`simulate_with`] alone, where it is inlined: the loop works on the
-    /// run in that function's frame (out of line, or inlined in more
-    /// places, it costs 1–5 % more instructions).
+    /// [`drive`] alone, where it is inlined: the loop works on the run in
+    /// that function's frame (out of line, or inlined in more places, it
+    /// costs 1–5 % more instructions).
     fn run(
         &mut self,
         mut stop_check: Option<StopCheck<'_>>,
