@@ -207,6 +207,91 @@ fn default_concurrency_min() -> u32 {
     3
 }
 
+/// Checks a gRPC token bucket's two numbers; `p` ends at `token_bucket`.
+fn check_token_bucket(max_tokens: f64, token_ratio: f64, p: &str, c: &mut Problems) {
+    if !(finite_pos(max_tokens) && max_tokens <= 1000.0) {
+        c.err(
+            format!("{p}.max_tokens"),
+            format!("{} is out of range (0, 1000] (gRFC A6)", Given(max_tokens)),
+        );
+    }
+    if !(finite_pos(token_ratio) && token_ratio <= 1000.0) {
+        c.err(
+            format!("{p}.token_ratio"),
+            format!(
+                "{} is out of range (0, 1000] (a success adds it, up to max_tokens)",
+                Given(token_ratio)
+            ),
+        );
+    }
+}
+
+/// A ratio budget's settings, gathered to be checked together.
+struct RatioFields {
+    percent: f64,
+    min_per_second: f64,
+    ttl: Dur,
+    per_request: Option<f64>,
+}
+
+impl RatioFields {
+    /// Checks the ranges of a ratio budget; `p` ends at `ratio`.
+    fn check(&self, p: &str, c: &mut Problems) {
+        if let Some(cap) = self.per_request {
+            if !(finite_nonneg(cap) && cap <= 1000.0) {
+                c.err(
+                    format!("{p}.per_request"),
+                    format!(
+                        "{} is out of range [0, 1000] (a percent of the balance: 20 = 20%)",
+                        Given(cap)
+                    ),
+                );
+            }
+        }
+        if !(finite_nonneg(self.percent) && self.percent <= 1000.0) {
+            c.err(
+                format!("{p}.percent"),
+                format!(
+                    "{} is out of range [0, 1000] (a percent: 20 = 20%)",
+                    Given(self.percent)
+                ),
+            );
+        }
+        if !(finite_nonneg(self.min_per_second) && self.min_per_second <= 1e9) {
+            c.err(
+                format!("{p}.min_per_second"),
+                format!(
+                    "{} is out of range [0, 1e9] (retries per second)",
+                    Given(self.min_per_second)
+                ),
+            );
+        }
+        let ttl = self.ttl;
+        if ttl.ns() < NS_PER_SEC || ttl.ns() > 60 * NS_PER_SEC {
+            c.err(
+                format!("{p}.ttl"),
+                format!("{ttl} is out of range [1s, 60s]"),
+            );
+        }
+    }
+}
+
+/// Checks a client-side rate limit's refill and burst; `p` ends at `rate`.
+fn check_rate(per_second: f64, burst: f64, p: &str, c: &mut Problems) {
+    if !finite_pos(per_second) {
+        c.err(
+            format!("{p}.per_second"),
+            must_be(per_second, "a number greater than 0"),
+        );
+    }
+    if !(burst.is_finite() && burst >= 1.0) {
+        c.err(
+            format!("{p}.burst"),
+            must_be(burst, "a number >= 1 (tokens the bucket holds)"),
+        );
+    }
+}
+
 impl BudgetSpec {
     /// Checks the values serde cannot; `path` ends at `budget`.
     pub fn check(&self, path: &str, c: &mut Problems) {
@@ -223,24 +308,12 @@ impl BudgetSpec {
                 max_tokens,
                 token_ratio,
                 ..
-            } => {
-                let p = format!("{path}.token_bucket");
-                if !(finite_pos(*max_tokens) && *max_tokens <= 1000.0) {
-                    c.err(
-                        format!("{p}.max_tokens"),
-                        format!("{} is out of range (0, 1000] (gRFC A6)", Given(*max_tokens)),
-                    );
-                }
-                if !(finite_pos(*token_ratio) && *token_ratio <= 1000.0) {
-                    c.err(
-                        format!("{p}.token_ratio"),
-                        format!(
-                            "{} is out of range (0, 1000] (a success adds it, up to max_tokens)",
-                            Given(*token_ratio)
-                        ),
-                    );
-                }
-            }
+            } => check_token_bucket(
+                *max_tokens,
+                *token_ratio,
+                &format!("{path}.token_bucket"),
+                c,
+            ),
             BudgetSpec::Ratio {
                 percent,
                 min_per_second,
@@ -248,42 +321,13 @@ impl BudgetSpec {
                 per_request,
                 ..
             } => {
-                let p = format!("{path}.ratio");
-                if let Some(cap) = per_request {
-                    if !(finite_nonneg(*cap) && *cap <= 1000.0) {
-                        c.err(
-                            format!("{p}.per_request"),
-                            format!(
-                                "{} is out of range [0, 1000] (a percent of the balance: 20 = 20%)",
-                                Given(*cap)
-                            ),
-                        );
-                    }
-                }
-                if !(finite_nonneg(*percent) && *percent <= 1000.0) {
-                    c.err(
-                        format!("{p}.percent"),
-                        format!(
-                            "{} is out of range [0, 1000] (a percent: 20 = 20%)",
-                            Given(*percent)
-                        ),
-                    );
-                }
-                if !(finite_nonneg(*min_per_second) && *min_per_second <= 1e9) {
-                    c.err(
-                        format!("{p}.min_per_second"),
-                        format!(
-                            "{} is out of range [0, 1e9] (retries per second)",
-                            Given(*min_per_second)
-                        ),
-                    );
-                }
-                if ttl.ns() < NS_PER_SEC || ttl.ns() > 60 * NS_PER_SEC {
-                    c.err(
-                        format!("{p}.ttl"),
-                        format!("{ttl} is out of range [1s, 60s]"),
-                    );
-                }
+                let ratio = RatioFields {
+                    percent: *percent,
+                    min_per_second: *min_per_second,
+                    ttl: *ttl,
+                    per_request: *per_request,
+                };
+                ratio.check(&format!("{path}.ratio"), c);
             }
             BudgetSpec::Quota {
                 capacity,
@@ -322,21 +366,7 @@ impl BudgetSpec {
             }
             BudgetSpec::Rate {
                 per_second, burst, ..
-            } => {
-                let p = format!("{path}.rate");
-                if !finite_pos(*per_second) {
-                    c.err(
-                        format!("{p}.per_second"),
-                        must_be(*per_second, "a number greater than 0"),
-                    );
-                }
-                if !(burst.is_finite() && *burst >= 1.0) {
-                    c.err(
-                        format!("{p}.burst"),
-                        must_be(*burst, "a number >= 1 (tokens the bucket holds)"),
-                    );
-                }
-            }
+            } => check_rate(*per_second, *burst, &format!("{path}.rate"), c),
         }
     }
 
