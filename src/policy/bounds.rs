@@ -24,7 +24,7 @@
 use crate::decimal::num;
 use crate::policy::budget::BudgetSpec;
 use crate::policy::schedule::{delay_range, retries_allowed};
-use crate::policy::{BudgetScope, Policy};
+use crate::policy::{BreakerSpec, BudgetScope, Policy};
 use crate::status::Status;
 use crate::time::{secs, Nanos};
 
@@ -188,28 +188,79 @@ pub fn budget_limit(budget: &BudgetSpec, ctx: &Context) -> Limit {
             ..
         } => {
             let c = if ctx.timeouts { timeout_cost } else { cost };
-            if c <= 0.0 {
-                return Limit {
-                    what: "quota: retries cost nothing".into(),
-                    retries: f64::INFINITY,
-                    gates_all: false,
-                };
-            }
-            let k = (capacity / c + 1e-9).floor();
-            Limit {
-                what: format!(
-                    "quota: ⌊{} / {}⌋ = {} retries per quota, then none; {} × {} / {} requests",
-                    num(capacity),
-                    num(c),
-                    num(k),
-                    num(b),
-                    num(k),
-                    num(n)
-                ),
-                retries: per(b * k),
-                gates_all: false,
-            }
+            quota_limit(capacity, c, b, n)
         }
+    }
+}
+
+/// The retries per request an AWS-style retry quota of `capacity` allows
+/// when each retry costs `c`: ⌊capacity ÷ c⌋ per quota, `b` quotas shared
+/// by `n` requests.
+fn quota_limit(capacity: f64, c: f64, b: f64, n: f64) -> Limit {
+    if c <= 0.0 {
+        return Limit {
+            what: "quota: retries cost nothing".into(),
+            retries: f64::INFINITY,
+            gates_all: false,
+        };
+    }
+    let k = (capacity / c + 1e-9).floor();
+    Limit {
+        what: format!(
+            "quota: ⌊{} / {}⌋ = {} retries per quota, then none; {} × {} / {} requests",
+            num(capacity),
+            num(c),
+            num(k),
+            num(b),
+            num(k),
+            num(n)
+        ),
+        retries: b * k / n,
+        gates_all: false,
+    }
+}
+
+/// Which of `policy`'s own limits ends its `r` retries, in words.
+fn retries_allowed_words(policy: &Policy, r: u64) -> String {
+    match (policy.max_attempts, policy.max_retry_duration) {
+        (Some(m), None) => format!("max_attempts = {m}"),
+        // The attempts were reached first: the age limit ended it.
+        (Some(m), Some(d)) if u64::from(m) <= r => format!(
+            "{} in max_retry_duration {}",
+            crate::decimal::count(r as f64, "retry fits", "retries fit"),
+            crate::time::format_duration(d)
+        ),
+        _ => format!(
+            "{}: max_attempts and max_retry_duration both reached",
+            crate::decimal::count(r as f64, "retry", "retries")
+        ),
+    }
+}
+
+/// The calls a circuit breaker lets through while every call fails: its
+/// minimum calls before it opens, then its half-open probes once per
+/// `open_for`, per breaker scope.
+fn breaker_limit(br: &BreakerSpec, ctx: &Context) -> Limit {
+    let b = scopes(br.scope, ctx);
+    let through = b
+        * (f64::from(br.min_calls)
+            + f64::from(br.half_open_probes) * ctx.counted_s / br.open_for.secs());
+    let per = through / ctx.requests.max(1.0);
+    let what = format!(
+        "breaker: {} × ({} + {} probes × {} s / {} s) calls get through / {} requests",
+        num(b),
+        br.min_calls,
+        br.half_open_probes,
+        num(ctx.counted_s),
+        num(br.open_for.secs()),
+        num(ctx.requests)
+    );
+    // A breaker gating every call bounds attempts: compare it as
+    // retries (attempts − 1).
+    Limit {
+        what,
+        retries: if br.retries_only { per } else { per - 1.0 },
+        gates_all: !br.retries_only,
     }
 }
 
@@ -229,21 +280,8 @@ pub fn worst_case(policy: &Policy, ctx: &Context) -> Bound {
     }
     let mut limits = Vec::new();
     if let Some(r) = retries_allowed(policy) {
-        let what = match (policy.max_attempts, policy.max_retry_duration) {
-            (Some(m), None) => format!("max_attempts = {m}"),
-            // The attempts were reached first: the age limit ended it.
-            (Some(m), Some(d)) if u64::from(m) <= r => format!(
-                "{} in max_retry_duration {}",
-                crate::decimal::count(r as f64, "retry fits", "retries fit"),
-                crate::time::format_duration(d)
-            ),
-            _ => format!(
-                "{}: max_attempts and max_retry_duration both reached",
-                crate::decimal::count(r as f64, "retry", "retries")
-            ),
-        };
         limits.push(Limit {
-            what,
+            what: retries_allowed_words(policy, r),
             retries: r as f64,
             gates_all: false,
         });
@@ -263,27 +301,7 @@ pub fn worst_case(policy: &Policy, ctx: &Context) -> Bound {
         limits.push(budget_limit(b, ctx));
     }
     if let Some(br) = &policy.breaker {
-        let b = scopes(br.scope, ctx);
-        let through = b
-            * (f64::from(br.min_calls)
-                + f64::from(br.half_open_probes) * ctx.counted_s / br.open_for.secs());
-        let per = through / ctx.requests.max(1.0);
-        let what = format!(
-            "breaker: {} × ({} + {} probes × {} s / {} s) calls get through / {} requests",
-            num(b),
-            br.min_calls,
-            br.half_open_probes,
-            num(ctx.counted_s),
-            num(br.open_for.secs()),
-            num(ctx.requests)
-        );
-        // A breaker gating every call bounds attempts: compare it as
-        // retries (attempts − 1).
-        limits.push(Limit {
-            what,
-            retries: if br.retries_only { per } else { per - 1.0 },
-            gates_all: !br.retries_only,
-        });
+        limits.push(breaker_limit(br, ctx));
     }
     limits.sort_by(|a, b| a.retries.total_cmp(&b.retries));
     let attempts = limits
