@@ -192,6 +192,94 @@ fn grpc(jitter: JitterSpec) -> PolicySpec {
     }
 }
 
+/// `grpc-hedging`: gRFC A6 hedging (4 attempts 500 ms apart), as documented
+/// above.
+fn grpc_hedging() -> PolicySpec {
+    let ms = Dur::from_millis;
+    PolicySpec {
+        hedging: Some(HedgingSpec {
+            delay: ms(500),
+            max_attempts: 4,
+            non_fatal: vec![Status::Unavailable, Status::Internal, Status::Aborted],
+            implementation: crate::policy::hedging::HedgingImpl::A6,
+        }),
+        honor_retry_after: Some(true),
+        reconnect: Some(Reconnecting::On(ReconnectSpec::default())),
+        commit_on_headers: Some(true),
+        ..Default::default()
+    }
+}
+
+/// `aws-standard-2026`: the standard mode's newer defaults, as documented
+/// above.
+fn aws_standard_2026() -> PolicySpec {
+    let ms = Dur::from_millis;
+    let s = Dur::from_secs;
+    PolicySpec {
+        max_attempts: Some(3),
+        backoff: exponential(ms(50), 2.0, Some(s(20))),
+        throttling_backoff: exponential(s(1), 2.0, Some(s(20))),
+        jitter: Some(JitterSpec::Full),
+        retry_on: Some(aws_retryable()),
+        budget: Some(BudgetSpec::Quota {
+            capacity: 500.0,
+            cost: 14.0,
+            timeout_cost: 14.0,
+            refund: 1.0,
+            throttling_cost: Some(5.0),
+            scope: BudgetScope::Client,
+        }),
+        honor_retry_after: Some(true),
+        pushback: Some(Pushback::Bounded(s(5))),
+        ..Default::default()
+    }
+}
+
+/// `aws-js-v3-standard`: the JavaScript v3 SDK's standard mode, as
+/// documented above.
+fn aws_js_v3_standard() -> PolicySpec {
+    let ms = Dur::from_millis;
+    let s = Dur::from_secs;
+    PolicySpec {
+        max_attempts: Some(3),
+        backoff: exponential(ms(100), 2.0, Some(s(20))),
+        throttling_backoff: exponential(ms(500), 2.0, Some(s(20))),
+        jitter: Some(JitterSpec::Full),
+        retry_on: Some(aws_retryable()),
+        budget: Some(BudgetSpec::Quota {
+            capacity: 500.0,
+            cost: 10.0,
+            timeout_cost: 10.0,
+            refund: 1.0,
+            throttling_cost: Some(5.0),
+            scope: BudgetScope::Client,
+        }),
+        honor_retry_after: Some(true),
+        pushback: Some(Pushback::AtLeast),
+        ..Default::default()
+    }
+}
+
+/// `client-go`: a workqueue's default controller rate limiter, as
+/// documented above.
+fn client_go() -> PolicySpec {
+    let ms = Dur::from_millis;
+    let s = Dur::from_secs;
+    PolicySpec {
+        max_attempts: Some(0),
+        backoff: exponential(ms(5), 2.0, Some(s(1000))),
+        jitter: Some(JitterSpec::None),
+        retry_on: Some(every_failure()),
+        budget: Some(BudgetSpec::Rate {
+            per_second: 10.0,
+            burst: 100.0,
+            scope: BudgetScope::Client,
+        }),
+        honor_retry_after: Some(false),
+        ..Default::default()
+    }
+}
+
 /// The policy a preset stands for (its `name` is left empty).
 ///
 /// - `cloud-tasks-default`: the API defaults of a queue (`gcloud tasks
@@ -319,37 +407,9 @@ pub fn preset(name: &str) -> Option<PolicySpec> {
         "cloud-tasks-transient" => cloud_tasks(20, ms(10), s(1), 8),
         "grpc" => grpc(JitterSpec::Proportional(0.2)),
         "grpc-legacy" => grpc(JitterSpec::Full),
-        "grpc-hedging" => PolicySpec {
-            hedging: Some(HedgingSpec {
-                delay: ms(500),
-                max_attempts: 4,
-                non_fatal: vec![Status::Unavailable, Status::Internal, Status::Aborted],
-                implementation: crate::policy::hedging::HedgingImpl::A6,
-            }),
-            honor_retry_after: Some(true),
-            reconnect: Some(Reconnecting::On(ReconnectSpec::default())),
-            commit_on_headers: Some(true),
-            ..Default::default()
-        },
+        "grpc-hedging" => grpc_hedging(),
         "aws-standard" => aws_standard(),
-        "aws-standard-2026" => PolicySpec {
-            max_attempts: Some(3),
-            backoff: exponential(ms(50), 2.0, Some(s(20))),
-            throttling_backoff: exponential(s(1), 2.0, Some(s(20))),
-            jitter: Some(JitterSpec::Full),
-            retry_on: Some(aws_retryable()),
-            budget: Some(BudgetSpec::Quota {
-                capacity: 500.0,
-                cost: 14.0,
-                timeout_cost: 14.0,
-                refund: 1.0,
-                throttling_cost: Some(5.0),
-                scope: BudgetScope::Client,
-            }),
-            honor_retry_after: Some(true),
-            pushback: Some(Pushback::Bounded(s(5))),
-            ..Default::default()
-        },
+        "aws-standard-2026" => aws_standard_2026(),
         "aws-adaptive" => PolicySpec {
             rate_limiter: Some(LimiterSpec::AwsAdaptive(AdaptiveSpec::default())),
             ..aws_standard()
@@ -376,24 +436,7 @@ pub fn preset(name: &str) -> Option<PolicySpec> {
             backoff: exponential(s(2), 2.0, Some(s(20))),
             ..aws_standard()
         },
-        "aws-js-v3-standard" => PolicySpec {
-            max_attempts: Some(3),
-            backoff: exponential(ms(100), 2.0, Some(s(20))),
-            throttling_backoff: exponential(ms(500), 2.0, Some(s(20))),
-            jitter: Some(JitterSpec::Full),
-            retry_on: Some(aws_retryable()),
-            budget: Some(BudgetSpec::Quota {
-                capacity: 500.0,
-                cost: 10.0,
-                timeout_cost: 10.0,
-                refund: 1.0,
-                throttling_cost: Some(5.0),
-                scope: BudgetScope::Client,
-            }),
-            honor_retry_after: Some(true),
-            pushback: Some(Pushback::AtLeast),
-            ..Default::default()
-        },
+        "aws-js-v3-standard" => aws_js_v3_standard(),
         "envoy" => envoy(),
         "envoy-budget" => PolicySpec {
             budget: Some(BudgetSpec::Concurrency {
@@ -411,19 +454,7 @@ pub fn preset(name: &str) -> Option<PolicySpec> {
             vec![Status::Unavailable],
             ratio_20_10_10(Deposit::Success, Some(20.0)),
         ),
-        "client-go" => PolicySpec {
-            max_attempts: Some(0),
-            backoff: exponential(ms(5), 2.0, Some(s(1000))),
-            jitter: Some(JitterSpec::None),
-            retry_on: Some(every_failure()),
-            budget: Some(BudgetSpec::Rate {
-                per_second: 10.0,
-                burst: 100.0,
-                scope: BudgetScope::Client,
-            }),
-            honor_retry_after: Some(false),
-            ..Default::default()
-        },
+        "client-go" => client_go(),
         _ => return None,
     };
     Some(spec)
