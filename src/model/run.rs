@@ -268,6 +268,48 @@ fn backoff_lane(q: &mut EventQueue<Ev>, policy: &Policy) -> Option<LaneId> {
     }
 }
 
+/// The top tier of a run as the scenario sets it up: its backend (which
+/// calls down when there are tiers below), meter, clients (with their
+/// reconnect backoff and rate limiter) and fault timeline. What depends
+/// on the event queue (timeouts, lanes) is set by [`Sim::new`].
+fn top_tier<'a>(spec: &'a ScenarioSpec, policy: &'a Policy, replication: u32) -> Tier<'a> {
+    let rng = |which| stream(spec.seed, replication, which);
+    let t = &spec.traffic;
+    let mut backend = Backend::new(&spec.backend, rng(Stream::Service), rng(Stream::Faults));
+    if !spec.downstream.is_empty() {
+        backend.set_calls_down();
+    }
+    let mut top = Tier::new(
+        spec.tier_names()[TOP],
+        backend,
+        Meter::new(
+            spec.bin.ns(),
+            spec.duration.ns(),
+            spec.warmup.ns(),
+            policy.rate_limiter.is_some(),
+        ),
+        Clients::new(policy, t.clients, rng(Stream::Backoff)),
+        policy,
+        Timeline::new(
+            &spec.faults,
+            &spec.actions,
+            base_workers(&spec.backend),
+            None,
+        ),
+    );
+    if let Some(r) = policy.reconnect {
+        let crashes = top.timeline.crash_windows();
+        let c = Connections::new(r, t.clients, crashes, rng(Stream::Reconnect));
+        top.clients.set_connections(c);
+        if top.clients.has_connections() {
+            top.meter.col.set_reconnect();
+        }
+    }
+    top.clients.set_limiter_rng(rng(Stream::Limiter));
+    top.tail_attempt = spec.report.alerts.tail_attempt;
+    top
+}
+
 impl<'a> Sim<'a> {
     fn new(
         spec: &'a ScenarioSpec,
@@ -297,41 +339,10 @@ impl<'a> Sim<'a> {
             q.register_lane(c);
         }
         let top_lane = backoff_lane(&mut q, policy);
-        let mut backend = Backend::new(&spec.backend, rng(Stream::Service), rng(Stream::Faults));
-        if !spec.downstream.is_empty() {
-            backend.set_calls_down();
-        }
-        let mut top = Tier::new(
-            spec.tier_names()[TOP],
-            backend,
-            Meter::new(
-                spec.bin.ns(),
-                run_end,
-                spec.warmup.ns(),
-                policy.rate_limiter.is_some(),
-            ),
-            Clients::new(policy, t.clients, rng(Stream::Backoff)),
-            policy,
-            Timeline::new(
-                &spec.faults,
-                &spec.actions,
-                base_workers(&spec.backend),
-                None,
-            ),
-        );
-        if let Some(r) = policy.reconnect {
-            let crashes = top.timeline.crash_windows();
-            let c = Connections::new(r, t.clients, crashes, rng(Stream::Reconnect));
-            top.clients.set_connections(c);
-            if top.clients.has_connections() {
-                top.meter.col.set_reconnect();
-            }
-        }
-        top.clients.set_limiter_rng(rng(Stream::Limiter));
+        let mut top = top_tier(spec, policy, replication);
         top.attempt_timeout = attempt_timeout.map(|d| d.ns());
         top.timeouts = timeouts;
         top.instant = network.instant();
-        top.tail_attempt = spec.report.alerts.tail_attempt;
         top.backoff_lane = top_lane;
         let mut tiers = vec![top];
         downstream(

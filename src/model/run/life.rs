@@ -474,10 +474,23 @@ impl<'a> Sim<'a> {
             }
             return;
         }
-        let Some(caller) = caller else {
-            return;
-        };
-        let above = k - 1;
+        if let Some(caller) = caller {
+            self.call_ended(now, k - 1, caller, why, status);
+        }
+    }
+
+    /// A call made by `caller`, a worker of tier `above`, has ended: a
+    /// success counts down the calls it waits for (the last one releases
+    /// it), a give-up ends its hold with the call's last `status`. A
+    /// worker that stopped waiting meanwhile (a new hold) learns nothing.
+    fn call_ended(
+        &mut self,
+        now: Nanos,
+        above: usize,
+        caller: Caller,
+        why: Option<GiveUp>,
+        status: Status,
+    ) {
         let Some(h) = self.tiers[above].holds.get_mut(caller.worker, caller.wgen) else {
             return;
         };
