@@ -4,7 +4,10 @@
 //! form as deserialisation errors, and all problems are reported at once.
 
 use super::names::name_problem;
-use super::spec::{Arrival, BackendKind, Discipline, Mode, ScenarioSpec};
+use super::spec::{
+    Arrival, BackendKind, Discipline, DispatcherSpec, Mode, ReportSpec, ScenarioSpec,
+    ThrottlingSpec,
+};
 use crate::check::{finite_nonneg, finite_pos, must_be, Problem, Problems};
 use crate::decimal::Given;
 use crate::policy::{self, PolicySpec};
@@ -71,10 +74,54 @@ impl Checker {
         self.p.positive_dur(path, d);
     }
 
+    /// The whole scenario, section by section, in the order its problems
+    /// are reported.
     fn scenario(&mut self, s: &ScenarioSpec) {
         if let Some(why) = name_problem(&s.name) {
             self.err("name", format!("{:?} {why}", s.name));
         }
+        self.run_length(s);
+        self.traffic(s);
+        self.backend("backend", &s.backend);
+        self.downstream(s);
+        for (i, f) in s.faults.iter().enumerate() {
+            f.check(
+                &format!("faults[{i}].{}", f.kind()),
+                s.duration,
+                &mut self.p,
+            );
+        }
+        for (i, a) in s.actions.iter().enumerate() {
+            a.check(
+                &format!("actions[{i}]"),
+                s.dispatcher.is_some(),
+                s.duration,
+                &mut self.p,
+            );
+        }
+        if let Some(d) = &s.dispatcher {
+            self.dispatcher(d);
+        }
+        // Channels (`reconnect`) are kept only toward a top backend that
+        // crashes.
+        let crash = s.faults.iter().any(|f| {
+            matches!(f, FaultSpec::Crash { .. })
+                && f.tier()
+                    .is_none_or(|t| Some(t) == s.backend.name.as_deref())
+        });
+        self.policies(
+            &s.policies,
+            s.traffic.clients,
+            s.dispatcher.is_some(),
+            crash,
+        );
+        self.report(&s.report);
+    }
+
+    /// The run's `duration`, and what is measured against it: the `bin`
+    /// (no longer than the run, and not so many bins that the time series
+    /// would not fit in memory) and the `warmup`.
+    fn run_length(&mut self, s: &ScenarioSpec) {
         self.positive_dur("duration", s.duration);
         if s.bin.ns() == 0 {
             self.err("bin", "must be greater than 0");
@@ -111,91 +158,73 @@ impl Checker {
                 ),
             );
         }
-        self.traffic(s);
-        self.backend("backend", &s.backend);
-        self.downstream(s);
-        for (i, f) in s.faults.iter().enumerate() {
-            f.check(
-                &format!("faults[{i}].{}", f.kind()),
-                s.duration,
-                &mut self.p,
+    }
+
+    /// A Cloud Tasks queue's dispatcher: its rate, bucket, concurrency and
+    /// deadline, then its adaptive throttling if any.
+    fn dispatcher(&mut self, d: &DispatcherSpec) {
+        let p = "dispatcher";
+        if !finite_pos(d.max_dispatches_per_second) {
+            self.err(
+                format!("{p}.max_dispatches_per_second"),
+                "must be a number greater than 0",
             );
         }
-        for (i, a) in s.actions.iter().enumerate() {
-            a.check(
-                &format!("actions[{i}]"),
-                s.dispatcher.is_some(),
-                s.duration,
-                &mut self.p,
+        if d.max_burst_size < 1 {
+            self.err(format!("{p}.max_burst_size"), "must be at least 1");
+        }
+        if d.max_concurrent_dispatches < 1 {
+            self.err(
+                format!("{p}.max_concurrent_dispatches"),
+                "must be at least 1",
             );
         }
-        if let Some(d) = &s.dispatcher {
-            let p = "dispatcher";
-            if !finite_pos(d.max_dispatches_per_second) {
+        self.positive_dur(&format!("{p}.dispatch_deadline"), d.dispatch_deadline);
+        if let Some(t) = &d.throttling {
+            self.throttling(t);
+        }
+    }
+
+    /// The dispatcher's adaptive throttling: its window, the shares that
+    /// start and steer it, and the multipliers and floor of its rate.
+    fn throttling(&mut self, t: &ThrottlingSpec) {
+        let p = "dispatcher.throttling";
+        // Each window closes in turn, also while the queue is idle:
+        // a window shorter than a millisecond measures nothing a
+        // real queue could react to and only costs time.
+        if t.window.ns() < 1_000_000 {
+            self.err(
+                format!("{p}.window"),
+                format!("{} is below the smallest window, 1ms", t.window),
+            );
+        }
+        self.p
+            .fraction(&format!("{p}.error_share"), t.error_share, ", e.g. 0.05");
+        self.p
+            .fraction(&format!("{p}.start"), t.start, ", e.g. 0.05");
+        self.p.fraction(&format!("{p}.ramp"), t.ramp, ", e.g. 0.05");
+        for (field, v) in [
+            ("decrease", t.decrease),
+            ("overload_decrease", t.overload_decrease),
+        ] {
+            if !(v.is_finite() && v > 0.0 && v <= 1.0) {
                 self.err(
-                    format!("{p}.max_dispatches_per_second"),
-                    "must be a number greater than 0",
+                    format!("{p}.{field}"),
+                    format!(
+                        "{} is out of range: a rate multiplier in (0, 1], e.g. 0.5",
+                        Given(v)
+                    ),
                 );
-            }
-            if d.max_burst_size < 1 {
-                self.err(format!("{p}.max_burst_size"), "must be at least 1");
-            }
-            if d.max_concurrent_dispatches < 1 {
-                self.err(
-                    format!("{p}.max_concurrent_dispatches"),
-                    "must be at least 1",
-                );
-            }
-            self.positive_dur(&format!("{p}.dispatch_deadline"), d.dispatch_deadline);
-            if let Some(t) = &d.throttling {
-                let p = "dispatcher.throttling";
-                // Each window closes in turn, also while the queue is idle:
-                // a window shorter than a millisecond measures nothing a
-                // real queue could react to and only costs time.
-                if t.window.ns() < 1_000_000 {
-                    self.err(
-                        format!("{p}.window"),
-                        format!("{} is below the smallest window, 1ms", t.window),
-                    );
-                }
-                self.p
-                    .fraction(&format!("{p}.error_share"), t.error_share, ", e.g. 0.05");
-                self.p
-                    .fraction(&format!("{p}.start"), t.start, ", e.g. 0.05");
-                self.p.fraction(&format!("{p}.ramp"), t.ramp, ", e.g. 0.05");
-                for (field, v) in [
-                    ("decrease", t.decrease),
-                    ("overload_decrease", t.overload_decrease),
-                ] {
-                    if !(v.is_finite() && v > 0.0 && v <= 1.0) {
-                        self.err(
-                            format!("{p}.{field}"),
-                            format!(
-                                "{} is out of range: a rate multiplier in (0, 1], e.g. 0.5",
-                                Given(v)
-                            ),
-                        );
-                    }
-                }
-                if !finite_pos(t.min_rate) {
-                    self.err(format!("{p}.min_rate"), "must be a number greater than 0");
-                }
             }
         }
-        // Channels (`reconnect`) are kept only toward a top backend that
-        // crashes.
-        let crash = s.faults.iter().any(|f| {
-            matches!(f, FaultSpec::Crash { .. })
-                && f.tier()
-                    .is_none_or(|t| Some(t) == s.backend.name.as_deref())
-        });
-        self.policies(
-            &s.policies,
-            s.traffic.clients,
-            s.dispatcher.is_some(),
-            crash,
-        );
-        let r = &s.report;
+        if !finite_pos(t.min_rate) {
+            self.err(format!("{p}.min_rate"), "must be a number greater than 0");
+        }
+    }
+
+    /// The `report` block: the recovery test's threshold and window, and
+    /// the alerts' thresholds and windows.
+    fn report(&mut self, r: &ReportSpec) {
         if !(r.recovery_threshold.is_finite()
             && r.recovery_threshold > 0.0
             && r.recovery_threshold <= 1.0)
