@@ -6,7 +6,7 @@
 use super::names::name_problem;
 use super::spec::{
     Arrival, BackendKind, Discipline, DispatcherSpec, Mode, ReportSpec, ScenarioSpec,
-    ThrottlingSpec,
+    ThrottlingSpec, TrafficSpec,
 };
 use crate::check::{finite_nonneg, finite_pos, must_be, Problem, Problems};
 use crate::decimal::Given;
@@ -288,8 +288,60 @@ impl Checker {
         }
     }
 
+    /// The `traffic` block: its rate, the fields only another mode uses,
+    /// pool mode's threads, the burst's time, the clients, the rate
+    /// profile, and its time limits and delays.
     fn traffic(&mut self, s: &ScenarioSpec) {
         let t = &s.traffic;
+        self.rate(t);
+        self.other_modes_fields(t);
+        self.pool(s);
+        if let (Mode::Burst, Some(at)) = (t.mode, t.burst_at) {
+            if s.duration.ns() > 0 && at >= s.duration {
+                self.err_with(
+                    "traffic.burst_at",
+                    ["duration"],
+                    format!(
+                        "{at} is at or after the end of the run ({}); the burst would never be sent",
+                        s.duration
+                    ),
+                );
+            }
+        }
+        if s.dispatcher.is_some() && t.attempt_timeout.is_some() {
+            self.err_with(
+                "traffic.attempt_timeout",
+                ["dispatcher"],
+                "has no effect with a dispatcher: the attempt timeout of a Cloud Tasks queue is `dispatcher.dispatch_deadline`; remove it (or move its value there)",
+            );
+        }
+        if t.clients < 1 {
+            self.err("traffic.clients", "must be at least 1");
+        } else if t.clients > MAX_CLIENTS {
+            self.err(
+                "traffic.clients",
+                format!("{} is too many (at most {MAX_CLIENTS})", t.clients),
+            );
+        }
+        self.profile(t);
+        if let Some(d) = t.attempt_timeout {
+            self.positive_dur("traffic.attempt_timeout", d);
+        }
+        if let Some(d) = t.deadline {
+            self.positive_dur("traffic.deadline", d);
+        }
+        if let Some(d) = &t.network_delay {
+            d.check("traffic.network_delay", &mut self.p);
+        }
+        if let Some(d) = &t.think_time {
+            d.check("traffic.think_time", &mut self.p);
+        }
+    }
+
+    /// `traffic.rate`: required, and bounded, where arrivals keep their
+    /// own clock (open and pool mode); refused where each client decides
+    /// when it sends (closed and burst mode), unless 0.
+    fn rate(&mut self, t: &TrafficSpec) {
         match (t.mode, t.rate) {
             (Mode::Open | Mode::Pool, None) => self.err_with(
                 "traffic.rate",
@@ -320,6 +372,11 @@ impl Checker {
             ),
             _ => {}
         }
+    }
+
+    /// The fields of another mode than the traffic's: each is refused,
+    /// with the mode that uses it and what it does there.
+    fn other_modes_fields(&mut self, t: &TrafficSpec) {
         let only_in = |field: &str, mode: &str, what: &str| {
             (
                 format!("traffic.{field}"),
@@ -374,34 +431,11 @@ impl Checker {
         for (path, message) in misplaced {
             self.err_with(path, ["traffic.mode"], message);
         }
-        self.pool(s);
-        if let (Mode::Burst, Some(at)) = (t.mode, t.burst_at) {
-            if s.duration.ns() > 0 && at >= s.duration {
-                self.err_with(
-                    "traffic.burst_at",
-                    ["duration"],
-                    format!(
-                        "{at} is at or after the end of the run ({}); the burst would never be sent",
-                        s.duration
-                    ),
-                );
-            }
-        }
-        if s.dispatcher.is_some() && t.attempt_timeout.is_some() {
-            self.err_with(
-                "traffic.attempt_timeout",
-                ["dispatcher"],
-                "has no effect with a dispatcher: the attempt timeout of a Cloud Tasks queue is `dispatcher.dispatch_deadline`; remove it (or move its value there)",
-            );
-        }
-        if t.clients < 1 {
-            self.err("traffic.clients", "must be at least 1");
-        } else if t.clients > MAX_CLIENTS {
-            self.err(
-                "traffic.clients",
-                format!("{} is too many (at most {MAX_CLIENTS})", t.clients),
-            );
-        }
+    }
+
+    /// `traffic.profile`: points at strictly increasing times, each scale
+    /// a number >= 0 that keeps the rate within what a rate may be.
+    fn profile(&mut self, t: &TrafficSpec) {
         let mut prev: Option<Dur> = None;
         for (i, p) in t.profile.iter().enumerate() {
             if let Some(prev) = prev {
@@ -436,18 +470,6 @@ impl Checker {
                     );
                 }
             }
-        }
-        if let Some(d) = t.attempt_timeout {
-            self.positive_dur("traffic.attempt_timeout", d);
-        }
-        if let Some(d) = t.deadline {
-            self.positive_dur("traffic.deadline", d);
-        }
-        if let Some(d) = &t.network_delay {
-            d.check("traffic.network_delay", &mut self.p);
-        }
-        if let Some(d) = &t.think_time {
-            d.check("traffic.think_time", &mut self.p);
         }
     }
 
