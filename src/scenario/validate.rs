@@ -473,56 +473,12 @@ impl Checker {
         }
     }
 
+    /// A backend, the top one or a tier's below at `path`: what its kind
+    /// needs and refuses, and the status its rejections answer with.
     fn backend(&mut self, path: &str, b: &BackendSpec) {
         // What a backend needs and refuses depends on its kind.
-        let kind = [format!("{path}.kind")];
         match b.kind {
-            BackendKind::Queue => {
-                match b.workers {
-                    None => self.err_with(
-                        format!("{path}.workers"),
-                        kind.clone(),
-                        "missing: a queue backend needs a number of workers",
-                    ),
-                    Some(0) => self.err(format!("{path}.workers"), "must be at least 1"),
-                    Some(w) if w > MAX_WORKERS => self.err(
-                        format!("{path}.workers"),
-                        format!("{w} is too many (at most {MAX_WORKERS})"),
-                    ),
-                    _ => {}
-                }
-                match &b.service_time {
-                    None => self.err_with(
-                        format!("{path}.service_time"),
-                        kind.clone(),
-                        "missing: a queue backend needs a service time distribution",
-                    ),
-                    Some(d) => d.check(&format!("{path}.service_time"), &mut self.p),
-                }
-                self.not_for_kind(
-                    path,
-                    "queue",
-                    "(it has workers and a service time)",
-                    &[
-                        ("base", b.base.is_some()),
-                        ("per_request", b.per_request.is_some()),
-                        ("max_concurrency", b.max_concurrency.is_some()),
-                    ],
-                );
-                if let Some(u) = b.usl {
-                    for (field, v) in [("sigma", u.sigma), ("kappa", u.kappa)] {
-                        // Gunther's coefficients are shares: above 1 a
-                        // second busy worker already more than doubles
-                        // every service time.
-                        if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
-                            self.err(
-                                format!("{path}.usl.{field}"),
-                                format!("{} must be a number in [0, 1]", crate::decimal::num(v)),
-                            );
-                        }
-                    }
-                }
-            }
+            BackendKind::Queue => self.queue_backend(path, b),
             BackendKind::Contention => self.not_for_kind(
                 path,
                 "contention",
@@ -544,33 +500,7 @@ impl Checker {
                     ("drop_expired", b.drop_expired),
                 ],
             ),
-            BackendKind::Concurrency => {
-                for (field, given) in [("base", b.base), ("per_request", b.per_request)] {
-                    if given.is_none() {
-                        self.err_with(
-                            format!("{path}.{field}"),
-                            kind.clone(),
-                            "missing: a concurrency backend needs `base` and `per_request` (an attempt takes base + per_request × the attempts already in service)",
-                        );
-                    }
-                }
-                if b.max_concurrency == Some(0) {
-                    self.err(format!("{path}.max_concurrency"), "must be at least 1");
-                }
-                self.not_for_kind(
-                    path,
-                    "concurrency",
-                    "(it has no workers and no waiting room; an attempt takes base + per_request × the attempts in service)",
-                    &[
-                        ("workers", b.workers.is_some()),
-                        ("service_time", b.service_time.is_some()),
-                        ("queue_limit", b.queue_limit.is_some()),
-                        ("usl", b.usl.is_some()),
-                        ("reject_cost", b.reject_cost.ns() > 0),
-                        ("discipline", b.discipline != Discipline::Fifo),
-                    ],
-                );
-            }
+            BackendKind::Concurrency => self.concurrency_backend(path, b),
         }
         if b.reject_status == Status::Ok {
             self.err(
@@ -578,6 +508,87 @@ impl Checker {
                 "a rejection cannot answer `ok`; name the error a full backend returns, e.g. \"unavailable\" or \"resource_exhausted\"",
             );
         }
+    }
+
+    /// A queue backend: workers and a service time, none of a
+    /// concurrency backend's fields, and USL coefficients that are shares.
+    fn queue_backend(&mut self, path: &str, b: &BackendSpec) {
+        let kind = [format!("{path}.kind")];
+        match b.workers {
+            None => self.err_with(
+                format!("{path}.workers"),
+                kind.clone(),
+                "missing: a queue backend needs a number of workers",
+            ),
+            Some(0) => self.err(format!("{path}.workers"), "must be at least 1"),
+            Some(w) if w > MAX_WORKERS => self.err(
+                format!("{path}.workers"),
+                format!("{w} is too many (at most {MAX_WORKERS})"),
+            ),
+            _ => {}
+        }
+        match &b.service_time {
+            None => self.err_with(
+                format!("{path}.service_time"),
+                kind.clone(),
+                "missing: a queue backend needs a service time distribution",
+            ),
+            Some(d) => d.check(&format!("{path}.service_time"), &mut self.p),
+        }
+        self.not_for_kind(
+            path,
+            "queue",
+            "(it has workers and a service time)",
+            &[
+                ("base", b.base.is_some()),
+                ("per_request", b.per_request.is_some()),
+                ("max_concurrency", b.max_concurrency.is_some()),
+            ],
+        );
+        if let Some(u) = b.usl {
+            for (field, v) in [("sigma", u.sigma), ("kappa", u.kappa)] {
+                // Gunther's coefficients are shares: above 1 a
+                // second busy worker already more than doubles
+                // every service time.
+                if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
+                    self.err(
+                        format!("{path}.usl.{field}"),
+                        format!("{} must be a number in [0, 1]", crate::decimal::num(v)),
+                    );
+                }
+            }
+        }
+    }
+
+    /// A concurrency backend: `base` and `per_request`, a positive
+    /// `max_concurrency` if any, and none of a queue backend's fields.
+    fn concurrency_backend(&mut self, path: &str, b: &BackendSpec) {
+        let kind = [format!("{path}.kind")];
+        for (field, given) in [("base", b.base), ("per_request", b.per_request)] {
+            if given.is_none() {
+                self.err_with(
+                    format!("{path}.{field}"),
+                    kind.clone(),
+                    "missing: a concurrency backend needs `base` and `per_request` (an attempt takes base + per_request × the attempts already in service)",
+                );
+            }
+        }
+        if b.max_concurrency == Some(0) {
+            self.err(format!("{path}.max_concurrency"), "must be at least 1");
+        }
+        self.not_for_kind(
+            path,
+            "concurrency",
+            "(it has no workers and no waiting room; an attempt takes base + per_request × the attempts in service)",
+            &[
+                ("workers", b.workers.is_some()),
+                ("service_time", b.service_time.is_some()),
+                ("queue_limit", b.queue_limit.is_some()),
+                ("usl", b.usl.is_some()),
+                ("reject_cost", b.reject_cost.ns() > 0),
+                ("discipline", b.discipline != Discipline::Fifo),
+            ],
+        );
     }
 
     /// Refuses the fields given that a backend of `kind` has no use for.
