@@ -11,7 +11,9 @@ use super::spec::{
 use crate::check::{finite_nonneg, finite_pos, must_be, Problem, Problems};
 use crate::decimal::Given;
 use crate::policy::{self, PolicySpec};
-use crate::scenario::spec::{BackendSpec, FaultSpec, PolicyRef, COMPARED, MAX_DOWNSTREAM};
+use crate::scenario::spec::{
+    BackendSpec, DownstreamSpec, FaultSpec, PolicyRef, COMPARED, MAX_DOWNSTREAM,
+};
 use crate::status::Status;
 use crate::time::Dur;
 use std::collections::HashMap;
@@ -632,91 +634,112 @@ impl Checker {
             );
         }
         for (i, d) in s.downstream.iter().enumerate() {
-            let path = format!("downstream[{i}]");
-            if let Some(why) = name_problem(&d.name) {
-                self.err(format!("{path}.name"), format!("{:?} {why}", d.name));
-            } else if let Some(first) = names.iter().position(|n| *n == d.name) {
-                if first != i + 1 {
-                    let (other, its_name) = if first == 0 {
-                        ("the top backend".to_string(), "backend.name".to_string())
-                    } else {
-                        let other = format!("downstream[{}]", first - 1);
-                        let its_name = format!("{other}.name");
-                        (other, its_name)
-                    };
-                    self.err_with(
-                        format!("{path}.name"),
-                        [its_name],
-                        format!(
-                            "{:?} is already the name of {other}; tier names must be unique",
-                            d.name
-                        ),
-                    );
-                }
-            }
-            let bpath = format!("{path}.backend");
-            self.backend(&bpath, &d.backend);
-            if d.backend.name.is_some() {
-                self.err(
-                    format!("{bpath}.name"),
-                    "a downstream tier is named by its entry's `name`; remove this one",
-                );
-            }
-            if d.backend.kind == BackendKind::Contention {
-                self.top_only(format!("{bpath}.kind"), &[], &d.name, TopOnly::Contention);
-            }
-            if d.calls == 0 || d.calls > MAX_CALLS {
-                self.err(
-                    format!("{path}.calls"),
+            self.downstream_tier(s, &names, i, d);
+        }
+        self.downstream_policies(s);
+        self.tier_references(s, &names);
+    }
+
+    /// Downstream tier `i`: a name of its own, its backend, its calls and
+    /// attempt timeout, and the policy the tier above calls it with.
+    fn downstream_tier(&mut self, s: &ScenarioSpec, names: &[&str], i: usize, d: &DownstreamSpec) {
+        let path = format!("downstream[{i}]");
+        if let Some(why) = name_problem(&d.name) {
+            self.err(format!("{path}.name"), format!("{:?} {why}", d.name));
+        } else if let Some(first) = names.iter().position(|n| *n == d.name) {
+            if first != i + 1 {
+                let (other, its_name) = if first == 0 {
+                    ("the top backend".to_string(), "backend.name".to_string())
+                } else {
+                    let other = format!("downstream[{}]", first - 1);
+                    let its_name = format!("{other}.name");
+                    (other, its_name)
+                };
+                self.err_with(
+                    format!("{path}.name"),
+                    [its_name],
                     format!(
-                        "{} is out of range: calls per attempt, 1 to {MAX_CALLS}",
-                        d.calls
+                        "{:?} is already the name of {other}; tier names must be unique",
+                        d.name
                     ),
                 );
             }
-            if let Some(t) = d.attempt_timeout {
-                self.positive_dur(&format!("{path}.attempt_timeout"), t);
-            }
-            let ppath = format!("{path}.policy");
-            match &d.policy {
-                PolicyRef::Compared => {}
-                PolicyRef::Preset(name) => {
-                    if policy::presets::preset(name).is_none() {
-                        self.err(
-                            ppath.clone(),
-                            format!(
-                                "{name:?} is neither \"{COMPARED}\" nor a preset; known presets: {}",
-                                policy::presets::NAMES.join(", ")
-                            ),
-                        );
-                        continue;
-                    }
+        }
+        let bpath = format!("{path}.backend");
+        self.backend(&bpath, &d.backend);
+        if d.backend.name.is_some() {
+            self.err(
+                format!("{bpath}.name"),
+                "a downstream tier is named by its entry's `name`; remove this one",
+            );
+        }
+        if d.backend.kind == BackendKind::Contention {
+            self.top_only(format!("{bpath}.kind"), &[], &d.name, TopOnly::Contention);
+        }
+        if d.calls == 0 || d.calls > MAX_CALLS {
+            self.err(
+                format!("{path}.calls"),
+                format!(
+                    "{} is out of range: calls per attempt, 1 to {MAX_CALLS}",
+                    d.calls
+                ),
+            );
+        }
+        if let Some(t) = d.attempt_timeout {
+            self.positive_dur(&format!("{path}.attempt_timeout"), t);
+        }
+        self.tier_policy_ref(s, &path, d);
+    }
+
+    /// The policy a downstream tier at `path` is called with: the
+    /// compared one, a known preset or a valid policy; then, if it is
+    /// sound, that it asks for nothing modelled at the top only, under
+    /// every compared policy where it follows them.
+    fn tier_policy_ref(&mut self, s: &ScenarioSpec, path: &str, d: &DownstreamSpec) {
+        let ppath = format!("{path}.policy");
+        match &d.policy {
+            PolicyRef::Compared => {}
+            PolicyRef::Preset(name) => {
+                if policy::presets::preset(name).is_none() {
+                    self.err(
+                        ppath.clone(),
+                        format!(
+                            "{name:?} is neither \"{COMPARED}\" nor a preset; known presets: {}",
+                            policy::presets::NAMES.join(", ")
+                        ),
+                    );
+                    return;
                 }
-                PolicyRef::Spec(p) => {
-                    let before = self.p.len();
-                    p.check(&ppath, &mut self.p);
-                    if self.p.len() > before {
-                        continue;
-                    }
-                }
             }
-            match d.policy.fixed() {
-                // One policy whatever is compared: checked once.
-                Some(fixed) => self.tier_policy(&ppath, &[], &d.name, &fixed),
-                // Each compared policy (or its `downstream_policy`) calls
-                // the tier: each is checked, under its own path.
-                None => {
-                    for (k, compared) in s.policies.iter().enumerate() {
-                        let at = match &compared.downstream_policy {
-                            Some(_) => format!("policies[{k}].downstream_policy"),
-                            None => format!("policies[{k}]"),
-                        };
-                        let related = [ppath.clone()];
-                        self.tier_policy(&at, &related, &d.name, &d.policy.spec(compared));
-                    }
+            PolicyRef::Spec(p) => {
+                let before = self.p.len();
+                p.check(&ppath, &mut self.p);
+                if self.p.len() > before {
+                    return;
                 }
             }
         }
+        match d.policy.fixed() {
+            // One policy whatever is compared: checked once.
+            Some(fixed) => self.tier_policy(&ppath, &[], &d.name, &fixed),
+            // Each compared policy (or its `downstream_policy`) calls
+            // the tier: each is checked, under its own path.
+            None => {
+                for (k, compared) in s.policies.iter().enumerate() {
+                    let at = match &compared.downstream_policy {
+                        Some(_) => format!("policies[{k}].downstream_policy"),
+                        None => format!("policies[{k}]"),
+                    };
+                    let related = [ppath.clone()];
+                    self.tier_policy(&at, &related, &d.name, &d.policy.spec(compared));
+                }
+            }
+        }
+    }
+
+    /// The compared policies' own `downstream_policy`: only where there
+    /// are tiers below to apply it to, with none of its own, and valid.
+    fn downstream_policies(&mut self, s: &ScenarioSpec) {
         for (k, p) in s.policies.iter().enumerate() {
             let Some(dp) = &p.downstream_policy else {
                 continue;
@@ -737,6 +760,11 @@ impl Checker {
             }
             dp.check(&path, &mut self.p);
         }
+    }
+
+    /// That the faults and actions name tiers that exist (the top
+    /// backend's, or a downstream one's).
+    fn tier_references(&mut self, s: &ScenarioSpec, names: &[&str]) {
         let known = || names.join(", ");
         // The tiers are the top backend and the downstream ones.
         let tiers = ["backend.name", "downstream"];
