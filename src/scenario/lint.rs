@@ -151,19 +151,64 @@ pub(crate) fn zero_time_loop(spec: &ScenarioSpec, policy: &Policy) -> Option<Str
 pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem> {
     let mut out = Vec::new();
     let mut warn = |path: &str, message: String| out.push(Problem::new(path, message));
+    for (path, msg) in policy_warnings(spec, policies) {
+        warn(&path, msg);
+    }
+    for (path, msg) in tier_age_limits(spec) {
+        warn(&path, msg);
+    }
+    if let Some(msg) = short_aftermath(spec) {
+        warn("duration", msg);
+    }
+    if let Some(msg) = noisy_bins(spec, policies) {
+        warn("bin", msg);
+    }
+    for (path, msg) in never_healthy(spec) {
+        warn(&path, msg);
+    }
+    for (path, msg) in idle_backend_settings(spec) {
+        warn(path, msg);
+    }
+    if let Some(msg) = throttling_floor(spec) {
+        warn("dispatcher.throttling.min_rate", msg);
+    }
+    for (path, msg) in super::cloud_tasks::warnings(spec, policies) {
+        warn(&path, msg);
+    }
+    if spec.backend.retry_after.is_some() && !policies.iter().any(|p| p.honor_retry_after) {
+        warn(
+            "backend.retry_after",
+            "no policy honours it (`honor_retry_after`), so it changes nothing".to_string(),
+        );
+    }
+    out
+}
+
+/// The warnings about each compared policy, as (field, message): time
+/// that may stop advancing (or else a flood of retries), and an age limit
+/// that never ends its retries.
+fn policy_warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
     for (i, p) in policies.iter().enumerate() {
         if let Some(why) = zero_time_loop(spec, p) {
-            warn(
-                &format!("policies[{i}]"),
+            out.push((
+                format!("policies[{i}]"),
                 format!("simulated time may stop advancing: {why}"),
-            );
+            ));
         } else if let Some(why) = retry_flood(spec, p) {
-            warn(&format!("policies[{i}]"), why);
+            out.push((format!("policies[{i}]"), why));
         }
         if let Some(why) = endless_age_limit(p) {
-            warn(&format!("policies[{i}].max_retry_duration"), why);
+            out.push((format!("policies[{i}].max_retry_duration"), why));
         }
     }
+    out
+}
+
+/// The warnings about the policies the tiers below call with, as (field,
+/// message): an age limit that never ends their retries.
+fn tier_age_limits(spec: &ScenarioSpec) -> Vec<(String, String)> {
+    let mut out = Vec::new();
     // The policies the tiers below call with, where written apart from
     // the compared ones (validated already, so they resolve).
     let tier_policies =
@@ -185,44 +230,47 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
             .as_ref()
             .and_then(endless_age_limit)
         {
-            warn(&format!("{path}.max_retry_duration"), why);
+            out.push((format!("{path}.max_retry_duration"), why));
         }
     }
-    if let Some(end) = incident_end(spec) {
-        let run_end = spec.duration.ns();
-        let need = spec.report.stable_for.ns();
-        if end > run_end {
-            warn(
-                "duration",
-                format!(
-                    "the last fault ends {} after the run does ({}): the run stops during the \
-                     fault, so recovery cannot be judged and every outcome will be \
-                     `undetermined`; make the run longer than the fault's end by \
-                     report.stable_for ({}) or more",
-                    Dur(end - run_end),
-                    spec.duration,
-                    spec.report.stable_for
-                ),
-            );
-        } else if run_end - end < need {
-            warn(
-                "duration",
-                format!(
-                    "the run ends {} after the last fault ends, less than report.stable_for ({}): \
-                     recovery cannot be judged and every outcome will be `undetermined`; \
-                     make the run longer or stable_for shorter",
-                    Dur(run_end - end),
-                    spec.report.stable_for
-                ),
-            );
-        }
+    out
+}
+
+/// A warning when the run ends during the last fault, or too soon after
+/// it for recovery to be judged (report.stable_for): every outcome would
+/// be `undetermined`.
+fn short_aftermath(spec: &ScenarioSpec) -> Option<String> {
+    let end = incident_end(spec)?;
+    let run_end = spec.duration.ns();
+    let need = spec.report.stable_for.ns();
+    if end > run_end {
+        Some(format!(
+            "the last fault ends {} after the run does ({}): the run stops during the \
+             fault, so recovery cannot be judged and every outcome will be \
+             `undetermined`; make the run longer than the fault's end by \
+             report.stable_for ({}) or more",
+            Dur(end - run_end),
+            spec.duration,
+            spec.report.stable_for
+        ))
+    } else if run_end - end < need {
+        Some(format!(
+            "the run ends {} after the last fault ends, less than report.stable_for ({}): \
+             recovery cannot be judged and every outcome will be `undetermined`; \
+             make the run longer or stable_for shorter",
+            Dur(run_end - end),
+            spec.report.stable_for
+        ))
+    } else {
+        None
     }
-    if let Some(msg) = noisy_bins(spec, policies) {
-        warn("bin", msg);
-    }
-    for (path, msg) in never_healthy(spec) {
-        warn(&path, msg);
-    }
+}
+
+/// Backend settings that have no effect in this scenario, as (field,
+/// message): dropping expired attempts where none expires, a rejection
+/// cost where nothing is rejected.
+fn idle_backend_settings(spec: &ScenarioSpec) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
     let b = &spec.backend;
     let t = &spec.traffic;
     if b.drop_expired
@@ -230,46 +278,35 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
         && t.deadline.is_none()
         && spec.dispatcher.is_none()
     {
-        warn(
+        out.push((
             "backend.drop_expired",
             "has no effect: no attempt ever expires without an `attempt_timeout`, a `deadline` or a dispatcher"
                 .to_string(),
-        );
+        ));
     }
     if b.kind == BackendKind::Queue && b.reject_cost.ns() > 0 && b.queue_limit.is_none() {
-        warn(
+        out.push((
             "backend.reject_cost",
             "has no effect: an unlimited waiting room never rejects (set `queue_limit`)"
                 .to_string(),
-        );
-    }
-    let throttled_dispatch = spec
-        .dispatcher
-        .as_ref()
-        .and_then(|d| Some((d, d.throttling.as_ref()?)));
-    if let Some((d, t)) =
-        throttled_dispatch.filter(|(d, t)| t.min_rate >= d.max_dispatches_per_second)
-    {
-        warn(
-            "dispatcher.throttling.min_rate",
-            format!(
-                "{} is not below max_dispatches_per_second ({}): the throttled rate can never \
-                 drop below the maximum (only its `retry_after` pauses act)",
-                Given(t.min_rate),
-                Given(d.max_dispatches_per_second)
-            ),
-        );
-    }
-    for (path, msg) in super::cloud_tasks::warnings(spec, policies) {
-        warn(&path, msg);
-    }
-    if b.retry_after.is_some() && !policies.iter().any(|p| p.honor_retry_after) {
-        warn(
-            "backend.retry_after",
-            "no policy honours it (`honor_retry_after`), so it changes nothing".to_string(),
-        );
+        ));
     }
     out
+}
+
+/// A warning when a queue's throttled rate cannot drop below its
+/// maximum: `min_rate` at or above `max_dispatches_per_second`.
+fn throttling_floor(spec: &ScenarioSpec) -> Option<String> {
+    let d = spec.dispatcher.as_ref()?;
+    let t = d.throttling.as_ref()?;
+    (t.min_rate >= d.max_dispatches_per_second).then(|| {
+        format!(
+            "{} is not below max_dispatches_per_second ({}): the throttled rate can never \
+             drop below the maximum (only its `retry_after` pauses act)",
+            Given(t.min_rate),
+            Given(d.max_dispatches_per_second)
+        )
+    })
 }
 
 /// Why an age limit beside unlimited attempts never ends a request's
