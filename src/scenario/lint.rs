@@ -462,85 +462,112 @@ fn capacity_rps(spec: &ScenarioSpec) -> Option<f64> {
 fn never_healthy(spec: &ScenarioSpec) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let t = &spec.traffic;
-    let run_s = spec.duration.secs();
     if let (Mode::Open | Mode::Pool, Some(rate)) = (t.mode, t.rate) {
-        let (lowest, highest) = t.scale_range();
-        let (lowest, highest) = (rate * lowest, rate * highest);
-        if highest * run_s < 1.0 {
-            out.push((
-                "traffic".to_string(),
-                format!(
-                    "fewer than one request is expected in the whole run ({:.2e} at most, \
-                     over {}): the report has nothing to measure",
-                    highest * run_s,
-                    spec.duration
-                ),
-            ));
-        } else if let Some(cap) = capacity_rps(spec).filter(|&c| lowest > c) {
-            let threshold = spec.report.recovery_threshold;
-            let verdict = if threshold * lowest <= cap {
-                // Goodput at capacity still passes the health test.
-                still_healthy("serves", &decimal::rate(cap), threshold)
-            } else if spec.faults.is_empty() {
-                String::new()
-            } else {
-                ", so no policy can recover from the fault: every one reads as degraded \
-                 whatever it does"
-                    .to_string()
-            };
-            out.push((
-                "traffic".to_string(),
-                format!(
-                    "new requests alone, at least {}/s, exceed what the backend serves without \
-                     any fault (about {}/s): it is overloaded all run{verdict}; lower the rate \
-                     or add capacity",
-                    decimal::rate(lowest),
-                    decimal::rate(cap)
-                ),
-            ));
-        }
+        out.extend(unfit_demand(spec, rate));
     }
     if t.mode == Mode::Burst {
-        let at = t.burst_at.unwrap_or_default().secs();
-        let spread = t.burst_spread.unwrap_or_default().secs();
-        if spread > 0.0 && at + spread > run_s {
-            out.push((
-                "traffic.burst_spread".to_string(),
-                format!(
-                    "the burst runs past the end of the run: only about {:.0} % of the clients \
-                     send before it ends",
-                    100.0 * ((run_s - at) / spread).clamp(0.0, 1.0)
-                ),
-            ));
-        }
+        out.extend(burst_past_end(spec));
     }
     if let Some(d) = &spec.dispatcher {
-        // The bucket starts full and refills at this rate: over a run too
-        // short for one token (or at a rate whose tokens per nanosecond
-        // round to 0, which never refills at all) it dispatches the
-        // first `max_burst_size` tasks and no other.
-        let tokens = d.max_dispatches_per_second * run_s;
-        if tokens < 1.0 {
-            out.push((
-                "dispatcher.max_dispatches_per_second".to_string(),
-                format!(
-                    "{} adds fewer than one token to the bucket in the whole run ({tokens:.2e} \
-                     over {}): after the first {} (the full bucket, `max_burst_size`) no task \
-                     is dispatched again, so no policy can make the run healthy once more \
-                     tasks than that are due",
-                    Given(d.max_dispatches_per_second),
-                    spec.duration,
-                    count(f64::from(d.max_burst_size), "dispatch", "dispatches"),
-                ),
-            ));
-        } else if let Some(why) = dispatch_backlog(spec, d) {
-            out.push(("dispatcher.max_dispatches_per_second".to_string(), why));
-        }
-        if let Some(why) = dispatch_ceiling(spec, d) {
-            out.push(("dispatcher.max_concurrent_dispatches".to_string(), why));
-        }
+        out.extend(dispatch_shortfall(spec, d));
     }
     out.extend(unmeetable_limits(spec));
+    out
+}
+
+/// Why open (or pool) traffic at `rate` leaves nothing to judge, as
+/// (field, message): fewer than one request in the whole run, or new
+/// requests alone beyond what the backend serves without faults.
+fn unfit_demand(spec: &ScenarioSpec, rate: f64) -> Option<(String, String)> {
+    let t = &spec.traffic;
+    let run_s = spec.duration.secs();
+    let (lowest, highest) = t.scale_range();
+    let (lowest, highest) = (rate * lowest, rate * highest);
+    if highest * run_s < 1.0 {
+        return Some((
+            "traffic".to_string(),
+            format!(
+                "fewer than one request is expected in the whole run ({:.2e} at most, \
+                 over {}): the report has nothing to measure",
+                highest * run_s,
+                spec.duration
+            ),
+        ));
+    }
+    let cap = capacity_rps(spec).filter(|&c| lowest > c)?;
+    let threshold = spec.report.recovery_threshold;
+    let verdict = if threshold * lowest <= cap {
+        // Goodput at capacity still passes the health test.
+        still_healthy("serves", &decimal::rate(cap), threshold)
+    } else if spec.faults.is_empty() {
+        String::new()
+    } else {
+        ", so no policy can recover from the fault: every one reads as degraded \
+         whatever it does"
+            .to_string()
+    };
+    Some((
+        "traffic".to_string(),
+        format!(
+            "new requests alone, at least {}/s, exceed what the backend serves without \
+             any fault (about {}/s): it is overloaded all run{verdict}; lower the rate \
+             or add capacity",
+            decimal::rate(lowest),
+            decimal::rate(cap)
+        ),
+    ))
+}
+
+/// Why a burst spread past the end of the run leaves clients that never
+/// send, as (field, message).
+fn burst_past_end(spec: &ScenarioSpec) -> Option<(String, String)> {
+    let t = &spec.traffic;
+    let run_s = spec.duration.secs();
+    let at = t.burst_at.unwrap_or_default().secs();
+    let spread = t.burst_spread.unwrap_or_default().secs();
+    if spread > 0.0 && at + spread > run_s {
+        return Some((
+            "traffic.burst_spread".to_string(),
+            format!(
+                "the burst runs past the end of the run: only about {:.0} % of the clients \
+                 send before it ends",
+                100.0 * ((run_s - at) / spread).clamp(0.0, 1.0)
+            ),
+        ));
+    }
+    None
+}
+
+/// Why a queue's dispatcher keeps the run from recovering, as (field,
+/// message): a bucket that never refills or a rate that falls behind the
+/// new tasks, and a concurrency ceiling below what is due.
+fn dispatch_shortfall(spec: &ScenarioSpec, d: &DispatcherSpec) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let run_s = spec.duration.secs();
+    // The bucket starts full and refills at this rate: over a run too
+    // short for one token (or at a rate whose tokens per nanosecond
+    // round to 0, which never refills at all) it dispatches the
+    // first `max_burst_size` tasks and no other.
+    let tokens = d.max_dispatches_per_second * run_s;
+    if tokens < 1.0 {
+        out.push((
+            "dispatcher.max_dispatches_per_second".to_string(),
+            format!(
+                "{} adds fewer than one token to the bucket in the whole run ({tokens:.2e} \
+                 over {}): after the first {} (the full bucket, `max_burst_size`) no task \
+                 is dispatched again, so no policy can make the run healthy once more \
+                 tasks than that are due",
+                Given(d.max_dispatches_per_second),
+                spec.duration,
+                count(f64::from(d.max_burst_size), "dispatch", "dispatches"),
+            ),
+        ));
+    } else if let Some(why) = dispatch_backlog(spec, d) {
+        out.push(("dispatcher.max_dispatches_per_second".to_string(), why));
+    }
+    if let Some(why) = dispatch_ceiling(spec, d) {
+        out.push(("dispatcher.max_concurrent_dispatches".to_string(), why));
+    }
     out
 }
 
