@@ -10,7 +10,7 @@
 use super::error::{InvalidInput, Located};
 use super::locate::locate;
 use super::set::{apply_set, is_datetime, Written};
-use super::spec::ScenarioSpec;
+use super::spec::{measured, trace, DistSpec, ScenarioSpec, TrafficSpec};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
@@ -171,13 +171,41 @@ pub(crate) fn read_data_files(
     format: Format,
     writes: &Writes,
 ) -> Result<(), InvalidInput> {
-    use super::spec::{measured, trace, DistSpec};
-    let field = |path: &str, related: &[String], message: String| -> Located {
-        let touching = |p: &str| set_touching(&field_of(p), writes);
+    let files = DataFiles {
+        text,
+        origin,
+        format,
+        writes,
+        folder: data_folder(origin),
+    };
+    files.trace(&mut spec.traffic)?;
+    for (path, d) in distributions(spec) {
+        files.histogram(&path, d)?;
+    }
+    Ok(())
+}
+
+/// What reading a scenario's data files needs to place its problems: the
+/// scenario's text, where it came from and its format, the overrides that
+/// wrote into it, and the folder its files are named from.
+struct DataFiles<'a> {
+    text: &'a str,
+    origin: &'a str,
+    format: Format,
+    writes: &'a Writes,
+    folder: std::path::PathBuf,
+}
+
+impl DataFiles<'_> {
+    /// A problem with the field at `path`, placed in the scenario's text;
+    /// blamed on the override that wrote the field, or else one of the
+    /// `related` fields it was checked against.
+    fn field(&self, path: &str, related: &[String], message: String) -> Located {
+        let touching = |p: &str| set_touching(&field_of(p), self.writes);
         let (at, message) = match touching(path) {
             Some(set) => (None, message + &after_set(set)),
             None => {
-                let at = locate(text, format, path);
+                let at = locate(self.text, self.format, path);
                 match related.iter().find_map(|r| touching(r)) {
                     Some(set) => (at, message + &after_set(set)),
                     None => (at, message),
@@ -185,60 +213,98 @@ pub(crate) fn read_data_files(
             }
         };
         Located {
-            origin: origin.to_string(),
+            origin: self.origin.to_string(),
             line: at.map(|a| a.0),
             column: at.map(|a| a.1),
             path: Some(path.to_string()),
             message,
         }
-    };
-    let folder = data_folder(origin);
-    // The file named at `path`, read, with the name errors give it.
-    let read = |path: &str, name: &str| -> Result<(String, String), InvalidInput> {
+    }
+
+    /// The file named at `path`, read, with the name errors give it.
+    fn read_file(&self, path: &str, name: &str) -> Result<(String, String), InvalidInput> {
         if let Some(why) = refused_name(name) {
-            return Err(InvalidInput::At(field(path, &[], why.to_string())));
+            return Err(InvalidInput::At(self.field(path, &[], why.to_string())));
         }
-        let file = folder.join(name);
-        let shown = if folder == std::path::Path::new(".") {
+        let file = self.folder.join(name);
+        let shown = if self.folder == std::path::Path::new(".") {
             name.to_string()
         } else {
             file.display().to_string()
         };
         let content = super::read_text(&file).map_err(|e| match e {
             InvalidInput::Unreadable { source, .. } => {
-                InvalidInput::At(field(path, &[], format!("cannot read {shown}: {source}")))
+                InvalidInput::At(self.field(path, &[], format!("cannot read {shown}: {source}")))
             }
             other => other,
         })?;
         Ok((content, shown))
-    };
-    let in_file = |shown: &str, path: &str, p: trace::FileProblem| {
-        InvalidInput::At(Located {
-            origin: shown.to_string(),
-            line: Some(p.line),
-            column: Some(p.column),
-            path: Some(path.to_string()),
-            message: p.message,
-        })
-    };
-    if let Some(tr) = &spec.traffic.trace {
-        let problems = trace::conflicts(&spec.traffic);
+    }
+
+    /// The traffic's trace, if it has one: checked against the rest of
+    /// the traffic block first, then read into it.
+    fn trace(&self, t: &mut TrafficSpec) -> Result<(), InvalidInput> {
+        let Some(tr) = &t.trace else {
+            return Ok(());
+        };
+        let problems = trace::conflicts(t);
         if !problems.is_empty() {
             return Err(InvalidInput::Problems(
                 problems
                     .into_iter()
-                    .map(|(p, related, m)| field(&p, &related, m))
+                    .map(|(p, related, m)| self.field(&p, &related, m))
                     .collect(),
             ));
         }
-        let (content, shown) = read("traffic.trace.file", &tr.file.clone())?;
-        trace::apply(&mut spec.traffic, &content).map_err(|p| match p {
+        let (content, shown) = self.read_file("traffic.trace.file", &tr.file.clone())?;
+        trace::apply(t, &content).map_err(|p| match p {
             trace::TraceProblem::File(p) => in_file(&shown, "traffic.trace", p),
             trace::TraceProblem::Field(path, related, m) => {
-                InvalidInput::At(field(&path, &related, m))
+                InvalidInput::At(self.field(&path, &related, m))
             }
-        })?;
+        })
     }
+
+    /// The distribution at `path`, if it is a histogram whose buckets are
+    /// in a `file` (and not also written out): the file's rows read into
+    /// its buckets.
+    fn histogram(&self, path: &str, d: &mut DistSpec) -> Result<(), InvalidInput> {
+        let DistSpec::Histogram(h) = d else {
+            return Ok(());
+        };
+        let Some(name) = h.file.clone() else {
+            return Ok(());
+        };
+        let at = format!("{path}.histogram.file");
+        if !h.buckets.is_empty() {
+            return Err(InvalidInput::At(self.field(
+                &at,
+                &[format!("{path}.histogram.buckets")],
+                "give either `buckets` or a `file` of them, not both".into(),
+            )));
+        }
+        let (content, shown) = self.read_file(&at, &name)?;
+        h.buckets = measured::buckets_from_csv(&content)
+            .map_err(|p| in_file(&shown, &format!("{path}.histogram"), p))?;
+        Ok(())
+    }
+}
+
+/// A problem inside the data file shown as `shown`, read for the field at
+/// `path`: placed at the file's own line and column.
+fn in_file(shown: &str, path: &str, p: trace::FileProblem) -> InvalidInput {
+    InvalidInput::At(Located {
+        origin: shown.to_string(),
+        line: Some(p.line),
+        column: Some(p.column),
+        path: Some(path.to_string()),
+        message: p.message,
+    })
+}
+
+/// The distributions of the scenario that may be histograms read from a
+/// file, with their paths, in the order their problems are reported.
+fn distributions(spec: &mut ScenarioSpec) -> Vec<(String, &mut DistSpec)> {
     let mut dists: Vec<(String, &mut DistSpec)> = vec![];
     let t = &mut spec.traffic;
     dists.extend(
@@ -262,26 +328,7 @@ pub(crate) fn read_data_files(
             dists.push((format!("downstream[{i}].backend.service_time"), st));
         }
     }
-    for (path, d) in dists {
-        let DistSpec::Histogram(h) = d else {
-            continue;
-        };
-        let Some(name) = h.file.clone() else {
-            continue;
-        };
-        let at = format!("{path}.histogram.file");
-        if !h.buckets.is_empty() {
-            return Err(InvalidInput::At(field(
-                &at,
-                &[format!("{path}.histogram.buckets")],
-                "give either `buckets` or a `file` of them, not both".into(),
-            )));
-        }
-        let (content, shown) = read(&at, &name)?;
-        h.buckets = measured::buckets_from_csv(&content)
-            .map_err(|p| in_file(&shown, &format!("{path}.histogram"), p))?;
-    }
-    Ok(())
+    dists
 }
 
 /// The note that ends a problem with a field an override wrote, or one it
