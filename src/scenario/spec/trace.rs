@@ -498,29 +498,7 @@ pub fn rate_points(text: &str, spec: &TraceSpec) -> Result<Vec<(i128, f64)>, Fil
     let csv = read_csv(text, MAX_RATE_ROWS)?;
     let time = time_index(&csv, spec)?;
     needs_header(&csv, time)?;
-    let (hline, h) = &csv.header;
-    let value = match &spec.value_column {
-        Some(name) => column_named(&csv, name, "value_column")?,
-        None if h.len() == 2 => 1 - time,
-        None => {
-            return Err(at(
-                *hline,
-                1,
-                format!(
-                    "{} columns ({}): name the rate's with `value_column`",
-                    h.len(),
-                    names(h)
-                ),
-            ))
-        }
-    };
-    if value == time {
-        return Err(at(
-            *hline,
-            h[time].column,
-            "the time and the value are the same column",
-        ));
-    }
+    let value = value_index(&csv, spec, time)?;
     let mut stamp = None;
     let mut first: Option<i128> = None;
     let mut last: Option<(i128, usize)> = None;
@@ -541,40 +519,81 @@ pub fn rate_points(text: &str, spec: &TraceSpec) -> Result<Vec<(i128, f64)>, Fil
         }
         last = Some((t, *line));
         let origin = *first.get_or_insert(t);
-        let cell = &row[value];
-        if is_gap(&cell.text) {
+        let Some(r) = rate_cell(*line, &row[value])? else {
             continue;
-        }
-        let r: f64 = cell.text.parse().map_err(|_| {
-            at(
-                *line,
-                cell.column,
-                format!(
-                    "expected a rate (requests per second, a number >= 0; empty, NaN or null \
-                     for a gap), found {:?}",
-                    cell.text
-                ),
-            )
-        })?;
-        if r.is_infinite() || r < 0.0 {
-            return Err(at(
-                *line,
-                cell.column,
-                format!(
-                    "{} is not a rate: requests per second are a finite number >= 0",
-                    Given(r)
-                ),
-            ));
-        }
-        if r.is_nan() {
-            continue;
-        }
+        };
         out.push((t - origin, r));
     }
     if out.is_empty() {
-        return Err(at(*hline, 1, "no rate: the file has no row with a value"));
+        return Err(at(
+            csv.header.0,
+            1,
+            "no rate: the file has no row with a value",
+        ));
     }
     Ok(out)
+}
+
+/// The rate's column index: `value_column`, or else the one that is not
+/// the time's in a file of two columns; never the time's own.
+fn value_index(csv: &Csv, spec: &TraceSpec, time: usize) -> Result<usize, FileProblem> {
+    let (hline, h) = &csv.header;
+    let value = match &spec.value_column {
+        Some(name) => column_named(csv, name, "value_column")?,
+        None if h.len() == 2 => 1 - time,
+        None => {
+            return Err(at(
+                *hline,
+                1,
+                format!(
+                    "{} columns ({}): name the rate's with `value_column`",
+                    h.len(),
+                    names(h)
+                ),
+            ))
+        }
+    };
+    if value == time {
+        return Err(at(
+            *hline,
+            h[time].column,
+            "the time and the value are the same column",
+        ));
+    }
+    Ok(value)
+}
+
+/// The rate in a value `cell` on `line`: `None` for a gap (empty, NaN,
+/// null), else a finite number of requests per second >= 0.
+fn rate_cell(line: usize, cell: &Cell) -> Result<Option<f64>, FileProblem> {
+    if is_gap(&cell.text) {
+        return Ok(None);
+    }
+    let r: f64 = cell.text.parse().map_err(|_| {
+        at(
+            line,
+            cell.column,
+            format!(
+                "expected a rate (requests per second, a number >= 0; empty, NaN or null \
+                 for a gap), found {:?}",
+                cell.text
+            ),
+        )
+    })?;
+    if r.is_infinite() || r < 0.0 {
+        return Err(at(
+            line,
+            cell.column,
+            format!(
+                "{} is not a rate: requests per second are a finite number >= 0",
+                Given(r)
+            ),
+        ));
+    }
+    if r.is_nan() {
+        return Ok(None);
+    }
+    Ok(Some(r))
 }
 
 /// The arrival times of a CSV file, in ns from the first one, in order
