@@ -640,13 +640,8 @@ pub fn conflicts(t: &TrafficSpec) -> Vec<(String, Vec<String>, String)> {
         return vec![];
     };
     let mut out = vec![];
-    let mut err = |path: &str, related: &[&str], message: String| {
-        out.push((
-            path.to_string(),
-            related.iter().map(|s| s.to_string()).collect(),
-            message,
-        ))
-    };
+    let mut err =
+        |path: &str, related: &[&str], message: String| out.push(conflict(path, related, message));
     if t.mode != Mode::Open {
         err(
             "traffic.trace",
@@ -682,39 +677,56 @@ pub fn conflicts(t: &TrafficSpec) -> Vec<(String, Vec<String>, String)> {
                 );
             }
         }
-        TraceKind::Arrivals => {
-            let replayed = "an arrivals trace is replayed as it is";
-            if t.rate.is_some() {
-                err(
-                    "traffic.rate",
-                    &["traffic.trace.kind"],
-                    format!("has no meaning with a trace of arrivals ({replayed}); remove it"),
-                );
-            }
-            if tr.scale != 1.0 {
-                err(
-                    "traffic.trace.scale",
-                    &["traffic.trace.kind"],
-                    format!("has no meaning for a trace of arrivals ({replayed}); remove it"),
-                );
-            }
-            if tr.value_column.is_some() {
-                err(
-                    "traffic.trace.value_column",
-                    &["traffic.trace.kind"],
-                    "has no meaning for a trace of arrivals, which reads only its times; \
-                     remove it"
-                        .into(),
-                );
-            }
-            if t.arrival != Arrival::Poisson {
-                err(
-                    "traffic.arrival",
-                    &["traffic.trace.kind"],
-                    format!("has no meaning with a trace of arrivals ({replayed}); remove it"),
-                );
-            }
-        }
+        TraceKind::Arrivals => out.extend(arrivals_conflicts(t, tr)),
+    }
+    out
+}
+
+/// One problem [`conflicts`] finds: (path, related paths, message).
+fn conflict(path: &str, related: &[&str], message: String) -> (String, Vec<String>, String) {
+    (
+        path.to_string(),
+        related.iter().map(|s| s.to_string()).collect(),
+        message,
+    )
+}
+
+/// The fields a trace of arrivals has no use for, since it is replayed as
+/// it is: a rate, a scale, a value column and an arrival shape.
+fn arrivals_conflicts(t: &TrafficSpec, tr: &TraceSpec) -> Vec<(String, Vec<String>, String)> {
+    let mut out = vec![];
+    let mut err =
+        |path: &str, related: &[&str], message: String| out.push(conflict(path, related, message));
+    let replayed = "an arrivals trace is replayed as it is";
+    if t.rate.is_some() {
+        err(
+            "traffic.rate",
+            &["traffic.trace.kind"],
+            format!("has no meaning with a trace of arrivals ({replayed}); remove it"),
+        );
+    }
+    if tr.scale != 1.0 {
+        err(
+            "traffic.trace.scale",
+            &["traffic.trace.kind"],
+            format!("has no meaning for a trace of arrivals ({replayed}); remove it"),
+        );
+    }
+    if tr.value_column.is_some() {
+        err(
+            "traffic.trace.value_column",
+            &["traffic.trace.kind"],
+            "has no meaning for a trace of arrivals, which reads only its times; \
+             remove it"
+                .into(),
+        );
+    }
+    if t.arrival != Arrival::Poisson {
+        err(
+            "traffic.arrival",
+            &["traffic.trace.kind"],
+            format!("has no meaning with a trace of arrivals ({replayed}); remove it"),
+        );
     }
     out
 }
