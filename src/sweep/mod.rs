@@ -323,6 +323,34 @@ pub fn missing_shards(count: usize, seen: &std::collections::BTreeSet<usize>) ->
     out
 }
 
+/// Where the rows of a merge, sorted by their place in the whole output,
+/// first fail to be `0..total` once each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Gap {
+    /// The row at this position of the sorted rows repeats the one before.
+    Twice(usize),
+    /// No shard holds the row of this place.
+    Missing(usize),
+}
+
+/// The first [`Gap`] in `places` (each row's place in the whole output,
+/// sorted), or `None` when they are exactly `0..total`. Sweeps and maps
+/// merge their shards' rows the same way, each naming the gap in its own
+/// words.
+pub(crate) fn first_gap(places: impl IntoIterator<Item = usize>, total: usize) -> Option<Gap> {
+    let mut next = 0usize;
+    for (i, at) in places.into_iter().enumerate() {
+        if at < next {
+            return Some(Gap::Twice(i));
+        }
+        if at > next {
+            break;
+        }
+        next = at + 1;
+    }
+    (next < total).then_some(Gap::Missing(next))
+}
+
 /// Joins shard outputs (their manifests and tables) into the table and
 /// manifest of the whole sweep. Every shard of the same sweep must be
 /// present exactly once, and every row of the grid in one of them, each
@@ -335,9 +363,67 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
     for (origin, m, _) in &parts {
         check_manifest(m, &format!("{origin}/sweep.json"))?;
     }
+    check_one_sweep(&parts)?;
+    // The manifests agree (checked above): the first one's grid is the
+    // sweep's.
+    let grid = Grid {
+        axes: first.axes.clone(),
+    };
+    check_header(&grid, &first_origin, &first, &first_table.header)?;
+    let rule = RowRule::new(&grid, &first, &first_table.header);
+    // Every point of the grid has one row per policy: a shard cut short,
+    // edited or holding a row twice is refused rather than merged into a
+    // table that looks whole.
+    let mut rows: Vec<(usize, &str, Row)> = Vec::new();
+    for (origin, _, t) in &parts {
+        for (i, r) in t.rows.iter().enumerate() {
+            let (at, raw) = rule.row(origin, i, r)?;
+            rows.push((at, origin, raw));
+        }
+    }
+    // In grid order (stable: a row given twice keeps the order found), a
+    // row twice is next to its twin and a gap is a row no shard has.
+    rows.sort_by_key(|(at, _, _)| *at);
+    let n = first.policies.len();
+    match first_gap(rows.iter().map(|(at, _, _)| *at), first.points * n) {
+        Some(Gap::Twice(i)) => {
+            let (at, origin, r) = &rows[i];
+            return Err(MergeError::StrayRow {
+                origin: origin.to_string(),
+                point: at / n,
+                policy: r.get(rule.policy_col).unwrap_or_default().to_string(),
+                why: "comes twice",
+            });
+        }
+        Some(Gap::Missing(next)) => {
+            return Err(MergeError::MissingRow {
+                point: next / n,
+                policy: first.policies[next % n].clone(),
+            });
+        }
+        None => {}
+    }
+    let manifest = Manifest {
+        shard: Shard::ALL,
+        ..first
+    };
+    Ok((
+        manifest,
+        Table {
+            header: first_table.header,
+            rows: rows.into_iter().map(|(_, _, r)| r).collect(),
+        },
+    ))
+}
+
+/// Checks that the parts (at least one) are shards of the first one's
+/// sweep, with its columns, and that each of its shards is there exactly
+/// once.
+fn check_one_sweep(parts: &[(String, Manifest, Table)]) -> Result<(), MergeError> {
+    let (first_origin, first, first_table) = &parts[0];
     let count = first.shard.count;
     let mut seen: BTreeMap<usize, String> = BTreeMap::new();
-    for (origin, m, t) in &parts {
+    for (origin, m, t) in parts {
         let same = m.scenario == first.scenario
             && m.fingerprint == first.fingerprint
             && m.axes == first.axes
@@ -348,13 +434,13 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
         if !same {
             return Err(MergeError::OtherSweep {
                 origin: origin.clone(),
-                first: first_origin,
+                first: first_origin.clone(),
             });
         }
         if t.header != first_table.header {
             return Err(MergeError::Columns {
                 origin: origin.clone(),
-                first: first_origin,
+                first: first_origin.clone(),
             });
         }
         if let Some(other) = seen.insert(m.shard.index, origin.clone()) {
@@ -370,11 +456,17 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
         let seen = seen.keys().copied().collect();
         return Err(MergeError::Missing(missing_shards(count, &seen)));
     }
-    // The manifests agree (checked above): the first one's grid is the
-    // sweep's.
-    let grid = Grid {
-        axes: first.axes.clone(),
-    };
+    Ok(())
+}
+
+/// Checks that `header` (the first shard's, from `origin`) is one a
+/// sweep of `first`'s axes and replications writes.
+fn check_header(
+    grid: &Grid,
+    origin: &str,
+    first: &Manifest,
+    header: &[String],
+) -> Result<(), MergeError> {
     // The header is the one a sweep of these axes and replications writes
     // (as written: its cells through the CSV writer's rule).
     let written = |cells: Vec<String>| -> Vec<String> {
@@ -385,10 +477,10 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
     };
     // The swept-value columns follow `point`, one per axis, in axis order.
     for (k, a) in grid.axes.iter().enumerate() {
-        let found = first_table.header.get(k + 1).map_or("", String::as_str);
+        let found = header.get(k + 1).map_or("", String::as_str);
         if found != csv_text::safe_cell(&a.path) {
             return Err(MergeError::AxisColumn {
-                origin: first_origin,
+                origin: origin.to_string(),
                 column: k + 2,
                 expected: a.path.clone(),
                 found: found.to_string(),
@@ -396,136 +488,150 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
         }
     }
     let known: Vec<Vec<String>> = Extras::every()
-        .map(|extras| written(header(&grid, first.replications, extras)))
+        .map(|extras| written(self::header(grid, first.replications, extras)))
         .collect();
-    if !known.contains(&first_table.header) {
+    if !known.iter().any(|h| h == header) {
         return Err(MergeError::Edited(EditedShard::Manifest {
-            origin: format!("{first_origin}/sweep.csv"),
+            origin: format!("{origin}/sweep.csv"),
             why: format!(
                 "its header is not the one a sweep of these axes and {} replication(s) writes",
                 first.replications
             ),
         }));
     }
-    let header = &first_table.header;
-    let policy_col = grid.axes.len() + 1;
-    let policies: BTreeMap<String, usize> = first
-        .policies
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (csv_text::safe_cell(p).into_owned(), i))
-        .collect();
-    let n = first.policies.len();
-    // Every point of the grid has one row per policy: a shard cut short,
-    // edited or holding a row twice is refused rather than merged into a
-    // table that looks whole.
-    let mut rows: Vec<(usize, &str, Row)> = Vec::new();
-    for (origin, _, t) in &parts {
-        for (i, r) in t.rows.iter().enumerate() {
-            // The header is line 1 (a quoted value never holds a line
-            // break in a sweep.csv).
-            let line = i + 2;
-            let point = r
-                .get(0)
-                .and_then(|p| p.parse::<usize>().ok())
-                .ok_or_else(|| MergeError::NoPointIndex {
-                    origin: origin.clone(),
-                })?;
-            let policy = r.get(policy_col).unwrap_or_default();
-            let stray = |why| MergeError::StrayRow {
-                origin: origin.clone(),
+    Ok(())
+}
+
+/// What a row of a shard's `sweep.csv` must be, from the (checked)
+/// manifest and header of the sweep: [`RowRule::row`] checks a row
+/// against it and places it in the whole table.
+struct RowRule<'a> {
+    grid: &'a Grid,
+    first: &'a Manifest,
+    header: &'a [String],
+    /// The column of `policy`, after `point` and the swept values.
+    policy_col: usize,
+    /// The policies as the CSV writer's rule writes them, to their index.
+    policies: BTreeMap<String, usize>,
+}
+
+impl<'a> RowRule<'a> {
+    /// The rule of the sweep of `first`, whose shards have `header`.
+    fn new(grid: &'a Grid, first: &'a Manifest, header: &'a [String]) -> RowRule<'a> {
+        let policies = first
+            .policies
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (csv_text::safe_cell(p).into_owned(), i))
+            .collect();
+        RowRule {
+            grid,
+            first,
+            header,
+            policy_col: grid.axes.len() + 1,
+            policies,
+        }
+    }
+
+    /// Checks row `i` of `origin`'s table and returns its place in the
+    /// whole table, with the row as the unsharded sweep holds it.
+    fn row(&self, origin: &str, i: usize, r: &Row) -> Result<(usize, Row), MergeError> {
+        // The header is line 1 (a quoted value never holds a line
+        // break in a sweep.csv).
+        let line = i + 2;
+        let (point, at) = self.place(origin, r)?;
+        self.check_swept_values(origin, line, point, r)?;
+        self.check_cells(origin, line, r)?;
+        Ok((at, self.as_held(point, at, r)))
+    }
+
+    /// The row's point and its place in the whole table (point × policies
+    /// + policy), refusing a row of no point or policy of the sweep.
+    fn place(&self, origin: &str, r: &Row) -> Result<(usize, usize), MergeError> {
+        let point = r
+            .get(0)
+            .and_then(|p| p.parse::<usize>().ok())
+            .ok_or_else(|| MergeError::NoPointIndex {
+                origin: origin.to_string(),
+            })?;
+        let policy = r.get(self.policy_col).unwrap_or_default();
+        let n = self.first.policies.len();
+        let p = self.policies.get(policy).copied();
+        p.filter(|_| point < self.first.points)
+            .and_then(|p| point.checked_mul(n)?.checked_add(p))
+            .map(|at| (point, at))
+            .ok_or_else(|| MergeError::StrayRow {
+                origin: origin.to_string(),
                 point,
                 policy: policy.to_string(),
-                why,
-            };
-            let p = policies.get(policy).copied();
-            let Some(at) = p
-                .filter(|_| point < first.points)
-                .and_then(|p| point.checked_mul(n)?.checked_add(p))
-            else {
-                return Err(stray("is not part of the sweep in sweep.json"));
-            };
-            // The swept values are the point's: an unsharded sweep writes
-            // them from sweep.json's axes, so a merge must too.
-            for (k, (&v, a)) in grid.coords(point).iter().zip(&grid.axes).enumerate() {
-                let expected = csv_text::safe_cell(&a.values[v]);
-                let found = r.get(k + 1).unwrap_or("");
-                if found != expected {
-                    return Err(MergeError::SweptValue {
-                        origin: origin.clone(),
-                        line,
-                        column: k + 2,
-                        name: a.path.as_str().into(),
-                        point,
-                        expected: expected.as_ref().into(),
-                        found: found.into(),
-                    });
-                }
+                why: "is not part of the sweep in sweep.json",
+            })
+    }
+
+    /// Checks the swept values of a row of `point` (at `line`).
+    fn check_swept_values(
+        &self,
+        origin: &str,
+        line: usize,
+        point: usize,
+        r: &Row,
+    ) -> Result<(), MergeError> {
+        let grid = self.grid;
+        // The swept values are the point's: an unsharded sweep writes
+        // them from sweep.json's axes, so a merge must too.
+        for (k, (&v, a)) in grid.coords(point).iter().zip(&grid.axes).enumerate() {
+            let expected = csv_text::safe_cell(&a.values[v]);
+            let found = r.get(k + 1).unwrap_or("");
+            if found != expected {
+                return Err(MergeError::SweptValue {
+                    origin: origin.to_string(),
+                    line,
+                    column: k + 2,
+                    name: a.path.as_str().into(),
+                    point,
+                    expected: expected.as_ref().into(),
+                    found: found.into(),
+                });
             }
-            for (c, name) in header.iter().enumerate().skip(policy_col + 1) {
-                let cell = r.get(c).unwrap_or_default();
-                if let Some(expected) = cell_problem(name, cell) {
-                    return Err(MergeError::Edited(EditedShard::Cell {
-                        origin: format!("{origin}/sweep.csv"),
-                        line,
-                        column: c + 1,
-                        name: name.clone(),
-                        found: cell.to_string(),
-                        expected,
-                    }));
-                }
+        }
+        Ok(())
+    }
+
+    /// Checks the result cells of a row (at `line`): each the value its
+    /// column holds.
+    fn check_cells(&self, origin: &str, line: usize, r: &Row) -> Result<(), MergeError> {
+        for (c, name) in self.header.iter().enumerate().skip(self.policy_col + 1) {
+            let cell = r.get(c).unwrap_or_default();
+            if let Some(expected) = cell_problem(name, cell) {
+                return Err(MergeError::Edited(EditedShard::Cell {
+                    origin: format!("{origin}/sweep.csv"),
+                    line,
+                    column: c + 1,
+                    name: name.clone(),
+                    found: cell.to_string(),
+                    expected,
+                }));
             }
-            // Kept as the unsharded sweep holds it in memory: the swept
-            // values and the policy as given, not as the CSV writer's rule
-            // wrote them (it writes them so again).
-            let coords = grid.coords(point);
-            let raw: Row = r
-                .iter()
-                .enumerate()
-                .map(|(c, cell)| match c {
-                    0 => cell,
-                    c if c < policy_col => grid.axes[c - 1].values[coords[c - 1]].as_str(),
-                    c if c == policy_col => first.policies[at % n].as_str(),
-                    _ => cell,
-                })
-                .collect();
-            rows.push((at, origin, raw));
         }
+        Ok(())
     }
-    // In grid order (stable: a row given twice keeps the order found), a
-    // row twice is next to its twin and a gap is a row no shard has.
-    rows.sort_by_key(|(at, _, _)| *at);
-    let mut next = 0usize;
-    for (at, origin, r) in &rows {
-        if *at < next {
-            return Err(MergeError::StrayRow {
-                origin: origin.to_string(),
-                point: at / n,
-                policy: r.get(policy_col).unwrap_or_default().to_string(),
-                why: "comes twice",
-            });
-        }
-        if *at > next {
-            break;
-        }
-        next = at + 1;
+
+    /// The row of `point` at place `at`, as the unsharded sweep holds it.
+    fn as_held(&self, point: usize, at: usize, r: &Row) -> Row {
+        let (grid, policy_col) = (self.grid, self.policy_col);
+        let n = self.first.policies.len();
+        // Kept as the unsharded sweep holds it in memory: the swept
+        // values and the policy as given, not as the CSV writer's rule
+        // wrote them (it writes them so again).
+        let coords = grid.coords(point);
+        r.iter()
+            .enumerate()
+            .map(|(c, cell)| match c {
+                0 => cell,
+                c if c < policy_col => grid.axes[c - 1].values[coords[c - 1]].as_str(),
+                c if c == policy_col => self.first.policies[at % n].as_str(),
+                _ => cell,
+            })
+            .collect()
     }
-    let total = first.points * n;
-    if next < total {
-        return Err(MergeError::MissingRow {
-            point: next / n,
-            policy: first.policies[next % n].clone(),
-        });
-    }
-    let manifest = Manifest {
-        shard: Shard::ALL,
-        ..first
-    };
-    Ok((
-        manifest,
-        Table {
-            header: first_table.header,
-            rows: rows.into_iter().map(|(_, _, r)| r).collect(),
-        },
-    ))
 }
