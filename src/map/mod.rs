@@ -42,7 +42,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 mod error;
-use crate::sweep::EditedShard;
+use crate::sweep::{EditedShard, Gap};
 pub use error::MapError;
 
 /// The two axes of a map.
@@ -279,21 +279,7 @@ pub fn run_map(
     let policies = scenarios.values().next().map_or(0, |s| s.policies().len());
     // Pass 1: every needed cell, replications 0..first.
     let first = passes.first();
-    let mut jobs: Vec<(usize, Job<'_>)> = Vec::new();
-    for (&c, s) in scenarios {
-        for policy in 0..policies {
-            for replication in 0..first {
-                jobs.push((
-                    c,
-                    Job {
-                        scenario: s,
-                        policy,
-                        replication,
-                    },
-                ));
-            }
-        }
-    }
+    let jobs = coarse_jobs(scenarios, policies, first);
     let mut coarse: BTreeMap<(usize, usize), Tally> = BTreeMap::new();
     let simulated_first = jobs.len() as u64;
     planned(simulated_first);
@@ -302,22 +288,11 @@ pub fn run_map(
         coarse.entry((job.policy, *c)).or_default().add(&r);
     }
     // Pass 2: the own cells near the boundary get the rest.
-    let mut refine: Vec<(usize, usize)> = Vec::new();
-    if passes.coarse.is_some() {
-        for policy in 0..policies {
-            for c in own.clone() {
-                let share = coarse[&(policy, c)].share();
-                let split = share.is_some_and(|s| s > 0.0 && s < 1.0);
-                let disagree = grid
-                    .neighbours(c)
-                    .iter()
-                    .any(|n| coarse[&(policy, *n)].share() != share);
-                if split || disagree {
-                    refine.push((policy, c));
-                }
-            }
-        }
-    }
+    let refine = if passes.coarse.is_some() {
+        near_boundary(grid, own.clone(), policies, &coarse)
+    } else {
+        Vec::new()
+    };
     let mut jobs: Vec<(usize, Job<'_>)> = Vec::new();
     for &(policy, c) in &refine {
         for replication in first..passes.replications {
@@ -353,6 +328,57 @@ pub fn run_map(
         tallies,
         simulated,
     })
+}
+
+/// The jobs of the coarse pass, each with its cell: every cell of
+/// `scenarios`, every one of its `policies`, replications `0..first`.
+fn coarse_jobs(
+    scenarios: &BTreeMap<usize, Scenario>,
+    policies: usize,
+    first: u32,
+) -> Vec<(usize, Job<'_>)> {
+    let mut jobs: Vec<(usize, Job<'_>)> = Vec::new();
+    for (&c, s) in scenarios {
+        for policy in 0..policies {
+            for replication in 0..first {
+                jobs.push((
+                    c,
+                    Job {
+                        scenario: s,
+                        policy,
+                        replication,
+                    },
+                ));
+            }
+        }
+    }
+    jobs
+}
+
+/// The (policy, cell) pairs of the `own` cells that get the refining
+/// replications: their `coarse` share is split, or one of their
+/// neighbours' differs. In policy order, then cell order.
+fn near_boundary(
+    grid: &MapGrid,
+    own: Range<usize>,
+    policies: usize,
+    coarse: &BTreeMap<(usize, usize), Tally>,
+) -> Vec<(usize, usize)> {
+    let mut refine: Vec<(usize, usize)> = Vec::new();
+    for policy in 0..policies {
+        for c in own.clone() {
+            let share = coarse[&(policy, c)].share();
+            let split = share.is_some_and(|s| s > 0.0 && s < 1.0);
+            let disagree = grid
+                .neighbours(c)
+                .iter()
+                .any(|n| coarse[&(policy, *n)].share() != share);
+            if split || disagree {
+                refine.push((policy, c));
+            }
+        }
+    }
+    refine
 }
 
 /// What a `map.csv` column holds, as `merge` checks a shard's cells.
@@ -624,9 +650,51 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
     for (origin, m, _) in &parts {
         check_manifest(m, &format!("{origin}/map.json"))?;
     }
+    check_one_map(&parts)?;
+    check_header(&first_origin, &first_table.header)?;
+    let grid = MapGrid {
+        x: first.x.clone(),
+        y: first.y.clone(),
+    };
+    let keys = RowKeys::new(&grid, &first.policies);
+    // One row per (policy, cell) of the whole grid: a row given twice or
+    // a shard cut short is refused rather than merged into a map that
+    // looks whole.
+    let mut rows: Vec<(usize, Row)> = Vec::new();
+    for (origin, _, t) in &parts {
+        for (i, r) in t.rows.iter().enumerate() {
+            rows.push(keys.row(origin, i, r)?);
+        }
+    }
+    // In map order (stable), a row twice is next to its twin and a gap is
+    // a (policy, cell) no shard has.
+    rows.sort_by_key(|(at, _)| *at);
+    let total = first.policies.len() * grid.len();
+    match crate::sweep::first_gap(rows.iter().map(|(at, _)| *at), total) {
+        Some(Gap::Twice(i)) => return Err(keys.row_count(rows[i].0, true)),
+        Some(Gap::Missing(next)) => return Err(keys.row_count(next, false)),
+        None => {}
+    }
+    let table = Table {
+        header: first_table.header,
+        rows: rows.into_iter().map(|(_, r)| r).collect(),
+    };
+    let mut manifest = MapManifest {
+        shard: Shard::ALL,
+        ..first
+    };
+    manifest.count_runs(&table);
+    Ok((manifest, table))
+}
+
+/// Checks that the parts (at least one) are shards of the first one's
+/// map, with its header, and that each of its shards is there exactly
+/// once.
+fn check_one_map(parts: &[(String, MapManifest, Table)]) -> Result<(), MapError> {
+    let (first_origin, first, first_table) = &parts[0];
     let count = first.shard.count;
     let mut seen: BTreeMap<usize, String> = BTreeMap::new();
-    for (origin, m, t) in &parts {
+    for (origin, m, t) in parts {
         if !first.same_map(m) || t.header != first_table.header {
             return Err(MapError::Different {
                 origin: origin.clone(),
@@ -648,128 +716,129 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
             count, &seen,
         )));
     }
-    if first_table
-        .header
-        .iter()
-        .map(String::as_str)
-        .ne(column_names())
-    {
+    Ok(())
+}
+
+/// Checks that `header` (the first shard's, from `origin`) is the one
+/// every map writes: [`COLUMNS`]' names.
+fn check_header(origin: &str, header: &[String]) -> Result<(), MapError> {
+    if header.iter().map(String::as_str).ne(column_names()) {
         return Err(MapError::Edited(EditedShard::Manifest {
-            origin: format!("{first_origin}/map.csv"),
+            origin: format!("{origin}/map.csv"),
             why: format!(
                 "its header is not {}",
                 column_names().collect::<Vec<_>>().join(",")
             ),
         }));
     }
-    let grid = MapGrid {
-        x: first.x.clone(),
-        y: first.y.clone(),
-    };
-    // Cells as the CSV writer's rule wrote them, back to their index.
-    let index = |values: &[String]| -> BTreeMap<String, usize> {
-        values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (safe_cell(v).into_owned(), i))
-            .collect()
-    };
-    let (xs, ys, policies) = (
-        index(&grid.x.values),
-        index(&grid.y.values),
-        index(&first.policies),
-    );
-    // One row per (policy, cell) of the whole grid: a row given twice or
-    // a shard cut short is refused rather than merged into a map that
-    // looks whole.
-    let cells = grid.len();
-    let row_count = |at: usize, twice: bool| {
-        let (xi, yi) = grid.coords(at % cells);
+    Ok(())
+}
+
+/// Cells as the CSV writer's rule wrote them, back to their index.
+fn written_index(values: &[String]) -> BTreeMap<String, usize> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (safe_cell(v).into_owned(), i))
+        .collect()
+}
+
+/// The keys a row of a shard's `map.csv` may have (a policy, an x and a
+/// y value of the merged map, as written), to place each row in the whole
+/// table and name a (policy, cell) in errors.
+struct RowKeys<'a> {
+    grid: &'a MapGrid,
+    /// The policies as given, in order.
+    policies: &'a [String],
+    xs: BTreeMap<String, usize>,
+    ys: BTreeMap<String, usize>,
+    policy_index: BTreeMap<String, usize>,
+}
+
+impl<'a> RowKeys<'a> {
+    /// The keys of a map of `grid` and `policies`.
+    fn new(grid: &'a MapGrid, policies: &'a [String]) -> RowKeys<'a> {
+        RowKeys {
+            grid,
+            policies,
+            xs: written_index(&grid.x.values),
+            ys: written_index(&grid.y.values),
+            policy_index: written_index(policies),
+        }
+    }
+
+    /// Checks row `i` of `origin`'s table and returns its place in the
+    /// whole table (policy × cells + cell), with the row as the unsharded
+    /// map holds it.
+    fn row(&self, origin: &str, i: usize, r: &Row) -> Result<(usize, Row), MapError> {
+        let (p, xi, yi) = (|| {
+            let p = *self.policy_index.get(r.get(0)?)?;
+            let xi = *self.xs.get(r.get(1)?)?;
+            let yi = *self.ys.get(r.get(2)?)?;
+            Some((p, xi, yi))
+        })()
+        .ok_or_else(|| MapError::StrayRow {
+            origin: origin.to_string(),
+            row: i + 1,
+        })?;
+        check_row_cells(origin, i, r)?;
+        let grid = self.grid;
+        let at = p * grid.len() + grid.cell(xi, yi);
+        // Kept as the unsharded map holds it in memory: the policy and
+        // values as given, not as the CSV writer's rule wrote them.
+        let raw: Row = [
+            self.policies[p].as_str(),
+            grid.x.values[xi].as_str(),
+            grid.y.values[yi].as_str(),
+        ]
+        .into_iter()
+        .chain(r.iter().skip(3))
+        .collect();
+        Ok((at, raw))
+    }
+
+    /// The error for the (policy, cell) at place `at` of the whole table:
+    /// given `twice`, or in no shard.
+    fn row_count(&self, at: usize, twice: bool) -> MapError {
+        let cells = self.grid.len();
+        let (xi, yi) = self.grid.coords(at % cells);
         MapError::RowCount {
-            policy: first.policies[at / cells].clone(),
-            x: grid.x.values[xi].clone(),
-            y: grid.y.values[yi].clone(),
+            policy: self.policies[at / cells].clone(),
+            x: self.grid.x.values[xi].clone(),
+            y: self.grid.y.values[yi].clone(),
             twice,
         }
-    };
-    let mut rows: Vec<(usize, Row)> = Vec::new();
-    for (origin, _, t) in &parts {
-        for (i, r) in t.rows.iter().enumerate() {
-            let key = (|| {
-                let p = *policies.get(r.get(0)?)?;
-                let xi = *xs.get(r.get(1)?)?;
-                let yi = *ys.get(r.get(2)?)?;
-                Some((p, xi, yi))
-            })()
-            .ok_or_else(|| MapError::StrayRow {
-                origin: origin.clone(),
-                row: i + 1,
-            })?;
-            for (c, col) in COLUMNS.iter().enumerate().skip(3) {
-                let cell = r.get(c).unwrap_or_default();
-                if let Some(expected) = cell_problem(c, cell) {
-                    return Err(MapError::Edited(EditedShard::Cell {
-                        origin: format!("{origin}/map.csv"),
-                        line: i + 2,
-                        column: c + 1,
-                        name: col.name.to_string(),
-                        found: cell.to_string(),
-                        expected,
-                    }));
-                }
-            }
-            let runs = |c: usize| u64::from(r[c].parse::<u32>().unwrap_or(0));
-            if runs(6) + runs(7) + runs(8) != runs(3) {
-                return Err(MapError::Edited(EditedShard::Cell {
-                    origin: format!("{origin}/map.csv"),
-                    line: i + 2,
-                    column: 4,
-                    name: COLUMNS[3].name.to_string(),
-                    found: r[3].to_string(),
-                    expected: "the sum of recovered, degraded and undetermined",
-                }));
-            }
-            let (p, xi, yi) = key;
-            let at = p * cells + grid.cell(xi, yi);
-            // Kept as the unsharded map holds it in memory: the policy and
-            // values as given, not as the CSV writer's rule wrote them.
-            let raw: Row = [
-                first.policies[p].as_str(),
-                grid.x.values[xi].as_str(),
-                grid.y.values[yi].as_str(),
-            ]
-            .into_iter()
-            .chain(r.iter().skip(3))
-            .collect();
-            rows.push((at, raw));
+    }
+}
+
+/// Checks the result cells of row `i` of `origin`'s table: each the value
+/// its column holds, and the run counts adding up.
+fn check_row_cells(origin: &str, i: usize, r: &Row) -> Result<(), MapError> {
+    for (c, col) in COLUMNS.iter().enumerate().skip(3) {
+        let cell = r.get(c).unwrap_or_default();
+        if let Some(expected) = cell_problem(c, cell) {
+            return Err(MapError::Edited(EditedShard::Cell {
+                origin: format!("{origin}/map.csv"),
+                line: i + 2,
+                column: c + 1,
+                name: col.name.to_string(),
+                found: cell.to_string(),
+                expected,
+            }));
         }
     }
-    // In map order (stable), a row twice is next to its twin and a gap is
-    // a (policy, cell) no shard has.
-    rows.sort_by_key(|(at, _)| *at);
-    let mut next = 0usize;
-    for (at, _) in &rows {
-        if *at < next {
-            return Err(row_count(*at, true));
-        }
-        if *at > next {
-            break;
-        }
-        next = at + 1;
+    let runs = |c: usize| u64::from(r[c].parse::<u32>().unwrap_or(0));
+    if runs(6) + runs(7) + runs(8) != runs(3) {
+        return Err(MapError::Edited(EditedShard::Cell {
+            origin: format!("{origin}/map.csv"),
+            line: i + 2,
+            column: 4,
+            name: COLUMNS[3].name.to_string(),
+            found: r[3].to_string(),
+            expected: "the sum of recovered, degraded and undetermined",
+        }));
     }
-    if next < first.policies.len() * cells {
-        return Err(row_count(next, false));
-    }
-    let table = Table {
-        header: first_table.header,
-        rows: rows.into_iter().map(|(_, r)| r).collect(),
-    };
-    let mut manifest = MapManifest {
-        shard: Shard::ALL,
-        ..first
-    };
-    manifest.count_runs(&table);
-    Ok((manifest, table))
+    Ok(())
 }
 
 /// The value at a dotted `path` of a scenario as JSON (keys, array
