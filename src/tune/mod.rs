@@ -1019,112 +1019,36 @@ pub fn tune(
         runs: 0,
         made: BTreeMap::new(),
     };
-    let mut baseline = search.reference(vec![start])?.remove(0);
-    // The baseline is checked under every assumption, for the record,
-    // whether it meets the constraints or not.
-    let failed = baseline.failed.take();
-    search.robustness(&mut [&mut baseline])?;
-    if failed.is_some() {
-        baseline.failed = failed;
-        baseline.robust = false;
-    }
-    let mut evaluated = 1;
-    let mut all = vec![baseline.clone()];
-    let mut current = baseline.clone();
-    let mut best = baseline.robust.then(|| baseline.clone());
+    let baseline = search.baseline(start)?;
+    let mut descent = Descent::starting_at(&baseline, objective);
     for _ in 0..max_rounds(budget) {
-        let mut improved = false;
-        for knob in knobs(&current.spec, current.dispatcher.is_some()) {
-            let here = Setting {
-                spec: current.spec.clone(),
-                dispatcher: current.dispatcher.clone(),
-            };
-            // The current value itself is not simulated again.
-            let settings: Vec<Setting> = setting_variants(&here, knob)
-                .into_iter()
-                .map(|s| settled(s, search.queue.as_ref()))
-                .filter(|c| !same(c, &here))
-                .collect();
-            evaluated += settings.len();
-            let mut scored = search.reference(settings)?;
-            // Only a candidate that would become the best is worth the
-            // other assumptions.
-            let mut contenders: Vec<&mut Candidate> = scored
-                .iter_mut()
-                .filter(|c| {
-                    c.failed.is_none()
-                        && best
-                            .as_ref()
-                            .is_none_or(|b| better(&c.score, &b.score, objective))
-                })
-                .collect();
-            search.robustness(&mut contenders)?;
-            all.extend(scored.iter().cloned());
-            for c in scored {
-                let beats_current = match (&best, c.robust) {
-                    (_, false) => false,
-                    (None, true) => true,
-                    (Some(b), true) => better(&c.score, &b.score, objective),
-                };
-                if beats_current {
-                    best = Some(c.clone());
-                    current = c;
-                    improved = true;
-                } else if best.is_none()
-                    && c.score.violation(&constraints)
-                        < current.score.violation(&constraints) - 1e-12
-                {
-                    // Nothing feasible yet: move towards the constraints,
-                    // so two knobs that must both change (a rate and a
-                    // concurrency) can get there one after the other.
-                    current = c;
-                    improved = true;
-                }
-            }
-        }
-        if !improved {
+        if !descent.round(&mut search)? {
             break;
         }
     }
+    let Descent {
+        evaluated,
+        all,
+        best,
+        ..
+    } = descent;
     // The recommendation on replications the search never saw; the next
     // best feasible candidates if it fails there.
-    let mut fresh = None;
-    let mut failed_fresh = Vec::new();
-    if let (Some(b), true) = (&best, budget.fresh > 0) {
-        let mut order: Vec<&Candidate> = all.iter().filter(|c| c.robust).collect();
-        order.sort_by(|x, y| {
-            if better(&x.score, &y.score, objective) {
-                std::cmp::Ordering::Less
-            } else if better(&y.score, &x.score, objective) {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        });
-        let mut tries: Vec<Candidate> = vec![b.clone()];
-        for c in order {
-            if tries.len() >= FRESH_TRIES {
-                break;
-            }
-            let s = |c: &Candidate| Setting {
-                spec: c.spec.clone(),
-                dispatcher: c.dispatcher.clone(),
-            };
-            if !tries.iter().any(|t| same(&s(t), &s(c))) {
-                tries.push(c.clone());
-            }
+    let Confirmed {
+        best,
+        fresh,
+        failed_fresh,
+    } = match (best, budget.fresh > 0) {
+        (Some(b), true) => {
+            let tries = fresh_tries(b, &all, objective);
+            search.confirm(tries, budget.fresh)?
         }
-        best = None;
-        for c in tries {
-            let check = search.fresh(&c, budget.fresh)?;
-            if check.passed == check.replications {
-                best = Some(c);
-                fresh = Some(check);
-                break;
-            }
-            failed_fresh.push((c, check));
-        }
-    }
+        (best, _) => Confirmed {
+            best,
+            fresh: None,
+            failed_fresh: Vec::new(),
+        },
+    };
     Ok(Tuned {
         baseline,
         best,
@@ -1136,6 +1060,182 @@ pub fn tune(
         candidates: all,
         assumptions: search.assumptions.len(),
     })
+}
+
+impl Search<'_> {
+    /// The scenario's own setting `start` as a candidate, checked under
+    /// every assumption.
+    fn baseline(&mut self, start: Setting) -> Result<Candidate, RunError> {
+        let mut baseline = self.reference(vec![start])?.remove(0);
+        // The baseline is checked under every assumption, for the record,
+        // whether it meets the constraints or not.
+        let failed = baseline.failed.take();
+        self.robustness(&mut [&mut baseline])?;
+        if failed.is_some() {
+            baseline.failed = failed;
+            baseline.robust = false;
+        }
+        Ok(baseline)
+    }
+
+    /// Tries `tries` in order on `n` fresh replications: the first that
+    /// passes them all is the recommendation, with its check; those
+    /// before it failed, and are listed with theirs.
+    fn confirm(&mut self, tries: Vec<Candidate>, n: u32) -> Result<Confirmed, RunError> {
+        let mut failed_fresh = Vec::new();
+        for c in tries {
+            let check = self.fresh(&c, n)?;
+            if check.passed == check.replications {
+                return Ok(Confirmed {
+                    best: Some(c),
+                    fresh: Some(check),
+                    failed_fresh,
+                });
+            }
+            failed_fresh.push((c, check));
+        }
+        Ok(Confirmed {
+            best: None,
+            fresh: None,
+            failed_fresh,
+        })
+    }
+}
+
+/// The recommendation after the fresh replications, as [`Tuned`] holds
+/// it: the first candidate tried that passed them (with its check), and
+/// those that failed before it.
+struct Confirmed {
+    best: Option<Candidate>,
+    fresh: Option<Fresh>,
+    failed_fresh: Vec<(Candidate, Fresh)>,
+}
+
+/// Where the coordinate descent stands: the candidate it moves from, the
+/// best robust one so far, and every candidate evaluated.
+struct Descent {
+    objective: Objective,
+    current: Candidate,
+    best: Option<Candidate>,
+    /// Every candidate evaluated, in order, the baseline first.
+    all: Vec<Candidate>,
+    /// How many (a setting come back to counts each time).
+    evaluated: usize,
+}
+
+impl Descent {
+    /// A descent from `baseline`, the best so far if it is robust.
+    fn starting_at(baseline: &Candidate, objective: Objective) -> Descent {
+        Descent {
+            objective,
+            current: baseline.clone(),
+            best: baseline.robust.then(|| baseline.clone()),
+            all: vec![baseline.clone()],
+            evaluated: 1,
+        }
+    }
+
+    /// One round: a step along each knob of the current setting in turn.
+    /// Whether any step moved.
+    fn round(&mut self, search: &mut Search<'_>) -> Result<bool, RunError> {
+        let mut improved = false;
+        for knob in knobs(&self.current.spec, self.current.dispatcher.is_some()) {
+            improved |= self.step(search, knob)?;
+        }
+        Ok(improved)
+    }
+
+    /// Evaluates the other values of `knob` from the current setting and
+    /// moves to the better ones. Whether it moved.
+    fn step(&mut self, search: &mut Search<'_>, knob: Knob) -> Result<bool, RunError> {
+        let objective = self.objective;
+        let here = Setting {
+            spec: self.current.spec.clone(),
+            dispatcher: self.current.dispatcher.clone(),
+        };
+        // The current value itself is not simulated again.
+        let settings: Vec<Setting> = setting_variants(&here, knob)
+            .into_iter()
+            .map(|s| settled(s, search.queue.as_ref()))
+            .filter(|c| !same(c, &here))
+            .collect();
+        self.evaluated += settings.len();
+        let mut scored = search.reference(settings)?;
+        // Only a candidate that would become the best is worth the
+        // other assumptions.
+        let mut contenders: Vec<&mut Candidate> = scored
+            .iter_mut()
+            .filter(|c| {
+                c.failed.is_none()
+                    && self
+                        .best
+                        .as_ref()
+                        .is_none_or(|b| better(&c.score, &b.score, objective))
+            })
+            .collect();
+        search.robustness(&mut contenders)?;
+        self.all.extend(scored.iter().cloned());
+        let mut improved = false;
+        for c in scored {
+            improved |= self.take(c, &search.constraints);
+        }
+        Ok(improved)
+    }
+
+    /// Moves to `c` if it beats the best so far, or, with nothing feasible
+    /// yet, if it comes closer to meeting `constraints`. Whether it moved.
+    fn take(&mut self, c: Candidate, constraints: &Constraints) -> bool {
+        let beats_current = match (&self.best, c.robust) {
+            (_, false) => false,
+            (None, true) => true,
+            (Some(b), true) => better(&c.score, &b.score, self.objective),
+        };
+        if beats_current {
+            self.best = Some(c.clone());
+            self.current = c;
+            true
+        } else if self.best.is_none()
+            && c.score.violation(constraints) < self.current.score.violation(constraints) - 1e-12
+        {
+            // Nothing feasible yet: move towards the constraints,
+            // so two knobs that must both change (a rate and a
+            // concurrency) can get there one after the other.
+            self.current = c;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// The candidates tried on the fresh replications, at most
+/// [`FRESH_TRIES`]: the recommendation `best`, then the robust ones of
+/// `all` from the best down, each setting once.
+fn fresh_tries(best: Candidate, all: &[Candidate], objective: Objective) -> Vec<Candidate> {
+    let mut order: Vec<&Candidate> = all.iter().filter(|c| c.robust).collect();
+    order.sort_by(|x, y| {
+        if better(&x.score, &y.score, objective) {
+            std::cmp::Ordering::Less
+        } else if better(&y.score, &x.score, objective) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    });
+    let mut tries: Vec<Candidate> = vec![best];
+    for c in order {
+        if tries.len() >= FRESH_TRIES {
+            break;
+        }
+        let s = |c: &Candidate| Setting {
+            spec: c.spec.clone(),
+            dispatcher: c.dispatcher.clone(),
+        };
+        if !tries.iter().any(|t| same(&s(t), &s(c))) {
+            tries.push(c.clone());
+        }
+    }
+    tries
 }
 
 /// The rounds of coordinate descent (at least one).
