@@ -6,9 +6,9 @@
 use super::assess::AssessArgs;
 use super::common::{self, Stdout};
 use super::progress;
-use crate::assess::{assess, Options};
+use crate::assess::{assess, Assessment, Options};
 use crate::error::{Error, InvalidInput};
-use crate::gate::{self, Condition, ConfigFormat, EXIT_FAILED};
+use crate::gate::{self, Check, Condition, ConfigFormat, EXIT_FAILED};
 use crate::report::{self, assess::terminal, output::save_at, staging::Staging};
 use crate::scenario::{self, Scenario};
 use clap::Args;
@@ -124,63 +124,18 @@ fn load_with(
 
 /// Runs the command.
 pub fn run(args: GateArgs) -> Result<ExitCode, Error> {
-    let conditions = args.conditions();
-    if conditions.is_empty() {
-        return Err(InvalidInput::Flag {
-            flag: "gate".into(),
-            message: "no condition to check: give at least one of --fail-on metastable, \
-                      --min-margin X, --max-amplification X, --max-drain DURATION"
-                .into(),
-        }
-        .into());
-    }
+    let conditions = checked_conditions(&args)?;
     let a = &args.assess;
     let sim = &a.sim;
-    if !crate::assess::is_load_path(&a.load) {
-        return Err(InvalidInput::Flag {
-            flag: format!("--load {}", a.load),
-            message: "not a load: traffic.rate, traffic.clients or the scale of a \
-                      traffic.profile knot (traffic.profile.0.scale)"
-                .into(),
-        }
-        .into());
-    }
-    let mut imported = Vec::with_capacity(args.configs.len());
-    for file in &args.configs {
-        let text = scenario::read_text(file)?;
-        let origin = scenario::origin(file);
-        let i = gate::import_config(&text, &origin, args.config_format)?;
-        if !sim.quiet {
-            for w in &i.warnings {
-                common::note(format_args!("{origin}: warning: {w}"));
-            }
-        }
-        imported.push(i);
-    }
-    let mut sets = if imported.is_empty() {
-        Vec::new()
-    } else {
-        gate::config_sets(&imported)
+    let sets = imported_sets(&args)?;
+    let template = Template {
+        origin: scenario::origin(&a.scenario),
+        text: scenario::read_text(&a.scenario)?,
+        sets,
+        args: a,
+        configs: args.configs.len(),
     };
-    sets.extend(sim.sets.iter().cloned());
-    let origin = scenario::origin(&a.scenario);
-    let text = scenario::read_text(&a.scenario)?;
-    let configs = args.configs.len();
-    let load = |extra: &[String]| -> Result<Scenario, Error> {
-        let mut all = sets.clone();
-        all.extend(extra.iter().cloned());
-        load_with(&text, &origin, a, &all).map_err(|e| match e {
-            Error::Invalid(e) if configs > 0 || !extra.is_empty() => InvalidInput::Flag {
-                flag: "gate".into(),
-                message: format!(
-                    "the template with the --config policies and the assessment's settings \
-                     was refused: {e}"
-                ),
-            }
-            .into(),
-            e => e,
-        })
-    };
+    let load = |extra: &[String]| template.load(extra);
     let base = load(&[])?;
     if let Some(why) = crate::assess::load_mode_mismatch(&a.load, base.spec().traffic.mode) {
         return Err(InvalidInput::Flag {
@@ -209,11 +164,116 @@ pub fn run(args: GateArgs) -> Result<ExitCode, Error> {
     bar.finish_and_clear();
     let assessed = assessed?;
     let checks = gate::evaluate(&assessed, &conditions);
+    let written = write_reports(&args, stage, &base, &assessed, &checks)?;
+    let failed = checks.iter().filter(|c| !c.passed).count();
+    if !sim.quiet {
+        print_checks(&assessed, &checks, written)?;
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FAILED)
+    })
+}
+
+/// The conditions asked for, refusing flags that leave nothing to check
+/// or a `--load` that is not a load.
+fn checked_conditions(args: &GateArgs) -> Result<Vec<Condition>, Error> {
+    let conditions = args.conditions();
+    if conditions.is_empty() {
+        return Err(InvalidInput::Flag {
+            flag: "gate".into(),
+            message: "no condition to check: give at least one of --fail-on metastable, \
+                      --min-margin X, --max-amplification X, --max-drain DURATION"
+                .into(),
+        }
+        .into());
+    }
+    let a = &args.assess;
+    if !crate::assess::is_load_path(&a.load) {
+        return Err(InvalidInput::Flag {
+            flag: format!("--load {}", a.load),
+            message: "not a load: traffic.rate, traffic.clients or the scale of a \
+                      traffic.profile knot (traffic.profile.0.scale)"
+                .into(),
+        }
+        .into());
+    }
+    Ok(conditions)
+}
+
+/// The `--set`s the template is loaded with: the `--config` files'
+/// policies (their warnings noted unless quiet), then the user's.
+fn imported_sets(args: &GateArgs) -> Result<Vec<String>, Error> {
+    let sim = &args.assess.sim;
+    let mut imported = Vec::with_capacity(args.configs.len());
+    for file in &args.configs {
+        let text = scenario::read_text(file)?;
+        let origin = scenario::origin(file);
+        let i = gate::import_config(&text, &origin, args.config_format)?;
+        if !sim.quiet {
+            for w in &i.warnings {
+                common::note(format_args!("{origin}: warning: {w}"));
+            }
+        }
+        imported.push(i);
+    }
+    let mut sets = if imported.is_empty() {
+        Vec::new()
+    } else {
+        gate::config_sets(&imported)
+    };
+    sets.extend(sim.sets.iter().cloned());
+    Ok(sets)
+}
+
+/// The scenario template and what it is loaded with: each scenario the
+/// assessment needs is [`Template::load`]ed from it.
+struct Template<'a> {
+    text: String,
+    origin: String,
+    /// The configuration's and the user's `--set`s.
+    sets: Vec<String>,
+    args: &'a AssessArgs,
+    /// How many `--config` files.
+    configs: usize,
+}
+
+impl Template<'_> {
+    /// The template with its sets and the assessment's `extra` ones. A
+    /// refusal that the configuration or the assessment may have caused
+    /// says so.
+    fn load(&self, extra: &[String]) -> Result<Scenario, Error> {
+        let mut all = self.sets.clone();
+        all.extend(extra.iter().cloned());
+        load_with(&self.text, &self.origin, self.args, &all).map_err(|e| match e {
+            Error::Invalid(e) if self.configs > 0 || !extra.is_empty() => InvalidInput::Flag {
+                flag: "gate".into(),
+                message: format!(
+                    "the template with the --config policies and the assessment's settings \
+                     was refused: {e}"
+                ),
+            }
+            .into(),
+            e => e,
+        })
+    }
+}
+
+/// Writes the assessment's report (with `--output`, into `stage`) and the
+/// `--junit` and `--markdown` files: the paths written, in that order.
+fn write_reports(
+    args: &GateArgs,
+    stage: Option<Staging>,
+    base: &Scenario,
+    assessed: &Assessment,
+    checks: &[Check],
+) -> Result<Vec<PathBuf>, Error> {
     let mut written = Vec::new();
     if let Some(stage) = stage {
         written.extend(report::assess::write(
             stage,
-            &assessed,
+            assessed,
             base.spec().description.as_deref(),
         )?);
     }
@@ -221,38 +281,43 @@ pub fn run(args: GateArgs) -> Result<ExitCode, Error> {
     if let Some(path) = &args.junit {
         written.push(save_at(
             path,
-            report::junit::junit(name, &checks).as_bytes(),
+            report::junit::junit(name, checks).as_bytes(),
         )?);
     }
     if let Some(path) = &args.markdown {
         written.push(save_at(
             path,
-            report::markdown::markdown(name, &checks).as_bytes(),
+            report::markdown::markdown(name, checks).as_bytes(),
         )?);
     }
+    Ok(written)
+}
+
+/// Prints the assessment, each check, the count failed and the files
+/// `written`.
+fn print_checks(
+    assessed: &Assessment,
+    checks: &[Check],
+    written: Vec<PathBuf>,
+) -> Result<(), Error> {
+    let name = &assessed.scenario;
     let failed = checks.iter().filter(|c| !c.passed).count();
-    if !sim.quiet {
-        let mut out = Stdout::lock();
-        out.print(terminal(&assessed))?;
-        out.line("")?;
-        for c in &checks {
-            out.line(format_args!(
-                "{} {}",
-                if c.passed { "pass" } else { "FAIL" },
-                c.message()
-            ))?;
-        }
+    let mut out = Stdout::lock();
+    out.print(terminal(assessed))?;
+    out.line("")?;
+    for c in checks {
         out.line(format_args!(
-            "gate {name}: {failed} of {} checks failed",
-            checks.len()
+            "{} {}",
+            if c.passed { "pass" } else { "FAIL" },
+            c.message()
         ))?;
-        for p in written {
-            out.line(format_args!("wrote {}", p.display()))?;
-        }
     }
-    Ok(if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_FAILED)
-    })
+    out.line(format_args!(
+        "gate {name}: {failed} of {} checks failed",
+        checks.len()
+    ))?;
+    for p in written {
+        out.line(format_args!("wrote {}", p.display()))?;
+    }
+    Ok(())
 }
