@@ -129,15 +129,40 @@ fn metadata(out: &mut Vec<String>, what: &str, pid: usize, tid: u64, args: Strin
 /// The events of one traced request on tracks `tid` (and `tid + 1` for
 /// hedges) of process `pid`.
 fn request(out: &mut Vec<String>, pid: usize, tid: u64, t: &Tale) {
-    let end = t
-        .marks
+    let end = request_end(t);
+    request_slice(out, (pid, tid), t, end);
+    let hedges = mark_events(out, (pid, tid), t, end);
+    if hedges {
+        metadata(
+            out,
+            "thread_name",
+            pid,
+            tid + 1,
+            format!(
+                "{{\"name\": {}}}",
+                json_str(&format!("request {} hedges", t.id))
+            ),
+        );
+    }
+}
+
+/// When the request ended: its last `Ended` mark, or its last mark of
+/// any kind if it was still open when the run ended.
+fn request_end(t: &Tale) -> Nanos {
+    t.marks
         .iter()
         .rev()
         .find_map(|m| match *m {
             Mark::Ended { at, .. } => Some(at),
             _ => None,
         })
-        .unwrap_or_else(|| t.marks.iter().map(at).max().unwrap_or(t.start));
+        .unwrap_or_else(|| t.marks.iter().map(at).max().unwrap_or(t.start))
+}
+
+/// The request's track (its name and place) and its `request` slice from
+/// its start to `end`, with its client, why it was chosen, its outcome and
+/// its attempts.
+fn request_slice(out: &mut Vec<String>, (pid, tid): (usize, u64), t: &Tale, end: Nanos) {
     let outcome = t
         .marks
         .iter()
@@ -182,6 +207,13 @@ fn request(out: &mut Vec<String>, pid: usize, tid: u64, t: &Tale) {
             t.truncated
         ),
     );
+}
+
+/// The events of the request's marks, in order: its attempts, backoffs,
+/// waits to send and outcome, the attempts still out at `end` ending
+/// with it. Whether any attempt was a hedge (then the hedges' track needs
+/// a name).
+fn mark_events(out: &mut Vec<String>, (pid, tid): (usize, u64), t: &Tale, end: Nanos) -> bool {
     // (attempt, sent at, hedge) of the attempts out.
     let mut out_now: Vec<(u32, Nanos, bool)> = Vec::new();
     let mut due = Some(t.start);
@@ -232,20 +264,7 @@ fn request(out: &mut Vec<String>, pid: usize, tid: u64, t: &Tale) {
                 );
                 due = Some(until);
             }
-            Mark::Ended { at, outcome } => {
-                event(
-                    out,
-                    &[
-                        ("name", json_str(outcome)),
-                        ("cat", json_str("outcome")),
-                        ("ph", json_str("i")),
-                        ("s", json_str("t")),
-                        ("pid", pid.to_string()),
-                        ("tid", tid.to_string()),
-                        ("ts", us(at)),
-                    ],
-                );
-            }
+            Mark::Ended { at, outcome } => outcome_instant(out, (pid, tid), at, outcome),
         }
     }
     // Attempts never answered (the request ended first) end with it.
@@ -253,18 +272,23 @@ fn request(out: &mut Vec<String>, pid: usize, tid: u64, t: &Tale) {
         let track = (pid, tid + u64::from(hedge));
         attempt_slice(out, track, attempt, (sent, end), "unanswered", hedge, false);
     }
-    if hedges {
-        metadata(
-            out,
-            "thread_name",
-            pid,
-            tid + 1,
-            format!(
-                "{{\"name\": {}}}",
-                json_str(&format!("request {} hedges", t.id))
-            ),
-        );
-    }
+    hedges
+}
+
+/// The instant event of the request's `outcome`, at `at`.
+fn outcome_instant(out: &mut Vec<String>, (pid, tid): (usize, u64), at: Nanos, outcome: &str) {
+    event(
+        out,
+        &[
+            ("name", json_str(outcome)),
+            ("cat", json_str("outcome")),
+            ("ph", json_str("i")),
+            ("s", json_str("t")),
+            ("pid", pid.to_string()),
+            ("tid", tid.to_string()),
+            ("ts", us(at)),
+        ],
+    );
 }
 
 fn at(m: &Mark) -> Nanos {
