@@ -6,7 +6,7 @@ use crate::decimal::{count, legible, num, rate};
 use crate::metrics::aggregate::{Col, PolicySummary};
 use crate::metrics::Recovery;
 use crate::policy::Policy;
-use crate::scenario::spec::{BackendKind, ScenarioSpec};
+use crate::scenario::spec::{BackendKind, BackendSpec, ScenarioSpec, TrafficSpec};
 use crate::scenario::Scenario;
 use crate::time::secs;
 
@@ -70,80 +70,10 @@ pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(S
             spec.duration, spec.warmup, spec.bin, spec.seed
         ),
     );
-    let t = &spec.traffic;
-    let mut traffic = match t.rate {
-        Some(r) => format!("{} new requests/s", legible(r)),
-        None => "burst".into(),
-    };
-    traffic.push_str(&format!(
-        " from {}, {:?} arrivals, {:?} mode",
-        count(f64::from(t.clients), "client", "clients"),
-        t.arrival,
-        t.mode
-    ));
-    push("traffic", traffic.to_lowercase());
-    if let Some(tr) = &t.trace {
-        use crate::scenario::spec::trace::TraceKind;
-        let what = match tr.kind {
-            TraceKind::Rate => {
-                "a rate series, linear between its points (the rate above is its mean)"
-            }
-            TraceKind::Arrivals => "arrival times replayed exactly (the rate above is their mean)",
-        };
-        push("traffic trace", format!("{}: {what}", tr.file));
+    for (k, v) in traffic_params(&spec.traffic) {
+        push(k, v);
     }
-    if let Some(d) = t.attempt_timeout {
-        push("attempt timeout", d.to_string());
-    }
-    if let Some(d) = t.deadline {
-        push("request deadline", d.to_string());
-    }
-    if let Some(d) = &t.network_delay {
-        push("network delay (one way)", d.describe());
-    }
-    let b = &spec.backend;
-    match b.kind {
-        BackendKind::Queue => {
-            let mut s = count(f64::from(b.workers.unwrap_or(0)), "worker", "workers");
-            if let Some(d) = &b.service_time {
-                s.push_str(&format!(", service time {}", d.describe()));
-            }
-            if b.admission_cost.ns() > 0 {
-                s.push_str(&format!(", admission cost {}", b.admission_cost));
-            }
-            if b.reject_cost.ns() > 0 {
-                s.push_str(&format!(", reject cost {}", b.reject_cost));
-            }
-            s.push_str(&match b.queue_limit {
-                Some(q) => format!(", queue limit {q}"),
-                None => ", unlimited queue".into(),
-            });
-            s.push_str(&format!(", {:?}", b.discipline).to_lowercase());
-            if b.drop_expired {
-                s.push_str(", drops expired attempts");
-            }
-            push("backend", s);
-        }
-        BackendKind::Contention => push("backend", "optimistic concurrency on one record".into()),
-        BackendKind::Concurrency => {
-            let mut s = format!(
-                "no waiting room; an attempt takes {} + {} × the attempts already in service",
-                b.base.unwrap_or_default(),
-                b.per_request.unwrap_or_default()
-            );
-            if b.admission_cost.ns() > 0 {
-                s.push_str(&format!(", admission cost {}", b.admission_cost));
-            }
-            s.push_str(&match b.max_concurrency {
-                Some(m) => format!(", at most {m} at once"),
-                None => ", no concurrency limit".into(),
-            });
-            if b.drop_expired {
-                s.push_str(", drops expired attempts");
-            }
-            push("backend", s);
-        }
-    }
+    push("backend", backend_words(&spec.backend));
     if let Some(c) = capacity_rps.filter(|c| *c > 0.0) {
         push("nominal capacity", format!("{} requests/s", rate(c)));
     }
@@ -177,6 +107,97 @@ pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(S
         ),
     );
     rows
+}
+
+/// The traffic's rows of [`scenario_params`]: the arrivals, the trace they
+/// follow, and the timeouts and network delay that apply to every request.
+fn traffic_params(t: &TrafficSpec) -> Vec<(&'static str, String)> {
+    let mut rows = vec![];
+    let mut traffic = match t.rate {
+        Some(r) => format!("{} new requests/s", legible(r)),
+        None => "burst".into(),
+    };
+    traffic.push_str(&format!(
+        " from {}, {:?} arrivals, {:?} mode",
+        count(f64::from(t.clients), "client", "clients"),
+        t.arrival,
+        t.mode
+    ));
+    rows.push(("traffic", traffic.to_lowercase()));
+    if let Some(tr) = &t.trace {
+        use crate::scenario::spec::trace::TraceKind;
+        let what = match tr.kind {
+            TraceKind::Rate => {
+                "a rate series, linear between its points (the rate above is its mean)"
+            }
+            TraceKind::Arrivals => "arrival times replayed exactly (the rate above is their mean)",
+        };
+        rows.push(("traffic trace", format!("{}: {what}", tr.file)));
+    }
+    if let Some(d) = t.attempt_timeout {
+        rows.push(("attempt timeout", d.to_string()));
+    }
+    if let Some(d) = t.deadline {
+        rows.push(("request deadline", d.to_string()));
+    }
+    if let Some(d) = &t.network_delay {
+        rows.push(("network delay (one way)", d.describe()));
+    }
+    rows
+}
+
+/// The `backend` row of [`scenario_params`], in the words of its kind.
+fn backend_words(b: &BackendSpec) -> String {
+    match b.kind {
+        BackendKind::Queue => queue_words(b),
+        BackendKind::Contention => "optimistic concurrency on one record".into(),
+        BackendKind::Concurrency => concurrency_words(b),
+    }
+}
+
+/// A queue backend: its workers and service time, the costs of admitting
+/// and rejecting, its queue and how it serves it.
+fn queue_words(b: &BackendSpec) -> String {
+    let mut s = count(f64::from(b.workers.unwrap_or(0)), "worker", "workers");
+    if let Some(d) = &b.service_time {
+        s.push_str(&format!(", service time {}", d.describe()));
+    }
+    if b.admission_cost.ns() > 0 {
+        s.push_str(&format!(", admission cost {}", b.admission_cost));
+    }
+    if b.reject_cost.ns() > 0 {
+        s.push_str(&format!(", reject cost {}", b.reject_cost));
+    }
+    s.push_str(&match b.queue_limit {
+        Some(q) => format!(", queue limit {q}"),
+        None => ", unlimited queue".into(),
+    });
+    s.push_str(&format!(", {:?}", b.discipline).to_lowercase());
+    if b.drop_expired {
+        s.push_str(", drops expired attempts");
+    }
+    s
+}
+
+/// A concurrency backend: how an attempt's time grows with the attempts
+/// in service, and its limit.
+fn concurrency_words(b: &BackendSpec) -> String {
+    let mut s = format!(
+        "no waiting room; an attempt takes {} + {} × the attempts already in service",
+        b.base.unwrap_or_default(),
+        b.per_request.unwrap_or_default()
+    );
+    if b.admission_cost.ns() > 0 {
+        s.push_str(&format!(", admission cost {}", b.admission_cost));
+    }
+    s.push_str(&match b.max_concurrency {
+        Some(m) => format!(", at most {m} at once"),
+        None => ", no concurrency limit".into(),
+    });
+    if b.drop_expired {
+        s.push_str(", drops expired attempts");
+    }
+    s
 }
 
 /// Whether the incident ending at `fault_end_s` is a load spike of the
@@ -218,17 +239,36 @@ fn incident_name(scenario: &Scenario, fault_end_s: Option<f64>) -> String {
 /// One sentence saying what happened to the policy of `s`; `first` is the
 /// first policy (the `retry_reduction` baseline), `None` for itself.
 pub fn sentence(scenario: &Scenario, s: &PolicySummary, first: Option<&str>) -> String {
-    let spec = scenario.spec();
     let incident = incident_name(scenario, s.get(Col::FaultEndS));
-    let after = |v: Option<f64>| match v {
+    let head = headline(scenario.spec(), s, &incident);
+    let mut parts = figures(s);
+    if let (Some(first), Some(red)) = (first, s.get(Col::RetryReduction)) {
+        parts.push(retries_against(first, red));
+    }
+    if parts.is_empty() {
+        format!("{head}.")
+    } else {
+        format!("{head}; {}.", parts.join(", "))
+    }
+}
+
+/// When something happened, `v` seconds after `incident` ended (`None`:
+/// some time after).
+fn after(incident: &str, v: Option<f64>) -> String {
+    match v {
         Some(v) if v <= 0.0 => format!("as soon as {incident} ended"),
         Some(v) => format!("{} after {incident} ended", human_secs(v)),
         None => format!("after {incident} ended"),
-    };
+    }
+}
+
+/// The head of [`sentence`]: whether the policy recovered from `incident`
+/// (and when), stayed metastable, or cannot be judged, in how many of its
+/// replications.
+fn headline(spec: &ScenarioSpec, s: &PolicySummary, incident: &str) -> String {
     let r = s.replications;
     let k = s.metastable_runs;
-    let mut parts: Vec<String> = vec![];
-    let head = if s.get(Col::FaultEndS).is_none() {
+    if s.get(Col::FaultEndS).is_none() {
         "had no fault to recover from".to_string()
     } else if s.recovery == Recovery::Undetermined {
         format!(
@@ -249,7 +289,10 @@ pub fn sentence(scenario: &Scenario, s: &PolicySummary, first: Option<&str>) -> 
             human_secs(spec.report.stable_for.secs())
         )
     } else if k == 0 {
-        let mut h = format!("recovered {}", after(s.get(Col::RecoveryAfterFaultS)));
+        let mut h = format!(
+            "recovered {}",
+            after(incident, s.get(Col::RecoveryAfterFaultS))
+        );
         if let Some(d) = s.get(Col::DegradedS) {
             h.push_str(&format!(" ({} degraded in all)", human_secs(d)));
         }
@@ -257,15 +300,21 @@ pub fn sentence(scenario: &Scenario, s: &PolicySummary, first: Option<&str>) -> 
     } else if s.metastable {
         format!(
             "stayed metastable in {k} of {r} replications; the others recovered {}",
-            after(s.get(Col::RecoveryAfterFaultS))
+            after(incident, s.get(Col::RecoveryAfterFaultS))
         )
     } else {
         format!(
             "recovered {} in {} of {r} replications but stayed metastable in {k}",
-            after(s.get(Col::RecoveryAfterFaultS)),
+            after(incident, s.get(Col::RecoveryAfterFaultS)),
             r - k
         )
-    };
+    }
+}
+
+/// The figures after the head of [`sentence`], those the summary has: the
+/// peak load, the share of requests that succeeded, the share dropped.
+fn figures(s: &PolicySummary) -> Vec<String> {
+    let mut parts: Vec<String> = vec![];
     if let Some(p) = s.get(Col::PeakLoadRatio).filter(|p| *p > 0.0) {
         parts.push(format!(
             "peak load {}× capacity",
@@ -283,25 +332,24 @@ pub fn sentence(scenario: &Scenario, s: &PolicySummary, first: Option<&str>) -> 
             parts.push(format!("{}% dropped", num((d / n * 1000.0).round() / 10.0)));
         }
     }
-    if let (Some(first), Some(red)) = (first, s.get(Col::RetryReduction)) {
-        // Whole percent, except that a reduction short of 100 % never
-        // rounds up to "100 % fewer" (which would read as no retries).
-        let mut pctv = (red.abs() * 100.0).round();
-        if pctv >= 100.0 && red < 1.0 {
-            pctv = ((red * 1000.0).floor() / 10.0).min(99.9);
-        }
-        parts.push(if pctv < 1.0 {
-            format!("about as many retries as {first}")
-        } else if red > 0.0 {
-            format!("{}% fewer retries than {first}", num(pctv))
-        } else {
-            format!("{}% more retries than {first}", num(pctv))
-        });
+    parts
+}
+
+/// The retries compared with policy `first`'s, from the reduction `red`
+/// (a share: 0.5 is half as many).
+fn retries_against(first: &str, red: f64) -> String {
+    // Whole percent, except that a reduction short of 100 % never
+    // rounds up to "100 % fewer" (which would read as no retries).
+    let mut pctv = (red.abs() * 100.0).round();
+    if pctv >= 100.0 && red < 1.0 {
+        pctv = ((red * 1000.0).floor() / 10.0).min(99.9);
     }
-    if parts.is_empty() {
-        format!("{head}.")
+    if pctv < 1.0 {
+        format!("about as many retries as {first}")
+    } else if red > 0.0 {
+        format!("{}% fewer retries than {first}", num(pctv))
     } else {
-        format!("{head}; {}.", parts.join(", "))
+        format!("{}% more retries than {first}", num(pctv))
     }
 }
 
