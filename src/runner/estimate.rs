@@ -17,7 +17,7 @@
 //! "just under" it cannot run for hours. The README's troubleshooting
 //! section gives the estimate's measured accuracy.
 
-use super::storm::{mean_ns, storm};
+use super::storm::{mean_ns, storm, Storm};
 use super::Job;
 use crate::metrics::BinRow;
 use crate::model::traffic::Profile;
@@ -352,50 +352,78 @@ impl Estimator {
 /// its events are unbounded if they are.
 fn run_cost(job: &Job<'_>) -> (u64, u64, Option<String>) {
     let spec = job.scenario.spec();
-    let policy = &job.scenario.policies()[job.policy];
-    let t = &spec.traffic;
     let requests = requests_of(spec);
     let st = storm(job.scenario, job.policy, requests);
+    let (tiers, unbounded) = dispatched(spec, &st, requests);
+    let events = run_events(spec, &st, &tiers, requests, unbounded.is_some());
+    let peak = peak_bytes(job, requests);
+    (events, peak, unbounded.map(|(_, why)| why))
+}
+
+/// The attempts per request reaching each tier in storm `st` (of a run of
+/// `requests` requests), and why they are unbounded if they are (the
+/// tier, and why), once the scenario's `dispatcher` has had its say: a
+/// storm walks the policy alone, which the dispatcher's rate may cut.
+fn dispatched(
+    spec: &ScenarioSpec,
+    st: &Storm,
+    requests: f64,
+) -> (Vec<f64>, Option<(usize, String)>) {
     let mut tiers = st.tiers.clone();
     let mut unbounded = st.unbounded.clone();
     // A dispatcher sends no more than its bucket allows, whatever the
     // policy: the top's attempts, and the calls they make, scale down.
-    if let Some(d) = &spec.dispatcher {
-        // Calm requests make one attempt; in the failing stretches the
-        // dispatch rate bounds the retries.
-        let most = requests * (1.0 - st.stormy)
-            + d.max_dispatches_per_second * spec.duration.secs() * st.stormy
-            + f64::from(d.max_burst_size);
-        if requests > 0.0 && requests * st.factors[0] > most && most.is_finite() {
-            // Tier t: the cut top × factors 1..=t.
-            let mut reaching = most / requests;
-            for (t, a) in tiers.iter_mut().enumerate() {
-                if t > 0 {
-                    reaching *= st.factors[t];
-                }
-                *a = reaching;
+    let Some(d) = &spec.dispatcher else {
+        return (tiers, unbounded);
+    };
+    // Calm requests make one attempt; in the failing stretches the
+    // dispatch rate bounds the retries.
+    let most = requests * (1.0 - st.stormy)
+        + d.max_dispatches_per_second * spec.duration.secs() * st.stormy
+        + f64::from(d.max_burst_size);
+    if requests > 0.0 && requests * st.factors[0] > most && most.is_finite() {
+        // Tier t: the cut top × factors 1..=t.
+        let mut reaching = most / requests;
+        for (t, a) in tiers.iter_mut().enumerate() {
+            if t > 0 {
+                reaching *= st.factors[t];
             }
-            // Past its burst, the bucket paces a zero-time loop at the
-            // dispatch rate; within the burst the loop has every token at
-            // one instant, and a burst that large stalls the run.
-            let burst_events = f64::from(d.max_burst_size) * EVENTS_PER_RETRY;
-            match unbounded.take() {
-                Some((0, why)) if burst_events >= STALL_EVENTS => {
-                    unbounded = Some((
-                        0,
-                        format!(
-                            "{why}; the queue's burst (dispatcher.max_burst_size {}) lets that \
-                             many of them happen at one instant, so simulated time stops; or \
-                             lower the burst",
-                            d.max_burst_size
-                        ),
-                    ));
-                }
-                Some((0, _)) => {}
-                other => unbounded = other,
+            *a = reaching;
+        }
+        // Past its burst, the bucket paces a zero-time loop at the
+        // dispatch rate; within the burst the loop has every token at
+        // one instant, and a burst that large stalls the run.
+        let burst_events = f64::from(d.max_burst_size) * EVENTS_PER_RETRY;
+        match unbounded.take() {
+            Some((0, why)) if burst_events >= STALL_EVENTS => {
+                unbounded = Some((
+                    0,
+                    format!(
+                        "{why}; the queue's burst (dispatcher.max_burst_size {}) lets that \
+                         many of them happen at one instant, so simulated time stops; or \
+                         lower the burst",
+                        d.max_burst_size
+                    ),
+                ));
             }
+            Some((0, _)) => {}
+            other => unbounded = other,
         }
     }
+    (tiers, unbounded)
+}
+
+/// The events of a run of `requests` requests whose attempts per request
+/// reach the tiers as `tiers` (those of storm `st`, after the
+/// dispatcher), `u64::MAX` when `unbounded`: requests, attempts, retries
+/// and the calls down the chain, each at its own count of events.
+fn run_events(
+    spec: &ScenarioSpec,
+    st: &Storm,
+    tiers: &[f64],
+    requests: f64,
+    unbounded: bool,
+) -> u64 {
     let top = requests * tiers[0];
     // A tier's calls come from the attempts the tier above served, which
     // its capacity bounds over the run.
@@ -411,14 +439,19 @@ fn run_cost(job: &Job<'_>) -> (u64, u64, Option<String>) {
     let events = requests * (EVENTS_PER_REQUEST + EVENTS_PER_ATTEMPT)
         + retries * EVENTS_PER_RETRY
         + call_attempts * EVENTS_PER_CALL;
-    let events = if unbounded.is_some() || !events.is_finite() {
+    if unbounded || !events.is_finite() {
         u64::MAX
     } else {
         events as u64
-    };
-    // Requests open at once: each client of a closed loop or a burst
-    // has one; open traffic, those of a deadline's span (or all).
-    let open = match (t.mode, t.deadline) {
+    }
+}
+
+/// Requests of a run of `spec` (of `requests` in all) open at once.
+fn open_at_once(spec: &ScenarioSpec, requests: f64) -> f64 {
+    let t = &spec.traffic;
+    // Each client of a closed loop or a burst has one; open traffic,
+    // those of a deadline's span (or all).
+    match (t.mode, t.deadline) {
         (Mode::Closed | Mode::Burst, _) => t.clients as f64,
         (Mode::Open | Mode::Pool, Some(d)) => {
             let peak = t.profile.iter().map(|p| p.scale).fold(1.0, f64::max);
@@ -426,7 +459,33 @@ fn run_cost(job: &Job<'_>) -> (u64, u64, Option<String>) {
         }
         (Mode::Open | Mode::Pool, None) => requests,
     }
-    .min(requests);
+    .min(requests)
+}
+
+/// Bytes of the calls to downstream tiers held at once when `open`
+/// requests are open at the top.
+fn calls_held_bytes(spec: &ScenarioSpec, open: f64) -> u64 {
+    // Calls held below the attempts in service: only an attempt a worker
+    // serves makes its `calls`, so each tier holds the calls of the
+    // attempts the tier above serves at once.
+    let mut held_above = open.max(1.0);
+    let mut calls = 0.0;
+    for (k, d) in spec.downstream.iter().enumerate() {
+        let serving = serving_at_once(spec.tier_backend(k), held_above);
+        held_above = serving * f64::from(d.calls);
+        calls += held_above;
+    }
+    (calls * CALL_BYTES as f64) as u64
+}
+
+/// One run's peak memory apart from its time series, for a run of
+/// `requests` requests: the per-client state of its policies, the
+/// requests and waiting attempts it holds, and their calls below.
+fn peak_bytes(job: &Job<'_>, requests: f64) -> u64 {
+    let spec = job.scenario.spec();
+    let policy = &job.scenario.policies()[job.policy];
+    let t = &spec.traffic;
+    let open = open_at_once(spec, requests);
     let waiting = spec
         .backend
         .queue_limit
@@ -438,17 +497,7 @@ fn run_cost(job: &Job<'_>) -> (u64, u64, Option<String>) {
             .saturating_mul(REQUEST_BYTES)
             .saturating_add(waiting.saturating_mul(JOB_BYTES)),
     };
-    // Calls held below the attempts in service: only an attempt a worker
-    // serves makes its `calls`, so each tier holds the calls of the
-    // attempts the tier above serves at once.
-    let mut held_above = open.max(1.0);
-    let mut calls = 0.0;
-    for (k, d) in spec.downstream.iter().enumerate() {
-        let serving = serving_at_once(spec.tier_backend(k), held_above);
-        held_above = serving * f64::from(d.calls);
-        calls += held_above;
-    }
-    let calls = (calls * CALL_BYTES as f64) as u64;
+    let calls = calls_held_bytes(spec, open);
     let clients = client_state_bytes(policy, t.clients)
         + job
             .scenario
@@ -456,8 +505,7 @@ fn run_cost(job: &Job<'_>) -> (u64, u64, Option<String>) {
             .iter()
             .map(|p| client_state_bytes(p, 1))
             .sum::<u64>();
-    let peak = clients.saturating_add(held).saturating_add(calls);
-    (events, peak, unbounded.map(|(_, why)| why))
+    clients.saturating_add(held).saturating_add(calls)
 }
 
 /// Attempts tier backend `b` serves at once when `held` are waiting for
