@@ -189,16 +189,7 @@ fn overload_failure(spec: &ScenarioSpec, t: usize, k: usize, net: Nanos) -> Opti
 /// The failing stretches of tier `t`.
 fn stretches(spec: &ScenarioSpec, t: usize) -> Vec<Stretch> {
     let end = spec.duration.ns();
-    let net = if t == 0 {
-        let hops = if spec.backend.kind == BackendKind::Contention {
-            4.0
-        } else {
-            2.0
-        };
-        (hops * mean_ns(spec.traffic.network_delay.as_ref())) as Nanos
-    } else {
-        0
-    };
+    let net = round_trip(spec, t);
     let mut out = Vec::new();
     for f in &spec.faults {
         let Some(k) = spec.tier_index(f.tier()) else {
@@ -212,69 +203,107 @@ fn stretches(spec: &ScenarioSpec, t: usize) -> Vec<Stretch> {
         if e <= s {
             continue;
         }
-        let b = spec.tier_backend(k);
-        let cap = capacity(spec, k);
-        let stretch = match *f {
-            FaultSpec::Outage { status, .. } => Some(Stretch {
-                start: s,
-                end: e,
-                floor: net,
-                status,
-                share: 1.0,
-                excess: 1.0,
-                pushback: b.retry_after.map(|d| d.ns()),
-                what: format!("the outage of tier {:?}", spec.tier_names()[k]),
-            }),
-            // A refused connection answers at once, without a pushback.
-            FaultSpec::Crash { .. } => Some(Stretch {
-                start: s,
-                end: e,
-                floor: net,
-                status: Status::Unavailable,
-                share: 1.0,
-                excess: 1.0,
-                pushback: None,
-                what: format!("the crash of tier {:?}", spec.tier_names()[k]),
-            }),
-            FaultSpec::Errors { rate, status, .. } => Some(Stretch {
-                start: s,
-                end: e,
-                floor: net.saturating_add(mean_ns(b.service_time.as_ref()) as Nanos),
-                status,
-                share: rate,
-                excess: 1.0,
-                pushback: None,
-                what: format!("the error burst of tier {:?}", spec.tier_names()[k]),
-            }),
-            FaultSpec::Blackhole { .. } => attempt_timeout(spec, t).map(|d| Stretch {
-                start: s,
-                end: e,
-                floor: d,
-                status: Status::DeadlineExceeded,
-                share: 1.0,
-                excess: 1.0,
-                pushback: None,
-                what: "attempt timeouts in a blackhole".into(),
-            }),
-            FaultSpec::Slowdown { factor, .. } => {
-                let over = cap.and_then(|c| overloaded(spec, t, k, net, c / factor.max(1e-9)));
-                let late = late_attempts(spec, t, k, net, factor);
-                match (over, late) {
-                    (Some(o), Some(l)) => Some(if o.excess >= l.share { o } else { l }),
-                    (o, l) => o.or(l),
-                }
-            }
-            FaultSpec::Capacity { workers, .. } => cap.and_then(|c| {
-                let all = f64::from(b.workers.unwrap_or(1).max(1));
-                overloaded(spec, t, k, net, c * f64::from(workers) / all)
-            }),
-        };
-        if let Some(mut st) = stretch {
-            st.start = st.start.max(s);
-            st.end = if st.end == 0 { e } else { st.end };
+        if let Some(mut st) = fault_failure(spec, t, k, net, f) {
+            st.start = s;
+            st.end = e;
             out.push(st);
         }
     }
+    out.extend(overload_stretches(spec, t, net));
+    out
+}
+
+/// The network's share of a failed attempt's time at tier `t`: the round
+/// trip of the top tier's requests (four hops on a `contention` record),
+/// none for the calls between tiers.
+fn round_trip(spec: &ScenarioSpec, t: usize) -> Nanos {
+    if t == 0 {
+        let hops = if spec.backend.kind == BackendKind::Contention {
+            4.0
+        } else {
+            2.0
+        };
+        (hops * mean_ns(spec.traffic.network_delay.as_ref())) as Nanos
+    } else {
+        0
+    }
+}
+
+/// How fault `f` of tier `k` fails the attempts of tier `t` (`net`: the
+/// network's share of their time), if it does: the stretch without its
+/// window (start and end 0), which [`stretches`] sets to the fault's.
+fn fault_failure(
+    spec: &ScenarioSpec,
+    t: usize,
+    k: usize,
+    net: Nanos,
+    f: &FaultSpec,
+) -> Option<Stretch> {
+    let b = spec.tier_backend(k);
+    let cap = capacity(spec, k);
+    match *f {
+        FaultSpec::Outage { status, .. } => Some(Stretch {
+            start: 0,
+            end: 0,
+            floor: net,
+            status,
+            share: 1.0,
+            excess: 1.0,
+            pushback: b.retry_after.map(|d| d.ns()),
+            what: format!("the outage of tier {:?}", spec.tier_names()[k]),
+        }),
+        // A refused connection answers at once, without a pushback.
+        FaultSpec::Crash { .. } => Some(Stretch {
+            start: 0,
+            end: 0,
+            floor: net,
+            status: Status::Unavailable,
+            share: 1.0,
+            excess: 1.0,
+            pushback: None,
+            what: format!("the crash of tier {:?}", spec.tier_names()[k]),
+        }),
+        FaultSpec::Errors { rate, status, .. } => Some(Stretch {
+            start: 0,
+            end: 0,
+            floor: net.saturating_add(mean_ns(b.service_time.as_ref()) as Nanos),
+            status,
+            share: rate,
+            excess: 1.0,
+            pushback: None,
+            what: format!("the error burst of tier {:?}", spec.tier_names()[k]),
+        }),
+        FaultSpec::Blackhole { .. } => attempt_timeout(spec, t).map(|d| Stretch {
+            start: 0,
+            end: 0,
+            floor: d,
+            status: Status::DeadlineExceeded,
+            share: 1.0,
+            excess: 1.0,
+            pushback: None,
+            what: "attempt timeouts in a blackhole".into(),
+        }),
+        FaultSpec::Slowdown { factor, .. } => {
+            let over = cap.and_then(|c| overloaded(spec, t, k, net, c / factor.max(1e-9)));
+            let late = late_attempts(spec, t, k, net, factor);
+            match (over, late) {
+                (Some(o), Some(l)) => Some(if o.excess >= l.share { o } else { l }),
+                (o, l) => o.or(l),
+            }
+        }
+        FaultSpec::Capacity { workers, .. } => cap.and_then(|c| {
+            let all = f64::from(b.workers.unwrap_or(1).max(1));
+            overloaded(spec, t, k, net, c * f64::from(workers) / all)
+        }),
+    }
+}
+
+/// The stretches of tier `t` in which new requests alone overload a tier
+/// at or below it, with no fault at all (`net`: the network's share of an
+/// attempt's time).
+fn overload_stretches(spec: &ScenarioSpec, t: usize, net: Nanos) -> Vec<Stretch> {
+    let end = spec.duration.ns();
+    let mut out = Vec::new();
     // Overload without a fault: new requests alone above a tier's
     // capacity, from the load spike (or the start) to the end of the run,
     // since retries keep the load up once it is over.
