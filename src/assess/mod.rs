@@ -234,22 +234,7 @@ where
     E: From<AssessError> + From<RunError>,
 {
     let spec = base.spec();
-    let json = serde_json::to_value(spec).expect("a scenario serializes");
-    let found = value_at(&json, &opts.load_path);
-    let own_load = found
-        .as_deref()
-        .and_then(|v| v.parse::<f64>().ok())
-        .ok_or_else(|| AssessError::NotANumber {
-            path: opts.load_path.clone(),
-            found: found.clone().unwrap_or_else(|| "nothing".into()),
-        })?;
-    if own_load <= 0.0 {
-        return Err(AssessError::NotPositive {
-            path: opts.load_path.clone(),
-            value: num(own_load),
-        }
-        .into());
-    }
+    let own_load = own_load(spec, &opts.load_path)?;
     // A load the scenario writes as a whole number is searched in whole
     // numbers.
     let whole = own_load.fract() == 0.0;
@@ -262,16 +247,6 @@ where
     // The worst case: an outage over the whole run (as long as each
     // policy needs, see `worst_case_end`), no runbook actions, one full
     // run per policy.
-    let worst_sets = |end: Nanos| {
-        vec![
-            format!("duration={}", format_duration(end)),
-            format!(
-                "faults=[{{\"outage\": {{\"start\": \"0s\", \"duration\": \"{}\"}}}}]",
-                format_duration(end)
-            ),
-            "actions=[]".to_string(),
-        ]
-    };
     let mut worst_ends = Vec::with_capacity(names.len());
     let mut worst_items: Vec<Item> = Vec::with_capacity(names.len());
     for (policy, p) in base.policies().iter().enumerate() {
@@ -526,6 +501,40 @@ where
         policies,
         runs: runs.get(),
     })
+}
+
+/// The scenario's own value of the load parameter at `path`, which must
+/// be a number above 0.
+fn own_load(spec: &ScenarioSpec, path: &str) -> Result<f64, AssessError> {
+    let json = serde_json::to_value(spec).expect("a scenario serializes");
+    let found = value_at(&json, path);
+    let own_load = found
+        .as_deref()
+        .and_then(|v| v.parse::<f64>().ok())
+        .ok_or_else(|| AssessError::NotANumber {
+            path: path.to_string(),
+            found: found.clone().unwrap_or_else(|| "nothing".into()),
+        })?;
+    if own_load <= 0.0 {
+        return Err(AssessError::NotPositive {
+            path: path.to_string(),
+            value: num(own_load),
+        });
+    }
+    Ok(own_load)
+}
+
+/// The `--set` assignments of a worst-case run ending at `end`: an
+/// outage over the whole run, no runbook actions.
+fn worst_sets(end: Nanos) -> Vec<String> {
+    vec![
+        format!("duration={}", format_duration(end)),
+        format!(
+            "faults=[{{\"outage\": {{\"start\": \"0s\", \"duration\": \"{}\"}}}}]",
+            format_duration(end)
+        ),
+        "actions=[]".to_string(),
+    ]
 }
 
 /// When a policy's worst-case run ends (ns): the scenario's end, unless
