@@ -548,12 +548,80 @@ fn stretch_attempts(
     if !policy.retry_on.contains(st.status) {
         return 1.0;
     }
-    let throttled = st.status == Status::ResourceExhausted;
-    let pushback = st
-        .pushback
-        .filter(|_| matches!(st.status, Status::Unavailable | Status::ResourceExhausted));
-    let len = st.end - st.start;
+    let retries = StretchRetries::new(spec, t, policy, st, window);
     let mut attempts = if t == 0 && spec.traffic.mode == Mode::Burst {
+        retries.burst()
+    } else {
+        retries.mean_over_arrivals()
+    };
+    if st.share < 1.0 {
+        // A share p of attempts fail: 1 / (1 − p) attempts on average.
+        attempts = attempts.min(1.0 / (1.0 - st.share.max(0.0)));
+    }
+    // Only the requests above capacity are caught in an overload.
+    attempts = 1.0 + st.excess.clamp(0.0, 1.0) * (attempts - 1.0);
+    if t == 0 && spec.traffic.mode == Mode::Closed {
+        attempts = retries.closed_loop(requests * w);
+    }
+    retries.within_budget(attempts, requests, w)
+}
+
+/// The retries of tier `t`'s requests through one failing stretch under
+/// `policy`: what every step of [`stretch_attempts`] reads, so that each
+/// step is a method rather than a function of seven values.
+struct StretchRetries<'a> {
+    spec: &'a ScenarioSpec,
+    t: usize,
+    policy: &'a Policy,
+    st: &'a Stretch,
+    /// The policy's retry window at tier `t`.
+    window: Nanos,
+    /// The stretch's pushback, when its status carries one.
+    pushback: Option<Nanos>,
+    /// Whether its attempts fail as throttled (`ResourceExhausted`).
+    throttled: bool,
+}
+
+impl<'a> StretchRetries<'a> {
+    /// The retries through `st` of tier `t` with `window`, the policy's
+    /// retry window there.
+    fn new(
+        spec: &'a ScenarioSpec,
+        t: usize,
+        policy: &'a Policy,
+        st: &'a Stretch,
+        window: Nanos,
+    ) -> StretchRetries<'a> {
+        let throttled = st.status == Status::ResourceExhausted;
+        let pushback = st
+            .pushback
+            .filter(|_| matches!(st.status, Status::Unavailable | Status::ResourceExhausted));
+        StretchRetries {
+            spec,
+            t,
+            policy,
+            st,
+            window,
+            pushback,
+            throttled,
+        }
+    }
+
+    /// [`walk`] of the policy through `life` of the stretch's failures.
+    fn walk(&self, life: Nanos) -> (f64, Nanos) {
+        walk(
+            self.policy,
+            life,
+            self.st.floor,
+            self.pushback,
+            self.throttled,
+        )
+    }
+
+    /// Attempts of a request of a burst, which meets the stretch only if
+    /// the stretch starts before the burst is drained.
+    fn burst(&self) -> f64 {
+        let (spec, st) = (self.spec, self.st);
         // Every client sends at `burst_at`, and the backend drains them
         // at its capacity: a stretch that starts before they are drained
         // has them retry through what is left of it.
@@ -565,64 +633,69 @@ fn stretch_attempts(
         });
         if at < st.end && st.start <= drained {
             let from = at.max(st.start);
-            walk(
-                policy,
-                (st.end - from).min(window),
-                st.floor,
-                pushback,
-                throttled,
-            )
-            .0
+            self.walk((st.end - from).min(self.window)).0
         } else {
             1.0
         }
-    } else {
+    }
+
+    /// Attempts of a request arriving in the stretch, averaged over
+    /// [`ARRIVALS`] arrival times spread through it: each retries through
+    /// what is left of it.
+    fn mean_over_arrivals(&self) -> f64 {
+        let len = self.st.end - self.st.start;
         (0..ARRIVALS)
             .map(|k| {
                 let left = (len as f64 * (k as f64 + 0.5) / ARRIVALS as f64) as Nanos;
-                walk(policy, left.min(window), st.floor, pushback, throttled).0
+                self.walk(left.min(self.window)).0
             })
             .sum::<f64>()
             / ARRIVALS as f64
-    };
-    if st.share < 1.0 {
-        // A share p of attempts fail: 1 / (1 − p) attempts on average.
-        attempts = attempts.min(1.0 / (1.0 - st.share.max(0.0)));
     }
-    // Only the requests above capacity are caught in an overload.
-    attempts = 1.0 + st.excess.clamp(0.0, 1.0) * (attempts - 1.0);
-    if t == 0 && spec.traffic.mode == Mode::Closed {
+
+    /// Attempts per request of a closed loop, whose clients each hold
+    /// one request through the stretch instead of arriving in it
+    /// (`in_stretch`: the requests the run would make in its time).
+    fn closed_loop(&self, in_stretch: f64) -> f64 {
+        let st = self.st;
+        let len = st.end - st.start;
         // A closed client holds one request through the stretch: its
         // attempts are those of one request retrying through all of it,
         // shared among the requests the run would make in that time.
-        let one = walk(policy, len.min(window), st.floor, pushback, throttled).0;
-        let per_client = if policy.limits_attempts() {
+        let one = self.walk(len.min(self.window)).0;
+        let per_client = if self.policy.limits_attempts() {
             // It gives up and starts over: attempts at the same pace.
-            let (a, used) = walk(policy, window, st.floor, pushback, throttled);
-            let think = mean_ns(spec.traffic.think_time.as_ref());
+            let (a, used) = self.walk(self.window);
+            let think = mean_ns(self.spec.traffic.think_time.as_ref());
             a * len as f64 / (used as f64 + st.floor as f64 + think).max(1e3)
         } else {
             one
         };
-        let in_stretch = requests * w;
-        attempts = (f64::from(spec.traffic.clients) * per_client / in_stretch.max(1.0)).max(1.0);
+        (f64::from(self.spec.traffic.clients) * per_client / in_stretch.max(1.0)).max(1.0)
     }
-    // Retry budgets and breakers bound the retries over the whole run:
-    // all of them may fall to the requests of this stretch (a share `w`).
-    let ctx = Context {
-        failure: st.status,
-        timeouts: st.status == Status::DeadlineExceeded,
-        deadline: spec.traffic.deadline.map(|d| d.ns()).filter(|_| t == 0),
-        requests: requests.max(1.0),
-        counted_s: spec.duration.secs(),
-        clients: if t == 0 { spec.traffic.clients } else { 1 },
-    };
-    if policy.bounds_retries_per_run() {
-        if let Some(bound) = policy.worst_case(&ctx).attempts {
-            attempts = attempts.min(1.0 + (bound - 1.0).max(0.0) / w.max(1e-9));
+
+    /// `attempts` (per request of the stretch, a share `w` of a run of
+    /// `requests`) within the bound of the policy's retry budget or
+    /// breaker, which counts over the whole run, not per request.
+    fn within_budget(&self, attempts: f64, requests: f64, w: f64) -> f64 {
+        let (spec, t, st) = (self.spec, self.t, self.st);
+        // Retry budgets and breakers bound the retries over the whole run:
+        // all of them may fall to the requests of this stretch (a share `w`).
+        let ctx = Context {
+            failure: st.status,
+            timeouts: st.status == Status::DeadlineExceeded,
+            deadline: spec.traffic.deadline.map(|d| d.ns()).filter(|_| t == 0),
+            requests: requests.max(1.0),
+            counted_s: spec.duration.secs(),
+            clients: if t == 0 { spec.traffic.clients } else { 1 },
+        };
+        if self.policy.bounds_retries_per_run() {
+            if let Some(bound) = self.policy.worst_case(&ctx).attempts {
+                return attempts.min(1.0 + (bound - 1.0).max(0.0) / w.max(1e-9));
+            }
         }
+        attempts
     }
-    attempts
 }
 
 /// Attempts a request makes when each fails after `floor` and is retried
