@@ -47,7 +47,7 @@ pub use crate::policy::bounds;
 use crate::decimal::num;
 use crate::map::outcome::{outcome_within, Outcome};
 use crate::map::value_at;
-use crate::metrics::RunResult;
+use crate::metrics::{RunResult, RunSummary};
 use crate::model::run::Paused;
 use crate::policy::Policy;
 use crate::runner::early::{run_jobs_until, Question, Start, Work};
@@ -59,6 +59,7 @@ use crate::time::{format_duration, secs, Nanos, NS_PER_SEC};
 use analytic::StormEstimate;
 use bisect::{Bisection, Interval, Probe};
 use bounds::Bound;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 /// Where doubling a rate stops, as a multiple of the capacity.
@@ -233,273 +234,30 @@ pub fn assess<E>(
 where
     E: From<AssessError> + From<RunError>,
 {
-    let spec = base.spec();
-    let own_load = own_load(spec, &opts.load_path)?;
-    // A load the scenario writes as a whole number is searched in whole
-    // numbers.
-    let whole = own_load.fract() == 0.0;
-    let run_end = spec.duration.ns();
-    let (_, fault_end) = incident(&spec.faults, run_end).ok_or(AssessError::NoTrigger)?;
-    let names: Vec<String> = base.policies().iter().map(|p| p.name.clone()).collect();
-    let reps = opts.replications.max(1);
-    let runs = std::cell::Cell::new(0u64);
-
-    // The worst case: an outage over the whole run (as long as each
-    // policy needs, see `worst_case_end`), no runbook actions, one full
-    // run per policy.
-    let mut worst_ends = Vec::with_capacity(names.len());
-    let mut worst_items: Vec<Item> = Vec::with_capacity(names.len());
-    for (policy, p) in base.policies().iter().enumerate() {
-        let mut end = worst_case_end(spec, p);
-        // A shorter run that the scenario does not allow (a downstream
-        // fault after its end, say) falls back to the whole run.
-        if end < run_end && load(&worst_sets(end)).is_err() {
-            end = run_end;
-        }
-        worst_ends.push(end);
-        worst_items.push(Item {
-            policy,
-            sets: worst_sets(end),
-            reps: 1,
-            early: false,
-            sustaining: false,
-        });
-    }
-
-    // The trigger threshold. A rate above the capacity never recovers (it
-    // is not healthy even before the fault), so doubling a constant rate
-    // stops just above it.
-    let capacity = analytic::capacity_rps(spec);
-    let above_capacity = capacity.map(|c| c * CEILING);
-    let rate_ceiling = (opts.load_path == "traffic.rate")
-        .then(|| rate_ceiling(spec, above_capacity?, fault_end, opts.recover_within))
-        .flatten();
-    let mut searches: Vec<Bisection> = names
-        .iter()
-        .map(|_| Bisection::new(own_load, whole, opts.tolerance).with_ceiling(rate_ceiling))
-        .collect();
-
-    // The sustaining load: the rate steps to the load tried when the
-    // fault ends.
-    // Not under a trace: its series fixes the traffic's shape, which the
-    // step would replace.
-    let own_rate = match spec.traffic.mode {
-        Mode::Open | Mode::Pool if spec.traffic.trace.is_none() => {
-            spec.traffic.rate.filter(|r| *r > 0.0)
-        }
-        _ => None,
+    let plan = Plan::new(base, opts)?;
+    let (worst_ends, worst_items) = plan.worst_items(load);
+    let mut searches = plan.searches();
+    let shared = plan.shared_scenarios(load)?;
+    let batches = Batches {
+        plan: &plan,
+        load,
+        shared: &shared,
+        kept: RefCell::new((0..plan.policies.len()).map(|_| Vec::new()).collect()),
+        on_runs,
+        on_done,
+        runs: Cell::new(0),
     };
-    if let Some(rate) = own_rate {
-        let rate_whole = rate.fract() == 0.0;
-        searches.extend(names.iter().map(|_| {
-            Bisection::new(rate, rate_whole, opts.tolerance).with_ceiling(above_capacity)
-        }));
-    }
-    let step_at = format_duration(fault_end);
-    let step_end = format_duration(fault_end + NS_PER_SEC.min(run_end - fault_end).max(1));
-    // Search `i` < the policy count is policy `i`'s threshold search;
-    // above, the sustaining search of policy `i` − the count.
-    let probe = |i: usize, x: f64| -> Item {
-        let n = names.len();
-        let sets = if i < n {
-            format!("{}={}", opts.load_path, load_text(x, whole))
-        } else {
-            let scale = num(x / own_rate.expect("a sustaining search has a rate"));
-            format!(
-                "traffic.profile=[{{\"at\": \"{step_at}\", \"scale\": 1}}, {{\"at\": \"{step_end}\", \"scale\": {scale}}}]"
-            )
-        };
-        Item {
-            policy: i % n,
-            sets: vec![sets],
-            reps,
-            early: true,
-            sustaining: i >= n,
-        }
-    };
-
-    let question = Question {
-        recover_within: opts.recover_within,
-    };
-    let policy_scenario = |sets: &[String], policy: usize| -> Result<Scenario, E> {
-        let mut s = load(sets)?;
-        s.select_policies(std::slice::from_ref(&names[policy]))
-            .expect("the policy is in the scenario");
-        Ok(s)
-    };
-    // The sustaining probes of a policy differ only once the fault ends,
-    // where the traffic steps to the load tried: each replication's part
-    // before that is simulated once, by the policy's first sustaining
-    // probe, from `shared`'s scenario (any of them), and kept in `kept`;
-    // the later probes go on from copies of it (`model::run::resume`),
-    // which are exactly their own runs.
-    let shared: Vec<Scenario> = match own_rate {
-        Some(rate) => (0..names.len())
-            .map(|p| policy_scenario(&probe(names.len() + p, rate).sets, p))
-            .collect::<Result<_, E>>()?,
-        None => Vec::new(),
-    };
-    let kept: std::cell::RefCell<Vec<Vec<Arc<Paused<'_>>>>> =
-        std::cell::RefCell::new((0..names.len()).map(|_| Vec::new()).collect());
-    // Runs each item (a policy, extra sets, replications, and whether its
-    // runs stop once their outcome is decided) and returns each one's
-    // scenario and results; all in one fan-out.
-    let batch = |items: &[Item]| -> Result<Vec<(Scenario, Vec<RunResult>)>, E> {
-        let mut scenarios = Vec::with_capacity(items.len());
-        for item in items {
-            scenarios.push(policy_scenario(&item.sets, item.policy)?);
-        }
-        let work: Vec<Work<'_, '_>> = {
-            let kept = kept.borrow();
-            let mut work = Vec::new();
-            for (s, item) in scenarios.iter().zip(items) {
-                let p = item.policy;
-                let mine = &kept[p];
-                let keep = item.sustaining && mine.is_empty() && !shared.is_empty();
-                work.extend(runner::jobs_of(s, item.reps).into_iter().map(|job| {
-                    let rep = job.replication as usize;
-                    let start = match mine.get(rep) {
-                        Some(paused) if item.sustaining => Start::Resume(Arc::clone(paused)),
-                        _ if keep => Start::Keep(&shared[p], fault_end),
-                        _ => Start::Fresh,
-                    };
-                    Work {
-                        job,
-                        early: item.early,
-                        start,
-                    }
-                }));
-            }
-            work
-        };
-        on_runs(work.len() as u64);
-        runs.set(runs.get() + work.len() as u64);
-        let mut done = run_jobs_until(&work, question, None, on_done)?.into_iter();
-        let mut kept = kept.borrow_mut();
-        Ok(scenarios
-            .into_iter()
-            .zip(items)
-            .map(|(s, item)| {
-                let mine = done
-                    .by_ref()
-                    .take(item.reps as usize)
-                    .map(|(res, paused)| {
-                        kept[item.policy].extend(paused);
-                        res
-                    })
-                    .collect();
-                (s, mine)
-            })
-            .collect())
-    };
-
-    // Every search advances at once, one batch per step, and the first
-    // batch carries the worst-case runs too: the fewer and fuller the
-    // batches, the less a core waits for the slowest run of one. No
-    // outcome depends on which batch ran it.
-    let mut pending_worst = Some(worst_items);
-    let mut worst: Vec<(Scenario, Vec<RunResult>)> = Vec::new();
-    let mut failed: Option<E> = None;
-    bisect::run_all(&mut searches, &mut |probes| {
-        let mut items = pending_worst.take().unwrap_or_default();
-        let carried = items.len();
-        items.extend(probes.iter().map(|&(i, x)| probe(i, x)));
-        match batch(&items) {
-            Ok(mut done) => {
-                let probed = done.split_off(carried);
-                worst.extend(done);
-                Some(
-                    probed
-                        .iter()
-                        .map(|(s, r)| share(s, r, opts.recover_within))
-                        .collect(),
-                )
-            }
-            Err(e) => {
-                failed.get_or_insert(e);
-                None
-            }
-        }
-    });
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    if let Some(items) = pending_worst {
-        worst = batch(&items)?;
-    }
-    let mut sustaining: Vec<Option<Bisection>> = searches
-        .split_off(names.len())
-        .into_iter()
-        .map(Some)
-        .collect();
-    sustaining.resize_with(names.len(), || None);
-    let mut policies = Vec::with_capacity(names.len());
-    for (p, policy) in base.policies().iter().enumerate() {
-        let (_, worst_runs) = &worst[p];
-        let summary = &worst_runs[0].summary();
-        let counted_s = secs(worst_ends[p].saturating_sub(spec.warmup.ns())).max(1e-9);
-        // A shortened run counts the requests that ended, each of which
-        // went through its whole schedule (those still open at the end are
-        // part-way through it); a whole run counts every request, as some
-        // may never end within it.
-        let shortened = worst_ends[p] < run_end;
-        let (counted, attempts) = if shortened {
-            summary
-                .attempt_entries()
-                .fold((0u64, 0u64), |(n, a), (k, [ok, gave_up])| {
-                    (n + ok + gave_up, a + k as u64 * (ok + gave_up))
-                })
-        } else {
-            (summary.requests, summary.attempts)
-        };
-        let ctx = bounds::Context {
-            failure: Status::Unavailable,
-            timeouts: false,
-            deadline: spec.traffic.deadline.map(|d| d.ns()),
-            requests: summary.requests as f64,
-            counted_s,
-            clients: spec.traffic.clients,
-        };
-        let sched = policy.schedule(Some(0));
-        let (sp, sband, sprobes) = match sustaining[p].take() {
-            Some(b) => (
-                Some(b.interval),
-                Some(bisect::mixed_band(&b.probes, b.interval)),
-                b.probes,
-            ),
-            None => (None, None, Vec::new()),
-        };
-        policies.push(PolicyVerdict {
-            name: policy.name.clone(),
-            threshold: searches[p].interval,
-            threshold_band: bisect::mixed_band(&searches[p].probes, searches[p].interval),
-            threshold_probes: searches[p].probes.clone(),
-            sustaining: sp,
-            sustaining_probes: sprobes,
-            sustaining_band: sband,
-            analytic: analytic::estimate(spec, policy, &ctx),
-            bound: policy.worst_case(&ctx),
-            simulated_amplification: if counted == 0 {
-                0.0
-            } else {
-                attempts as f64 / counted as f64
-            },
-            requests: counted,
-            requests_ended: shortened,
-            worst_outage_s: secs(worst_ends[p]),
-            retries_allowed: sched.retries,
-            retry_window_s: sched.window.map(secs),
-        });
-    }
+    let worst = batches.search_all(&mut searches, worst_items)?;
+    let policies = plan.verdicts(searches, &worst, &worst_ends);
     Ok(Assessment {
-        scenario: spec.name.clone(),
+        scenario: plan.spec.name.clone(),
         load_path: opts.load_path.clone(),
-        own_load,
-        own_rate,
-        replications: reps,
+        own_load: plan.own_load,
+        own_rate: plan.own_rate,
+        replications: plan.reps,
         recover_within: opts.recover_within,
         policies,
-        runs: runs.get(),
+        runs: batches.runs.get(),
     })
 }
 
@@ -535,6 +293,413 @@ fn worst_sets(end: Nanos) -> Vec<String> {
         ),
         "actions=[]".to_string(),
     ]
+}
+
+/// What the assessment of one scenario reads of it and of the options,
+/// once, for every step that makes its runs and reads them.
+struct Plan<'a> {
+    spec: &'a ScenarioSpec,
+    opts: &'a Options,
+    /// The scenario's policies, in order.
+    policies: &'a [Policy],
+    /// The scenario's own value of the load parameter.
+    own_load: f64,
+    /// Whether the load is searched in whole numbers.
+    whole: bool,
+    /// The scenario's own request rate, when the sustaining load is
+    /// searched.
+    own_rate: Option<f64>,
+    /// The run's end (ns).
+    run_end: Nanos,
+    /// The fault's end (ns).
+    fault_end: Nanos,
+    /// Replications per probe.
+    reps: u32,
+}
+
+impl<'a> Plan<'a> {
+    /// The plan for `base`, or why it cannot be assessed.
+    fn new(base: &'a Scenario, opts: &'a Options) -> Result<Plan<'a>, AssessError> {
+        let spec = base.spec();
+        let own_load = own_load(spec, &opts.load_path)?;
+        let run_end = spec.duration.ns();
+        let (_, fault_end) = incident(&spec.faults, run_end).ok_or(AssessError::NoTrigger)?;
+        // The sustaining load: the rate steps to the load tried when the
+        // fault ends.
+        // Not under a trace: its series fixes the traffic's shape, which the
+        // step would replace.
+        let own_rate = match spec.traffic.mode {
+            Mode::Open | Mode::Pool if spec.traffic.trace.is_none() => {
+                spec.traffic.rate.filter(|r| *r > 0.0)
+            }
+            _ => None,
+        };
+        Ok(Plan {
+            spec,
+            opts,
+            policies: base.policies(),
+            own_load,
+            // A load the scenario writes as a whole number is searched in
+            // whole numbers.
+            whole: own_load.fract() == 0.0,
+            own_rate,
+            run_end,
+            fault_end,
+            reps: opts.replications.max(1),
+        })
+    }
+
+    /// When each policy's worst-case run ends, and its item: an outage
+    /// over the whole run (as long as each policy needs, see
+    /// `worst_case_end`), no runbook actions, one full run per policy.
+    fn worst_items<E>(
+        &self,
+        load: &dyn Fn(&[String]) -> Result<Scenario, E>,
+    ) -> (Vec<Nanos>, Vec<Item>) {
+        let mut worst_ends = Vec::with_capacity(self.policies.len());
+        let mut worst_items: Vec<Item> = Vec::with_capacity(self.policies.len());
+        for (policy, p) in self.policies.iter().enumerate() {
+            let mut end = worst_case_end(self.spec, p);
+            // A shorter run that the scenario does not allow (a downstream
+            // fault after its end, say) falls back to the whole run.
+            if end < self.run_end && load(&worst_sets(end)).is_err() {
+                end = self.run_end;
+            }
+            worst_ends.push(end);
+            worst_items.push(Item {
+                policy,
+                sets: worst_sets(end),
+                reps: 1,
+                early: false,
+                sustaining: false,
+            });
+        }
+        (worst_ends, worst_items)
+    }
+
+    /// Every search, not yet started: each policy's threshold search, in
+    /// policy order, then (with a rate of its own) each one's sustaining
+    /// search.
+    fn searches(&self) -> Vec<Bisection> {
+        let (spec, opts) = (self.spec, self.opts);
+        // The trigger threshold. A rate above the capacity never recovers
+        // (it is not healthy even before the fault), so doubling a
+        // constant rate stops just above it.
+        let capacity = analytic::capacity_rps(spec);
+        let above_capacity = capacity.map(|c| c * CEILING);
+        let rate_ceiling = (opts.load_path == "traffic.rate")
+            .then(|| rate_ceiling(spec, above_capacity?, self.fault_end, opts.recover_within))
+            .flatten();
+        let mut searches: Vec<Bisection> = self
+            .policies
+            .iter()
+            .map(|_| {
+                Bisection::new(self.own_load, self.whole, opts.tolerance).with_ceiling(rate_ceiling)
+            })
+            .collect();
+        if let Some(rate) = self.own_rate {
+            let rate_whole = rate.fract() == 0.0;
+            searches.extend(self.policies.iter().map(|_| {
+                Bisection::new(rate, rate_whole, opts.tolerance).with_ceiling(above_capacity)
+            }));
+        }
+        searches
+    }
+
+    /// The item that probes search `i` at load `x`. Search `i` < the
+    /// policy count is policy `i`'s threshold search; above, the
+    /// sustaining search of policy `i` − the count.
+    fn probe(&self, i: usize, x: f64) -> Item {
+        let n = self.policies.len();
+        let sets = if i < n {
+            format!("{}={}", self.opts.load_path, load_text(x, self.whole))
+        } else {
+            let fault_end = self.fault_end;
+            let step_at = format_duration(fault_end);
+            let step_end =
+                format_duration(fault_end + NS_PER_SEC.min(self.run_end - fault_end).max(1));
+            let scale = num(x / self.own_rate.expect("a sustaining search has a rate"));
+            format!(
+                "traffic.profile=[{{\"at\": \"{step_at}\", \"scale\": 1}}, {{\"at\": \"{step_end}\", \"scale\": {scale}}}]"
+            )
+        };
+        Item {
+            policy: i % n,
+            sets: vec![sets],
+            reps: self.reps,
+            early: true,
+            sustaining: i >= n,
+        }
+    }
+
+    /// The scenario of `policy` alone, with `sets` applied.
+    fn policy_scenario<E>(
+        &self,
+        load: &dyn Fn(&[String]) -> Result<Scenario, E>,
+        sets: &[String],
+        policy: usize,
+    ) -> Result<Scenario, E> {
+        let mut s = load(sets)?;
+        s.select_policies(std::slice::from_ref(&self.policies[policy].name))
+            .expect("the policy is in the scenario");
+        Ok(s)
+    }
+
+    /// The scenario each policy's sustaining runs share until the fault
+    /// ends (that of any of its probes); none without sustaining
+    /// searches.
+    fn shared_scenarios<E>(
+        &self,
+        load: &dyn Fn(&[String]) -> Result<Scenario, E>,
+    ) -> Result<Vec<Scenario>, E> {
+        let n = self.policies.len();
+        match self.own_rate {
+            Some(rate) => (0..n)
+                .map(|p| self.policy_scenario(load, &self.probe(n + p, rate).sets, p))
+                .collect(),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Every policy's verdict, from its searches (all over, in the order
+    /// of [`Plan::searches`]) and its worst-case run (`worst`, ended at
+    /// `worst_ends`).
+    fn verdicts(
+        &self,
+        mut searches: Vec<Bisection>,
+        worst: &[(Scenario, Vec<RunResult>)],
+        worst_ends: &[Nanos],
+    ) -> Vec<PolicyVerdict> {
+        let n = self.policies.len();
+        let mut sustaining: Vec<Option<Bisection>> =
+            searches.split_off(n).into_iter().map(Some).collect();
+        sustaining.resize_with(n, || None);
+        let mut policies = Vec::with_capacity(n);
+        for p in 0..n {
+            let (_, worst_runs) = &worst[p];
+            let worst = WorstRun {
+                summary: worst_runs[0].summary(),
+                end: worst_ends[p],
+            };
+            policies.push(self.verdict(p, worst, &searches[p], sustaining[p].take()));
+        }
+        policies
+    }
+
+    /// Policy `p`'s verdict from its threshold search, its sustaining
+    /// search (if any) and its worst-case run.
+    fn verdict(
+        &self,
+        p: usize,
+        worst: WorstRun<'_>,
+        threshold: &Bisection,
+        sustaining: Option<Bisection>,
+    ) -> PolicyVerdict {
+        let (spec, policy) = (self.spec, &self.policies[p]);
+        let summary = worst.summary;
+        let counted_s = secs(worst.end.saturating_sub(spec.warmup.ns())).max(1e-9);
+        let shortened = worst.end < self.run_end;
+        let (counted, attempts) = worst.counted(shortened);
+        let ctx = bounds::Context {
+            failure: Status::Unavailable,
+            timeouts: false,
+            deadline: spec.traffic.deadline.map(|d| d.ns()),
+            requests: summary.requests as f64,
+            counted_s,
+            clients: spec.traffic.clients,
+        };
+        let sched = policy.schedule(Some(0));
+        let (sp, sband, sprobes) = match sustaining {
+            Some(b) => (
+                Some(b.interval),
+                Some(bisect::mixed_band(&b.probes, b.interval)),
+                b.probes,
+            ),
+            None => (None, None, Vec::new()),
+        };
+        PolicyVerdict {
+            name: policy.name.clone(),
+            threshold: threshold.interval,
+            threshold_band: bisect::mixed_band(&threshold.probes, threshold.interval),
+            threshold_probes: threshold.probes.clone(),
+            sustaining: sp,
+            sustaining_probes: sprobes,
+            sustaining_band: sband,
+            analytic: analytic::estimate(spec, policy, &ctx),
+            bound: policy.worst_case(&ctx),
+            simulated_amplification: if counted == 0 {
+                0.0
+            } else {
+                attempts as f64 / counted as f64
+            },
+            requests: counted,
+            requests_ended: shortened,
+            worst_outage_s: secs(worst.end),
+            retries_allowed: sched.retries,
+            retry_window_s: sched.window.map(secs),
+        }
+    }
+}
+
+/// A policy's worst-case run: its figures, and when it ended (ns).
+struct WorstRun<'r> {
+    summary: &'r RunSummary,
+    end: Nanos,
+}
+
+impl WorstRun<'_> {
+    /// The requests the amplification counts and their attempts.
+    fn counted(&self, shortened: bool) -> (u64, u64) {
+        let summary = self.summary;
+        // A shortened run counts the requests that ended, each of which
+        // went through its whole schedule (those still open at the end are
+        // part-way through it); a whole run counts every request, as some
+        // may never end within it.
+        if shortened {
+            summary
+                .attempt_entries()
+                .fold((0u64, 0u64), |(n, a), (k, [ok, gave_up])| {
+                    (n + ok + gave_up, a + k as u64 * (ok + gave_up))
+                })
+        } else {
+            (summary.requests, summary.attempts)
+        }
+    }
+}
+
+/// The runs of an assessment: each batch of items is run in one fan-out,
+/// and the part each policy's sustaining probes share is kept for the
+/// later ones.
+struct Batches<'a, E> {
+    plan: &'a Plan<'a>,
+    load: &'a dyn Fn(&[String]) -> Result<Scenario, E>,
+    /// The scenario each policy's sustaining runs share until the fault
+    /// ends ([`Plan::shared_scenarios`]).
+    shared: &'a [Scenario],
+    /// The sustaining probes of a policy differ only once the fault ends,
+    /// where the traffic steps to the load tried: each replication's part
+    /// before that is simulated once, by the policy's first sustaining
+    /// probe, from `shared`'s scenario (any of them), and kept here, per
+    /// policy and replication; the later probes go on from copies of it
+    /// (`model::run::resume`), which are exactly their own runs.
+    kept: RefCell<Vec<Vec<Arc<Paused<'a>>>>>,
+    on_runs: &'a dyn Fn(u64),
+    on_done: &'a (dyn Fn() + Sync),
+    /// Runs simulated so far.
+    runs: Cell<u64>,
+}
+
+impl<'a, E> Batches<'a, E>
+where
+    E: From<RunError>,
+{
+    /// Runs every search to its end, with the worst-case runs
+    /// (`worst_items`) in its first batch, and returns those runs'
+    /// scenarios and results, in policy order.
+    fn search_all(
+        &self,
+        searches: &mut [Bisection],
+        worst_items: Vec<Item>,
+    ) -> Result<Vec<(Scenario, Vec<RunResult>)>, E> {
+        // Every search advances at once, one batch per step, and the first
+        // batch carries the worst-case runs too: the fewer and fuller the
+        // batches, the less a core waits for the slowest run of one. No
+        // outcome depends on which batch ran it.
+        let mut pending_worst = Some(worst_items);
+        let mut worst: Vec<(Scenario, Vec<RunResult>)> = Vec::new();
+        let mut failed: Option<E> = None;
+        bisect::run_all(searches, &mut |probes| {
+            let mut items = pending_worst.take().unwrap_or_default();
+            let carried = items.len();
+            items.extend(probes.iter().map(|&(i, x)| self.plan.probe(i, x)));
+            match self.run(&items) {
+                Ok(mut done) => {
+                    let probed = done.split_off(carried);
+                    worst.extend(done);
+                    Some(
+                        probed
+                            .iter()
+                            .map(|(s, r)| share(s, r, self.plan.opts.recover_within))
+                            .collect(),
+                    )
+                }
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    None
+                }
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if let Some(items) = pending_worst {
+            worst = self.run(&items)?;
+        }
+        Ok(worst)
+    }
+
+    /// Runs each item (a policy, extra sets, replications, and whether its
+    /// runs stop once their outcome is decided) and returns each one's
+    /// scenario and results; all in one fan-out.
+    fn run(&self, items: &[Item]) -> Result<Vec<(Scenario, Vec<RunResult>)>, E> {
+        let mut scenarios = Vec::with_capacity(items.len());
+        for item in items {
+            scenarios.push(
+                self.plan
+                    .policy_scenario(self.load, &item.sets, item.policy)?,
+            );
+        }
+        let work = self.work(&scenarios, items);
+        (self.on_runs)(work.len() as u64);
+        self.runs.set(self.runs.get() + work.len() as u64);
+        let question = Question {
+            recover_within: self.plan.opts.recover_within,
+        };
+        let mut done = run_jobs_until(&work, question, None, self.on_done)?.into_iter();
+        let mut kept = self.kept.borrow_mut();
+        Ok(scenarios
+            .into_iter()
+            .zip(items)
+            .map(|(s, item)| {
+                let mine = done
+                    .by_ref()
+                    .take(item.reps as usize)
+                    .map(|(res, paused)| {
+                        kept[item.policy].extend(paused);
+                        res
+                    })
+                    .collect();
+                (s, mine)
+            })
+            .collect())
+    }
+
+    /// The runs of `items` (of `scenarios`, one each), each starting
+    /// where it can: a sustaining probe's run from the part its policy
+    /// kept, or, for the policy's first one, keeping that part.
+    fn work<'s>(&self, scenarios: &'s [Scenario], items: &[Item]) -> Vec<Work<'s, 'a>> {
+        let kept = self.kept.borrow();
+        let mut work = Vec::new();
+        for (s, item) in scenarios.iter().zip(items) {
+            let p = item.policy;
+            let mine = &kept[p];
+            let keep = item.sustaining && mine.is_empty() && !self.shared.is_empty();
+            work.extend(runner::jobs_of(s, item.reps).into_iter().map(|job| {
+                let rep = job.replication as usize;
+                let start = match mine.get(rep) {
+                    Some(paused) if item.sustaining => Start::Resume(Arc::clone(paused)),
+                    _ if keep => Start::Keep(&self.shared[p], self.plan.fault_end),
+                    _ => Start::Fresh,
+                };
+                Work {
+                    job,
+                    early: item.early,
+                    start,
+                }
+            }));
+        }
+        work
+    }
 }
 
 /// When a policy's worst-case run ends (ns): the scenario's end, unless
