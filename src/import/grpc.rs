@@ -245,13 +245,66 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
 
 /// [`import_str`], its refusals without positions.
 fn import_placed(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
+    refuse_not_service_config(text, origin)?;
+    let cfg: ServiceConfig =
+        from_text(text, origin, Format::Json, "a service config").map_err(InvalidInput::At)?;
+    let mut warnings = vec![];
+    // Every value refused, so that one run names them all.
+    let mut refused = Refusals::new(origin);
+    let budget = cfg
+        .retry_throttling
+        .as_ref()
+        .and_then(|t| refused.keep(throttling(t, origin, &mut warnings)));
+    refuse_repeated_names(&cfg, origin, &mut refused);
+    // The keys of each entry as written, for what is not carried over.
+    let raw: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+    let mut policies: Vec<PolicySpec> = vec![];
+    // The methodConfig entry each policy comes from.
+    let mut entries: Vec<usize> = vec![];
+    for (i, mc) in cfg.method_config.iter().enumerate() {
+        let Some(spec) = entry_spec(mc, i, origin, &mut warnings) else {
+            warnings.extend(other_keys(&raw["methodConfig"][i], i));
+            continue;
+        };
+        let Some(spec) = refused.keep(spec) else {
+            continue;
+        };
+        if let Some(ProtoDur(t)) = mc.timeout {
+            warnings.push(deadline_warning(i, t));
+        }
+        warnings.extend(other_keys(&raw["methodConfig"][i], i));
+        let name = unique_name(mc, i, &policies, &entries, &mut warnings);
+        entries.push(i);
+        policies.push(PolicySpec {
+            name,
+            budget: budget.clone(),
+            ..spec
+        });
+    }
+    warnings.extend(other_top_keys(&raw));
+    refused.check()?;
+    if policies.is_empty() {
+        return Err(nothing_imported(&warnings, origin));
+    }
+    Imported {
+        policies,
+        dispatcher: None,
+        warnings,
+    }
+    .validated(origin)
+}
+
+/// Refuses, before the typed reading, JSON that cannot be a service
+/// config: nested past the parser's limit, not an object at the top, or
+/// without a `methodConfig`.
+fn refuse_not_service_config(text: &str, origin: &str) -> Result<(), InvalidInput> {
     // A list or a plain value at the top is not a service config, whatever
     // it holds; serde would read a list as the fields in order.
     let top = serde_json::from_str::<serde_json::Value>(text);
     if let Err(e) = &top {
-        // Syntax errors are reported below, with their place; nesting
-        // past the parser's limit would be read as whatever part of the
-        // file the typed reading gets to.
+        // Syntax errors are left to the typed reading, which reports
+        // them with their place; nesting past the parser's limit would
+        // be read as whatever part of the file the typed reading gets to.
         if e.to_string().starts_with("recursion limit exceeded") {
             return Err(InvalidInput::At(Located {
                 line: Some(e.line()),
@@ -272,38 +325,40 @@ fn import_placed(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             )));
         }
         if top.get("methodConfig").is_none() {
-            let others: Vec<String> = unread_keys(&top, &SERVICE_CONFIG_KEYS)
-                .map(|(k, hint)| format!("`{k}`{hint}"))
-                .collect();
-            let found = if others.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " (the file has {}, which gRPC does not read)",
-                    others.join(", ")
-                )
-            };
-            return Err(bad_key(
-                origin,
-                "methodConfig",
-                format!(
-                    "missing: a service config lists its retry and hedging policies there; \
-                     nothing to import{found}"
-                ),
-            ));
+            return Err(no_method_config(&top, origin));
         }
     }
-    let cfg: ServiceConfig =
-        from_text(text, origin, Format::Json, "a service config").map_err(InvalidInput::At)?;
-    let mut warnings = vec![];
-    // Every value refused, so that one run names them all.
-    let mut refused = Refusals::new(origin);
-    let budget = cfg
-        .retry_throttling
-        .as_ref()
-        .and_then(|t| refused.keep(throttling(t, origin, &mut warnings)));
-    // gRPC refuses a service config that names a method (or a service's
-    // default, or the default) twice.
+    Ok(())
+}
+
+/// The refusal of a service config `top` without a `methodConfig`,
+/// naming the keys it has that gRPC does not read.
+fn no_method_config(top: &serde_json::Value, origin: &str) -> InvalidInput {
+    let others: Vec<String> = unread_keys(top, &SERVICE_CONFIG_KEYS)
+        .map(|(k, hint)| format!("`{k}`{hint}"))
+        .collect();
+    let found = if others.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (the file has {}, which gRPC does not read)",
+            others.join(", ")
+        )
+    };
+    bad_key(
+        origin,
+        "methodConfig",
+        format!(
+            "missing: a service config lists its retry and hedging policies there; \
+             nothing to import{found}"
+        ),
+    )
+}
+
+/// Refuses every method name after its first: gRPC refuses a service
+/// config that names a method (or a service's default, or the default)
+/// twice.
+fn refuse_repeated_names(cfg: &ServiceConfig, origin: &str, refused: &mut Refusals) {
     let mut named: Vec<((&str, &str), String)> = vec![];
     for (i, mc) in cfg.method_config.iter().enumerate() {
         for (j, n) in mc.name.iter().enumerate() {
@@ -327,88 +382,77 @@ fn import_placed(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             named.push((key, here));
         }
     }
-    // The keys of each entry as written, for what is not carried over.
-    let raw: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
-    let mut policies: Vec<PolicySpec> = vec![];
-    // The methodConfig entry each policy comes from.
-    let mut entries: Vec<usize> = vec![];
-    for (i, mc) in cfg.method_config.iter().enumerate() {
-        let spec = match (&mc.retry_policy, &mc.hedging_policy) {
-            (Some(rp), hedging) => {
-                if hedging.is_some() {
-                    warnings.push(format!(
-                        "methodConfig[{i}].hedgingPolicy: not imported: gRPC allows retryPolicy \
-                         or hedgingPolicy in one methodConfig, not both (gRFC A6), and a client \
-                         either refuses the config or ignores the hedgingPolicy; the retryPolicy \
-                         is imported"
-                    ));
-                }
-                retried(rp, i, origin, &mut warnings)
-            }
-            (None, Some(hp)) => hedged(hp, i, origin, &mut warnings),
-            (None, None) => {
+}
+
+/// The policy of entry `i` (without its name and budget) from the block
+/// it has, a `retryPolicy` before a `hedgingPolicy`; `None`, with a
+/// warning, when it has neither.
+fn entry_spec(
+    mc: &MethodConfig,
+    i: usize,
+    origin: &str,
+    warnings: &mut Vec<String>,
+) -> Option<Result<PolicySpec, InvalidInput>> {
+    match (&mc.retry_policy, &mc.hedging_policy) {
+        (Some(rp), hedging) => {
+            if hedging.is_some() {
                 warnings.push(format!(
-                    "methodConfig[{i}] skipped: no retryPolicy or hedgingPolicy"
+                    "methodConfig[{i}].hedgingPolicy: not imported: gRPC allows retryPolicy \
+                     or hedgingPolicy in one methodConfig, not both (gRFC A6), and a client \
+                     either refuses the config or ignores the hedgingPolicy; the retryPolicy \
+                     is imported"
                 ));
-                warnings.extend(other_keys(&raw["methodConfig"][i], i));
-                continue;
             }
-        };
-        let Some(spec) = refused.keep(spec) else {
-            continue;
-        };
-        if let Some(ProtoDur(t)) = mc.timeout {
-            warnings.push(if t.ns() == 0 {
-                format!("methodConfig[{i}].timeout: 0s not imported: a deadline of 0 would end every call at once")
-            } else {
-                format!(
-                    "methodConfig[{i}].timeout: {t} not imported: a policy has no deadline; set the \
-                     scenario's traffic.deadline to \"{t}\" to simulate it (for every policy)"
-                )
-            });
+            Some(retried(rp, i, origin, warnings))
         }
-        warnings.extend(other_keys(&raw["methodConfig"][i], i));
-        let name = unique_name(mc, i, &policies, &entries, &mut warnings);
-        entries.push(i);
-        policies.push(PolicySpec {
-            name,
-            budget: budget.clone(),
-            ..spec
-        });
+        (None, Some(hp)) => Some(hedged(hp, i, origin, warnings)),
+        (None, None) => {
+            warnings.push(format!(
+                "methodConfig[{i}] skipped: no retryPolicy or hedgingPolicy"
+            ));
+            None
+        }
     }
-    warnings.extend(other_top_keys(&raw));
-    refused.check()?;
-    if policies.is_empty() {
-        // A misspelt key is the likely cause: named in the error, since
-        // no warning is printed beside it.
-        let misspelt: Vec<String> = warnings
-            .iter()
-            .filter_map(|w| {
-                let (_, hint) = w.split_once(DID_YOU_MEAN)?;
-                let key = w.split(": ").next()?;
-                Some(format!(
-                    "{key}: {DID_YOU_MEAN}{}",
-                    hint.trim_end_matches(')')
-                ))
-            })
-            .collect();
-        let why = if misspelt.is_empty() {
-            String::new()
-        } else {
-            format!("; {}", misspelt.join("; "))
-        };
-        return Err(bad_key(
-            origin,
-            "methodConfig",
-            format!("no entry has a retryPolicy or a hedgingPolicy: nothing to import{why}"),
-        ));
+}
+
+/// The warning for entry `i`'s call `timeout` `t`, which a policy cannot
+/// hold.
+fn deadline_warning(i: usize, t: Dur) -> String {
+    if t.ns() == 0 {
+        format!("methodConfig[{i}].timeout: 0s not imported: a deadline of 0 would end every call at once")
+    } else {
+        format!(
+            "methodConfig[{i}].timeout: {t} not imported: a policy has no deadline; set the \
+             scenario's traffic.deadline to \"{t}\" to simulate it (for every policy)"
+        )
     }
-    Imported {
-        policies,
-        dispatcher: None,
-        warnings,
-    }
-    .validated(origin)
+}
+
+/// The refusal of a service config none of whose entries is imported. A
+/// misspelt key is the likely cause: named in the error, since no warning
+/// is printed beside it.
+fn nothing_imported(warnings: &[String], origin: &str) -> InvalidInput {
+    let misspelt: Vec<String> = warnings
+        .iter()
+        .filter_map(|w| {
+            let (_, hint) = w.split_once(DID_YOU_MEAN)?;
+            let key = w.split(": ").next()?;
+            Some(format!(
+                "{key}: {DID_YOU_MEAN}{}",
+                hint.trim_end_matches(')')
+            ))
+        })
+        .collect();
+    let why = if misspelt.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", misspelt.join("; "))
+    };
+    bad_key(
+        origin,
+        "methodConfig",
+        format!("no entry has a retryPolicy or a hedgingPolicy: nothing to import{why}"),
+    )
 }
 
 /// `retryThrottling` as a `token_bucket` budget; every bad value refused.
