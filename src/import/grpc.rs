@@ -509,18 +509,7 @@ fn retried(
 ) -> Result<PolicySpec, InvalidInput> {
     let at = |key: &str| format!("methodConfig[{i}].retryPolicy.{key}");
     if let Some(ProtoDur(t)) = rp.per_attempt_recv_timeout {
-        warnings.push(if t.ns() == 0 {
-            format!(
-                "{}: 0s not imported: an attempt timeout of 0 would end every attempt at once",
-                at("perAttemptRecvTimeout")
-            )
-        } else {
-            format!(
-                "{}: {t} not imported: a policy has no attempt timeout; set the scenario's \
-                 traffic.attempt_timeout to \"{t}\" to simulate it (for every policy)",
-                at("perAttemptRecvTimeout")
-            )
-        });
+        warnings.push(attempt_timeout_warning(&at("perAttemptRecvTimeout"), t));
     }
     let mut refused = Refusals::new(origin);
     let attempts = refused.keep(attempts(
@@ -582,6 +571,19 @@ fn retried(
         pushback: Some(crate::policy::Pushback::Exact),
         ..Default::default()
     })
+}
+
+/// The warning for a `perAttemptRecvTimeout` `t` (at `key`), which a
+/// policy cannot hold.
+fn attempt_timeout_warning(key: &str, t: Dur) -> String {
+    if t.ns() == 0 {
+        format!("{key}: 0s not imported: an attempt timeout of 0 would end every attempt at once")
+    } else {
+        format!(
+            "{key}: {t} not imported: a policy has no attempt timeout; set the scenario's \
+             traffic.attempt_timeout to \"{t}\" to simulate it (for every policy)"
+        )
+    }
 }
 
 /// `backoffMultiplier` (at `key`): required, finite and at least 1.
