@@ -187,124 +187,21 @@ fn annotated(
         warnings.push(format!("{kind} {name}: no annotations; not imported"));
         return None;
     };
-    let read = |key: &str| notes.get(&format!("{PREFIX}{key}"));
-    let path = |key: &str| format!("metadata.annotations.{PREFIX}{key}");
-    for k in notes.keys().filter_map(|k| k.strip_prefix(PREFIX)) {
-        if !ANNOTATIONS.contains(&k) {
-            warnings.push(format!(
-                "{kind} {name}: {PREFIX}{k}: not a Linkerd retry annotation; ignored"
-            ));
-        }
-    }
-    for k in notes
-        .keys()
-        .filter(|k| k.starts_with("timeout.linkerd.io/"))
-    {
-        warnings.push(format!(
-            "{kind} {name}: {k} not imported: a policy has no deadline; set the scenario's \
-             traffic.deadline to simulate it"
-        ));
-    }
-    if ANNOTATIONS.iter().all(|k| read(k).is_none()) {
+    let notes = Annotations {
+        doc,
+        kind,
+        name,
+        notes,
+    };
+    notes.warn_unread(warnings);
+    if ANNOTATIONS.iter().all(|k| notes.read(k).is_none()) {
         warnings.push(format!(
             "{kind} {name}: no {PREFIX} annotations; not imported"
         ));
         return None;
     }
-    let text = |key: &str, refused: &mut Refusals| -> Option<Option<String>> {
-        match read(key) {
-            None => Some(None),
-            Some(Value::String(s)) => Some(Some(s.trim().to_string())),
-            Some(Value::Number(n)) => Some(Some(n.to_string())),
-            Some(v) => {
-                refused.add(doc.bad(
-                    &path(key),
-                    format!("expected a string, found {}", super::yaml_docs::shown(v)),
-                ));
-                None
-            }
-        }
-    };
-    let limit = match text("limit", refused)? {
-        None => 1,
-        Some(s) => match s.parse::<u16>() {
-            Ok(0) => {
-                warnings.push(format!(
-                    "{kind} {name}: {PREFIX}limit 0 reads as unset in Linkerd: 1 retry"
-                ));
-                1
-            }
-            Ok(n) => u64::from(n),
-            Err(_) => {
-                refused.add(doc.bad(
-                    &path("limit"),
-                    format!("expected a whole number of retries from 0 to 65535, found {s:?}"),
-                ));
-                return None;
-            }
-        },
-    };
-    let mut statuses = BTreeSet::new();
-    let mut conditions = false;
-    if let Some(s) = text("http", refused)? {
-        conditions = true;
-        for cond in s.split(',') {
-            let Some((lo, hi)) = http_range(cond) else {
-                refused.add(doc.bad(
-                    &path("http"),
-                    format!(
-                        "{cond:?} is not a retry condition Linkerd reads (5xx, gateway-error, a \
-                         status code or a range such as 500-504)"
-                    ),
-                ));
-                return None;
-            };
-            statuses.extend((lo..=hi).filter_map(http_status));
-        }
-    }
-    if let Some(s) = text("grpc", refused)? {
-        conditions = true;
-        for cond in s.split(',') {
-            let status = match cond.to_ascii_lowercase().as_str() {
-                "cancelled" => {
-                    warnings.push(format!(
-                        "{kind} {name}: {PREFIX}grpc: \"cancelled\" dropped: the simulator has \
-                         no such answer"
-                    ));
-                    None
-                }
-                "deadline-exceeded" => Some(Status::DeadlineExceeded),
-                "internal" => Some(Status::Internal),
-                "resource-exhausted" => Some(Status::ResourceExhausted),
-                "unavailable" => Some(Status::Unavailable),
-                _ => {
-                    refused.add(doc.bad(
-                        &path("grpc"),
-                        format!(
-                            "{cond:?} is not a retry condition Linkerd reads (cancelled, \
-                             deadline-exceeded, internal, resource-exhausted, unavailable)"
-                        ),
-                    ));
-                    return None;
-                }
-            };
-            statuses.extend(status);
-        }
-    }
-    if let Some(t) = read("timeout") {
-        let d = duration(doc, t, &path("timeout"), DurForm::Go, refused)?;
-        statuses.insert(Status::DeadlineExceeded);
-        warnings.push(format!(
-            "{kind} {name}: {}",
-            super::envoy::per_try_warning("metadata.annotations", &format!("{PREFIX}timeout"), d)
-        ));
-    }
-    if !conditions {
-        warnings.push(format!(
-            "{kind} {name}: no {PREFIX}http or {PREFIX}grpc: only attempt timeouts are \
-             imported as retried"
-        ));
-    }
+    let limit = notes.limit(refused, warnings)?;
+    let statuses = notes.statuses(refused, warnings)?;
     if statuses.is_empty() {
         warnings.push(format!(
             "{kind} {name}: none of its retry conditions is a status the simulator produces; \
@@ -319,6 +216,194 @@ fn annotated(
         statuses.into_iter().collect(),
         false,
     ))
+}
+
+/// The annotations of a route or Service, with the document they are in
+/// (for refusals) and its kind and name (for warnings).
+struct Annotations<'a> {
+    doc: &'a Doc<'a>,
+    kind: &'a str,
+    name: &'a str,
+    notes: &'a serde_json::Map<String, Value>,
+}
+
+impl Annotations<'_> {
+    /// The value of the retry annotation `key` (`limit`), if written.
+    fn read(&self, key: &str) -> Option<&Value> {
+        self.notes.get(&format!("{PREFIX}{key}"))
+    }
+
+    /// Where the retry annotation `key` is, for refusals.
+    fn path(key: &str) -> String {
+        format!("metadata.annotations.{PREFIX}{key}")
+    }
+
+    /// The retry annotation `key` as text: `Some(None)` when absent,
+    /// `None` when refused (not a string or a number).
+    fn text(&self, key: &str, refused: &mut Refusals) -> Option<Option<String>> {
+        match self.read(key) {
+            None => Some(None),
+            Some(Value::String(s)) => Some(Some(s.trim().to_string())),
+            Some(Value::Number(n)) => Some(Some(n.to_string())),
+            Some(v) => {
+                refused.add(self.doc.bad(
+                    &Self::path(key),
+                    format!("expected a string, found {}", super::yaml_docs::shown(v)),
+                ));
+                None
+            }
+        }
+    }
+
+    /// Warns about the annotations not imported: `retry.linkerd.io/`
+    /// ones Linkerd does not have, and the `timeout.linkerd.io/`
+    /// deadlines a policy cannot hold.
+    fn warn_unread(&self, warnings: &mut Vec<String>) {
+        let (kind, name) = (self.kind, self.name);
+        for k in self.notes.keys().filter_map(|k| k.strip_prefix(PREFIX)) {
+            if !ANNOTATIONS.contains(&k) {
+                warnings.push(format!(
+                    "{kind} {name}: {PREFIX}{k}: not a Linkerd retry annotation; ignored"
+                ));
+            }
+        }
+        for k in self
+            .notes
+            .keys()
+            .filter(|k| k.starts_with("timeout.linkerd.io/"))
+        {
+            warnings.push(format!(
+                "{kind} {name}: {k} not imported: a policy has no deadline; set the scenario's \
+                 traffic.deadline to simulate it"
+            ));
+        }
+    }
+
+    /// `retry.linkerd.io/limit`: the retries after the first attempt
+    /// (1 when absent or 0, as in Linkerd); `None` when refused.
+    fn limit(&self, refused: &mut Refusals, warnings: &mut Vec<String>) -> Option<u64> {
+        let (kind, name) = (self.kind, self.name);
+        Some(match self.text("limit", refused)? {
+            None => 1,
+            Some(s) => match s.parse::<u16>() {
+                Ok(0) => {
+                    warnings.push(format!(
+                        "{kind} {name}: {PREFIX}limit 0 reads as unset in Linkerd: 1 retry"
+                    ));
+                    1
+                }
+                Ok(n) => u64::from(n),
+                Err(_) => {
+                    refused.add(self.doc.bad(
+                        &Self::path("limit"),
+                        format!("expected a whole number of retries from 0 to 65535, found {s:?}"),
+                    ));
+                    return None;
+                }
+            },
+        })
+    }
+
+    /// The statuses retried: those of `retry.linkerd.io/http` and
+    /// `retry.linkerd.io/grpc`, and `deadline_exceeded` when
+    /// `retry.linkerd.io/timeout` is set; `None` when refused.
+    fn statuses(
+        &self,
+        refused: &mut Refusals,
+        warnings: &mut Vec<String>,
+    ) -> Option<BTreeSet<Status>> {
+        let (kind, name) = (self.kind, self.name);
+        let mut statuses = BTreeSet::new();
+        let mut conditions = false;
+        if let Some(s) = self.text("http", refused)? {
+            conditions = true;
+            statuses.extend(self.http_statuses(&s, refused)?);
+        }
+        if let Some(s) = self.text("grpc", refused)? {
+            conditions = true;
+            statuses.extend(self.grpc_statuses(&s, refused, warnings)?);
+        }
+        if let Some(t) = self.read("timeout") {
+            let d = duration(self.doc, t, &Self::path("timeout"), DurForm::Go, refused)?;
+            statuses.insert(Status::DeadlineExceeded);
+            warnings.push(format!(
+                "{kind} {name}: {}",
+                super::envoy::per_try_warning(
+                    "metadata.annotations",
+                    &format!("{PREFIX}timeout"),
+                    d
+                )
+            ));
+        }
+        if !conditions {
+            warnings.push(format!(
+                "{kind} {name}: no {PREFIX}http or {PREFIX}grpc: only attempt timeouts are \
+                 imported as retried"
+            ));
+        }
+        Some(statuses)
+    }
+
+    /// The statuses of the HTTP retry conditions `s` (the text of
+    /// `retry.linkerd.io/http`) that the simulator produces; `None` when
+    /// refused.
+    fn http_statuses(&self, s: &str, refused: &mut Refusals) -> Option<Vec<Status>> {
+        let mut statuses = vec![];
+        for cond in s.split(',') {
+            let Some((lo, hi)) = http_range(cond) else {
+                refused.add(self.doc.bad(
+                    &Self::path("http"),
+                    format!(
+                        "{cond:?} is not a retry condition Linkerd reads (5xx, gateway-error, a \
+                         status code or a range such as 500-504)"
+                    ),
+                ));
+                return None;
+            };
+            statuses.extend((lo..=hi).filter_map(http_status));
+        }
+        Some(statuses)
+    }
+
+    /// The statuses of the gRPC retry conditions `s` (the text of
+    /// `retry.linkerd.io/grpc`) that the simulator produces; `None` when
+    /// refused.
+    fn grpc_statuses(
+        &self,
+        s: &str,
+        refused: &mut Refusals,
+        warnings: &mut Vec<String>,
+    ) -> Option<Vec<Status>> {
+        let (kind, name) = (self.kind, self.name);
+        let mut statuses = vec![];
+        for cond in s.split(',') {
+            let status = match cond.to_ascii_lowercase().as_str() {
+                "cancelled" => {
+                    warnings.push(format!(
+                        "{kind} {name}: {PREFIX}grpc: \"cancelled\" dropped: the simulator has \
+                         no such answer"
+                    ));
+                    None
+                }
+                "deadline-exceeded" => Some(Status::DeadlineExceeded),
+                "internal" => Some(Status::Internal),
+                "resource-exhausted" => Some(Status::ResourceExhausted),
+                "unavailable" => Some(Status::Unavailable),
+                _ => {
+                    refused.add(self.doc.bad(
+                        &Self::path("grpc"),
+                        format!(
+                            "{cond:?} is not a retry condition Linkerd reads (cancelled, \
+                             deadline-exceeded, internal, resource-exhausted, unavailable)"
+                        ),
+                    ));
+                    return None;
+                }
+            };
+            statuses.extend(status);
+        }
+        Some(statuses)
+    }
 }
 
 /// An HTTP retry condition as Linkerd's policy controller reads it.
