@@ -83,6 +83,42 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
 /// [`import_str`] before its refusals are placed: values are refused
 /// after reading, when the parser's positions are gone.
 fn import_unplaced(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
+    let q = read_queue(text, origin)?;
+    let mut warnings = unknown_keys(&q);
+    // Every value refused, so that one run names them all.
+    let mut refused = Refusals::new(origin);
+    let name = policy_name(
+        q.name
+            .as_deref()
+            .and_then(|n| n.rsplit('/').next())
+            .unwrap_or(""),
+        "queue",
+    );
+    let rc = q.retry_config.unwrap_or_default();
+    let policy = retry_policy(name, rc, origin, &mut refused, &mut warnings);
+    let rl = q.rate_limits.unwrap_or_default();
+    let dispatcher = dispatcher(rl, origin, &mut refused, &mut warnings);
+    refused.check()?;
+    if q.state.as_deref().is_some_and(|s| s != "RUNNING") {
+        warnings.push(format!(
+            "the queue's state is {}; the scenario simulates it running",
+            q.state.as_deref().unwrap_or_default()
+        ));
+    }
+    warnings.push(
+        "dispatch_deadline is set per task, not per queue: the HTTP default 10m is assumed".into(),
+    );
+    Imported {
+        policies: vec![policy],
+        dispatcher: Some(dispatcher),
+        warnings,
+    }
+    .validated(origin)
+}
+
+/// The queue `describe` printed in `text`; refused when the YAML does
+/// not read as one, or holds nothing a queue description has.
+fn read_queue(text: &str, origin: &str) -> Result<Queue, InvalidInput> {
     let mut path = String::new();
     let parsed: Result<Queue, _> = serde_saphyr::with_deserializer_from_str(text, |de| {
         serde_path_to_error::deserialize(de).map_err(|e| {
@@ -102,28 +138,20 @@ fn import_unplaced(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
              (rateLimits, retryConfig, or a name projects/.../queues/...)",
         )));
     }
-    let mut warnings = unknown_keys(&q);
-    // Every value refused, so that one run names them all.
-    let mut refused = Refusals::new(origin);
-    let rc = q.retry_config.unwrap_or_default();
-    let max_attempts = match rc.max_attempts {
-        None => DEFAULT_MAX_ATTEMPTS,
-        Some(0) => {
-            warnings.push(
-                "retryConfig.maxAttempts is 0, which the API treats as unset: using 100".into(),
-            );
-            DEFAULT_MAX_ATTEMPTS
-        }
-        Some(n) if n < -1 => {
-            refused.add(bad_key(
-                origin,
-                "retryConfig.maxAttempts",
-                format!("{n} is not allowed (>= -1; -1 = unlimited)"),
-            ));
-            DEFAULT_MAX_ATTEMPTS
-        }
-        Some(n) => n,
-    };
+    Ok(q)
+}
+
+/// The `cloud_tasks` policy named `name` that the queue's `retryConfig`
+/// `rc` describes, the API defaults where it is silent; bad values are
+/// added to `refused`.
+fn retry_policy(
+    name: String,
+    rc: RetryConfig,
+    origin: &str,
+    refused: &mut Refusals,
+    warnings: &mut Vec<String>,
+) -> PolicySpec {
+    let max_attempts = max_attempts(rc.max_attempts, origin, refused, warnings);
     let max_retry_duration = rc.max_retry_duration.filter(|d| d.ns() > 0);
     if let (-1, Some(d)) = (max_attempts, max_retry_duration) {
         warnings.push(format!(
@@ -142,14 +170,7 @@ fn import_unplaced(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
         ));
     }
     let max_doublings = rc.max_doublings.unwrap_or(16);
-    let name = policy_name(
-        q.name
-            .as_deref()
-            .and_then(|n| n.rsplit('/').next())
-            .unwrap_or(""),
-        "queue",
-    );
-    let policy = PolicySpec {
+    PolicySpec {
         name,
         max_attempts: Some(max_attempts),
         max_retry_duration,
@@ -166,19 +187,57 @@ fn import_unplaced(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
                 .collect(),
         ),
         ..Default::default()
-    };
-    let rl = q.rate_limits.unwrap_or_default();
+    }
+}
+
+/// `retryConfig.maxAttempts` as the queue runs it: 0 and absent read as
+/// the API default, -1 as unlimited; below -1 refused.
+fn max_attempts(
+    given: Option<i64>,
+    origin: &str,
+    refused: &mut Refusals,
+    warnings: &mut Vec<String>,
+) -> i64 {
+    match given {
+        None => DEFAULT_MAX_ATTEMPTS,
+        Some(0) => {
+            warnings.push(
+                "retryConfig.maxAttempts is 0, which the API treats as unset: using 100".into(),
+            );
+            DEFAULT_MAX_ATTEMPTS
+        }
+        Some(n) if n < -1 => {
+            refused.add(bad_key(
+                origin,
+                "retryConfig.maxAttempts",
+                format!("{n} is not allowed (>= -1; -1 = unlimited)"),
+            ));
+            DEFAULT_MAX_ATTEMPTS
+        }
+        Some(n) => n,
+    }
+}
+
+/// The `dispatcher` block the queue's `rateLimits` `rl` describes, the
+/// API defaults where it is silent; bad values are added to `refused`.
+fn dispatcher(
+    rl: RateLimits,
+    origin: &str,
+    refused: &mut Refusals,
+    warnings: &mut Vec<String>,
+) -> DispatcherSpec {
     let rate = rl.max_dispatches_per_second.unwrap_or(DEFAULT_RATE);
+    let key = "rateLimits.maxDispatchesPerSecond";
     if !rate.is_finite() {
         refused.add(bad_key(
             origin,
-            "rateLimits.maxDispatchesPerSecond",
+            key,
             format!("{rate} is not a finite number"),
         ));
     } else if rate <= 0.0 {
         refused.add(bad_key(
             origin,
-            "rateLimits.maxDispatchesPerSecond",
+            key,
             format!("{} must be greater than 0", Given(rate)),
         ));
     } else if rate > DEFAULT_RATE {
@@ -198,28 +257,13 @@ fn import_unplaced(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             refused.add(bad_key(origin, key, "must be at least 1"));
         }
     }
-    refused.check()?;
-    if q.state.as_deref().is_some_and(|s| s != "RUNNING") {
-        warnings.push(format!(
-            "the queue's state is {}; the scenario simulates it running",
-            q.state.as_deref().unwrap_or_default()
-        ));
+    DispatcherSpec {
+        max_dispatches_per_second: rate,
+        max_burst_size: burst,
+        max_concurrent_dispatches: concurrent,
+        dispatch_deadline: Dur::from_secs(600),
+        throttling: None,
     }
-    warnings.push(
-        "dispatch_deadline is set per task, not per queue: the HTTP default 10m is assumed".into(),
-    );
-    Imported {
-        policies: vec![policy],
-        dispatcher: Some(DispatcherSpec {
-            max_dispatches_per_second: rate,
-            max_burst_size: burst,
-            max_concurrent_dispatches: concurrent,
-            dispatch_deadline: Dur::from_secs(600),
-            throttling: None,
-        }),
-        warnings,
-    }
-    .validated(origin)
 }
 
 /// A warning for each key of `rateLimits` and `retryConfig` that Cloud
