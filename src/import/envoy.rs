@@ -266,6 +266,57 @@ fn cluster_budget(
     refused: &mut Refusals,
     warnings: &mut Vec<String>,
 ) -> Option<BudgetSpec> {
+    let Some((here, t)) = default_thresholds(doc, c, refused, warnings)? else {
+        return Some(BudgetSpec::Concurrency {
+            percent: 0.0,
+            min: DEFAULT_MAX_RETRIES as u32,
+            scope: BudgetScope::Client,
+        });
+    };
+    other_keys(
+        t,
+        &here,
+        "an Envoy Thresholds",
+        &["priority", "max_retries", "retry_budget"],
+        &[
+            "max_connections",
+            "max_pending_requests",
+            "max_requests",
+            "track_remaining",
+            "max_connection_pools",
+        ],
+        warnings,
+    );
+    if let Some((rb_key, rb)) = get(t, "retry_budget") {
+        let budget = retry_budget(doc, rb, &format!("{here}.{rb_key}"), refused, warnings);
+        if get(t, "max_retries").is_some() {
+            warnings.push(format!(
+                "{here}.max_retries: not imported: the retry_budget beside it overrides it \
+                 (as in Envoy)"
+            ));
+        }
+        return budget;
+    }
+    let max = match get(t, "max_retries") {
+        None => Some(DEFAULT_MAX_RETRIES),
+        Some((k, v)) => whole(doc, v, &format!("{here}.{k}"), u64::from(u32::MAX), refused),
+    }?;
+    Some(BudgetSpec::Concurrency {
+        percent: 0.0,
+        min: max as u32,
+        scope: BudgetScope::Client,
+    })
+}
+
+/// The first DEFAULT-priority thresholds of the cluster `c`'s
+/// `circuit_breakers`, with where they are, the others named in a
+/// warning: `Some(None)` when it has none, `None` when refused.
+fn default_thresholds<'v>(
+    doc: &Doc,
+    c: &Cluster<'v>,
+    refused: &mut Refusals,
+    warnings: &mut Vec<String>,
+) -> Option<Option<(String, &'v Value)>> {
     let base = if c.path == "(top)" {
         String::new()
     } else {
@@ -305,82 +356,55 @@ fn cluster_budget(
             }
         }
     }
-    let Some((here, t)) = chosen else {
-        return Some(BudgetSpec::Concurrency {
-            percent: 0.0,
-            min: DEFAULT_MAX_RETRIES as u32,
-            scope: BudgetScope::Client,
-        });
-    };
+    Some(chosen)
+}
+
+/// A thresholds' `retry_budget` `rb` (at `rb_path`) as a `concurrency`
+/// budget, Envoy's defaults where absent; `None` when refused.
+fn retry_budget(
+    doc: &Doc,
+    rb: &Value,
+    rb_path: &str,
+    refused: &mut Refusals,
+    warnings: &mut Vec<String>,
+) -> Option<BudgetSpec> {
     other_keys(
-        t,
-        &here,
-        "an Envoy Thresholds",
-        &["priority", "max_retries", "retry_budget"],
-        &[
-            "max_connections",
-            "max_pending_requests",
-            "max_requests",
-            "track_remaining",
-            "max_connection_pools",
-        ],
+        rb,
+        rb_path,
+        "an Envoy RetryBudget",
+        &["budget_percent", "min_retry_concurrency"],
+        &[],
         warnings,
     );
-    if let Some((rb_key, rb)) = get(t, "retry_budget") {
-        let rb_path = format!("{here}.{rb_key}");
-        other_keys(
-            rb,
-            &rb_path,
-            "an Envoy RetryBudget",
-            &["budget_percent", "min_retry_concurrency"],
-            &[],
-            warnings,
-        );
-        let percent = match get(rb, "budget_percent") {
-            None => Some(DEFAULT_BUDGET_PERCENT),
-            Some((k, v)) => {
-                let p = format!("{rb_path}.{k}");
-                // A `type.v3.Percent`: `{value: 25}`.
-                let inner = get(v, "value").map(|(_, x)| x).unwrap_or(v);
-                number(doc, inner, &p, refused).and_then(|x| {
-                    if (0.0..=100.0).contains(&x) {
-                        Some(x)
-                    } else {
-                        refused.add(doc.bad(&p, format!("{x} is not a percentage (0 to 100)")));
-                        None
-                    }
-                })
-            }
-        };
-        let min = match get(rb, "min_retry_concurrency") {
-            None => Some(DEFAULT_MIN_RETRY_CONCURRENCY),
-            Some((k, v)) => whole(
-                doc,
-                v,
-                &format!("{rb_path}.{k}"),
-                u64::from(u32::MAX),
-                refused,
-            ),
-        };
-        if get(t, "max_retries").is_some() {
-            warnings.push(format!(
-                "{here}.max_retries: not imported: the retry_budget beside it overrides it \
-                 (as in Envoy)"
-            ));
+    let percent = match get(rb, "budget_percent") {
+        None => Some(DEFAULT_BUDGET_PERCENT),
+        Some((k, v)) => {
+            let p = format!("{rb_path}.{k}");
+            // A `type.v3.Percent`: `{value: 25}`.
+            let inner = get(v, "value").map(|(_, x)| x).unwrap_or(v);
+            number(doc, inner, &p, refused).and_then(|x| {
+                if (0.0..=100.0).contains(&x) {
+                    Some(x)
+                } else {
+                    refused.add(doc.bad(&p, format!("{x} is not a percentage (0 to 100)")));
+                    None
+                }
+            })
         }
-        return Some(BudgetSpec::Concurrency {
-            percent: percent?,
-            min: min? as u32,
-            scope: BudgetScope::Client,
-        });
-    }
-    let max = match get(t, "max_retries") {
-        None => Some(DEFAULT_MAX_RETRIES),
-        Some((k, v)) => whole(doc, v, &format!("{here}.{k}"), u64::from(u32::MAX), refused),
-    }?;
+    };
+    let min = match get(rb, "min_retry_concurrency") {
+        None => Some(DEFAULT_MIN_RETRY_CONCURRENCY),
+        Some((k, v)) => whole(
+            doc,
+            v,
+            &format!("{rb_path}.{k}"),
+            u64::from(u32::MAX),
+            refused,
+        ),
+    };
     Some(BudgetSpec::Concurrency {
-        percent: 0.0,
-        min: max as u32,
+        percent: percent?,
+        min: min? as u32,
         scope: BudgetScope::Client,
     })
 }
