@@ -83,20 +83,8 @@ struct Cluster<'v> {
 /// Imports every Envoy retry policy of `text`; `origin` names the file.
 pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     let docs = documents(text, origin)?;
-    let mut sites = vec![];
-    let mut clusters = vec![];
     let mut warnings = vec![];
-    for (i, doc) in docs.iter().enumerate() {
-        let (before, cl) = (sites.len(), clusters.len());
-        walk(&doc.value, "", i, &mut vec![], &mut sites, &mut clusters);
-        if sites.len() == before && clusters.len() == cl {
-            warnings.push(format!(
-                "document {} (line {}): no Envoy retry_policy or cluster; ignored",
-                doc.index + 1,
-                doc.first_line
-            ));
-        }
-    }
+    let (sites, clusters) = sites_and_clusters(&docs, &mut warnings);
     let mut refused = Refusals::new(origin);
     let budgets: Vec<Option<BudgetSpec>> = clusters
         .iter()
@@ -117,23 +105,8 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
                 super::yaml_docs::shown(t)
             ));
         }
-        let named = site
-            .cluster
-            .as_ref()
-            .and_then(|c| clusters.iter().position(|k| k.name.as_ref() == Some(c)));
-        let which = named.or((clusters.len() == 1).then_some(0));
-        match which {
-            Some(k) => spec.budget = budgets[k].clone(),
-            None if clusters.is_empty() => warnings.push(format!(
-                "{}: no cluster in the file: its circuit breaker (Envoy's default max_retries \
-                 {DEFAULT_MAX_RETRIES} concurrent retries, or a retry_budget) is not imported",
-                site.path
-            )),
-            None => warnings.push(format!(
-                "{}: the route's cluster {} is not in the file: no retry budget imported",
-                site.path,
-                site.cluster.as_deref().unwrap_or("(none named)")
-            )),
+        if let Some(k) = site_cluster(site, &clusters, &mut warnings) {
+            spec.budget = budgets[k].clone();
         }
         let raw = site
             .names
@@ -153,22 +126,7 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
         );
     }
     if sites.is_empty() {
-        // A file of clusters only: their budgets on the `envoy` preset.
-        for (c, budget) in clusters.iter().zip(&budgets) {
-            let Some(budget) = budget else { continue };
-            warnings.push(format!(
-                "{}: no route retry_policy in the file: the `envoy` preset's retry settings \
-                 are assumed beside the cluster's retry limit",
-                c.path
-            ));
-            let raw = c.name.as_deref().unwrap_or("");
-            let spec = PolicySpec {
-                preset: Some("envoy".into()),
-                budget: Some(budget.clone()),
-                ..Default::default()
-            };
-            push_named(&mut policies, raw, "envoy-cluster", spec, &mut warnings);
-        }
+        cluster_policies(&clusters, &budgets, &mut policies, &mut warnings);
     }
     refused.check()?;
     if policies.is_empty() {
@@ -184,6 +142,78 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
         warnings,
     }
     .validated(origin)
+}
+
+/// The retry policies and clusters of every document of `docs`, with a
+/// warning for each document that has neither.
+fn sites_and_clusters<'v>(
+    docs: &'v [Doc],
+    warnings: &mut Vec<String>,
+) -> (Vec<Site<'v>>, Vec<Cluster<'v>>) {
+    let mut sites = vec![];
+    let mut clusters = vec![];
+    for (i, doc) in docs.iter().enumerate() {
+        let (before, cl) = (sites.len(), clusters.len());
+        walk(&doc.value, "", i, &mut vec![], &mut sites, &mut clusters);
+        if sites.len() == before && clusters.len() == cl {
+            warnings.push(format!(
+                "document {} (line {}): no Envoy retry_policy or cluster; ignored",
+                doc.index + 1,
+                doc.first_line
+            ));
+        }
+    }
+    (sites, clusters)
+}
+
+/// The index in `clusters` of the cluster whose retry limit applies to
+/// the route of `site`: the one its route action names, or the file's
+/// only cluster; `None`, with a warning, when there is no such cluster.
+fn site_cluster(site: &Site, clusters: &[Cluster], warnings: &mut Vec<String>) -> Option<usize> {
+    let named = site
+        .cluster
+        .as_ref()
+        .and_then(|c| clusters.iter().position(|k| k.name.as_ref() == Some(c)));
+    let which = named.or((clusters.len() == 1).then_some(0));
+    match which {
+        Some(k) => return Some(k),
+        None if clusters.is_empty() => warnings.push(format!(
+            "{}: no cluster in the file: its circuit breaker (Envoy's default max_retries \
+             {DEFAULT_MAX_RETRIES} concurrent retries, or a retry_budget) is not imported",
+            site.path
+        )),
+        None => warnings.push(format!(
+            "{}: the route's cluster {} is not in the file: no retry budget imported",
+            site.path,
+            site.cluster.as_deref().unwrap_or("(none named)")
+        )),
+    }
+    None
+}
+
+/// For a file of clusters only: their budgets (`budgets`, one per
+/// cluster) on the `envoy` preset, one policy per cluster with a budget.
+fn cluster_policies(
+    clusters: &[Cluster],
+    budgets: &[Option<BudgetSpec>],
+    policies: &mut Vec<PolicySpec>,
+    warnings: &mut Vec<String>,
+) {
+    for (c, budget) in clusters.iter().zip(budgets) {
+        let Some(budget) = budget else { continue };
+        warnings.push(format!(
+            "{}: no route retry_policy in the file: the `envoy` preset's retry settings \
+             are assumed beside the cluster's retry limit",
+            c.path
+        ));
+        let raw = c.name.as_deref().unwrap_or("");
+        let spec = PolicySpec {
+            preset: Some("envoy".into()),
+            budget: Some(budget.clone()),
+            ..Default::default()
+        };
+        push_named(policies, raw, "envoy-cluster", spec, warnings);
+    }
 }
 
 /// Collects the retry policies and clusters under `v`.
