@@ -207,43 +207,8 @@ fn parse(
             continue;
         }
         if let Some(inner) = line.strip_prefix('[') {
-            let Some(inner) = inner.strip_suffix(']') else {
-                return Err(located(origin, n, "a section header must end with `]`"));
-            };
-            let inner = inner.trim();
+            skipping = !open_section(inner, n, origin, &mut out, warnings)?;
             in_section = true;
-            let name = if inner == "default" {
-                Some("default".to_string())
-            } else {
-                inner
-                    .strip_prefix("profile ")
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty())
-            };
-            match name {
-                Some(name) => {
-                    if out.iter().any(|p| p.name == name) {
-                        return Err(located(
-                            origin,
-                            n,
-                            format!(
-                                "{} appears twice; each profile may be given once",
-                                section(&name)
-                            ),
-                        ));
-                    }
-                    skipping = false;
-                    out.push(Profile {
-                        name,
-                        line: n,
-                        ..Default::default()
-                    });
-                }
-                None => {
-                    skipping = true;
-                    warnings.push(format!("[{inner}] (line {n}): not a profile; ignored"));
-                }
-            }
             continue;
         }
         let Some((k, v)) = line.split_once('=') else {
@@ -271,6 +236,50 @@ fn parse(
         }
     }
     Ok(out)
+}
+
+/// Opens the section whose header, after its `[`, is `inner` (on line
+/// `n`): a profile is added to `out`, another section named in a
+/// warning. Whether it is a profile, whose settings are read.
+fn open_section(
+    inner: &str,
+    n: usize,
+    origin: &str,
+    out: &mut Vec<Profile>,
+    warnings: &mut Vec<String>,
+) -> Result<bool, InvalidInput> {
+    let Some(inner) = inner.strip_suffix(']') else {
+        return Err(located(origin, n, "a section header must end with `]`"));
+    };
+    let inner = inner.trim();
+    let name = if inner == "default" {
+        Some("default".to_string())
+    } else {
+        inner
+            .strip_prefix("profile ")
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    let Some(name) = name else {
+        warnings.push(format!("[{inner}] (line {n}): not a profile; ignored"));
+        return Ok(false);
+    };
+    if out.iter().any(|p| p.name == name) {
+        return Err(located(
+            origin,
+            n,
+            format!(
+                "{} appears twice; each profile may be given once",
+                section(&name)
+            ),
+        ));
+    }
+    out.push(Profile {
+        name,
+        line: n,
+        ..Default::default()
+    });
+    Ok(true)
 }
 
 /// A problem on line `n` of `origin`.
