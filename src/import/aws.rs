@@ -52,93 +52,11 @@ pub fn import_profiles(
     let mut warnings = vec![];
     let profiles = parse(text, origin, &mut warnings)?;
     let mut refused = Refusals::new(origin);
-    let chosen: Vec<&Profile> = match profile {
-        Some(want) => {
-            let found: Vec<&Profile> = profiles.iter().filter(|p| p.name == want).collect();
-            if found.is_empty() {
-                let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
-                return Err(InvalidInput::At(Located::whole(
-                    origin,
-                    format!(
-                        "no profile {want:?} here (the file has {})",
-                        if names.is_empty() {
-                            "none".to_string()
-                        } else {
-                            names.join(", ")
-                        }
-                    ),
-                )));
-            }
-            found
-        }
-        None => profiles.iter().collect(),
-    };
+    let chosen = chosen_profiles(&profiles, profile, origin)?;
     let mut policies: Vec<PolicySpec> = vec![];
     for p in chosen {
-        let key = |k: &str| format!("{}.{k}", section(&p.name));
-        if p.retry_mode.is_none() && p.max_attempts.is_none() {
-            warnings.push(format!(
-                "{} (line {}): no retry_mode or max_attempts; not imported",
-                section(&p.name),
-                p.line
-            ));
+        let Some(spec) = profile_policy(p, legacy, origin, &mut refused, &mut warnings) else {
             continue;
-        }
-        if !p.other.is_empty() {
-            warnings.push(format!(
-                "{}: {} not retry settings; ignored",
-                section(&p.name),
-                p.other.join(", ")
-            ));
-        }
-        let preset = match &p.retry_mode {
-            None => {
-                warnings.push(format!(
-                    "{}: no retry_mode: botocore's default, {DEFAULT_RETRY_MODE}, is assumed \
-                     (other SDKs default to standard; set retry_mode to be sure)",
-                    section(&p.name)
-                ));
-                Some(legacy)
-            }
-            Some((mode, line)) => match mode.as_str() {
-                "legacy" => Some(legacy),
-                "standard" => Some("aws-standard"),
-                "adaptive" => Some("aws-adaptive"),
-                other => {
-                    refused.add(at(
-                        bad_key(
-                            origin,
-                            &key("retry_mode"),
-                            format!("{other:?} is not a retry mode (legacy, standard or adaptive)"),
-                        ),
-                        *line,
-                    ));
-                    None
-                }
-            },
-        };
-        let attempts = match &p.max_attempts {
-            None => None,
-            Some((v, line)) => match v.parse::<i64>() {
-                Ok(n) if (1..=i64::from(u32::MAX)).contains(&n) => Some(n),
-                _ => {
-                    refused.add(at(
-                        bad_key(
-                            origin,
-                            &key("max_attempts"),
-                            format!("expected a whole number of attempts, at least 1, found {v:?}"),
-                        ),
-                        *line,
-                    ));
-                    continue;
-                }
-            },
-        };
-        let Some(preset) = preset else { continue };
-        let spec = PolicySpec {
-            preset: Some(preset.into()),
-            max_attempts: attempts,
-            ..Default::default()
         };
         let fallback = format!("aws-{}", policies.len() + 1);
         super::push_named(&mut policies, &p.name, &fallback, spec, &mut warnings);
@@ -157,6 +75,127 @@ pub fn import_profiles(
         warnings,
     }
     .validated(origin)
+}
+
+/// The profiles to import: the one named `want` (refused when the file
+/// does not have it), or every profile.
+fn chosen_profiles<'p>(
+    profiles: &'p [Profile],
+    want: Option<&str>,
+    origin: &str,
+) -> Result<Vec<&'p Profile>, InvalidInput> {
+    let Some(want) = want else {
+        return Ok(profiles.iter().collect());
+    };
+    let found: Vec<&Profile> = profiles.iter().filter(|p| p.name == want).collect();
+    if found.is_empty() {
+        let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
+        return Err(InvalidInput::At(Located::whole(
+            origin,
+            format!(
+                "no profile {want:?} here (the file has {})",
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ),
+        )));
+    }
+    Ok(found)
+}
+
+/// The policy of the profile `p` (its name left empty), `legacy` being
+/// the preset of legacy mode; `None` when it has no retry settings
+/// (warned) or a value is refused (recorded).
+fn profile_policy(
+    p: &Profile,
+    legacy: &'static str,
+    origin: &str,
+    refused: &mut Refusals,
+    warnings: &mut Vec<String>,
+) -> Option<PolicySpec> {
+    if p.retry_mode.is_none() && p.max_attempts.is_none() {
+        warnings.push(format!(
+            "{} (line {}): no retry_mode or max_attempts; not imported",
+            section(&p.name),
+            p.line
+        ));
+        return None;
+    }
+    if !p.other.is_empty() {
+        warnings.push(format!(
+            "{}: {} not retry settings; ignored",
+            section(&p.name),
+            p.other.join(", ")
+        ));
+    }
+    let preset = mode_preset(p, legacy, origin, refused, warnings);
+    let attempts = max_attempts(p, origin, refused)?;
+    Some(PolicySpec {
+        preset: Some(preset?.into()),
+        max_attempts: attempts,
+        ..Default::default()
+    })
+}
+
+/// The preset of the profile `p`'s `retry_mode` (`legacy` for legacy
+/// mode, botocore's default); `None` when refused.
+fn mode_preset(
+    p: &Profile,
+    legacy: &'static str,
+    origin: &str,
+    refused: &mut Refusals,
+    warnings: &mut Vec<String>,
+) -> Option<&'static str> {
+    match &p.retry_mode {
+        None => {
+            warnings.push(format!(
+                "{}: no retry_mode: botocore's default, {DEFAULT_RETRY_MODE}, is assumed \
+                 (other SDKs default to standard; set retry_mode to be sure)",
+                section(&p.name)
+            ));
+            Some(legacy)
+        }
+        Some((mode, line)) => match mode.as_str() {
+            "legacy" => Some(legacy),
+            "standard" => Some("aws-standard"),
+            "adaptive" => Some("aws-adaptive"),
+            other => {
+                refused.add(at(
+                    bad_key(
+                        origin,
+                        &format!("{}.retry_mode", section(&p.name)),
+                        format!("{other:?} is not a retry mode (legacy, standard or adaptive)"),
+                    ),
+                    *line,
+                ));
+                None
+            }
+        },
+    }
+}
+
+/// The profile `p`'s `max_attempts`: `Some(None)` when absent, `None`
+/// when refused.
+fn max_attempts(p: &Profile, origin: &str, refused: &mut Refusals) -> Option<Option<i64>> {
+    let Some((v, line)) = &p.max_attempts else {
+        return Some(None);
+    };
+    match v.parse::<i64>() {
+        Ok(n) if (1..=i64::from(u32::MAX)).contains(&n) => Some(Some(n)),
+        _ => {
+            refused.add(at(
+                bad_key(
+                    origin,
+                    &format!("{}.max_attempts", section(&p.name)),
+                    format!("expected a whole number of attempts, at least 1, found {v:?}"),
+                ),
+                *line,
+            ));
+            None
+        }
+    }
 }
 
 /// The `[section]` a profile is written in.
