@@ -15,7 +15,7 @@
 
 use super::envoy::{envoy_policy, per_try_warning, retry_on, DEFAULT_BASE_INTERVAL};
 use super::push_named;
-use super::yaml_docs::{documents, duration, get, other_keys, shown, string, DurForm};
+use super::yaml_docs::{documents, duration, get, other_keys, shown, string, Doc, DurForm};
 use super::{Imported, Refusals};
 use crate::policy::PolicySpec;
 use crate::scenario::error::{InvalidInput, Located};
@@ -40,89 +40,15 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     let mut refused = Refusals::new(origin);
     let mut policies: Vec<PolicySpec> = vec![];
     for doc in &docs {
-        let kind = doc.value.get("kind").and_then(Value::as_str);
-        if kind != Some("VirtualService") {
-            warnings.push(format!(
-                "document {} (line {}): {} is not a VirtualService; ignored",
-                doc.index + 1,
-                doc.first_line,
-                kind.map_or("a document without a kind".to_string(), |k| format!(
-                    "kind {k}"
-                ))
-            ));
-            continue;
-        }
-        let vs_name = doc
-            .value
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("virtualservice");
-        let Some(http) = doc.value.pointer("/spec/http") else {
-            warnings.push(format!(
-                "document {} (line {}): VirtualService {vs_name} has no spec.http routes; ignored",
-                doc.index + 1,
-                doc.first_line
-            ));
+        let Some(vs) = virtual_service(doc, &mut refused, &mut warnings) else {
             continue;
         };
-        let Some(routes) = http.as_array() else {
-            refused.add(doc.bad("spec.http", "expected a list of HTTP routes"));
-            continue;
-        };
-        for (i, route) in routes.iter().enumerate() {
-            let path = format!("spec.http[{i}]");
-            if let Some(t) = route.get("timeout") {
-                if let Some(d) = duration(
-                    doc,
-                    t,
-                    &format!("{path}.timeout"),
-                    DurForm::Go,
-                    &mut refused,
-                ) {
-                    warnings.push(format!(
-                        "{vs_name}: {path}.timeout: {} not imported: a policy has no deadline; \
-                         set the scenario's traffic.deadline to \"{}\" to simulate it",
-                        crate::time::format_duration(d.ns()),
-                        crate::time::format_duration(d.ns())
-                    ));
-                }
-            }
-            let (attempts, conditions, codes, base) = match get(route, "retries") {
-                None => {
-                    warnings.push(format!(
-                        "{vs_name}: {path}: no retries: Istio's default ({DEFAULT_ATTEMPTS} \
-                         retries on {DEFAULT_RETRY_ON}) is imported"
-                    ));
-                    (
-                        DEFAULT_ATTEMPTS,
-                        DEFAULT_RETRY_ON.to_string(),
-                        vec![],
-                        DEFAULT_BASE_INTERVAL,
-                    )
-                }
-                Some((k, r)) => {
-                    let rp = format!("{path}.{k}");
-                    match retries(doc, r, &rp, vs_name, &mut refused, &mut warnings) {
-                        Some(x) => x,
-                        None => continue,
-                    }
-                }
-            };
-            let here = format!("{path}.retries.retryOn");
-            let Some(statuses) =
-                retry_on(doc, &conditions, &codes, &here, &mut refused, &mut warnings)
-            else {
+        for (i, route) in vs.routes.iter().enumerate() {
+            let Some(spec) = vs.route_policy(i, route, &mut refused, &mut warnings) else {
                 continue;
             };
-            let max = Dur(base.ns().saturating_mul(10));
-            let spec = envoy_policy(attempts, base, max, statuses, false);
-            let route_name = route.get("name").and_then(Value::as_str);
-            let raw = match route_name {
-                Some(r) => format!("{vs_name}.{r}"),
-                None if routes.len() == 1 => vs_name.to_string(),
-                None => format!("{vs_name}.http{i}"),
-            };
             let fallback = format!("istio-{}", policies.len() + 1);
+            let raw = vs.route_name(i, route);
             push_named(&mut policies, &raw, &fallback, spec, &mut warnings);
         }
     }
@@ -142,10 +68,121 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     .validated(origin)
 }
 
+/// A `VirtualService` document and its HTTP routes.
+struct VirtualService<'a> {
+    doc: &'a Doc<'a>,
+    /// `metadata.name`, or `virtualservice`.
+    name: &'a str,
+    /// `spec.http`.
+    routes: &'a [Value],
+}
+
+/// The document `doc` as a `VirtualService` with HTTP routes; `None`
+/// when it is another kind or has no routes (warned), or when its
+/// `spec.http` is not a list (refused).
+fn virtual_service<'a>(
+    doc: &'a Doc<'a>,
+    refused: &mut Refusals,
+    warnings: &mut Vec<String>,
+) -> Option<VirtualService<'a>> {
+    let kind = doc.value.get("kind").and_then(Value::as_str);
+    if kind != Some("VirtualService") {
+        warnings.push(format!(
+            "document {} (line {}): {} is not a VirtualService; ignored",
+            doc.index + 1,
+            doc.first_line,
+            kind.map_or("a document without a kind".to_string(), |k| format!(
+                "kind {k}"
+            ))
+        ));
+        return None;
+    }
+    let vs_name = doc
+        .value
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("virtualservice");
+    let Some(http) = doc.value.pointer("/spec/http") else {
+        warnings.push(format!(
+            "document {} (line {}): VirtualService {vs_name} has no spec.http routes; ignored",
+            doc.index + 1,
+            doc.first_line
+        ));
+        return None;
+    };
+    let Some(routes) = http.as_array() else {
+        refused.add(doc.bad("spec.http", "expected a list of HTTP routes"));
+        return None;
+    };
+    Some(VirtualService {
+        doc,
+        name: vs_name,
+        routes,
+    })
+}
+
+impl VirtualService<'_> {
+    /// The policy of `route`, the `i`-th: the Envoy retry policy pilot
+    /// writes for it (its name left empty); `None` when refused.
+    fn route_policy(
+        &self,
+        i: usize,
+        route: &Value,
+        refused: &mut Refusals,
+        warnings: &mut Vec<String>,
+    ) -> Option<PolicySpec> {
+        let (doc, vs_name) = (self.doc, self.name);
+        let path = format!("spec.http[{i}]");
+        if let Some(t) = route.get("timeout") {
+            if let Some(d) = duration(doc, t, &format!("{path}.timeout"), DurForm::Go, refused) {
+                warnings.push(format!(
+                    "{vs_name}: {path}.timeout: {} not imported: a policy has no deadline; \
+                     set the scenario's traffic.deadline to \"{}\" to simulate it",
+                    crate::time::format_duration(d.ns()),
+                    crate::time::format_duration(d.ns())
+                ));
+            }
+        }
+        let (attempts, conditions, codes, base) = match get(route, "retries") {
+            None => {
+                warnings.push(format!(
+                    "{vs_name}: {path}: no retries: Istio's default ({DEFAULT_ATTEMPTS} \
+                     retries on {DEFAULT_RETRY_ON}) is imported"
+                ));
+                (
+                    DEFAULT_ATTEMPTS,
+                    DEFAULT_RETRY_ON.to_string(),
+                    vec![],
+                    DEFAULT_BASE_INTERVAL,
+                )
+            }
+            Some((k, r)) => {
+                let rp = format!("{path}.{k}");
+                retries(doc, r, &rp, vs_name, refused, warnings)?
+            }
+        };
+        let here = format!("{path}.retries.retryOn");
+        let statuses = retry_on(doc, &conditions, &codes, &here, refused, warnings)?;
+        let max = Dur(base.ns().saturating_mul(10));
+        Some(envoy_policy(attempts, base, max, statuses, false))
+    }
+
+    /// The name the policy of `route`, the `i`-th, is given: the
+    /// VirtualService's and the route's, or its place among several.
+    fn route_name(&self, i: usize, route: &Value) -> String {
+        let vs_name = self.name;
+        match route.get("name").and_then(Value::as_str) {
+            Some(r) => format!("{vs_name}.{r}"),
+            None if self.routes.len() == 1 => vs_name.to_string(),
+            None => format!("{vs_name}.http{i}"),
+        }
+    }
+}
+
 /// An `HTTPRetry`: (retries, Envoy `retry_on`, status codes, base
 /// interval), `None` when refused.
 fn retries(
-    doc: &super::yaml_docs::Doc,
+    doc: &Doc,
     r: &Value,
     path: &str,
     vs_name: &str,
