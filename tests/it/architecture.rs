@@ -191,3 +191,88 @@ fn only_the_report_writes_files() {
         wrong.join("\n")
     );
 }
+
+/// The longest a function may be, from its `fn` line to its closing brace.
+const MAX_FUNCTION_LINES: usize = 80;
+
+/// The functions of `code` (a file's text before its tests) longer than
+/// [`MAX_FUNCTION_LINES`]: name, first line (1-based) and length. A
+/// function is a line whose first word (after `pub`, `pub(crate)`,
+/// `const`, `async` or `unsafe`) is `fn` and which does not end in `;`;
+/// it ends at the first later line that is `}` at its own indentation,
+/// which is how `rustfmt` lays it out.
+fn long_functions(code: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut long = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let body = line.trim_start();
+        let indent = line.len() - body.len();
+        let mut words = body.split_whitespace().peekable();
+        while words
+            .peek()
+            .is_some_and(|w| w.starts_with("pub") || ["const", "async", "unsafe"].contains(w))
+        {
+            words.next();
+        }
+        let is_fn = words.next() == Some("fn") && !line.trim_end().ends_with(';');
+        if !is_fn {
+            i += 1;
+            continue;
+        }
+        let name: String = words
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let close = " ".repeat(indent) + "}";
+        let end = (i + 1..lines.len())
+            .find(|&j| lines[j] == close || lines[j].starts_with(&(close.clone() + " ")))
+            .unwrap_or(lines.len() - 1);
+        let n = end - i + 1;
+        if n > MAX_FUNCTION_LINES {
+            long.push((name, i + 1, n));
+        }
+        i = end + 1;
+    }
+    long
+}
+
+#[test]
+fn the_length_rule_finds_a_long_function() {
+    let body = "    let x = 1;\n".repeat(MAX_FUNCTION_LINES - 1);
+    let code = format!("pub(crate) fn long() {{\n{body}}}\n\nfn short() {{\n}}\n");
+    assert_eq!(
+        long_functions(&code),
+        vec![("long".to_string(), 1, MAX_FUNCTION_LINES + 1)]
+    );
+    let fits = format!(
+        "fn fits() {{\n{}}}\n",
+        "    x();\n".repeat(MAX_FUNCTION_LINES - 2)
+    );
+    assert!(long_functions(&fits).is_empty());
+}
+
+/// Functions stay short enough to read whole: none (tests aside) is longer
+/// than [`MAX_FUNCTION_LINES`] lines.
+#[test]
+fn no_function_is_longer_than_the_limit() {
+    let mut paths = Vec::new();
+    files(Path::new("src"), &mut paths);
+    paths.sort();
+    let mut wrong = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code = text.split("\n#[cfg(test)]").next().unwrap_or("");
+        for (name, line, n) in long_functions(code) {
+            wrong.push(format!("{}:{line}: {name} is {n} lines", path.display()));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "functions longer than {MAX_FUNCTION_LINES} lines (split them by meaning):\n{}",
+        wrong.join("\n")
+    );
+}
