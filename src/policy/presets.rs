@@ -210,52 +210,29 @@ fn grpc_hedging() -> PolicySpec {
     }
 }
 
-/// `aws-standard-2026`: the standard mode's newer defaults, as documented
-/// above.
-fn aws_standard_2026() -> PolicySpec {
-    let ms = Dur::from_millis;
-    let s = Dur::from_secs;
+/// The standard mode as the newer AWS SDKs write it: 3 attempts, full
+/// jitter on `initial · 2^(k−1)` up to 20 s (`throttling` · 2^(k−1) after a
+/// throttling error), a quota of 500 where a retry or a timeout costs
+/// `cost` and a throttled retry 5, and the server's pushback honoured as
+/// `pushback` says.
+fn aws_newer_standard(initial: Dur, throttling: Dur, cost: f64, pushback: Pushback) -> PolicySpec {
+    let max = Some(Dur::from_secs(20));
     PolicySpec {
         max_attempts: Some(3),
-        backoff: exponential(ms(50), 2.0, Some(s(20))),
-        throttling_backoff: exponential(s(1), 2.0, Some(s(20))),
+        backoff: exponential(initial, 2.0, max),
+        throttling_backoff: exponential(throttling, 2.0, max),
         jitter: Some(JitterSpec::Full),
         retry_on: Some(aws_retryable()),
         budget: Some(BudgetSpec::Quota {
             capacity: 500.0,
-            cost: 14.0,
-            timeout_cost: 14.0,
+            cost,
+            timeout_cost: cost,
             refund: 1.0,
             throttling_cost: Some(5.0),
             scope: BudgetScope::Client,
         }),
         honor_retry_after: Some(true),
-        pushback: Some(Pushback::Bounded(s(5))),
-        ..Default::default()
-    }
-}
-
-/// `aws-js-v3-standard`: the JavaScript v3 SDK's standard mode, as
-/// documented above.
-fn aws_js_v3_standard() -> PolicySpec {
-    let ms = Dur::from_millis;
-    let s = Dur::from_secs;
-    PolicySpec {
-        max_attempts: Some(3),
-        backoff: exponential(ms(100), 2.0, Some(s(20))),
-        throttling_backoff: exponential(ms(500), 2.0, Some(s(20))),
-        jitter: Some(JitterSpec::Full),
-        retry_on: Some(aws_retryable()),
-        budget: Some(BudgetSpec::Quota {
-            capacity: 500.0,
-            cost: 10.0,
-            timeout_cost: 10.0,
-            refund: 1.0,
-            throttling_cost: Some(5.0),
-            scope: BudgetScope::Client,
-        }),
-        honor_retry_after: Some(true),
-        pushback: Some(Pushback::AtLeast),
+        pushback: Some(pushback),
         ..Default::default()
     }
 }
@@ -409,7 +386,7 @@ pub fn preset(name: &str) -> Option<PolicySpec> {
         "grpc-legacy" => grpc(JitterSpec::Full),
         "grpc-hedging" => grpc_hedging(),
         "aws-standard" => aws_standard(),
-        "aws-standard-2026" => aws_standard_2026(),
+        "aws-standard-2026" => aws_newer_standard(ms(50), s(1), 14.0, Pushback::Bounded(s(5))),
         "aws-adaptive" => PolicySpec {
             rate_limiter: Some(LimiterSpec::AwsAdaptive(AdaptiveSpec::default())),
             ..aws_standard()
@@ -436,7 +413,7 @@ pub fn preset(name: &str) -> Option<PolicySpec> {
             backoff: exponential(s(2), 2.0, Some(s(20))),
             ..aws_standard()
         },
-        "aws-js-v3-standard" => aws_js_v3_standard(),
+        "aws-js-v3-standard" => aws_newer_standard(ms(100), ms(500), 10.0, Pushback::AtLeast),
         "envoy" => envoy(),
         "envoy-budget" => PolicySpec {
             budget: Some(BudgetSpec::Concurrency {
