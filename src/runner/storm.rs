@@ -120,6 +120,21 @@ pub fn mean_ns(d: Option<&DistSpec>) -> f64 {
     d.map_or(0.0, |d| Dist::new(d).mean())
 }
 
+/// A stretch of attempts that time out after `floor` ns each (its window
+/// set by the caller): `what` says where.
+fn timeout_stretch(floor: Nanos, what: &str) -> Stretch {
+    Stretch {
+        start: 0,
+        end: 0,
+        floor,
+        status: Status::DeadlineExceeded,
+        share: 1.0,
+        excess: 1.0,
+        pushback: None,
+        what: what.into(),
+    }
+}
+
 /// How long the caller of tier `t` waits for one attempt (`None`: until
 /// answered).
 fn attempt_timeout(spec: &ScenarioSpec, t: usize) -> Option<Nanos> {
@@ -170,16 +185,7 @@ fn overload_failure(spec: &ScenarioSpec, t: usize, k: usize, net: Nanos) -> Opti
         pushback: b.retry_after.map(|d| d.ns()),
         what: format!("rejections of tier {:?}", spec.tier_names()[k]),
     });
-    let timeout = attempt_timeout(spec, t).map(|d| Stretch {
-        start: 0,
-        end: 0,
-        floor: d,
-        status: Status::DeadlineExceeded,
-        share: 1.0,
-        excess: 1.0,
-        pushback: None,
-        what: "attempt timeouts".into(),
-    });
+    let timeout = attempt_timeout(spec, t).map(|d| timeout_stretch(d, "attempt timeouts"));
     match (reject, timeout) {
         (Some(r), Some(o)) => Some(if r.floor <= o.floor { r } else { o }),
         (r, o) => r.or(o),
@@ -273,16 +279,9 @@ fn fault_failure(
             pushback: None,
             what: format!("the error burst of tier {:?}", spec.tier_names()[k]),
         }),
-        FaultSpec::Blackhole { .. } => attempt_timeout(spec, t).map(|d| Stretch {
-            start: 0,
-            end: 0,
-            floor: d,
-            status: Status::DeadlineExceeded,
-            share: 1.0,
-            excess: 1.0,
-            pushback: None,
-            what: "attempt timeouts in a blackhole".into(),
-        }),
+        FaultSpec::Blackhole { .. } => {
+            attempt_timeout(spec, t).map(|d| timeout_stretch(d, "attempt timeouts in a blackhole"))
+        }
         FaultSpec::Slowdown { factor, .. } => {
             let over = cap.and_then(|c| overloaded(spec, t, k, net, c / factor.max(1e-9)));
             let late = late_attempts(spec, t, k, net, factor);
