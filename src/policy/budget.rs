@@ -226,53 +226,51 @@ fn check_token_bucket(max_tokens: f64, token_ratio: f64, p: &str, c: &mut Proble
     }
 }
 
-/// A ratio budget's settings, gathered to be checked together.
-struct RatioFields {
+/// Checks the ranges of a ratio budget (`percent` of the deposits, the
+/// floor `min_per_second` over `ttl`, the `per_request` cap); `p` ends at
+/// `ratio`.
+fn check_ratio(
     percent: f64,
     min_per_second: f64,
     ttl: Dur,
     per_request: Option<f64>,
-}
-
-impl RatioFields {
-    /// Checks the ranges of a ratio budget; `p` ends at `ratio`.
-    fn check(&self, p: &str, c: &mut Problems) {
-        if let Some(cap) = self.per_request {
-            if !(finite_nonneg(cap) && cap <= 1000.0) {
-                c.err(
-                    format!("{p}.per_request"),
-                    format!(
-                        "{} is out of range [0, 1000] (a percent of the balance: 20 = 20%)",
-                        Given(cap)
-                    ),
-                );
-            }
-        }
-        if !(finite_nonneg(self.percent) && self.percent <= 1000.0) {
+    p: &str,
+    c: &mut Problems,
+) {
+    if let Some(cap) = per_request {
+        if !(finite_nonneg(cap) && cap <= 1000.0) {
             c.err(
-                format!("{p}.percent"),
+                format!("{p}.per_request"),
                 format!(
-                    "{} is out of range [0, 1000] (a percent: 20 = 20%)",
-                    Given(self.percent)
+                    "{} is out of range [0, 1000] (a percent of the balance: 20 = 20%)",
+                    Given(cap)
                 ),
             );
         }
-        if !(finite_nonneg(self.min_per_second) && self.min_per_second <= 1e9) {
-            c.err(
-                format!("{p}.min_per_second"),
-                format!(
-                    "{} is out of range [0, 1e9] (retries per second)",
-                    Given(self.min_per_second)
-                ),
-            );
-        }
-        let ttl = self.ttl;
-        if ttl.ns() < NS_PER_SEC || ttl.ns() > 60 * NS_PER_SEC {
-            c.err(
-                format!("{p}.ttl"),
-                format!("{ttl} is out of range [1s, 60s]"),
-            );
-        }
+    }
+    if !(finite_nonneg(percent) && percent <= 1000.0) {
+        c.err(
+            format!("{p}.percent"),
+            format!(
+                "{} is out of range [0, 1000] (a percent: 20 = 20%)",
+                Given(percent)
+            ),
+        );
+    }
+    if !(finite_nonneg(min_per_second) && min_per_second <= 1e9) {
+        c.err(
+            format!("{p}.min_per_second"),
+            format!(
+                "{} is out of range [0, 1e9] (retries per second)",
+                Given(min_per_second)
+            ),
+        );
+    }
+    if ttl.ns() < NS_PER_SEC || ttl.ns() > 60 * NS_PER_SEC {
+        c.err(
+            format!("{p}.ttl"),
+            format!("{ttl} is out of range [1s, 60s]"),
+        );
     }
 }
 
@@ -320,15 +318,14 @@ impl BudgetSpec {
                 ttl,
                 per_request,
                 ..
-            } => {
-                let ratio = RatioFields {
-                    percent: *percent,
-                    min_per_second: *min_per_second,
-                    ttl: *ttl,
-                    per_request: *per_request,
-                };
-                ratio.check(&format!("{path}.ratio"), c);
-            }
+            } => check_ratio(
+                *percent,
+                *min_per_second,
+                *ttl,
+                *per_request,
+                &format!("{path}.ratio"),
+                c,
+            ),
             BudgetSpec::Quota {
                 capacity,
                 cost,
