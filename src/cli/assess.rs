@@ -4,7 +4,7 @@
 
 use super::common::{self, SimArgs, Stdout};
 use super::progress;
-use crate::assess::{assess, Options};
+use crate::assess::{assess, Assessment, Options};
 use crate::error::{Error, InvalidInput};
 use crate::report::{self, assess::terminal, staging::Staging};
 use crate::scenario::{self, Scenario};
@@ -120,6 +120,42 @@ fn load_with(
     Ok(s)
 }
 
+/// Refuses a `--load` that brings no work in `base`'s traffic mode (what
+/// `assess` and `gate` both check before anything runs).
+pub(super) fn load_fits_mode(args: &AssessArgs, base: &Scenario) -> Result<(), Error> {
+    match crate::assess::load_mode_mismatch(&args.load, base.spec().traffic.mode) {
+        Some(why) => Err(InvalidInput::Flag {
+            flag: format!("--load {}", args.load),
+            message: why.to_string(),
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// Assesses `base` as `args` ask, each probe's scenario built by `load`,
+/// with a progress bar over the runs (shared by `assess` and `gate`).
+pub(super) fn assess_with_bar(
+    args: &AssessArgs,
+    base: &Scenario,
+    load: &dyn Fn(&[String]) -> Result<Scenario, Error>,
+) -> Result<Assessment, Error> {
+    let opts = Options {
+        load_path: args.load.clone(),
+        replications: args.sim.replications,
+        tolerance: args.tolerance,
+        recover_within: args.recover_within.0,
+    };
+    let bar = progress::bar(
+        0,
+        args.sim.quiet,
+        &format!("assessing {}", base.spec().name),
+    );
+    let assessed = assess(base, &opts, load, &|n| bar.inc_length(n), &|| bar.inc(1));
+    bar.finish_and_clear();
+    assessed
+}
+
 /// Runs the command.
 pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
     let sim = &args.sim;
@@ -137,13 +173,7 @@ pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
     }
     let load = |extra: &[String]| load_with(&text, &origin, sim, &args.load, extra);
     let base = load(&[])?;
-    if let Some(why) = crate::assess::load_mode_mismatch(&args.load, base.spec().traffic.mode) {
-        return Err(InvalidInput::Flag {
-            flag: format!("--load {}", args.load),
-            message: why.to_string(),
-        }
-        .into());
-    }
+    load_fits_mode(&args, &base)?;
     if !sim.quiet {
         for w in base.warnings() {
             common::note(format_args!("{}: warning: {w}", base.spec().name));
@@ -157,16 +187,7 @@ pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
         .unwrap_or(Path::new("output"))
         .join(&base.spec().name);
     let stage = Staging::begin(&dir, report::assess::ASSESS_FILES, sim.force)?;
-    let opts = Options {
-        load_path: args.load.clone(),
-        replications: sim.replications,
-        tolerance: args.tolerance,
-        recover_within: args.recover_within.0,
-    };
-    let bar = progress::bar(0, sim.quiet, &format!("assessing {}", base.spec().name));
-    let a = assess(&base, &opts, &load, &|n| bar.inc_length(n), &|| bar.inc(1));
-    bar.finish_and_clear();
-    let a = a?;
+    let a = assess_with_bar(&args, &base, &load)?;
     let written = report::assess::write(stage, &a, base.spec().description.as_deref())?;
     if !sim.quiet {
         let mut out = Stdout::lock();

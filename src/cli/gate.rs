@@ -3,10 +3,9 @@
 //! checks each policy against the conditions, writes `--junit` and
 //! `--markdown` reports and exits with [`EXIT_FAILED`] when a check fails.
 
-use super::assess::AssessArgs;
+use super::assess::{assess_with_bar, load_fits_mode, AssessArgs};
 use super::common::{self, Stdout};
-use super::progress;
-use crate::assess::{assess, Assessment, Options};
+use crate::assess::Assessment;
 use crate::error::{Error, InvalidInput};
 use crate::gate::{self, Check, Condition, ConfigFormat, EXIT_FAILED};
 use crate::report::{self, assess::terminal, output::save_at, staging::Staging};
@@ -137,13 +136,7 @@ pub fn run(args: GateArgs) -> Result<ExitCode, Error> {
     };
     let load = |extra: &[String]| template.load(extra);
     let base = load(&[])?;
-    if let Some(why) = crate::assess::load_mode_mismatch(&a.load, base.spec().traffic.mode) {
-        return Err(InvalidInput::Flag {
-            flag: format!("--load {}", a.load),
-            message: why.to_string(),
-        }
-        .into());
-    }
+    load_fits_mode(a, &base)?;
     sim.guard([&base], false)?;
     let stage = match &sim.output {
         Some(dir) => Some(Staging::begin(
@@ -153,16 +146,7 @@ pub fn run(args: GateArgs) -> Result<ExitCode, Error> {
         )?),
         None => None,
     };
-    let opts = Options {
-        load_path: a.load.clone(),
-        replications: sim.replications,
-        tolerance: a.tolerance,
-        recover_within: a.recover_within.0,
-    };
-    let bar = progress::bar(0, sim.quiet, &format!("assessing {}", base.spec().name));
-    let assessed = assess(&base, &opts, &load, &|n| bar.inc_length(n), &|| bar.inc(1));
-    bar.finish_and_clear();
-    let assessed = assessed?;
+    let assessed = assess_with_bar(a, &base, &load)?;
     let checks = gate::evaluate(&assessed, &conditions);
     let written = write_reports(&args, stage, &base, &assessed, &checks)?;
     let failed = checks.iter().filter(|c| !c.passed).count();
