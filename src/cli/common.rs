@@ -5,6 +5,7 @@
 
 use crate::decimal::count;
 use crate::error::{InvalidInput, OutputError};
+use crate::report::staging::Staging;
 use crate::runner;
 use crate::runner::estimate::{Estimate, Estimator};
 use crate::scenario::Scenario;
@@ -64,6 +65,19 @@ pub struct SimArgs {
 }
 
 impl SimArgs {
+    /// The staged folder `DIR/<scenario name>` for `outputs` when `-o DIR`
+    /// was given; `None` for a command that prints only, without `-o`.
+    pub fn stage_if_asked(
+        &self,
+        s: &Scenario,
+        outputs: &'static [&'static str],
+    ) -> Result<Option<Staging>, OutputError> {
+        self.output
+            .as_ref()
+            .map(|dir| Staging::begin(&dir.join(&s.spec().name), outputs, self.force))
+            .transpose()
+    }
+
     /// Applies `--seed` and `--policy` to a loaded scenario (`--set` is
     /// applied while loading, before validation).
     pub fn apply(&self, s: &mut Scenario) -> Result<(), crate::error::InvalidInput> {

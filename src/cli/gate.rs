@@ -138,14 +138,7 @@ pub fn run(args: GateArgs) -> Result<ExitCode, Error> {
     let base = load(&[])?;
     load_fits_mode(a, &base)?;
     sim.guard([&base], false)?;
-    let stage = match &sim.output {
-        Some(dir) => Some(Staging::begin(
-            &dir.join(&base.spec().name),
-            report::assess::ASSESS_FILES,
-            sim.force,
-        )?),
-        None => None,
-    };
+    let stage = sim.stage_if_asked(&base, report::assess::ASSESS_FILES)?;
     let assessed = assess_with_bar(a, &base, &load)?;
     let checks = gate::evaluate(&assessed, &conditions);
     let written = write_reports(&args, stage, &base, &assessed, &checks)?;

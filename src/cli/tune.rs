@@ -168,14 +168,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     // The policy to tune is the first one left.
     sim.apply(&mut scenario)?;
     sim.guard([&scenario], false)?;
-    let stage = match &sim.output {
-        Some(d) => Some(Staging::begin(
-            &d.join(&scenario.spec().name),
-            report::tune::TUNE_FILES,
-            sim.force,
-        )?),
-        None => None,
-    };
+    let stage = sim.stage_if_asked(&scenario, report::tune::TUNE_FILES)?;
     let constraints = constraints(&args);
     let queue = scenario.spec().dispatcher.is_some();
     let result = tune::tune(
