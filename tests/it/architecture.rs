@@ -229,7 +229,7 @@ fn long_functions(code: &str) -> Vec<(String, usize, usize)> {
             .collect();
         let close = " ".repeat(indent) + "}";
         let end = (i + 1..lines.len())
-            .find(|&j| lines[j] == close || lines[j].starts_with(&(close.clone() + " ")))
+            .find(|&j| lines[j] == close)
             .unwrap_or(lines.len() - 1);
         let n = end - i + 1;
         if n > MAX_FUNCTION_LINES {
