@@ -83,6 +83,26 @@ impl Timeline {
         self.edges.first().copied()
     }
 
+    /// Whether `other` holds the same faults and actions on the same
+    /// backend: a run may keep this timeline, where it has got to, in
+    /// place of `other`.
+    pub fn same_plan(&self, other: &Timeline) -> bool {
+        (&self.faults, &self.actions, self.base_workers)
+            == (&other.faults, &other.actions, other.base_workers)
+    }
+
+    /// Whether a run paused before `until` with this timeline may go on
+    /// under `other` instead and be exactly `other`'s run: no edge of
+    /// either comes before `until`, the first edges (whose wake-up the
+    /// run has queued) coincide, and the crash windows (which the
+    /// clients' connections copied at the start) are the same.
+    pub fn can_become(&self, other: &Timeline, until: Nanos) -> bool {
+        self.next == 0
+            && self.first() == other.first()
+            && self.first().is_none_or(|f| f >= until)
+            && self.crash_windows() == other.crash_windows()
+    }
+
     /// The run reached an edge at `now`: returns the next edge to wake up
     /// at (if any) and what holds from now on.
     pub fn reach(&mut self, now: Nanos) -> (Option<Nanos>, Change) {

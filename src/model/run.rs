@@ -268,6 +268,19 @@ fn backoff_lane(q: &mut EventQueue<Ev>, policy: &Policy) -> Option<LaneId> {
     }
 }
 
+/// The fault and action timeline of tier `k` of `spec` (0: the top
+/// backend; `k` ≥ 1: `downstream[k − 1]`).
+pub(super) fn timeline_of(spec: &ScenarioSpec, k: usize) -> Timeline {
+    let (backend, name) = match k.checked_sub(1) {
+        None => (&spec.backend, None),
+        Some(i) => (
+            &spec.downstream[i].backend,
+            Some(spec.downstream[i].name.as_str()),
+        ),
+    };
+    Timeline::new(&spec.faults, &spec.actions, base_workers(backend), name)
+}
+
 /// The top tier of a run as the scenario sets it up: its backend (which
 /// calls down when there are tiers below), meter, clients (with their
 /// reconnect backoff and rate limiter) and fault timeline. What depends
@@ -290,12 +303,7 @@ fn top_tier<'a>(spec: &'a ScenarioSpec, policy: &'a Policy, replication: u32) ->
         ),
         Clients::new(policy, t.clients, rng(Stream::Backoff)),
         policy,
-        Timeline::new(
-            &spec.faults,
-            &spec.actions,
-            base_workers(&spec.backend),
-            None,
-        ),
+        timeline_of(spec, TOP),
     );
     if let Some(r) = policy.reconnect {
         let crashes = top.timeline.crash_windows();
@@ -709,12 +717,7 @@ fn downstream<'a>(
         let timeouts = d.attempt_timeout.map(|to| OldestFirst::new(q, to.ns()));
         let lane = backoff_lane(q, policy);
         let meter = Meter::new(spec.bin.ns(), run_end, spec.warmup.ns(), false);
-        let timeline = Timeline::new(
-            &spec.faults,
-            &spec.actions,
-            base_workers(&d.backend),
-            Some(&d.name),
-        );
+        let timeline = timeline_of(spec, i + 1);
         let mut clients = Clients::new(policy, 1, rng(Stream::Backoff));
         if let Some(r) = policy.reconnect {
             let crashes = timeline.crash_windows();

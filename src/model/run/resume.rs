@@ -1,28 +1,37 @@
 //! A run paused part-way and resumed under another scenario, so that runs
 //! which share their first part simulate it once: `assess`'s search for
 //! the load that sustains a storm changes the arrival rate only when the
-//! fault ends, so every probe of one policy and replication is the same
-//! run until then.
+//! fault ends, and the cells of a `map` along a fault's length or size
+//! differ only from the fault's start, so every probe or cell of one
+//! policy and replication is the same run until then.
 //!
 //! [`simulate_to`] handles every event before a time `until` and no other
 //! and keeps the run's whole state. [`Paused::resume`] continues a copy
-//! of it under a scenario that differs from the paused one only in its
-//! traffic profile, where the two profiles place every arrival before the
-//! last one drawn alike ([`Profile::agrees_before`]). The arrival drawn
-//! and not yet due is placed again under the new profile from the same
-//! random draw, keeping its place among events at equal times
-//! ([`EventQueue::retime_stream`]). Nothing else in the state depends on
-//! the profile, so the resumed run is exactly the run of the new scenario
-//! from its start: the same events in the same order, the same outputs.
-//! Where that cannot be shown (another difference, the profiles part
-//! before the last arrival, the caller's stop check would already have
-//! stopped the run), `resume` declines and the caller runs the scenario
-//! from its start.
+//! of it under a scenario that differs from the paused one only in
+//!
+//! - its traffic profile, where the two profiles place every arrival
+//!   before the last one drawn alike ([`Profile::agrees_before`]). The
+//!   arrival drawn and not yet due is placed again under the new profile
+//!   from the same random draw, keeping its place among events at equal
+//!   times ([`EventQueue::retime_stream`]);
+//! - its faults and actions, where no tier's timeline has an edge before
+//!   `until` in either scenario and each tier's first edge is the same
+//!   ([`Timeline::can_become`]): the run has reached no edge yet, and the
+//!   wake-up it queued for the first one is the new timeline's too.
+//!
+//! Nothing else in the state depends on those, so the resumed run is
+//! exactly the run of the new scenario from its start: the same events in
+//! the same order, the same outputs. Where that cannot be shown (another
+//! difference, the profiles part before the last arrival, a fault that
+//! starts before the pause or at another time, the caller's stop check
+//! would already have stopped the run), `resume` declines and the caller
+//! runs the scenario from its start.
 //!
 //! [`Profile::agrees_before`]: crate::model::traffic::Profile::agrees_before
 //! [`EventQueue::retime_stream`]: crate::engine::EventQueue::retime_stream
+//! [`Timeline::can_become`]: crate::model::faults::Timeline::can_become
 
-use super::{drive, run_to_end, Begin, Ran, Sim, StopCheck};
+use super::{drive, run_to_end, timeline_of, Begin, Ran, Sim, StopCheck};
 use crate::metrics::RunResult;
 use crate::model::error::RunError;
 use crate::model::traffic::Traffic;
@@ -35,10 +44,13 @@ pub struct Paused<'a> {
     /// `None` when the run ended before the pause time.
     sim: Option<Box<Sim<'a>>>,
     scenario: &'a Scenario,
-    /// The scenario as JSON without its traffic profile, to compare.
+    /// The scenario as JSON without what a resumed run may change
+    /// ([`rest_of`]), to compare.
     rest: serde_json::Value,
     policy_index: usize,
     replication: u32,
+    /// The pause time, ns.
+    until: Nanos,
 }
 
 /// Simulates policy `policy_index` of `scenario`, replication
@@ -58,9 +70,10 @@ pub fn simulate_to(
     Ok(Paused {
         sim,
         scenario,
-        rest: without_profile(scenario),
+        rest: rest_of(scenario),
         policy_index,
         replication,
+        until,
     })
 }
 
@@ -86,6 +99,18 @@ impl Paused<'_> {
         {
             return Ok(None);
         }
+        // The tiers whose faults or actions differ take the new timeline.
+        let mut swaps = Vec::new();
+        for (k, tier) in paused.tiers.iter().enumerate() {
+            let next = timeline_of(scenario.spec(), k);
+            if tier.timeline.same_plan(&next) {
+                continue;
+            }
+            if !tier.timeline.can_become(&next, self.until) {
+                return Ok(None);
+            }
+            swaps.push((k, next));
+        }
         // The check sees every bin closed so far, at each count, before
         // the resumed run goes on: had it stopped the run at any of them,
         // it stops it here too, and the run is made from its start.
@@ -97,6 +122,9 @@ impl Paused<'_> {
         }
         let mut sim = Box::new(paused.clone());
         sim.spec = scenario.spec();
+        for (k, timeline) in swaps {
+            sim.tiers[k].timeline = timeline;
+        }
         let Some(next) = sim
             .traffic
             .reprofile(Traffic::profile_of(&scenario.spec().traffic))
@@ -120,20 +148,25 @@ impl Paused<'_> {
     }
 
     /// Whether `scenario` and policy `policy_index` of it are the paused
-    /// run's, apart from the traffic profile.
+    /// run's, apart from what [`rest_of`] leaves out.
     fn same_but_profile(&self, scenario: &Scenario, policy_index: usize) -> bool {
         let (a, b) = (self.scenario, scenario);
         a.policies().get(policy_index) == b.policies().get(policy_index)
             && a.tier_policies(policy_index) == b.tier_policies(policy_index)
-            && self.rest == without_profile(b)
+            && self.rest == rest_of(b)
     }
 }
 
-/// `scenario` as JSON, without its traffic profile.
-fn without_profile(scenario: &Scenario) -> serde_json::Value {
+/// `scenario` as JSON, without what a resumed run may change under the
+/// module's rules: its traffic profile, its faults and its actions.
+fn rest_of(scenario: &Scenario) -> serde_json::Value {
     let mut v = serde_json::to_value(scenario.spec()).expect("a scenario serializes");
     if let Some(t) = v.get_mut("traffic").and_then(|t| t.as_object_mut()) {
         t.remove("profile");
+    }
+    if let Some(top) = v.as_object_mut() {
+        top.remove("faults");
+        top.remove("actions");
     }
     v
 }
@@ -208,6 +241,55 @@ mod tests {
             assert_eq!(fresh.tiers[0].bins.len() < 90, stops, "× {scale}");
             assert_eq!(resumed, Some(fresh), "× {scale}");
         }
+    }
+
+    /// The toy of [`toy`] with its stall replaced by `fault`.
+    fn toy_with_fault(fault: &str) -> Scenario {
+        let json = serde_json::to_string(toy("1", "").spec()).unwrap();
+        let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        v["faults"] = serde_json::from_str(fault).unwrap();
+        Scenario::from_json(&v.to_string()).unwrap()
+    }
+
+    #[test]
+    fn a_run_paused_before_its_fault_goes_on_under_another_length_or_size() {
+        const FAULT_START: Nanos = 30 * NS_PER_SEC;
+        let stall = |length: &str, workers: u32| {
+            toy_with_fault(&format!(
+                r#"[{{"capacity": {{"start": "30s", "duration": "{length}", "workers": {workers}}}}}]"#
+            ))
+        };
+        let shared = stall("10s", 0);
+        for policy in 0..2 {
+            let paused = simulate_to(&shared, policy, 1, FAULT_START).unwrap();
+            for (length, workers) in [("2s", 0), ("10s", 0), ("25s", 3), ("45s", 0)] {
+                let cell = stall(length, workers);
+                let resumed = paused.resume(&cell, policy, 1, None).unwrap();
+                let fresh = simulate(&cell, policy, 1).unwrap();
+                assert_eq!(
+                    resumed,
+                    Some(fresh),
+                    "policy {policy}, {length} × {workers}"
+                );
+            }
+            // An outage with its own actions in place of the stall, from
+            // the same instant: another kind of fault, the same first edge.
+            let outage = toy_with_fault(r#"[{"outage": {"start": "30s", "duration": "8s"}}]"#);
+            let resumed = paused.resume(&outage, policy, 1, None).unwrap();
+            assert_eq!(resumed, Some(simulate(&outage, policy, 1).unwrap()));
+        }
+        // A fault that starts at another time, or one paused after the
+        // fault began, cannot go on: the run's queued wake-up is wrong or
+        // the fault has already acted.
+        let paused = simulate_to(&shared, 0, 1, FAULT_START).unwrap();
+        let later =
+            toy_with_fault(r#"[{"capacity": {"start": "31s", "duration": "10s", "workers": 0}}]"#);
+        assert_eq!(paused.resume(&later, 0, 1, None).unwrap(), None);
+        let none = toy_with_fault("[]");
+        assert_eq!(paused.resume(&none, 0, 1, None).unwrap(), None);
+        let inside = simulate_to(&shared, 0, 1, FAULT_START + 1).unwrap();
+        assert_eq!(inside.resume(&stall("20s", 0), 0, 1, None).unwrap(), None);
+        assert!(inside.resume(&shared, 0, 1, None).unwrap().is_some());
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::time::Dur;
 use serde::{Deserialize, Serialize};
 
 /// An operator action taken mid-incident.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ActionSpec {
     /// Every client stops retrying (for `duration`, default: until the end).

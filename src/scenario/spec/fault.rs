@@ -12,7 +12,7 @@ use crate::time::{secs, Dur};
 use serde::{Deserialize, Serialize};
 
 /// A scheduled fault. Each variant has its window (`start`, `duration`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum FaultSpec {
     /// Every attempt that reaches the backend fails at once with `status`.
