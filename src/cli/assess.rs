@@ -2,7 +2,7 @@
 //! scenario runs to its cliff; prints it and writes `assess.json` and
 //! `assess.html` into `DIR/<scenario name>/`.
 
-use super::common::{self, SimArgs, Stdout};
+use super::common::{self, within, SimArgs, Stdout, Within};
 use super::progress;
 use crate::assess::{assess, Assessment, Options};
 use crate::error::{Error, InvalidInput};
@@ -50,23 +50,6 @@ pub struct AssessArgs {
     /// run's end.
     #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = within)]
     pub recover_within: Within,
-}
-
-/// A recovery deadline: a duration, or none.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Within(pub Option<crate::time::Nanos>);
-
-/// Parses `--recover-within`: a duration above zero, or `none`.
-fn within(text: &str) -> Result<Within, String> {
-    let t = text.trim();
-    if t.eq_ignore_ascii_case("none") {
-        return Ok(Within(None));
-    }
-    match crate::time::parse_duration(t) {
-        Ok(d) if d.ns() > 0 => Ok(Within(Some(d.ns()))),
-        Ok(_) => Err(format!("{text:?}: a duration above 0 (e.g. 1m), or none")),
-        Err(e) => Err(format!("{e}; or none")),
-    }
 }
 
 /// Parses `--tolerance`: a share in (0, 1).

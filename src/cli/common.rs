@@ -283,6 +283,24 @@ pub fn note(text: impl Display) {
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
+/// A recovery deadline (`--recover-within` of `assess` and `map`): a
+/// duration, or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Within(pub Option<crate::time::Nanos>);
+
+/// Parses `--recover-within`: a duration above zero, or `none`.
+pub fn within(text: &str) -> Result<Within, String> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("none") {
+        return Ok(Within(None));
+    }
+    match crate::time::parse_duration(t) {
+        Ok(d) if d.ns() > 0 => Ok(Within(Some(d.ns()))),
+        Ok(_) => Err(format!("{text:?}: a duration above 0 (e.g. 1m), or none")),
+        Err(e) => Err(format!("{e}; or none")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

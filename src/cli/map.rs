@@ -2,17 +2,19 @@
 //! scenario's fault over a grid of two parameters, per policy: `map.csv`,
 //! `map.json` and `map.png`.
 
-use super::common::{self, part_of, SimArgs, Stdout};
+use super::common::{self, part_of, within, SimArgs, Stdout, Within};
 use super::progress;
 use crate::decimal::count;
 use crate::error::{Error, InvalidInput, MapError, OutputError, RunError};
 use crate::map::{self, MapGrid, MapManifest, OperatingPoint, Passes};
 use crate::report::{self, staging::Staging};
+use crate::runner::early::Question;
 use crate::scenario::set::paths_overlap;
 use crate::scenario::{self, Scenario};
 use crate::sweep::range::expand_values;
 use crate::sweep::shard_env::shard_from_process_env;
 use crate::sweep::{Axis, Shard};
+use crate::time::secs;
 use clap::Args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,6 +31,12 @@ Default DIR: output/<scenario name>/map.
 
 Ranges: A..B:N is N evenly spaced values from A to B inclusive, numbers or
 durations (durations keep their unit: 2s..60s:12); a list is V1,V2,...
+
+A run recovers when goodput is back above the scenario's recovery_threshold
+for its stable_for, starting within --recover-within (default 1m, as for
+`assess`) of the fault's end; `--recover-within none` accepts a recovery at any
+time before the run's end. Each run stops as soon as that is decided, so
+median_amplification and median_peak_load_ratio cover each run up to there.
 
 Refinement: a coarse pass runs max(2, ⌈R/4⌉) replications per cell, then only
 the cells whose share is strictly between 0 and 1, or whose neighbours' shares
@@ -61,6 +69,11 @@ pub struct MapArgs {
     /// every cell.
     #[command(flatten)]
     pub sim: SimArgs,
+    /// A run recovers when its recovery starts within this long after
+    /// the fault's end (e.g. 30s, 5m); `none`: at any time before the
+    /// run's end.
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = within)]
+    pub recover_within: Within,
     /// Run every replication in every cell (no coarse pass).
     #[arg(long)]
     pub no_refine: bool,
@@ -282,10 +295,14 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     sim.guard(scenarios.values(), false)?;
     let stage = Staging::begin(&dir, report::map::MAP_FILES, sim.force)?;
     let bar = progress::bar(0, sim.quiet, &format!("mapping {}", base.spec().name));
+    let question = Question {
+        recover_within: args.recover_within.0,
+    };
     let result = map::run_map(
         &grid,
         shard,
         passes,
+        question,
         &scenarios,
         &|n| bar.inc_length(n),
         &|| bar.inc(1),
@@ -293,7 +310,8 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     bar.finish_and_clear();
     let result = result?;
     let table = map::table(&grid, &names, &result);
-    let manifest = manifest(&base, at_base, &grid, names, passes, shard, &table)?;
+    let mut manifest = manifest(&base, at_base, &grid, names, passes, shard, &table)?;
+    manifest.recover_within_s = question.recover_within.map(secs);
     let written = report::map::write(stage, &manifest, &table, sim.no_plots)?;
     if !sim.quiet {
         let mut out = Stdout::lock();
@@ -342,6 +360,7 @@ fn manifest(
         runs: 0,
         full_runs: 0,
         fingerprint: base.fingerprint(),
+        recover_within_s: None,
     };
     manifest.count_runs(table);
     Ok(manifest)

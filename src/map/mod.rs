@@ -32,11 +32,14 @@ pub mod outcome;
 use crate::csv_text::safe_cell;
 use crate::decimal::num;
 use crate::metrics::RunResult;
-use crate::runner::{self, Job, RunError};
+use crate::runner::early::Question;
+use crate::runner::shared::run_sharing_prefixes;
+use crate::runner::{Job, RunError};
 use crate::scenario::set::paths_overlap;
+use crate::scenario::spec::ScenarioSpec;
 use crate::scenario::Scenario;
 use crate::sweep::{Axis, Row, Shard, Table};
-use outcome::{outcome, Outcome};
+use outcome::{outcome_within, Outcome};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -207,10 +210,10 @@ pub struct Tally {
 }
 
 impl Tally {
-    /// Adds one run.
-    pub fn add(&mut self, r: &RunResult) {
+    /// Adds one run of `spec` (stopped once `question` was decided).
+    pub fn add(&mut self, r: &RunResult, spec: &ScenarioSpec, question: Question) {
         self.runs += 1;
-        match outcome(r.summary()) {
+        match outcome_within(r.summary(), spec, question.recover_within) {
             Outcome::Recovered(after) => {
                 self.recovered += 1;
                 self.recovery_s.push(after);
@@ -271,6 +274,7 @@ pub fn run_map(
     grid: &MapGrid,
     shard: Shard,
     passes: Passes,
+    question: Question,
     scenarios: &BTreeMap<usize, Scenario>,
     planned: &dyn Fn(u64),
     on_done: &(dyn Fn() + Sync),
@@ -284,8 +288,14 @@ pub fn run_map(
     let simulated_first = jobs.len() as u64;
     planned(simulated_first);
     let plain: Vec<Job<'_>> = jobs.iter().map(|(_, j)| *j).collect();
-    for ((c, job), r) in jobs.iter().zip(runner::run_jobs(&plain, false, on_done)?) {
-        coarse.entry((job.policy, *c)).or_default().add(&r);
+    for ((c, job), r) in jobs
+        .iter()
+        .zip(run_sharing_prefixes(&plain, question, on_done)?)
+    {
+        coarse
+            .entry((job.policy, *c))
+            .or_default()
+            .add(&r, job.scenario.spec(), question);
     }
     // Pass 2: the own cells near the boundary get the rest.
     let refine = if passes.coarse.is_some() {
@@ -309,11 +319,14 @@ pub fn run_map(
     planned(jobs.len() as u64);
     let plain: Vec<Job<'_>> = jobs.iter().map(|(_, j)| *j).collect();
     let simulated = simulated_first + plain.len() as u64;
-    for ((c, job), r) in jobs.iter().zip(runner::run_jobs(&plain, false, on_done)?) {
+    for ((c, job), r) in jobs
+        .iter()
+        .zip(run_sharing_prefixes(&plain, question, on_done)?)
+    {
         coarse
             .get_mut(&(job.policy, *c))
             .expect("a coarse tally first")
-            .add(&r);
+            .add(&r, job.scenario.spec(), question);
     }
     let tallies = (0..policies)
         .map(|p| {
@@ -515,7 +528,7 @@ pub struct OperatingPoint {
 
 /// What a map (or one shard of it) covered: `map.json` next to `map.csv`,
 /// checked by `merge`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(expecting = "the object `map` writes to map.json")]
 pub struct MapManifest {
     /// The scenario's name.
@@ -543,6 +556,18 @@ pub struct MapManifest {
     /// not record it).
     #[serde(default)]
     pub fingerprint: String,
+    /// A run recovered when its recovery started within this long (s)
+    /// after the fault's end (`--recover-within`); `None`: at any time
+    /// before the run's end, as in outputs of versions without it.
+    #[serde(default, serialize_with = "report_number")]
+    pub recover_within_s: Option<f64>,
+}
+
+/// Writes a number of `map.json` as every report writes numbers
+/// ([`num`]: `60`, not `60.0`); `null` when there is none.
+fn report_number<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    let n = v.and_then(|x| num(x).parse::<serde_json::Number>().ok());
+    n.serialize(s)
 }
 
 impl MapManifest {
@@ -570,6 +595,7 @@ impl MapManifest {
             && self.passes == other.passes
             && self.operating_point == other.operating_point
             && self.shard.count == other.shard.count
+            && self.recover_within_s == other.recover_within_s
     }
 }
 
@@ -1007,6 +1033,7 @@ mod tests {
             runs: 0,
             full_runs: 0,
             fingerprint: "0badf00d".into(),
+            recover_within_s: Some(60.0),
         }
     }
 
@@ -1083,5 +1110,25 @@ mod tests {
         let mut edited = parts.clone();
         edited[1].1.fingerprint = "12345678".into();
         assert!(matches!(merge(edited), Err(MapError::Different { .. })));
+        // Another recovery deadline asks another question.
+        let mut asked = parts.clone();
+        asked[1].1.recover_within_s = None;
+        assert!(matches!(merge(asked), Err(MapError::Different { .. })));
+    }
+
+    #[test]
+    fn the_deadline_is_written_as_reports_write_numbers_and_may_be_absent() {
+        let mut m = manifest(Shard::ALL);
+        let v = serde_json::to_value(&m).unwrap();
+        assert_eq!(v["recover_within_s"].to_string(), "60");
+        m.recover_within_s = Some(1.5);
+        assert_eq!(serde_json::to_value(&m).unwrap()["recover_within_s"], 1.5);
+        m.recover_within_s = None;
+        let mut v = serde_json::to_value(&m).unwrap();
+        assert!(v["recover_within_s"].is_null());
+        // A map.json written before the deadline existed: none.
+        v.as_object_mut().unwrap().remove("recover_within_s");
+        let old: MapManifest = serde_json::from_value(v).unwrap();
+        assert_eq!(old.recover_within_s, None);
     }
 }

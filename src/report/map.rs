@@ -12,7 +12,7 @@
 //! picture from shard outputs. Text uses the embedded font of
 //! [`super::plot`].
 
-use super::format::tick_labels;
+use super::format::{human_secs, tick_labels};
 use super::heatmap::success_color;
 use super::output::save_grid;
 use super::output::{save_png, PngCompression};
@@ -206,9 +206,9 @@ pub fn map_png(path: &Path, m: &MapManifest, table: &Table) -> Result<()> {
     save_png(path, &buf, px, PngCompression::Default)
 }
 
-/// The title: the scenario, the axes and the replications per cell; a
-/// scenario name too long to fit even in small type is cut, with an
-/// ellipsis.
+/// The title: the scenario, the recovery deadline, the axes and the
+/// replications per cell; a scenario name too long to fit even in small
+/// type is cut, with an ellipsis.
 fn draw_title(root: &Area<'_>, m: &MapManifest, grid: &MapGrid, width: u32) -> Result<()> {
     let reps = match m.passes.coarse {
         Some(c) => format!(
@@ -225,9 +225,13 @@ fn draw_title(root: &Area<'_>, m: &MapManifest, grid: &MapGrid, width: u32) -> R
             )
         ),
     };
+    let within = m
+        .recover_within_s
+        .map(|w| format!(" within {}", human_secs(w)))
+        .unwrap_or_default();
     let title_of = |name: &str| {
         format!(
-            "{name}: share of replications that recover, by {} × {} ({reps})",
+            "{name}: share of replications that recover{within}, by {} × {} ({reps})",
             grid.x.path, grid.y.path
         )
     };

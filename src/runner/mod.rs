@@ -2,10 +2,12 @@
 //! hand a list of (scenario, policy, replication) jobs to [`run_jobs`] and
 //! get the results back in the jobs' order, so outputs never depend on the
 //! thread count. Searches may end each run as soon as its outcome is
-//! decided ([`early`]).
+//! decided ([`early`]), and simulate once the part that runs of one
+//! policy and replication share ([`shared`]).
 
 pub mod early;
 pub mod estimate;
+pub mod shared;
 pub mod storm;
 pub mod trace;
 

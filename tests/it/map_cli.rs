@@ -219,6 +219,72 @@ fn small_map(extra: &[&str], out: &str, env: &[(&str, &str)]) {
 }
 
 #[test]
+fn a_map_is_the_same_on_one_thread_and_on_three() {
+    // The cells of a column share their runs' part before the stall:
+    // however the groups and runs fall on the threads, every file is the
+    // same.
+    let t = tempfile::tempdir().unwrap();
+    let (one, three) = (p(t.path(), "one"), p(t.path(), "three"));
+    small_map(&[], &one, &[("RAYON_NUM_THREADS", "1")]);
+    small_map(&[], &three, &[("RAYON_NUM_THREADS", "3")]);
+    for f in ["map.csv", "map.json", "map.png"] {
+        let a = std::fs::read(Path::new(&one).join(f)).unwrap();
+        let b = std::fs::read(Path::new(&three).join(f)).unwrap();
+        assert!(a == b, "{f} differs");
+    }
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(Path::new(&one).join("map.json")).unwrap()).unwrap();
+    assert_eq!(m["recover_within_s"], 60);
+}
+
+#[test]
+fn a_recovery_after_the_deadline_is_not_a_recovery() {
+    // At 120 QPS the toy recovers from a 10 s stall, a few seconds after
+    // it: within 1 min, but not within 1 ms.
+    let t = tempfile::tempdir().unwrap();
+    let cell = |within: &str, out: &str| {
+        ok(&retrysim(
+            &[
+                "map",
+                TOY,
+                "--x",
+                "traffic.rate=120",
+                "--y",
+                "faults.0.duration=10s",
+                "--set",
+                "duration=110s",
+                "--set",
+                "faults.0.start=15s",
+                "--policy",
+                "retry-once",
+                "--replications",
+                "2",
+                "--no-refine",
+                "--recover-within",
+                within,
+                "-o",
+                out,
+                "-q",
+            ],
+            &[],
+        ));
+        rows(&Path::new(out).join("map.csv")).remove(0)
+    };
+    let late = cell("1ms", &p(t.path(), "ms"));
+    let soon = cell("1m", &p(t.path(), "m"));
+    let any = cell("none", &p(t.path(), "none"));
+    assert!(late["median_recovery_s"].is_empty(), "{late:?}");
+    assert_eq!(
+        (late["recovered"].as_str(), late["degraded"].as_str()),
+        ("0", "2")
+    );
+    assert_eq!(soon["recovered"], "2", "{soon:?}");
+    assert!(soon["median_recovery_s"].parse::<f64>().unwrap() > 0.001);
+    assert_eq!(any["recovered"], "2");
+    assert_eq!(any["median_recovery_s"], soon["median_recovery_s"]);
+}
+
+#[test]
 fn shards_from_job_completion_index_merge_byte_for_byte() {
     let t = tempfile::tempdir().unwrap();
     let all = p(t.path(), "all");

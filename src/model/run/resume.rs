@@ -35,6 +35,7 @@ use super::{drive, run_to_end, timeline_of, Begin, Ran, Sim, StopCheck};
 use crate::metrics::RunResult;
 use crate::model::error::RunError;
 use crate::model::traffic::Traffic;
+use crate::scenario::spec::ScenarioSpec;
 use crate::scenario::Scenario;
 use crate::time::Nanos;
 
@@ -160,15 +161,39 @@ impl Paused<'_> {
 /// `scenario` as JSON, without what a resumed run may change under the
 /// module's rules: its traffic profile, its faults and its actions.
 fn rest_of(scenario: &Scenario) -> serde_json::Value {
-    let mut v = serde_json::to_value(scenario.spec()).expect("a scenario serializes");
+    let mut v = without_faults(scenario);
     if let Some(t) = v.get_mut("traffic").and_then(|t| t.as_object_mut()) {
         t.remove("profile");
     }
+    v
+}
+
+/// `scenario` as JSON, without its faults and actions.
+fn without_faults(scenario: &Scenario) -> serde_json::Value {
+    let mut v = serde_json::to_value(scenario.spec()).expect("a scenario serializes");
     if let Some(top) = v.as_object_mut() {
         top.remove("faults");
         top.remove("actions");
     }
     v
+}
+
+/// A key under which runs of scenarios may share their first part: two
+/// scenarios with the same key differ at most in their faults and
+/// actions, so a run of one paused before the first fault or action edge
+/// of both ([`first_edge`]) goes on as the other's when their first edges
+/// coincide (see the module's rules; `resume` checks them all).
+pub fn sharing_key(scenario: &Scenario) -> String {
+    without_faults(scenario).to_string()
+}
+
+/// The first instant at which a fault or an action of `spec` starts or
+/// ends, on any tier: runs of scenarios with the same [`sharing_key`] are
+/// the same run before it. `None` without faults or actions.
+pub fn first_edge(spec: &ScenarioSpec) -> Option<Nanos> {
+    (0..=spec.downstream.len())
+        .filter_map(|k| timeline_of(spec, k).first())
+        .min()
 }
 
 #[cfg(test)]

@@ -1,0 +1,173 @@
+//! Runs of a search that share their first part: the cells of a `map`
+//! along a fault's length, size or kind (or an action's) are, for one
+//! policy and replication, the same run until the first fault or action
+//! edge. That part is simulated once per group and every run of the group
+//! goes on from a copy of it (`model::run::resume`), which is exactly its
+//! run from the start; where `resume` cannot show that, the run starts
+//! from time 0. Each run stops once its outcome is decided
+//! ([`super::early`]).
+
+use super::early::{run_jobs_until, Question, Start, Work};
+use super::{Job, RunError};
+use crate::engine::stop;
+use crate::metrics::RunResult;
+use crate::model::run::{first_edge, sharing_key, simulate_to};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Runs `jobs` in parallel, each stopping once its outcome for `question`
+/// is decided, and returns the results in the jobs' order (time series
+/// dropped). Jobs of one policy and replication whose scenarios differ
+/// only in their faults and actions share the part before the earliest
+/// edge among them. `on_done` is called once per finished run. Results
+/// do not depend on the grouping or the thread count: each is its job's
+/// run.
+pub fn run_sharing_prefixes(
+    jobs: &[Job<'_>],
+    question: Question,
+    on_done: &(dyn Fn() + Sync),
+) -> Result<Vec<RunResult>, RunError> {
+    let groups = groups(jobs);
+    let done: Vec<Vec<RunResult>> = groups
+        .par_iter()
+        .map(|members| run_group(jobs, members, question, on_done))
+        .collect::<Result<_, _>>()?;
+    let mut results: Vec<Option<RunResult>> = vec![None; jobs.len()];
+    for (members, runs) in groups.iter().zip(done) {
+        for (&i, r) in members.iter().zip(runs) {
+            results[i] = Some(r);
+        }
+    }
+    Ok(results
+        .into_iter()
+        .map(|r| r.expect("every job is in one group"))
+        .collect())
+}
+
+/// The indices of `jobs` by group: one policy and replication, scenarios
+/// with the same [`sharing_key`]. In order of each group's first job.
+fn groups(jobs: &[Job<'_>]) -> Vec<Vec<usize>> {
+    let mut by_key: BTreeMap<(usize, u32, String), usize> = BTreeMap::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, j) in jobs.iter().enumerate() {
+        let key = (j.policy, j.replication, sharing_key(j.scenario));
+        let g = *by_key.entry(key).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i);
+    }
+    groups
+}
+
+/// Runs one group's jobs: the part before the group's earliest edge once
+/// (when more than one job shares it), then each job from a copy of it.
+fn run_group(
+    jobs: &[Job<'_>],
+    members: &[usize],
+    question: Question,
+    on_done: &(dyn Fn() + Sync),
+) -> Result<Vec<RunResult>, RunError> {
+    if stop::requested() {
+        return Err(RunError::Interrupted);
+    }
+    let first = jobs[members[0]];
+    let pause = members
+        .iter()
+        .filter_map(|&i| first_edge(jobs[i].scenario.spec()))
+        .min()
+        .filter(|&t| t > 0 && members.len() > 1);
+    let prefix = match pause {
+        Some(t) => Some(Arc::new(simulate_to(
+            first.scenario,
+            first.policy,
+            first.replication,
+            t,
+        )?)),
+        None => None,
+    };
+    let work: Vec<Work<'_, '_>> = members
+        .iter()
+        .map(|&i| Work {
+            job: jobs[i],
+            early: true,
+            start: prefix
+                .as_ref()
+                .map_or(Start::Fresh, |p| Start::Resume(Arc::clone(p))),
+        })
+        .collect();
+    Ok(run_jobs_until(&work, question, None, on_done)?
+        .into_iter()
+        .map(|(r, _)| r)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    /// The HotOS '21 toy, shortened: a stall of `length` from `start`, at
+    /// `rate` QPS, with a retrying and a budgeted policy.
+    fn toy(rate: u32, start: &str, length: &str) -> Scenario {
+        Scenario::from_json(&format!(
+            r#"{{"name": "toy", "seed": 3, "duration": "70s", "bin": "1s",
+                "traffic": {{"rate": {rate}, "clients": 100, "attempt_timeout": "1s"}},
+                "backend": {{"workers": 30, "service_time": {{"exponential": {{"mean": "100ms"}}}},
+                    "queue_limit": 600}},
+                "faults": [{{"capacity": {{"start": "{start}", "duration": "{length}", "workers": 0}}}}],
+                "policies": [
+                    {{"name": "retry-once", "max_attempts": 2,
+                      "backoff": {{"constant": {{"delay": "0s"}}}},
+                      "retry_on": ["unavailable", "deadline_exceeded"]}},
+                    {{"name": "budgeted", "max_attempts": 2,
+                      "backoff": {{"constant": {{"delay": "0s"}}}},
+                      "retry_on": ["unavailable", "deadline_exceeded"],
+                      "budget": {{"token_bucket": {{"max_tokens": 100, "token_ratio": 0.1, "scope": "global"}}}}}}],
+                "report": {{"recovery_threshold": 0.8, "stable_for": "5s"}}}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn shared_runs_are_the_runs_from_the_start() {
+        // Two loads (two groups per policy and replication), three stall
+        // lengths from 20 s, and one stall from 21 s, which cannot go on
+        // from the group's pause at 20 s and runs from its start.
+        let cells: Vec<Scenario> = [(120, "20s", "3s"), (120, "20s", "8s"), (120, "21s", "8s")]
+            .into_iter()
+            .chain([(220, "20s", "3s"), (220, "20s", "15s")])
+            .map(|(rate, start, length)| toy(rate, start, length))
+            .collect();
+        let jobs: Vec<Job<'_>> = cells
+            .iter()
+            .flat_map(|s| super::super::jobs_of(s, 2))
+            .collect();
+        assert_eq!(groups(&jobs).len(), 2 * 2 * 2);
+        let question = Question {
+            recover_within: Some(10_000_000_000),
+        };
+        let shared = run_sharing_prefixes(&jobs, question, &|| {}).unwrap();
+        let fresh: Vec<Work<'_, '_>> = jobs
+            .iter()
+            .map(|&job| Work {
+                job,
+                early: true,
+                start: Start::Fresh,
+            })
+            .collect();
+        let alone: Vec<RunResult> = run_jobs_until(&fresh, question, None, &|| {})
+            .unwrap()
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect();
+        assert_eq!(shared, alone);
+        // The runs did stop early: the low load once recovered and held,
+        // the high one once past its deadline.
+        let whole = super::super::run_jobs(&jobs, false, &|| {}).unwrap();
+        for (stopped, full) in shared.iter().zip(&whole) {
+            assert!(stopped.summary().requests < full.summary().requests);
+        }
+    }
+}
