@@ -46,6 +46,9 @@ Examples:
   # The HotOS '21 toy: load × stall length
   retrysim map scenarios/hotos21-toy.json --x traffic.rate=100..300:11 \\
       --y faults.0.duration=2s..60s:12 --replications 5
+  # The same, counting only a recovery that starts within 10 s of the stall's end
+  retrysim map scenarios/hotos21-toy.json --x traffic.rate=100..300:11 \\
+      --y faults.0.duration=2s..60s:12 --recover-within 10s
   # The spanner storm's policies: load × outage length
   retrysim map scenarios/spanner-90s.json --set 'traffic.profile=[]' \\
       --x traffic.rate=1000..2400:8 --y faults.0.outage.duration=10s..120s:6
