@@ -12,8 +12,10 @@ use super::{Job, RunError};
 use crate::engine::stop;
 use crate::metrics::RunResult;
 use crate::model::run::{first_edge, sharing_key, simulate_to};
+use crate::scenario::Scenario;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 /// Runs `jobs` in parallel, each stopping once its outcome for `question`
@@ -47,15 +49,28 @@ pub fn run_sharing_prefixes(
 
 /// The indices of `jobs` by group: one policy and replication, scenarios
 /// with the same [`sharing_key`]. In order of each group's first job.
+/// Groups are told apart by a hash of the key, computed once per
+/// scenario, so a scenario with a large inline trace is not held as text
+/// once per group; two scenarios whose keys collide only share a group,
+/// and `resume` then declines the one that differs.
 fn groups(jobs: &[Job<'_>]) -> Vec<Vec<usize>> {
-    let mut by_key: BTreeMap<(usize, u32, String), usize> = BTreeMap::new();
+    let mut hashes: BTreeMap<*const Scenario, u64> = BTreeMap::new();
+    let mut by_key: BTreeMap<(usize, u32, u64), usize> = BTreeMap::new();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (i, j) in jobs.iter().enumerate() {
-        let key = (j.policy, j.replication, sharing_key(j.scenario));
-        let g = *by_key.entry(key).or_insert_with(|| {
-            groups.push(Vec::new());
-            groups.len() - 1
-        });
+        let hash = *hashes
+            .entry(std::ptr::from_ref(j.scenario))
+            .or_insert_with(|| {
+                let mut h = DefaultHasher::new();
+                sharing_key(j.scenario).hash(&mut h);
+                h.finish()
+            });
+        let g = *by_key
+            .entry((j.policy, j.replication, hash))
+            .or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
         groups[g].push(i);
     }
     groups
@@ -106,7 +121,6 @@ fn run_group(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Scenario;
 
     /// The HotOS '21 toy, shortened: a stall of `length` from `start`, at
     /// `rate` QPS, with a retrying and a budgeted policy.
