@@ -34,7 +34,7 @@ pub enum MapError {
     #[error("merge: no map directories given")]
     NothingToMerge,
     /// A shard of another map.
-    #[error("{origin}: not a shard of the same map as {first} (the scenario and its contents, --set values, --x, --y, policies, replications, refinement, seed and N of the shards must all match)")]
+    #[error("{origin}: not a shard of the same map as {first} (the scenario and its contents, --set values, --x, --y, policies, replications, refinement, --recover-within, seed and N of the shards must all match)")]
     Different {
         /// The shard directory.
         origin: String,
