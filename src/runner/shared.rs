@@ -122,26 +122,16 @@ fn run_group(
 mod tests {
     use super::*;
 
-    /// The HotOS '21 toy, shortened: a stall of `length` from `start`, at
-    /// `rate` QPS, with a retrying and a budgeted policy.
+    /// The shipped HotOS '21 toy, shortened to 90 s, at `rate` QPS, with
+    /// its stall from `start` for `length`.
     fn toy(rate: u32, start: &str, length: &str) -> Scenario {
-        Scenario::from_json(&format!(
-            r#"{{"name": "toy", "seed": 3, "duration": "70s", "bin": "1s",
-                "traffic": {{"rate": {rate}, "clients": 100, "attempt_timeout": "1s"}},
-                "backend": {{"workers": 30, "service_time": {{"exponential": {{"mean": "100ms"}}}},
-                    "queue_limit": 600}},
-                "faults": [{{"capacity": {{"start": "{start}", "duration": "{length}", "workers": 0}}}}],
-                "policies": [
-                    {{"name": "retry-once", "max_attempts": 2,
-                      "backoff": {{"constant": {{"delay": "0s"}}}},
-                      "retry_on": ["unavailable", "deadline_exceeded"]}},
-                    {{"name": "budgeted", "max_attempts": 2,
-                      "backoff": {{"constant": {{"delay": "0s"}}}},
-                      "retry_on": ["unavailable", "deadline_exceeded"],
-                      "budget": {{"token_bucket": {{"max_tokens": 100, "token_ratio": 0.1, "scope": "global"}}}}}}],
-                "report": {{"recovery_threshold": 0.8, "stable_for": "5s"}}}}"#
-        ))
-        .unwrap()
+        let mut v: serde_json::Value =
+            serde_json::from_str(include_str!("../../scenarios/hotos21-toy.json")).unwrap();
+        v["duration"] = "90s".into();
+        v["traffic"]["rate"] = rate.into();
+        v["faults"][0]["capacity"]["start"] = start.into();
+        v["faults"][0]["capacity"]["duration"] = length.into();
+        Scenario::from_json(&v.to_string()).unwrap()
     }
 
     #[test]
@@ -158,7 +148,7 @@ mod tests {
             .iter()
             .flat_map(|s| super::super::jobs_of(s, 2))
             .collect();
-        assert_eq!(groups(&jobs).len(), 2 * 2 * 2);
+        assert_eq!(groups(&jobs).len(), 2 * 3 * 2);
         let question = Question {
             recover_within: Some(10_000_000_000),
         };

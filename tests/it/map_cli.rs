@@ -141,34 +141,40 @@ fn ranges_expand_in_map_and_sweep_and_bad_ones_exit_2() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("N >= 2"));
 }
 
+/// A one-row map of the toy's `retry-once` at the loads `rates`: a 10 s
+/// stall at 15 s in a 110 s run, as in tests/it/story_hotos.rs, every
+/// cell with `reps` replications; `extra` flags follow.
+fn retry_once_row(rates: &str, reps: &str, extra: &[&str], out: &str) {
+    let x = format!("traffic.rate={rates}");
+    let mut args = vec![
+        "map",
+        TOY,
+        "--x",
+        &x,
+        "--y",
+        "faults.0.duration=10s",
+        "--set",
+        "duration=110s",
+        "--set",
+        "faults.0.start=15s",
+        "--policy",
+        "retry-once",
+        "--replications",
+        reps,
+        "--no-refine",
+        "-o",
+        out,
+        "-q",
+    ];
+    args.extend_from_slice(extra);
+    ok(&retrysim(&args, &[]));
+}
+
 #[test]
 fn the_toy_recovers_at_120_qps_and_collapses_at_200() {
-    // A 10 s stall at 15 s in a 110 s run, as in tests/it/story_hotos.rs.
     let t = tempfile::tempdir().unwrap();
     let out = p(t.path(), "map");
-    ok(&retrysim(
-        &[
-            "map",
-            TOY,
-            "--x",
-            "traffic.rate=120,200",
-            "--y",
-            "faults.0.duration=10s",
-            "--set",
-            "duration=110s",
-            "--set",
-            "faults.0.start=15s",
-            "--policy",
-            "retry-once",
-            "--replications",
-            "3",
-            "--no-refine",
-            "-o",
-            &out,
-            "-q",
-        ],
-        &[],
-    ));
+    retry_once_row("120,200", "3", &[], &out);
     let header = std::fs::read_to_string(t.path().join("map/map.csv")).unwrap();
     assert!(header.starts_with(
         "policy,x,y,replications,recovered_share,median_recovery_s,recovered,degraded,undetermined,"
@@ -243,31 +249,7 @@ fn a_recovery_after_the_deadline_is_not_a_recovery() {
     // it: within 1 min, but not within 1 ms.
     let t = tempfile::tempdir().unwrap();
     let cell = |within: &str, out: &str| {
-        ok(&retrysim(
-            &[
-                "map",
-                TOY,
-                "--x",
-                "traffic.rate=120",
-                "--y",
-                "faults.0.duration=10s",
-                "--set",
-                "duration=110s",
-                "--set",
-                "faults.0.start=15s",
-                "--policy",
-                "retry-once",
-                "--replications",
-                "2",
-                "--no-refine",
-                "--recover-within",
-                within,
-                "-o",
-                out,
-                "-q",
-            ],
-            &[],
-        ));
+        retry_once_row("120", "2", &["--recover-within", within], out);
         rows(&Path::new(out).join("map.csv")).remove(0)
     };
     let late = cell("1ms", &p(t.path(), "ms"));
