@@ -7,6 +7,7 @@ use super::progress;
 use crate::decimal::count;
 use crate::error::{Error, InvalidInput, MapError, OutputError, RunError};
 use crate::map::{self, MapGrid, MapManifest, OperatingPoint, Passes};
+use crate::report::assess::deadline_words;
 use crate::report::{self, staging::Staging};
 use crate::runner::early::Question;
 use crate::scenario::set::paths_overlap;
@@ -324,6 +325,10 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
             count(manifest.policies.len() as f64, "policy", "policies"),
             count(result.simulated as f64, "run", "runs"),
             saved(&manifest, result.simulated)
+        ))?;
+        out.line(format_args!(
+            "a run counts as recovered when it recovers {} (--recover-within)",
+            deadline_words(question.recover_within)
         ))?;
         for p in written {
             out.line(format_args!("wrote {}", p.display()))?;

@@ -16,7 +16,7 @@ use crate::assess::bisect::Interval;
 use crate::assess::{Assessment, PolicyVerdict};
 use crate::decimal::{count, num};
 use crate::report::OutputError;
-use crate::time::secs;
+use crate::time::{secs, Nanos};
 use std::path::PathBuf;
 
 /// How far (relative) an analytic estimate may be from the simulated one
@@ -91,7 +91,13 @@ fn tried(v: f64) -> String {
 /// What "recovers" means in this assessment, in words: "within 1 min of
 /// the fault's end" or "before the run's end".
 pub fn recovery_deadline(a: &Assessment) -> String {
-    match a.recover_within {
+    deadline_words(a.recover_within)
+}
+
+/// A recovery deadline in words: "within 1 min of the fault's end", or
+/// (none) "before the run's end". `assess` and `map` say it alike.
+pub fn deadline_words(within: Option<Nanos>) -> String {
+    match within {
         Some(w) => format!("within {} of the fault's end", human_secs(secs(w))),
         None => "before the run's end".to_string(),
     }
