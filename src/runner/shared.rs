@@ -13,6 +13,7 @@ use crate::engine::stop;
 use crate::metrics::RunResult;
 use crate::model::run::{first_edge, sharing_key, simulate_to};
 use crate::scenario::Scenario;
+use crate::time::Nanos;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -76,6 +77,21 @@ fn groups(jobs: &[Job<'_>]) -> Vec<Vec<usize>> {
     groups
 }
 
+/// Where a group's shared part ends and whose run it is: the earliest
+/// fault or action edge among `members` (above 0), and the member with
+/// that edge (the others whose first edge is the same go on from it).
+/// `None` when fewer than two jobs share the group or none has an edge.
+fn shared_part(jobs: &[Job<'_>], members: &[usize]) -> Option<(Nanos, usize)> {
+    if members.len() < 2 {
+        return None;
+    }
+    members
+        .iter()
+        .filter_map(|&i| Some((first_edge(jobs[i].scenario.spec())?, i)))
+        .min()
+        .filter(|&(t, _)| t > 0)
+}
+
 /// Runs one group's jobs: the part before the group's earliest edge once
 /// (when more than one job shares it), then each job from a copy of it.
 fn run_group(
@@ -87,19 +103,16 @@ fn run_group(
     if stop::requested() {
         return Err(RunError::Interrupted);
     }
-    let first = jobs[members[0]];
-    let pause = members
-        .iter()
-        .filter_map(|&i| first_edge(jobs[i].scenario.spec()))
-        .min()
-        .filter(|&t| t > 0 && members.len() > 1);
-    let prefix = match pause {
-        Some(t) => Some(Arc::new(simulate_to(
-            first.scenario,
-            first.policy,
-            first.replication,
-            t,
-        )?)),
+    let prefix = match shared_part(jobs, members) {
+        Some((until, i)) => {
+            let j = jobs[i];
+            Some(Arc::new(simulate_to(
+                j.scenario,
+                j.policy,
+                j.replication,
+                until,
+            )?))
+        }
         None => None,
     };
     let work: Vec<Work<'_, '_>> = members
@@ -148,7 +161,22 @@ mod tests {
             .iter()
             .flat_map(|s| super::super::jobs_of(s, 2))
             .collect();
-        assert_eq!(groups(&jobs).len(), 2 * 3 * 2);
+        let groups = groups(&jobs);
+        assert_eq!(groups.len(), 2 * 3 * 2);
+        // Each group's part before the stall at 20 s is shared, and every
+        // cell whose stall starts then goes on from it; the stall from
+        // 21 s cannot.
+        for members in &groups {
+            let (until, i) = shared_part(&jobs, members).unwrap();
+            assert_eq!(until, 20_000_000_000);
+            let j = jobs[i];
+            let paused = simulate_to(j.scenario, j.policy, j.replication, until).unwrap();
+            for &m in members {
+                let (job, late) = (jobs[m], std::ptr::eq(jobs[m].scenario, &cells[2]));
+                let resumed = paused.resume(job.scenario, job.policy, job.replication, None);
+                assert_eq!(resumed.unwrap().is_some(), !late, "job {m}");
+            }
+        }
         let question = Question {
             recover_within: Some(10_000_000_000),
         };
