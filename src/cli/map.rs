@@ -7,8 +7,7 @@ use super::progress;
 use crate::decimal::count;
 use crate::error::{Error, InvalidInput, MapError, OutputError, RunError};
 use crate::map::{self, MapGrid, MapManifest, OperatingPoint, Passes};
-use crate::report::assess::deadline_words;
-use crate::report::{self, staging::Staging};
+use crate::report::{self, format::deadline_words, staging::Staging};
 use crate::runner::early::Question;
 use crate::scenario::set::paths_overlap;
 use crate::scenario::{self, Scenario};
@@ -314,8 +313,7 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     bar.finish_and_clear();
     let result = result?;
     let table = map::table(&grid, &names, &result);
-    let mut manifest = manifest(&base, at_base, &grid, names, passes, shard, &table)?;
-    manifest.recover_within_s = question.recover_within.map(secs);
+    let manifest = manifest(&base, at_base, &grid, passes, shard, question, &table)?;
     let written = report::map::write(stage, &manifest, &table, sim.no_plots)?;
     if !sim.quiet {
         let mut out = Stdout::lock();
@@ -337,15 +335,15 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The manifest of the map: what it varied and ran, and (when the base
+/// The manifest of the map: what it varied, asked and ran, and (when the base
 /// could be run as it stands) the scenario's own operating point.
 fn manifest(
     base: &Scenario,
     at_base: bool,
     grid: &MapGrid,
-    policies: Vec<String>,
     passes: Passes,
     shard: Shard,
+    question: Question,
     table: &crate::sweep::Table,
 ) -> Result<MapManifest, Error> {
     let json = serde_json::to_value(base.spec()).map_err(OutputError::Json)?;
@@ -354,7 +352,7 @@ fn manifest(
         seed: base.spec().seed,
         x: grid.x.clone(),
         y: grid.y.clone(),
-        policies,
+        policies: base.policies().iter().map(|p| p.name.clone()).collect(),
         passes,
         operating_point: if at_base {
             OperatingPoint {
@@ -368,7 +366,7 @@ fn manifest(
         runs: 0,
         full_runs: 0,
         fingerprint: base.fingerprint(),
-        recover_within_s: None,
+        recover_within_s: question.recover_within.map(secs),
     };
     manifest.count_runs(table);
     Ok(manifest)

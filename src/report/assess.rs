@@ -8,7 +8,7 @@
 //! `retry_window_s`, then the rest of the verdict. Numbers follow the report
 //! rule; a missing value is `null`.
 
-use super::format::{html, human_secs, json_num, json_str, percent};
+use super::format::{deadline_words, html, human_secs, json_num, json_str, percent};
 use super::html::{swatch, STYLE};
 use super::output::{final_paths, save};
 use super::staging::Staging;
@@ -16,7 +16,7 @@ use crate::assess::bisect::Interval;
 use crate::assess::{Assessment, PolicyVerdict};
 use crate::decimal::{count, num};
 use crate::report::OutputError;
-use crate::time::{secs, Nanos};
+use crate::time::secs;
 use std::path::PathBuf;
 
 /// How far (relative) an analytic estimate may be from the simulated one
@@ -92,15 +92,6 @@ fn tried(v: f64) -> String {
 /// the fault's end" or "before the run's end".
 pub fn recovery_deadline(a: &Assessment) -> String {
     deadline_words(a.recover_within)
-}
-
-/// A recovery deadline in words: "within 1 min of the fault's end", or
-/// (none) "before the run's end". `assess` and `map` say it alike.
-pub fn deadline_words(within: Option<Nanos>) -> String {
-    match within {
-        Some(w) => format!("within {} of the fault's end", human_secs(secs(w))),
-        None => "before the run's end".to_string(),
-    }
 }
 
 /// The one sentence that says what "recovers" means.

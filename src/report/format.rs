@@ -4,6 +4,7 @@
 
 use crate::decimal::num;
 use crate::sweep::range::value_and_unit;
+use crate::time::{secs, Nanos};
 
 /// The JSON text of an optional value under the report rule: `null`, an
 /// integer when the rounded value is whole, else the rounded decimal.
@@ -33,6 +34,15 @@ pub fn html(s: &str) -> String {
         }
     }
     out
+}
+
+/// A recovery deadline in words: "within 1 min of the fault's end", or
+/// (none) "before the run's end". `assess` and `map` say it alike.
+pub fn deadline_words(within: Option<Nanos>) -> String {
+    match within {
+        Some(w) => format!("within {} of the fault's end", human_secs(secs(w))),
+        None => "before the run's end".to_string(),
+    }
 }
 
 /// A duration in seconds as a person would say it: `45 s`, `12.5 s`,
