@@ -590,6 +590,8 @@ mod tests {
             policy: format!("p{pi}"),
             policy_index: pi,
             replication: rep,
+            events: 0,
+            stopped_at_s: None,
             tiers: vec![crate::metrics::TierRun {
                 summary: RunSummary {
                     requests: 100,
@@ -609,7 +611,6 @@ mod tests {
                 },
                 ..Default::default()
             }],
-            events: 0,
         }
     }
 

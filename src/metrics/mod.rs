@@ -563,6 +563,9 @@ pub struct RunResult {
     pub replication: u32,
     /// Events the engine processed (for perf.json only).
     pub events: u64,
+    /// When a stop check ended the run early (s: the end of its last
+    /// closed bin; a search's run); `None` for a run to the scenario's end.
+    pub stopped_at_s: Option<f64>,
     /// Every tier's figures, the top backend (tier 0) first and always
     /// there: its time series and summary are the run's own.
     pub tiers: Vec<TierRun>,

@@ -666,6 +666,16 @@ impl Requests {
         self.open
     }
 
+    /// When the oldest request still open arrived, if any is open,
+    /// without forgetting the ended ones ahead of it ([`Self::oldest_start`]
+    /// does, so right after it this is one step).
+    pub fn peek_oldest_start(&self) -> Option<Nanos> {
+        self.order.iter().find_map(|&(slot, gen)| {
+            let r = &self.slots[slot as usize];
+            (r.gen == gen && r.phase != Phase::Free).then_some(r.start)
+        })
+    }
+
     /// When the oldest request still open arrived, if any is open.
     pub fn oldest_start(&mut self) -> Option<Nanos> {
         while let Some(&(slot, gen)) = self.order.front() {

@@ -91,10 +91,33 @@ pub fn simulate_story(
     simulate_with(scenario, policy_index, replication, story, None)
 }
 
-/// Asked each time the top tier closes bins, with every bin closed so far:
-/// `true` ends the run at the end of the last one (see
+/// Asked each time the top tier closes bins, with the run's progress:
+/// `true` ends the run at the end of the last closed bin (see
 /// [`simulate_until`]).
-pub type StopCheck<'a> = &'a mut dyn FnMut(&[BinRow]) -> bool;
+pub type StopCheck<'a> = &'a mut dyn FnMut(&Progress<'_>) -> bool;
+
+/// What a stop check reads when the top tier closes bins: its bins so far
+/// and the whole-run figures that can only grow, as they stand at the end
+/// of the last closed bin. Each figure of the whole run is at least the
+/// one here, so a limit already broken here is broken by the whole run.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress<'r> {
+    /// Every bin closed so far.
+    pub bins: &'r [BinRow],
+    /// The counts so far: requests ended (and how), attempts made, and
+    /// `max_task_age_s` over the requests that ended.
+    pub summary: &'r RunSummary,
+    /// The worst second so far (attempts that reached the backend within
+    /// 1 s, after warm-up), as `RunSummary::peak_offered_1s`.
+    pub peak_offered_1s: u64,
+    /// The top backend's nominal capacity (requests/s), as
+    /// `RunSummary::capacity_rps`.
+    pub capacity_rps: f64,
+    /// How long the oldest request still open had been open at the end of
+    /// the last closed bin (s), when it is counted (arrived after the
+    /// warm-up); `None` when none is open or the oldest is not counted.
+    pub oldest_open_age_s: Option<f64>,
+}
 
 /// [`simulate`], with a check that may end the run early at a bin
 /// boundary: the run then is exactly the first part of the full run (the
@@ -447,10 +470,10 @@ impl<'a> Sim<'a> {
                     tier.meter.advance(now, &mut tier.reqs);
                 }
                 if let Some(check) = stop_check.as_mut() {
-                    let rows = self.tiers[TOP].meter.col.rows();
-                    if rows.len() != closed {
-                        closed = rows.len();
-                        if check(rows) {
+                    let top = &self.tiers[TOP];
+                    if top.meter.col.rows().len() != closed {
+                        closed = top.meter.col.rows().len();
+                        if check(&top.progress()) {
                             // Every bin up to `edge` is closed and no event
                             // lies between it and `now`: the run ends there.
                             let edge = self.tiers[TOP].meter.col.closed_until();
@@ -645,6 +668,7 @@ impl<'a> Sim<'a> {
             policy_index,
             replication,
             events,
+            stopped_at_s: (self.run_end < spec.duration.ns()).then(|| secs(self.run_end)),
             tiers,
         }
     }

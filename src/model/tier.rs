@@ -16,9 +16,10 @@ use super::clients::Clients;
 use super::faults::Timeline;
 use super::meter::Meter;
 use super::requests::{Job, ReadAhead, Requests};
+use super::run::Progress;
 use crate::engine::{LaneId, OldestFirst};
 use crate::policy::Policy;
-use crate::time::Nanos;
+use crate::time::{secs, Nanos};
 
 /// No worker / no caller.
 const NONE: u32 = u32::MAX;
@@ -82,6 +83,23 @@ pub struct Tier<'a> {
 }
 
 impl<'a> Tier<'a> {
+    /// Its progress for a stop check (see [`Progress`]), read when bins
+    /// have just closed.
+    pub fn progress(&self) -> Progress<'_> {
+        let edge = self.meter.col.closed_until();
+        let oldest = self.reqs.peek_oldest_start();
+        let warmup = self.meter.warmup();
+        Progress {
+            bins: self.meter.col.rows(),
+            summary: &self.meter.summary,
+            peak_offered_1s: self.meter.col.peak_1s.max(),
+            capacity_rps: self.backend.nominal_capacity(),
+            oldest_open_age_s: oldest
+                .filter(|&start| start >= warmup)
+                .map(|start| secs(edge.saturating_sub(start))),
+        }
+    }
+
     /// The request in `slot` makes its next attempt at `now`: begun,
     /// counted in the current bin (a first attempt, or a retry with its
     /// gap since the last one) and told to its client. The one place an

@@ -25,7 +25,7 @@ pub use budget::{BudgetSpec, Deposit};
 pub use hedging::{Hedging, HedgingSpec};
 pub use jitter::{Jitter, JitterSpec};
 pub use limiter::LimiterSpec;
-pub use reading::{Failures, ZeroTimeRetries};
+pub use reading::{Behaviour, Failures, ZeroTimeRetries};
 pub use reconnect::{Reconnect, ReconnectSpec, Reconnecting};
 pub use scope::BudgetScope;
 pub use spec::{PolicySpec, Pushback};

@@ -12,7 +12,7 @@
 
 use super::bounds::{self, Bound, Context, Limit};
 use super::schedule::{self, Schedule};
-use super::{Policy, Pushback};
+use super::{Backoff, Policy, Pushback};
 use crate::time::{format_duration, Nanos};
 
 /// How a policy's retries can go out with no time passing and no limit on
@@ -53,7 +53,82 @@ pub struct QueueRetry {
     pub max_retry_duration: Option<Nanos>,
 }
 
+/// What a run under a policy depends on ([`Policy::behaviour`]): two
+/// policies with equal behaviours make the same run from the same random
+/// streams.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Behaviour {
+    /// The policy, its backoff replaced by a constant when `delays` hold
+    /// its schedule instead, and its `max_retry_duration` dropped when no
+    /// attempt limit lets it count.
+    policy: Policy,
+    /// The kind of its backoff (the model treats kinds apart).
+    kind: std::mem::Discriminant<Backoff>,
+    /// Every delay that can happen, retry 1 first, up to the first that
+    /// every later one repeats (or the last retry the attempt limit
+    /// allows); `None` when the delays depend on more than the retry's
+    /// number (decorrelated backoff, jitter that reads the next delay) or
+    /// take too long to settle.
+    delays: Option<Vec<Nanos>>,
+}
+
+/// Delays walked at most to find where a schedule settles.
+const SETTLE_WALK: u32 = 10_000;
+
 impl Policy {
+    /// What its runs depend on: the policy with what cannot change them
+    /// left out, so that settings written differently but acting the same
+    /// (a `max_doublings` that the cap reaches first, a `max_backoff`
+    /// equal to the `min_backoff`) are told to be the same run. Each
+    /// retry's delay depends only on its number and one draw, once the
+    /// backoff is not decorrelated and the jitter reads no other delay:
+    /// then the list of delays stands for the backoff.
+    pub fn behaviour(&self) -> Behaviour {
+        let mut policy = self.clone();
+        if policy.max_attempts.is_none() {
+            // Without an attempt limit a request never gives up (both
+            // limits must be reached), whatever its age.
+            policy.max_retry_duration = None;
+        }
+        let kind = std::mem::discriminant(&self.backoff);
+        // A constant is its own list; validation keeps every other
+        // schedule from shrinking (a multiplier of at least 1), so it
+        // stays at its cap once there.
+        let by_number = !matches!(
+            self.backoff,
+            Backoff::Decorrelated { .. } | Backoff::Constant { .. }
+        ) && !self.jitter.needs_next();
+        let last = match (self.max_attempts, policy.max_retry_duration) {
+            (Some(m), None) => m.saturating_sub(1).min(SETTLE_WALK),
+            _ => SETTLE_WALK,
+        };
+        let delays = by_number.then(|| self.settled_delays(last)).flatten();
+        if delays.is_some() {
+            policy.backoff = Backoff::Constant { delay: 0 };
+        }
+        Behaviour {
+            policy,
+            kind,
+            delays,
+        }
+    }
+
+    /// The nominal delays of retries 1 to `last`, stopping at the first
+    /// that equals the cap (every later one does); `None` when neither
+    /// happens within [`SETTLE_WALK`].
+    fn settled_delays(&self, last: u32) -> Option<Vec<Nanos>> {
+        let cap = self.backoff.cap();
+        let mut delays = Vec::new();
+        for n in 1..=last {
+            let d = self.backoff.nominal(n);
+            delays.push(d);
+            if d >= cap {
+                return Some(delays);
+            }
+        }
+        (last < SETTLE_WALK).then_some(delays)
+    }
+
     /// Attempts in all, the first included, as a number: infinite when
     /// unlimited.
     pub fn attempt_cap(&self) -> f64 {
@@ -234,6 +309,80 @@ mod tests {
         };
         edit(&mut spec);
         resolve(&spec).unwrap()
+    }
+
+    fn cloud_tasks(min_s: u64, max_s: u64, doublings: u32) -> impl FnOnce(&mut PolicySpec) {
+        move |s: &mut PolicySpec| {
+            s.max_attempts = Some(50);
+            s.backoff = Some(BackoffSpec::CloudTasks {
+                min_backoff: Dur::from_secs(min_s),
+                max_backoff: Dur::from_secs(max_s),
+                max_doublings: doublings,
+            });
+        }
+    }
+
+    /// Settings written differently that act the same have one behaviour;
+    /// any difference in a delay or a limit that can count tells them
+    /// apart.
+    #[test]
+    fn behaviours_are_equal_exactly_when_every_delay_and_limit_is() {
+        let b = |min_s, max_s, d| policy(cloud_tasks(min_s, max_s, d)).behaviour();
+        // With min = max every delay is the cap, however many doublings.
+        assert_eq!(b(60, 60, 0), b(60, 60, 16));
+        // From 1 s, five doublings reach 32 s at retry 6; retry 7 is 64 s
+        // by doubling or by the linear step of 32 s, capped at 60 s: from 5
+        // doublings on the schedule is 1, 2, 4, …, 32, 60 s. With 4 the
+        // step is 16 s: 16, 32, 48, 60 s.
+        assert_eq!(b(1, 60, 5), b(1, 60, 10));
+        assert_ne!(b(1, 60, 4), b(1, 60, 5));
+        assert_ne!(b(1, 60, 10), b(2, 60, 10));
+        assert_ne!(b(1, 60, 10), b(1, 120, 10));
+        // Beyond the last retry the attempt limit allows, delays do not
+        // count: 2 attempts retry once, after min_backoff.
+        let twice = |max_s| {
+            policy(|s| {
+                cloud_tasks(1, max_s, 10)(s);
+                s.max_attempts = Some(2);
+            })
+            .behaviour()
+        };
+        assert_eq!(twice(60), twice(3600));
+        // An age limit counts only beside an attempt limit.
+        let aged = |attempts, secs| {
+            policy(|s| {
+                cloud_tasks(1, 60, 10)(s);
+                s.max_attempts = Some(attempts);
+                s.max_retry_duration = Some(Dur::from_secs(secs));
+            })
+            .behaviour()
+        };
+        assert_eq!(aged(0, 60), aged(0, 3600));
+        assert_ne!(aged(50, 60), aged(50, 3600));
+        assert_ne!(aged(50, 60), aged(40, 60));
+    }
+
+    /// Where a delay depends on more than its retry's number, the backoff
+    /// is kept as written.
+    #[test]
+    fn delays_that_read_more_than_their_number_keep_the_backoff() {
+        let next_step = |doublings| {
+            policy(|s| {
+                cloud_tasks(60, 60, doublings)(s);
+                s.jitter = Some(crate::policy::JitterSpec::NextStep);
+            })
+            .behaviour()
+        };
+        assert!(next_step(3).delays.is_none());
+        assert_ne!(next_step(3), next_step(16));
+        let full = policy(|s| {
+            cloud_tasks(60, 60, 3)(s);
+            s.jitter = Some(crate::policy::JitterSpec::Full);
+        });
+        assert!(full.behaviour().delays.is_some());
+        let constant = policy(|s| s.max_attempts = Some(3));
+        assert!(constant.behaviour().delays.is_none());
+        assert_eq!(constant.behaviour().policy.backoff, constant.backoff);
     }
 
     /// The window is the age limit only beside an attempt limit (both must

@@ -155,6 +155,7 @@ mod tests {
             policy_index: pi,
             replication: 0,
             events: 0,
+            stopped_at_s: None,
             tiers: vec![crate::metrics::TierRun {
                 bins,
                 ..Default::default()

@@ -121,6 +121,11 @@ fn candidate_columns<'a>() -> Vec<Column<CandidateRow<'a>>> {
             name: "failed",
             cell: |r| text(r.cand.failed.clone().unwrap_or_default()),
         },
+        Column {
+            name: "replications",
+            cell: |r| int(r.cand.score.spread.replications),
+        },
+        score!("stopped_at_s", |s| s.stopped_at_s),
     ]
 }
 
@@ -128,15 +133,19 @@ fn candidate_columns<'a>() -> Vec<Column<CandidateRow<'a>>> {
 /// baseline (candidate 0) first: what it changes from the baseline,
 /// whether it met the constraints under every assumption (`true`,
 /// `false`, or `unchecked` when it met them under the reference
-/// assumption but would not have become the best, so the others were not
-/// simulated), its figures under the reference assumption as mean,
-/// smallest and largest over the replications, and what each constraint
-/// was judged on: the `judged_*` columns are the worst value over every
-/// replication of every assumption checked (`assumptions_checked` of
-/// them; the checks stop at the first broken constraint, named in
-/// `failed`). The peak load there is the worst 1 s window; the bin
-/// average is `peak_load_bin_max`. A figure that is not a number is an
-/// empty cell.
+/// assumption but the others were not simulated: it would not have become
+/// the best, or a better one of its step was found robust first), its
+/// figures under the reference assumption as mean, smallest and largest
+/// over the replications, and what each constraint was judged on: the
+/// `judged_*` columns are the worst value over every replication of every
+/// assumption checked (`assumptions_checked` of them; the checks stop at
+/// the first broken constraint, named in `failed`). The peak load there
+/// is the worst 1 s window; the bin average is `peak_load_bin_max`. The
+/// last two columns say what the figures cover: `replications` (fewer
+/// than asked when the first broke a constraint, so the others were not
+/// run) and `stopped_at_s`, when a run stopped at a broken constraint
+/// (empty when every run went to the scenario's end). A figure that is
+/// not a number is an empty cell.
 pub fn candidates_csv(t: &Tuned) -> Result<Vec<u8>, csv::Error> {
     let rows: Vec<CandidateRow<'_>> = t
         .candidates
@@ -261,9 +270,10 @@ mod tests {
     #[test]
     fn candidate_columns_are_declared_once() {
         let names: Vec<&str> = candidate_columns().iter().map(|c| c.name).collect();
-        assert_eq!(names.len(), 29);
+        assert_eq!(names.len(), 31);
         assert_eq!(names[0], "candidate");
         assert_eq!(names[28], "failed");
+        assert_eq!(names[30], "stopped_at_s");
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         assert_eq!(Cell::Num(Some(f64::NAN)).csv(), "");

@@ -22,7 +22,8 @@
 //!    shown a recovery (up to `W` + `stable_for`, rounded up to whole bins)
 //!    are all closed;
 //! 3. **a constraint is already broken** (`tune`): the caller's own check
-//!    on the bins so far says so (see [`run_jobs_until`]).
+//!    on the run so far (its bins and the figures that only grow, see
+//!    `model::run::Progress`) says so (see [`run_jobs_until_broken`]).
 //!
 //! A stopped run is exactly the first part of the full run (the same
 //! events in the same order, see `model::run::simulate_until`), so the
@@ -33,6 +34,8 @@
 use super::{Job, RunError};
 use crate::engine::stop;
 use crate::metrics::{recovery, BinRow, RunResult};
+/// What a stop check reads of a run so far (a caller's [`Broken`] too).
+pub use crate::model::run::Progress;
 use crate::model::run::{simulate_to, simulate_until, Paused};
 use crate::scenario::spec::ScenarioSpec;
 use crate::scenario::Scenario;
@@ -135,8 +138,10 @@ impl StopRule {
 }
 
 /// A caller's constraint on a run, read at bin boundaries: `true` when the
-/// bins so far (of a run of the scenario given) already break it.
-pub type Broken = dyn Fn(&ScenarioSpec, &[BinRow]) -> bool + Sync;
+/// run so far (of the scenario given) already breaks it. It must be a
+/// function of the bins and of figures that only grow (see [`Progress`]),
+/// so that the whole run breaks it too.
+pub type Broken<'c> = dyn Fn(&ScenarioSpec, &Progress<'_>) -> bool + Sync + 'c;
 
 /// One run of a search: the job, whether it may stop early, and where it
 /// starts.
@@ -176,7 +181,28 @@ pub type Done<'k> = (RunResult, Option<Arc<Paused<'k>>>);
 pub fn run_jobs_until<'k>(
     work: &[Work<'_, 'k>],
     question: Question,
-    broken: Option<&Broken>,
+    broken: Option<&Broken<'_>>,
+    on_done: &(dyn Fn() + Sync),
+) -> Result<Vec<Done<'k>>, RunError> {
+    run_work(work, Some(question), broken, on_done)
+}
+
+/// [`run_jobs_until`] for a search that asks no recovery question
+/// (`tune`, whose objective reads the whole run): a job marked `early`
+/// stops only once `broken` says a constraint is broken (rule 3).
+pub fn run_jobs_until_broken<'k>(
+    work: &[Work<'_, 'k>],
+    broken: &Broken<'_>,
+    on_done: &(dyn Fn() + Sync),
+) -> Result<Vec<Done<'k>>, RunError> {
+    run_work(work, None, Some(broken), on_done)
+}
+
+/// [`run_jobs_until`], with rules 1 and 2 only when `question` is given.
+fn run_work<'k>(
+    work: &[Work<'_, 'k>],
+    question: Option<Question>,
+    broken: Option<&Broken<'_>>,
     on_done: &(dyn Fn() + Sync),
 ) -> Result<Vec<Done<'k>>, RunError> {
     work.par_iter()
@@ -186,9 +212,9 @@ pub fn run_jobs_until<'k>(
             }
             let job = &w.job;
             let spec = job.scenario.spec();
-            let rule = StopRule::new(spec, question);
-            let mut decided = |bins: &[BinRow]| {
-                rule.is_some_and(|r| r.decided(bins)) || broken.is_some_and(|b| b(spec, bins))
+            let rule = question.and_then(|q| StopRule::new(spec, q));
+            let mut decided = |p: &Progress<'_>| {
+                rule.is_some_and(|r| r.decided(p.bins)) || broken.is_some_and(|b| b(spec, p))
             };
             let (policy, rep) = (job.policy, job.replication);
             let kept = match &w.start {

@@ -26,11 +26,13 @@
 
 pub mod api;
 pub mod assume;
+pub mod broken;
 
 use crate::decimal::count;
 use crate::metrics::{Recovery, RunResult};
 use crate::policy::{self, Backoff, Policy};
 use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
+use crate::runner::early::{run_jobs_until_broken, Progress, Start, Work};
 use crate::runner::{self, Job, RunError};
 use crate::scenario::spec::DispatcherSpec;
 use crate::scenario::Scenario;
@@ -123,6 +125,10 @@ pub struct Score {
     pub peak_load_bin_ratio: f64,
     /// Each figure's spread over the replications.
     pub spread: Spread,
+    /// When the first of its runs to stop at a broken constraint stopped
+    /// (s), its figures covering the run up to there; `None` when every
+    /// run went to the scenario's end.
+    pub stopped_at_s: Option<f64>,
 }
 
 /// Smallest and largest value over the replications of a candidate.
@@ -172,6 +178,12 @@ pub struct Candidate {
     pub checks: Vec<Check>,
     /// Every assumption was checked and met every constraint.
     pub robust: bool,
+    /// It met every constraint under the reference and beat the best so
+    /// far when it was simulated, so it is worth the other assumptions.
+    /// The best such candidate of a step is checked under them at once;
+    /// the others only if the fresh replications come to them (see
+    /// `fresh_tries`): until then neither `robust` nor `failed` is set.
+    pub contender: bool,
     /// The first constraint broken, and under which assumption.
     pub failed: Option<String>,
 }
@@ -209,7 +221,8 @@ pub struct Tuned {
     /// Number of candidates evaluated, the baseline included (a setting
     /// the search comes back to counts each time).
     pub evaluated: usize,
-    /// Number of different settings among them: each was simulated once.
+    /// Number of settings among them that act differently (see
+    /// `Policy::behaviour`): each was simulated once.
     pub distinct: usize,
     /// Number of simulations run in all.
     pub runs: usize,
@@ -323,6 +336,16 @@ impl Setting {
     /// What tells settings apart: the policy and queue as written.
     fn key(&self) -> String {
         format!("{:?}", (&self.spec, &self.dispatcher))
+    }
+
+    /// What tells their runs apart: the policy's behaviour (see
+    /// [`Policy::behaviour`]) and the queue. Settings written differently
+    /// that act the same share their runs.
+    fn runs_key(&self) -> String {
+        match policy::resolve(&self.spec) {
+            Ok(p) => format!("{:?}", (p.behaviour(), &self.dispatcher)),
+            Err(_) => self.key(),
+        }
     }
 }
 
@@ -464,6 +487,7 @@ fn run_under(
     settings: &[&Setting],
     assumption: &Assumption,
     reps: std::ops::Range<u32>,
+    need: Need<'_>,
 ) -> Result<Vec<Option<Runs>>, RunError> {
     let mut scenarios: Vec<Option<(String, Scenario)>> = Vec::with_capacity(settings.len());
     for s in settings {
@@ -486,6 +510,22 @@ fn run_under(
             _ => Some(("as the scenario".to_string(), one)),
         });
     }
+    let runs = match need {
+        Need::Figures => whole_runs(&scenarios, reps)?,
+        Need::Verdict(c, first_alone) => runs_until_broken(&scenarios, reps, c, first_alone)?,
+    };
+    Ok(scenarios
+        .into_iter()
+        .zip(runs)
+        .map(|(s, runs)| s.map(|(label, _)| (label, runs)))
+        .collect())
+}
+
+/// Every replication of `reps` of each scenario given, run to its end.
+fn whole_runs(
+    scenarios: &[Option<(String, Scenario)>],
+    reps: std::ops::Range<u32>,
+) -> Result<Vec<Vec<RunResult>>, RunError> {
     let jobs: Vec<Job<'_>> = scenarios
         .iter()
         .flatten()
@@ -498,15 +538,82 @@ fn run_under(
         })
         .collect();
     let mut results = runner::run_jobs(&jobs, false, &|| {})?.into_iter();
-    let per = reps.len();
     Ok(scenarios
-        .into_iter()
-        .map(|s| s.map(|(label, _)| (label, results.by_ref().take(per).collect())))
+        .iter()
+        .map(|s| match s {
+            Some(_) => results.by_ref().take(reps.len()).collect(),
+            None => Vec::new(),
+        })
         .collect())
 }
 
+/// What a search needs of a candidate's runs.
+#[derive(Clone, Copy)]
+enum Need<'c> {
+    /// Its figures: every run goes to the scenario's end.
+    Figures,
+    /// Only whether it meets the constraints (its figures matter only if
+    /// it does): [`runs_until_broken`], the first replication alone when
+    /// `true`.
+    Verdict(&'c Constraints, bool),
+}
+
+/// The runs of `reps` of each scenario given, for a candidate whose
+/// figures matter only if it meets `c`: each run stops once it breaks a
+/// constraint for good ([`broken::already_broken`]). With `first_alone`,
+/// the first replication runs before the others: when it breaks a
+/// constraint, the candidate fails whatever they do, and they are not
+/// run (worth it where many candidates fail; otherwise every replication
+/// runs at once).
+fn runs_until_broken(
+    scenarios: &[Option<(String, Scenario)>],
+    reps: std::ops::Range<u32>,
+    c: &Constraints,
+    first_alone: bool,
+) -> Result<Vec<Vec<RunResult>>, RunError> {
+    let check =
+        |_: &crate::scenario::spec::ScenarioSpec, p: &Progress<'_>| broken::already_broken(c, p);
+    let run = |jobs: Vec<(usize, u32)>| -> Result<Vec<(usize, RunResult)>, RunError> {
+        let work: Vec<Work<'_, '_>> = jobs
+            .iter()
+            .map(|&(i, replication)| Work {
+                job: Job {
+                    scenario: &scenarios[i].as_ref().expect("only simulated ones").1,
+                    policy: 0,
+                    replication,
+                },
+                early: true,
+                start: Start::Fresh,
+            })
+            .collect();
+        let done = run_jobs_until_broken(&work, &check, &|| {})?;
+        Ok(jobs
+            .iter()
+            .map(|j| j.0)
+            .zip(done.into_iter().map(|d| d.0))
+            .collect())
+    };
+    let simulated = || (0..scenarios.len()).filter(|&i| scenarios[i].is_some());
+    let mut runs: Vec<Vec<RunResult>> = vec![Vec::new(); scenarios.len()];
+    let first = if first_alone { 1 } else { reps.len() as u32 };
+    let now: Vec<(usize, u32)> = simulated()
+        .flat_map(|i| (reps.start..(reps.start + first).min(reps.end)).map(move |k| (i, k)))
+        .collect();
+    for (i, r) in run(now)? {
+        runs[i].push(r);
+    }
+    let rest: Vec<(usize, u32)> = simulated()
+        .filter(|&i| score(&runs[i]).broken(c).is_none())
+        .flat_map(|i| ((reps.start + first).min(reps.end)..reps.end).map(move |k| (i, k)))
+        .collect();
+    for (i, r) in run(rest)? {
+        runs[i].push(r);
+    }
+    Ok(runs)
+}
+
 /// Scores one candidate from its runs (one per replication).
-fn score(runs: &[RunResult]) -> Score {
+pub fn score(runs: &[RunResult]) -> Score {
     let n = runs.len() as f64;
     let mean = |f: &dyn Fn(&RunResult) -> f64| runs.iter().map(f).sum::<f64>() / n;
     let range = |f: &dyn Fn(&RunResult) -> f64| -> Range {
@@ -532,6 +639,7 @@ fn score(runs: &[RunResult]) -> Score {
             })
     };
     let mean_of = |v: &[f64]| v.iter().sum::<f64>() / n;
+    let stopped_at_s = runs.iter().filter_map(|r| r.stopped_at_s).reduce(f64::min);
     Score {
         success_rate: mean(&|r| r.summary().success_rate()),
         drop_rate: mean(&|r| share(r, r.summary().dropped)),
@@ -555,6 +663,7 @@ fn score(runs: &[RunResult]) -> Score {
             peak_load_ratio: range(&|r| r.summary().peak_load_ratio_1s()),
             recovery_after_fault_s: recovery.as_deref().map(span),
         },
+        stopped_at_s,
     }
 }
 
@@ -830,6 +939,10 @@ fn better(a: &Score, b: &Score, objective: Objective) -> bool {
     false
 }
 
+/// Which runs: a setting's [`Setting::runs_key`], the assumption (its
+/// index) and the replications (first, end).
+type RunsKey = (String, usize, u32, u32);
+
 /// What the search shares between its steps: the scenario, the baseline
 /// queue, the assumptions, the constraints, the replications, and a count
 /// of the simulations run.
@@ -843,25 +956,33 @@ struct Search<'a> {
     /// The runs made so far, by setting, assumption (its index) and
     /// replications: the descent comes back to settings it has tried
     /// (a knob's variants in the next round), which are not simulated
-    /// again. Looked up, never iterated.
-    made: BTreeMap<(String, usize, u32, u32), Option<Runs>>,
+    /// again. Each with whether its runs may have stopped at a broken
+    /// constraint (see [`runs_until_broken`]): such runs answer only a
+    /// later question of the same kind. Looked up, never iterated.
+    made: BTreeMap<RunsKey, (bool, Option<Runs>)>,
 }
 
 impl Search<'_> {
     /// [`run_under`] with assumption `assumption` (an index), simulating
     /// only what has not been (and each setting once); `runs` counts what
-    /// it simulates.
+    /// it simulates. With `verdict`, only whether the settings meet the
+    /// constraints matters, not their figures when they do not, so their
+    /// runs stop at a broken constraint ([`Need::Verdict`], the first
+    /// replication alone when `first_alone`).
     fn runs_of(
         &mut self,
         settings: &[&Setting],
         assumption: usize,
         reps: std::ops::Range<u32>,
+        verdict: Option<bool>,
     ) -> Result<Vec<Option<Runs>>, RunError> {
-        let key = |s: &Setting| (s.key(), assumption, reps.start, reps.end);
+        let key = |s: &Setting| (s.runs_key(), assumption, reps.start, reps.end);
+        let until_broken = verdict.is_some();
+        let usable = |made: &(bool, Option<Runs>)| until_broken || !made.0;
         let mut missing: Vec<&Setting> = Vec::new();
         for &s in settings {
             let k = key(s);
-            if !self.made.contains_key(&k) && !missing.iter().any(|m| key(m) == k) {
+            if !self.made.get(&k).is_some_and(usable) && !missing.iter().any(|m| key(m) == k) {
                 missing.push(s);
             }
         }
@@ -871,22 +992,31 @@ impl Search<'_> {
             &missing,
             &self.assumptions[assumption],
             reps.clone(),
+            match verdict {
+                None => Need::Figures,
+                Some(first_alone) => Need::Verdict(&self.constraints, first_alone),
+            },
         )?;
         for (s, r) in missing.into_iter().zip(made) {
             self.runs += r.as_ref().map_or(0, |(_, runs)| runs.len());
-            self.made.insert(key(s), r);
+            self.made.insert(key(s), (until_broken, r));
         }
         Ok(settings
             .iter()
-            .map(|s| self.made[&key(s)].clone())
+            .map(|s| self.made[&key(s)].1.clone())
             .collect())
     }
 
     /// Simulates `settings` under the reference assumption: candidates
-    /// with only that check.
-    fn reference(&mut self, settings: Vec<Setting>) -> Result<Vec<Candidate>, RunError> {
+    /// with only that check (`until_broken`: only whether they meet the
+    /// constraints matters, see [`Self::runs_of`]).
+    fn reference(
+        &mut self,
+        settings: Vec<Setting>,
+        until_broken: bool,
+    ) -> Result<Vec<Candidate>, RunError> {
         let refs: Vec<&Setting> = settings.iter().collect();
-        let runs = self.runs_of(&refs, 0, 0..self.replications)?;
+        let runs = self.runs_of(&refs, 0, 0..self.replications, until_broken.then_some(true))?;
         Ok(settings
             .into_iter()
             .zip(runs)
@@ -900,6 +1030,7 @@ impl Search<'_> {
                     spec: s.spec,
                     dispatcher: s.dispatcher,
                     robust: failed.is_none() && self.assumptions.len() == 1,
+                    contender: false,
                     checks: vec![Check {
                         assumption: label,
                         score: score.clone(),
@@ -914,7 +1045,14 @@ impl Search<'_> {
     /// Checks `candidates` (met the constraints under the reference) under
     /// every other assumption in turn, each assumption for all of them at
     /// once, dropping a candidate at its first broken constraint.
-    fn robustness(&mut self, candidates: &mut [&mut Candidate]) -> Result<(), RunError> {
+    /// `until_broken`: only whether they meet the constraints matters
+    /// (see [`Self::runs_of`]; every replication at once: they met them
+    /// under the reference, so most do).
+    fn robustness(
+        &mut self,
+        candidates: &mut [&mut Candidate],
+        until_broken: bool,
+    ) -> Result<(), RunError> {
         let mut alive: Vec<usize> = (0..candidates.len())
             .filter(|&i| candidates[i].failed.is_none())
             .collect();
@@ -930,7 +1068,8 @@ impl Search<'_> {
                 })
                 .collect();
             let refs: Vec<&Setting> = settings.iter().collect();
-            let runs = self.runs_of(&refs, assumption, 0..self.replications)?;
+            let verdict = until_broken.then_some(false);
+            let runs = self.runs_of(&refs, assumption, 0..self.replications, verdict)?;
             let mut next = Vec::new();
             for (&i, r) in alive.iter().zip(runs) {
                 let Some((label, runs)) = r else {
@@ -969,7 +1108,7 @@ impl Search<'_> {
         let mut checks = Vec::new();
         let mut failed = None;
         for assumption in 0..self.assumptions.len() {
-            let runs = self.runs_of(&[&setting], assumption, first..first + n)?;
+            let runs = self.runs_of(&[&setting], assumption, first..first + n, None)?;
             let Some((label, runs)) = runs.into_iter().next().flatten() else {
                 continue;
             };
@@ -1028,7 +1167,7 @@ pub fn tune(
     }
     let Descent {
         evaluated,
-        all,
+        mut all,
         best,
         ..
     } = descent;
@@ -1039,10 +1178,7 @@ pub fn tune(
         fresh,
         failed_fresh,
     } = match (best, budget.fresh > 0) {
-        (Some(b), true) => {
-            let tries = fresh_tries(b, &all, objective);
-            search.confirm(tries, budget.fresh)?
-        }
+        (Some(b), true) => search.confirm(b, &mut all, objective, budget.fresh)?,
         (best, _) => Confirmed {
             best,
             fresh: None,
@@ -1066,11 +1202,11 @@ impl Search<'_> {
     /// The scenario's own setting `start` as a candidate, checked under
     /// every assumption.
     fn baseline(&mut self, start: Setting) -> Result<Candidate, RunError> {
-        let mut baseline = self.reference(vec![start])?.remove(0);
+        let mut baseline = self.reference(vec![start], false)?.remove(0);
         // The baseline is checked under every assumption, for the record,
         // whether it meets the constraints or not.
         let failed = baseline.failed.take();
-        self.robustness(&mut [&mut baseline])?;
+        self.robustness(&mut [&mut baseline], false)?;
         if failed.is_some() {
             baseline.failed = failed;
             baseline.robust = false;
@@ -1078,12 +1214,29 @@ impl Search<'_> {
         Ok(baseline)
     }
 
-    /// Tries `tries` in order on `n` fresh replications: the first that
-    /// passes them all is the recommendation, with its check; those
-    /// before it failed, and are listed with theirs.
-    fn confirm(&mut self, tries: Vec<Candidate>, n: u32) -> Result<Confirmed, RunError> {
+    /// Tries the recommendation `best`, then the candidates of `all` in
+    /// [`fresh_tries`]'s order (each setting once, [`FRESH_TRIES`] at
+    /// most, a contender only once checked robust) on `n` fresh
+    /// replications: the first that passes them all is the
+    /// recommendation, with its check; those before it failed, and are
+    /// listed with theirs.
+    fn confirm(
+        &mut self,
+        best: Candidate,
+        all: &mut [Candidate],
+        objective: Objective,
+        n: u32,
+    ) -> Result<Confirmed, RunError> {
+        let setting = |c: &Candidate| Setting {
+            spec: c.spec.clone(),
+            dispatcher: c.dispatcher.clone(),
+        };
+        let mut next = fresh_tries(all, objective).into_iter();
+        let mut tried: Vec<Setting> = Vec::new();
         let mut failed_fresh = Vec::new();
-        for c in tries {
+        let mut candidate = Some(best);
+        while let Some(c) = candidate.take() {
+            tried.push(setting(&c));
             let check = self.fresh(&c, n)?;
             if check.passed == check.replications {
                 return Ok(Confirmed {
@@ -1093,6 +1246,19 @@ impl Search<'_> {
                 });
             }
             failed_fresh.push((c, check));
+            while tried.len() < FRESH_TRIES {
+                let Some(i) = next.next() else { break };
+                if tried.iter().any(|t| same(t, &setting(&all[i]))) {
+                    continue;
+                }
+                if !all[i].robust {
+                    self.robustness(&mut [&mut all[i]], true)?;
+                }
+                if all[i].robust {
+                    candidate = Some(all[i].clone());
+                    break;
+                }
+            }
         }
         Ok(Confirmed {
             best: None,
@@ -1160,9 +1326,14 @@ impl Descent {
             .filter(|c| !same(c, &here))
             .collect();
         self.evaluated += settings.len();
-        let mut scored = search.reference(settings)?;
-        // Only a candidate that would become the best is worth the
-        // other assumptions.
+        // Once a candidate is the best, one that breaks a constraint moves
+        // nothing (only the best and, before there is one, how far each
+        // is from the constraints steer the descent): its runs stop there.
+        let mut scored = search.reference(settings, self.best.is_some())?;
+        // Only a candidate that would become the best is worth the other
+        // assumptions, and only until one is found robust: it is then the
+        // step's best (those before it in this order are not robust, those
+        // after it are no better). The others wait ([`fresh_tries`]).
         let mut contenders: Vec<&mut Candidate> = scored
             .iter_mut()
             .filter(|c| {
@@ -1173,7 +1344,16 @@ impl Descent {
                         .is_none_or(|b| better(&c.score, &b.score, objective))
             })
             .collect();
-        search.robustness(&mut contenders)?;
+        contenders.sort_by(|x, y| best_first(&x.score, &y.score, objective));
+        for c in contenders {
+            c.contender = true;
+            if !c.robust {
+                search.robustness(&mut [&mut *c], true)?;
+            }
+            if c.robust {
+                break;
+            }
+        }
         self.all.extend(scored.iter().cloned());
         let mut improved = false;
         for c in scored {
@@ -1208,34 +1388,29 @@ impl Descent {
     }
 }
 
-/// The candidates tried on the fresh replications, at most
-/// [`FRESH_TRIES`]: the recommendation `best`, then the robust ones of
-/// `all` from the best down, each setting once.
-fn fresh_tries(best: Candidate, all: &[Candidate], objective: Objective) -> Vec<Candidate> {
-    let mut order: Vec<&Candidate> = all.iter().filter(|c| c.robust).collect();
-    order.sort_by(|x, y| {
-        if better(&x.score, &y.score, objective) {
-            std::cmp::Ordering::Less
-        } else if better(&y.score, &x.score, objective) {
-            std::cmp::Ordering::Greater
-        } else {
-            std::cmp::Ordering::Equal
-        }
-    });
-    let mut tries: Vec<Candidate> = vec![best];
-    for c in order {
-        if tries.len() >= FRESH_TRIES {
-            break;
-        }
-        let s = |c: &Candidate| Setting {
-            spec: c.spec.clone(),
-            dispatcher: c.dispatcher.clone(),
-        };
-        if !tries.iter().any(|t| same(&s(t), &s(c))) {
-            tries.push(c.clone());
-        }
+/// The order that puts the better score first (for a stable sort: equal
+/// ones keep their order).
+fn best_first(x: &Score, y: &Score, objective: Objective) -> std::cmp::Ordering {
+    if better(x, y, objective) {
+        std::cmp::Ordering::Less
+    } else if better(y, x, objective) {
+        std::cmp::Ordering::Greater
+    } else {
+        std::cmp::Ordering::Equal
     }
-    tries
+}
+
+/// The candidates that may be tried on the fresh replications after the
+/// recommendation, in the order they are tried: the robust ones of `all`
+/// and the contenders not yet checked (a contender is checked under every
+/// assumption when its turn comes, and tried only if robust), from the
+/// best down. Indices into `all`.
+fn fresh_tries(all: &[Candidate], objective: Objective) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..all.len())
+        .filter(|&i| all[i].robust || all[i].contender && all[i].failed.is_none())
+        .collect();
+    order.sort_by(|&x, &y| best_first(&all[x].score, &all[y].score, objective));
+    order
 }
 
 /// The rounds of coordinate descent (at least one).
@@ -1594,6 +1769,7 @@ mod tests {
             score: Score::default(),
             checks: Vec::new(),
             robust: false,
+            contender: false,
             failed: None,
         };
         let base = candidate(

@@ -88,6 +88,7 @@ fn run(pi: usize, rep: u32) -> RunResult {
         policy: ["no-jitter", "jitter-10", "platform"][pi].into(),
         policy_index: pi,
         replication: rep,
+        stopped_at_s: None,
         tiers: vec![TierRun {
             bins,
             summary: RunSummary {

@@ -101,6 +101,7 @@ fn many_bins(pi: usize) -> RunResult {
         policy: format!("p{pi}"),
         policy_index: pi,
         replication: 0,
+        stopped_at_s: None,
         tiers: vec![TierRun {
             bins,
             summary: RunSummary {

@@ -56,7 +56,11 @@ fn a_setting_tried_again_is_not_simulated_again() {
     };
     let reps = 2;
     let t = tune(&s, 0, Objective::Recovery, c, budget(reps, 3, 0)).expect("runs");
-    let key = |c: &Candidate| format!("{:?}", (&c.spec, &c.dispatcher));
+    // Settings are told apart by what their runs depend on.
+    let key = |c: &Candidate| {
+        let p = retrysim::policy::resolve(&c.spec).unwrap();
+        format!("{:?}", (p.behaviour(), &c.dispatcher))
+    };
     let mut keys: Vec<String> = t.candidates.iter().map(key).collect();
     keys.sort();
     keys.dedup();
@@ -68,14 +72,59 @@ fn a_setting_tried_again_is_not_simulated_again() {
         t.evaluated
     );
     // Without a queue there is one assumption: each different setting is
-    // simulated once, on each replication.
+    // simulated once, on each replication it needed (one alone when that
+    // broke a constraint, after a best was found).
     assert_eq!(t.assumptions, 1);
-    assert_eq!(t.runs, t.distinct * reps as usize);
+    let simulated: usize = keys
+        .iter()
+        .map(|k| {
+            let c = t.candidates.iter().find(|c| &key(c) == k).unwrap();
+            c.score.spread.replications
+        })
+        .sum();
+    assert_eq!(t.runs, simulated);
     // A setting met twice has the same runs, hence the same score.
     for a in &t.candidates {
         for b in t.candidates.iter().filter(|b| key(b) == key(a)) {
             assert_eq!(format!("{:?}", a.score), format!("{:?}", b.score));
         }
+    }
+}
+
+/// Once a best is found, a candidate that breaks a constraint steers
+/// nothing, so its runs stop where they break it and its other
+/// replications are not run. Each such verdict is the whole runs' own:
+/// simulated to their end, the setting breaks the same constraint, by at
+/// least as much.
+#[test]
+fn runs_stopped_at_a_broken_constraint_break_it_when_run_to_their_end() {
+    let (t, c) = tuned_outage();
+    let s = Scenario::from_json(&small_queue()).unwrap();
+    let stopped: Vec<&Candidate> = t
+        .candidates
+        .iter()
+        .filter(|c| c.score.stopped_at_s.is_some() || c.score.spread.replications < 2)
+        .collect();
+    assert!(!stopped.is_empty(), "the search stopped some runs early");
+    for cand in stopped {
+        assert!(cand.failed.is_some(), "{:?}", cand.score);
+        let scenario = s
+            .with_only_policy(cand.spec.clone())
+            .unwrap()
+            .with_dispatcher(cand.dispatcher.clone().unwrap());
+        let whole: Vec<_> = (0..2).map(|r| simulate(&scenario, 0, r).unwrap()).collect();
+        // The replications it ran, to their end: figures that only grow
+        // are at least what the stopped runs showed.
+        let ran = retrysim::tune::score(&whole[..cand.score.spread.replications]);
+        assert_eq!(ran.stopped_at_s, None);
+        assert!(ran.peak_load_ratio >= cand.score.peak_load_ratio - 1e-9);
+        assert!(ran.max_task_age_s >= cand.score.max_task_age_s - 1e-9);
+        assert!(ran.spread.dead_letter_rate.1 > 0.0 || cand.score.spread.dead_letter_rate.1 == 0.0);
+        assert!(
+            !ran.feasible(&c),
+            "{:?} fails only when stopped",
+            retrysim::tune::changes(&t.baseline, cand)
+        );
     }
 }
 
@@ -303,6 +352,29 @@ fn a_recommendation_holds_under_every_assumption_and_on_fresh_seeds() {
     }
 }
 
+/// A step checks its contenders under the other assumptions best first
+/// and stops at the first robust one, which becomes the best: a contender
+/// left unchecked was no better than it, so none is better than the
+/// recommendation, and each was left with neither verdict.
+#[test]
+fn contenders_left_unchecked_are_no_better_than_the_recommendation() {
+    let (t, _) = tuned_outage();
+    let best = t.best.clone().expect("a recommendation");
+    let waiting: Vec<&Candidate> = t
+        .candidates
+        .iter()
+        .filter(|c| c.contender && !c.robust && c.failed.is_none())
+        .collect();
+    for c in &waiting {
+        assert_eq!(c.checks.len(), 1, "only the reference was simulated");
+        assert!(no_worse(&best.score, &c.score, Objective::Drain));
+    }
+    // Every robust candidate was a contender (or the baseline).
+    for c in t.candidates.iter().skip(1).filter(|c| c.robust) {
+        assert!(c.contender);
+    }
+}
+
 /// The peak-load constraint is judged on the worst second, which a 10 s
 /// bin averages away: a limit the busiest bin meets can still be broken.
 #[test]
@@ -358,6 +430,7 @@ fn a_worse_figure_is_named_with_the_flag_that_prevents_it() {
             score,
             checks: Vec::new(),
             robust: true,
+            contender: true,
             failed: None,
         }
     };
@@ -459,7 +532,38 @@ fn the_cli_records_fresh_seeds_and_the_binding_assumption() {
         "judged_dead_letter_rate_max",
         "assumptions_checked",
         "failed",
+        "replications",
+        "stopped_at_s",
     ] {
         assert!(header.split(',').any(|c| c == col), "{header}");
     }
+}
+
+/// Settings that act the same share their runs in a search: they do make
+/// the same run. A queue whose backoff is pinned (`min_backoff` =
+/// `max_backoff`) runs the same whatever its `max_doublings`.
+#[test]
+fn settings_with_one_behaviour_make_one_run() {
+    let pinned = |doublings: u32| {
+        let spec = OUTAGE.replace(
+            r#"{"name": "default", "preset": "cloud-tasks-default"}"#,
+            &format!(
+                r#"{{"name": "q", "max_attempts": 20, "backoff": {{"cloud_tasks":
+                    {{"min_backoff": "20s", "max_backoff": "20s", "max_doublings": {doublings}}}}}}}"#
+            ),
+        );
+        let s = Scenario::from_json(&spec).unwrap();
+        let behaviour = retrysim::policy::resolve(&s.spec().policies[0])
+            .unwrap()
+            .behaviour();
+        (behaviour, simulate(&s, 0, 1).unwrap())
+    };
+    let (a, run_a) = pinned(0);
+    let (b, run_b) = pinned(16);
+    assert_eq!(a, b);
+    assert_eq!(run_a, run_b);
+    assert!(
+        run_a.summary().attempts > run_a.summary().requests,
+        "it retries"
+    );
 }

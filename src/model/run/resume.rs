@@ -31,7 +31,7 @@
 //! [`EventQueue::retime_stream`]: crate::engine::EventQueue::retime_stream
 //! [`Timeline::can_become`]: crate::model::faults::Timeline::can_become
 
-use super::{drive, run_to_end, timeline_of, Begin, Ran, Sim, StopCheck};
+use super::{drive, run_to_end, timeline_of, Begin, Progress, Ran, Sim, StopCheck};
 use crate::metrics::RunResult;
 use crate::model::error::RunError;
 use crate::model::traffic::Traffic;
@@ -84,7 +84,7 @@ impl Paused<'_> {
     /// `simulate_until`: exactly that scenario's run from its start.
     /// `None` when it cannot be resumed from here (see the module's
     /// rules): run it from its start instead. `stop_check` must be a
-    /// function of the bins it is given.
+    /// function of the bins it is given and of figures that only grow.
     pub fn resume(
         &self,
         scenario: &Scenario,
@@ -114,10 +114,20 @@ impl Paused<'_> {
         }
         // The check sees every bin closed so far, at each count, before
         // the resumed run goes on: had it stopped the run at any of them,
-        // it stops it here too, and the run is made from its start.
-        let rows = paused.tiers[super::TOP].meter.col.rows();
+        // it stops it here too, and the run is made from its start. The
+        // figures that only grow are read as they stand at the pause, so
+        // a check of them fires here at least wherever it fired in the
+        // run: it may decline a run it need not, never resume one it
+        // should have stopped.
+        let now = paused.tiers[super::TOP].progress();
+        let rows = now.bins;
         if let Some(check) = stop_check.as_mut() {
-            if (1..=rows.len()).any(|n| check(&rows[..n])) {
+            if (1..=rows.len()).any(|n| {
+                check(&Progress {
+                    bins: &rows[..n],
+                    ..now
+                })
+            }) {
                 return Ok(None);
             }
         }
@@ -250,7 +260,8 @@ mod tests {
     #[test]
     fn a_resumed_run_stops_where_the_run_from_the_start_stops() {
         // Stops once 5 healthy bins follow the stall, as a search's runs do.
-        let check = |bins: &[BinRow]| {
+        let check = |p: &Progress<'_>| {
+            let bins = p.bins;
             let healthy =
                 |b: &BinRow| b.t_s >= 40.0 && b.goodput_rps >= 0.8 * b.demand_rps.max(1.0);
             bins.len() >= 5 && bins[bins.len() - 5..].iter().all(healthy)
@@ -341,7 +352,7 @@ mod tests {
         );
         assert_eq!(paused.resume(&early_step, 0, 0, None).unwrap(), None);
         // A stop check that would have ended the run before the pause.
-        let mut stops_at_once = |_: &[BinRow]| true;
+        let mut stops_at_once = |_: &Progress<'_>| true;
         assert_eq!(
             paused
                 .resume(&probe, 0, 0, Some(&mut stops_at_once))

@@ -178,6 +178,7 @@ fn tier_panel<'s>(
             policy_index: r.policy_index,
             replication: r.replication,
             events: 0,
+            stopped_at_s: r.stopped_at_s,
             tiers: vec![crate::metrics::TierRun {
                 bins: r.tiers[t].bins.clone(),
                 ..Default::default()
