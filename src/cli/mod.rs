@@ -108,7 +108,8 @@ pub enum Command {
     #[command(
         after_help = tune::EXAMPLES,
         mut_arg("output", |a| a.help("Also write the result into DIR/<scenario name>/: tune.json, candidates.csv and, for a queue, dispatcher.json")),
-        mut_arg("replications", |a| a.help("Replications per candidate")),
+        mut_arg("replications", |a| a.help("Replications per candidate")
+            .long_help("Replications per candidate. Once a best is found, a candidate whose first replication breaks a constraint for good (a worst second over --max-peak-load, a task older than --max-task-age, a dead letter or drop where the limit is 0) is not run on the others, and its runs stop there: candidates.csv's replications and stopped_at_s say so")),
         mut_arg("policies", |a| a.help("The policy to tune (default: the first); at most once")),
         mut_arg("quiet", |a| a.help("Print nothing but errors (the result included: keep it with -o)")),
         mut_arg("no_plots", |a| a.help("Accepted as on run and sweep; tune draws no figures")),
