@@ -1345,8 +1345,10 @@ impl Descent {
             })
             .collect();
         contenders.sort_by(|x, y| best_first(&x.score, &y.score, objective));
-        for c in contenders {
+        for c in contenders.iter_mut() {
             c.contender = true;
+        }
+        for c in contenders {
             if !c.robust {
                 search.robustness(&mut [&mut *c], true)?;
             }

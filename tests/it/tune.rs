@@ -355,21 +355,32 @@ fn a_recommendation_holds_under_every_assumption_and_on_fresh_seeds() {
 /// A step checks its contenders under the other assumptions best first
 /// and stops at the first robust one, which becomes the best: a contender
 /// left unchecked was no better than it, so none is better than the
-/// recommendation, and each was left with neither verdict.
+/// recommendation, and each was left with neither verdict. Here the
+/// default queue (500/s, burst 100) breaks the peak limit, and the rate
+/// step finds several rates that meet it at once.
 #[test]
 fn contenders_left_unchecked_are_no_better_than_the_recommendation() {
-    let (t, _) = tuned_outage();
+    let s = Scenario::from_json(OUTAGE).unwrap();
+    let c = Constraints {
+        max_peak_load: Some(10.0),
+        ..Default::default()
+    };
+    let t = tune(&s, 0, Objective::Drain, c, budget(1, 2, 2)).expect("runs");
     let best = t.best.clone().expect("a recommendation");
     let waiting: Vec<&Candidate> = t
         .candidates
         .iter()
         .filter(|c| c.contender && !c.robust && c.failed.is_none())
         .collect();
+    assert!(
+        waiting.len() >= 2,
+        "the rate step left contenders unchecked"
+    );
     for c in &waiting {
         assert_eq!(c.checks.len(), 1, "only the reference was simulated");
         assert!(no_worse(&best.score, &c.score, Objective::Drain));
     }
-    // Every robust candidate was a contender (or the baseline).
+    // Every robust candidate was a contender.
     for c in t.candidates.iter().skip(1).filter(|c| c.robust) {
         assert!(c.contender);
     }
