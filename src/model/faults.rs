@@ -84,11 +84,17 @@ impl Timeline {
     }
 
     /// Whether `other` holds the same faults and actions on the same
-    /// backend: a run may keep this timeline, where it has got to, in
+    /// backend, with the same edges (a [`Timeline::truncated`] one has
+    /// fewer): a run may keep this timeline, where it has got to, in
     /// place of `other`.
     pub fn same_plan(&self, other: &Timeline) -> bool {
-        (&self.faults, &self.actions, self.base_workers)
-            == (&other.faults, &other.actions, other.base_workers)
+        (&self.faults, &self.actions, self.base_workers, &self.edges)
+            == (
+                &other.faults,
+                &other.actions,
+                other.base_workers,
+                &other.edges,
+            )
     }
 
     /// Whether a run paused before `until` with this timeline may go on
@@ -101,6 +107,45 @@ impl Timeline {
             && self.first() == other.first()
             && self.first().is_none_or(|f| f >= until)
             && self.crash_windows() == other.crash_windows()
+    }
+
+    /// This timeline with its edges from `from` on left out: a run under
+    /// it makes the changes of the edges before `from` and then none, so
+    /// it can stand for every timeline that makes those changes and parts
+    /// from it later (see [`Timeline::can_continue_as`]).
+    pub fn truncated(&self, from: Nanos) -> Timeline {
+        Timeline {
+            edges: self.edges.iter().copied().filter(|&e| e < from).collect(),
+            ..self.clone()
+        }
+    }
+
+    /// The first edge at or after `at`, if any.
+    pub fn next_edge(&self, at: Nanos) -> Option<Nanos> {
+        self.edges.iter().copied().find(|&e| e >= at)
+    }
+
+    /// Whether a run that has reached every edge of this timeline, has no
+    /// wake-up for another queued, and paused before `at`, may go on under
+    /// `other` and be exactly `other`'s run, once `other`'s wake-up at
+    /// `at` is queued: this timeline has no edge from `at` on, `other` has
+    /// the same edges before `at` and makes the same change at each, its
+    /// next edge is `at`, and the crash windows (which the clients'
+    /// connections copied at the start) are the same.
+    pub fn can_continue_as(&self, other: &Timeline, at: Nanos) -> bool {
+        let before =
+            |t: &Timeline| -> Vec<Nanos> { t.edges.iter().copied().filter(|&e| e < at).collect() };
+        let mine = before(self);
+        if mine.len() != self.edges.len()
+            || mine != before(other)
+            || other.next_edge(at) != Some(at)
+            || self.crash_windows() != other.crash_windows()
+        {
+            return false;
+        }
+        let (mut a, mut b) = (self.clone(), other.clone());
+        (a.next, b.next) = (0, 0);
+        mine.iter().all(|&e| a.reach(e).1 == b.reach(e).1)
     }
 
     /// The run reached an edge at `now`: returns the next edge to wake up

@@ -49,7 +49,7 @@ mod life;
 mod resume;
 mod top;
 
-pub use resume::{first_edge, sharing_key, simulate_to, Paused};
+pub use resume::{first_edge, next_edge, sharing_key, simulate_to, Paused};
 
 /// The top backend's index in [`Sim::tiers`].
 const TOP: usize = 0;

@@ -4,14 +4,18 @@
 //! edge. That part is simulated once per group and every run of the group
 //! goes on from a copy of it (`model::run::resume`), which is exactly its
 //! run from the start; where `resume` cannot show that, the run starts
-//! from time 0. Each run stops once its outcome is decided
+//! from time 0. Past that edge, the cells whose faults make the same
+//! change there and part later (a fault's length: each cell is the longer
+//! faults' run until its own ends) share that part too: it is carried on
+//! once with no later edge and paused at each cell's next edge
+//! (`parting`). Each run stops once its outcome is decided
 //! ([`super::early`]).
 
 use super::early::{run_jobs_until, Question, Start, Work};
 use super::{Job, RunError};
 use crate::engine::stop;
 use crate::metrics::RunResult;
-use crate::model::run::{first_edge, sharing_key, simulate_to};
+use crate::model::run::{first_edge, next_edge, sharing_key, simulate_to, Paused};
 use crate::scenario::Scenario;
 use crate::time::Nanos;
 use rayon::prelude::*;
@@ -103,32 +107,75 @@ fn run_group(
     if stop::requested() {
         return Err(RunError::Interrupted);
     }
-    let prefix = match shared_part(jobs, members) {
+    let starts: Vec<Start<'_>> = match shared_part(jobs, members) {
         Some((until, i)) => {
             let j = jobs[i];
-            Some(Arc::new(simulate_to(
-                j.scenario,
-                j.policy,
-                j.replication,
-                until,
-            )?))
+            let prefix = simulate_to(j.scenario, j.policy, j.replication, until)?;
+            let parted = parting(jobs, members, &prefix, until)?;
+            let prefix = Arc::new(prefix);
+            members
+                .iter()
+                .map(|m| {
+                    let p = parted.get(m).unwrap_or(&prefix);
+                    Start::Resume(Arc::clone(p))
+                })
+                .collect()
         }
-        None => None,
+        None => members.iter().map(|_| Start::Fresh).collect(),
     };
     let work: Vec<Work<'_, '_>> = members
         .iter()
-        .map(|&i| Work {
+        .zip(starts)
+        .map(|(&i, start)| Work {
             job: jobs[i],
             early: true,
-            start: prefix
-                .as_ref()
-                .map_or(Start::Fresh, |p| Start::Resume(Arc::clone(p))),
+            start,
         })
         .collect();
     Ok(run_jobs_until(&work, question, None, on_done)?
         .into_iter()
         .map(|(r, _)| r)
         .collect())
+}
+
+/// Where each member goes on from once the group's runs part: the
+/// shared part carried on past the edge at `edge` (the changes it makes
+/// there are the same for those members) and paused at each member's next
+/// edge, for the members that can go on from there
+/// ([`Paused::resumes`]). A cell with a shorter stall is then the longer
+/// stall's run up to its end. Members not in the map go on from `prefix`.
+fn parting<'k>(
+    jobs: &[Job<'k>],
+    members: &[usize],
+    prefix: &Paused<'k>,
+    edge: Nanos,
+) -> Result<BTreeMap<usize, Arc<Paused<'k>>>, RunError> {
+    let next: Vec<(usize, Nanos)> = members
+        .iter()
+        .filter_map(|&m| Some((m, next_edge(jobs[m].scenario.spec(), edge + 1)?)))
+        .collect();
+    let mut untils: Vec<Nanos> = next.iter().map(|&(_, t)| t).collect();
+    untils.sort_unstable();
+    untils.dedup();
+    if next.len() < 2 {
+        return Ok(BTreeMap::new());
+    }
+    let pauses: Vec<Arc<Paused<'k>>> = prefix
+        .continue_to(edge + 1, &untils)?
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    let mut parted = BTreeMap::new();
+    for (m, t) in next {
+        let p = &pauses[untils
+            .binary_search(&t)
+            .expect("every next edge has a pause")];
+        let j = jobs[m];
+        if p.resumes(j.scenario, j.policy, j.replication) {
+            parted.insert(m, Arc::clone(p));
+        }
+    }
+    Ok(parted)
 }
 
 #[cfg(test)]
@@ -151,7 +198,8 @@ mod tests {
     fn shared_runs_are_the_runs_from_the_start() {
         // Two loads (two groups per policy and replication), three stall
         // lengths from 20 s, and one stall from 21 s, which cannot go on
-        // from the group's pause at 20 s and runs from its start.
+        // from the group's pause at 20 s and runs from its start. The
+        // stalls from 20 s part at their ends, 23, 28 and 35 s.
         let cells: Vec<Scenario> = [(120, "20s", "3s"), (120, "20s", "8s"), (120, "21s", "8s")]
             .into_iter()
             .chain([(220, "20s", "3s"), (220, "20s", "15s")])
@@ -175,6 +223,14 @@ mod tests {
                 let (job, late) = (jobs[m], std::ptr::eq(jobs[m].scenario, &cells[2]));
                 let resumed = paused.resume(job.scenario, job.policy, job.replication, None);
                 assert_eq!(resumed.unwrap().is_some(), !late, "job {m}");
+            }
+            // Past the stall's start, the cells from 20 s go on from the
+            // stall carried on to each one's end; the one from 21 s
+            // (its next edge is its start) does not.
+            let parted = parting(&jobs, members, &paused, until).unwrap();
+            for &m in members {
+                let late = std::ptr::eq(jobs[m].scenario, &cells[2]);
+                assert_eq!(parted.contains_key(&m), !late, "job {m}");
             }
         }
         let question = Question {

@@ -17,7 +17,14 @@
 //! - its faults and actions, where no tier's timeline has an edge before
 //!   `until` in either scenario and each tier's first edge is the same
 //!   ([`Timeline::can_become`]): the run has reached no edge yet, and the
-//!   wake-up it queued for the first one is the new timeline's too.
+//!   wake-up it queued for the first one is the new timeline's too;
+//! - or, for a run carried on past its shared edges with no later one
+//!   ([`Paused::continue_to`]), where the new timeline makes the same
+//!   changes at those edges and its next edge is the pause itself
+//!   ([`Timeline::can_continue_as`]): its wake-up is queued then, and no
+//!   other event may be due at that instant, so that the edge is handled
+//!   first there, as in the run from its start. A cell with a shorter
+//!   stall is thus the longer stall's run up to its end.
 //!
 //! Nothing else in the state depends on those, so the resumed run is
 //! exactly the run of the new scenario from its start: the same events in
@@ -30,10 +37,13 @@
 //! [`Profile::agrees_before`]: crate::model::traffic::Profile::agrees_before
 //! [`EventQueue::retime_stream`]: crate::engine::EventQueue::retime_stream
 //! [`Timeline::can_become`]: crate::model::faults::Timeline::can_become
+//! [`Timeline::can_continue_as`]: crate::model::faults::Timeline::can_continue_as
 
 use super::{drive, run_to_end, timeline_of, Begin, Progress, Ran, Sim, StopCheck};
 use crate::metrics::RunResult;
 use crate::model::error::RunError;
+use crate::model::event::Ev;
+use crate::model::faults::Timeline;
 use crate::model::traffic::Traffic;
 use crate::scenario::spec::ScenarioSpec;
 use crate::scenario::Scenario;
@@ -78,7 +88,7 @@ pub fn simulate_to(
     })
 }
 
-impl Paused<'_> {
+impl<'a> Paused<'a> {
     /// Policy `policy_index` of `scenario`, replication `replication`,
     /// run from where this run paused, with `stop_check` as in
     /// `simulate_until`: exactly that scenario's run from its start.
@@ -100,18 +110,9 @@ impl Paused<'_> {
         {
             return Ok(None);
         }
-        // The tiers whose faults or actions differ take the new timeline.
-        let mut swaps = Vec::new();
-        for (k, tier) in paused.tiers.iter().enumerate() {
-            let next = timeline_of(scenario.spec(), k);
-            if tier.timeline.same_plan(&next) {
-                continue;
-            }
-            if !tier.timeline.can_become(&next, self.until) {
-                return Ok(None);
-            }
-            swaps.push((k, next));
-        }
+        let Some(swaps) = self.swaps(paused, scenario) else {
+            return Ok(None);
+        };
         // The check sees every bin closed so far, at each count, before
         // the resumed run goes on: had it stopped the run at any of them,
         // it stops it here too, and the run is made from its start. The
@@ -133,8 +134,11 @@ impl Paused<'_> {
         }
         let mut sim = Box::new(paused.clone());
         sim.spec = scenario.spec();
-        for (k, timeline) in swaps {
+        for (k, timeline, wake) in swaps {
             sim.tiers[k].timeline = timeline;
+            if wake {
+                sim.q.schedule_at(self.until, Ev::Edge { tier: k as u8 });
+            }
         }
         let Some(next) = sim
             .traffic
@@ -156,6 +160,101 @@ impl Paused<'_> {
             closed,
         )?;
         Ok(Some(result))
+    }
+
+    /// The tiers whose faults or actions differ in `scenario`, each with
+    /// its new timeline and whether the run must queue its wake-up at the
+    /// pause; `None` when a tier's timeline cannot take over here:
+    ///
+    /// - before any edge, when both first edges coincide (the run has
+    ///   queued that wake-up, [`Timeline::can_become`]);
+    /// - after a shared part, where the paused run (a run of
+    ///   [`Paused::continue_to`]) has made every change the new timeline
+    ///   makes before the pause, no other, and the new timeline's next
+    ///   edge is the pause ([`Timeline::can_continue_as`]). Its wake-up is
+    ///   then queued at the pause; no other event may be due then, so
+    ///   that it is handled first at that instant, as in the run from the
+    ///   start.
+    ///
+    /// [`Timeline::can_become`]: crate::model::faults::Timeline::can_become
+    /// [`Timeline::can_continue_as`]: crate::model::faults::Timeline::can_continue_as
+    fn swaps(&self, paused: &Sim<'_>, scenario: &Scenario) -> Option<Vec<(usize, Timeline, bool)>> {
+        let due_at_pause = paused.q.peek_time() == Some(self.until);
+        let mut swaps = Vec::new();
+        for (k, tier) in paused.tiers.iter().enumerate() {
+            let next = timeline_of(scenario.spec(), k);
+            if tier.timeline.same_plan(&next) {
+                continue;
+            }
+            if tier.timeline.can_become(&next, self.until) {
+                swaps.push((k, next, false));
+            } else if !due_at_pause && tier.timeline.can_continue_as(&next, self.until) {
+                swaps.push((k, next, true));
+            } else {
+                return None;
+            }
+        }
+        Some(swaps)
+    }
+
+    /// Whether [`Paused::resume`] would go on from here for policy
+    /// `policy_index` of `scenario`, replication `replication` (its stop
+    /// check aside): to choose where a run starts.
+    pub fn resumes(&self, scenario: &Scenario, policy_index: usize, replication: u32) -> bool {
+        let Some(paused) = self.sim.as_deref() else {
+            return false;
+        };
+        (policy_index, replication) == (self.policy_index, self.replication)
+            && self.same_but_profile(scenario, policy_index)
+            && self.swaps(paused, scenario).is_some()
+    }
+
+    /// This run, its timelines cut before `from` (see
+    /// [`Timeline::truncated`]), carried on and paused before each of
+    /// `untils` (ascending, after this pause): the shared part of runs
+    /// that make the same changes up to `from` and part later, each at
+    /// its own next edge. A run that ends before a pause gives an empty
+    /// one (`resume` declines it).
+    ///
+    /// [`Timeline::truncated`]: crate::model::faults::Timeline::truncated
+    pub fn continue_to(&self, from: Nanos, untils: &[Nanos]) -> Result<Vec<Paused<'a>>, RunError> {
+        let mut sim = self.sim.as_deref().map(|s| {
+            let mut s = Box::new(s.clone());
+            for tier in &mut s.tiers {
+                tier.timeline = tier.timeline.truncated(from);
+            }
+            s
+        });
+        let mut pauses = Vec::with_capacity(untils.len());
+        for &until in untils {
+            sim = match sim {
+                Some(s) if until > self.until => {
+                    let ran = drive(
+                        self.scenario,
+                        self.policy_index,
+                        self.replication,
+                        Begin::From(s),
+                        None,
+                        until,
+                        0,
+                    )?;
+                    match ran {
+                        Ran::Paused(s) => Some(s),
+                        Ran::Ended(..) => None,
+                    }
+                }
+                _ => None,
+            };
+            pauses.push(Paused {
+                sim: sim.as_ref().map(|s| Box::new((**s).clone())),
+                scenario: self.scenario,
+                rest: self.rest.clone(),
+                policy_index: self.policy_index,
+                replication: self.replication,
+                until,
+            });
+        }
+        Ok(pauses)
     }
 
     /// Whether `scenario` and policy `policy_index` of it are the paused
@@ -201,8 +300,15 @@ pub fn sharing_key(scenario: &Scenario) -> String {
 /// ends, on any tier: runs of scenarios with the same [`sharing_key`] are
 /// the same run before it. `None` without faults or actions.
 pub fn first_edge(spec: &ScenarioSpec) -> Option<Nanos> {
+    next_edge(spec, 0)
+}
+
+/// The first fault or action edge of `spec` at or after `at`, on any
+/// tier: where a run that shares its part up to there with others parts
+/// from them ([`Paused::continue_to`]).
+pub fn next_edge(spec: &ScenarioSpec, at: Nanos) -> Option<Nanos> {
     (0..=spec.downstream.len())
-        .filter_map(|k| timeline_of(spec, k).first())
+        .filter_map(|k| timeline_of(spec, k).next_edge(at))
         .min()
 }
 
@@ -326,6 +432,51 @@ mod tests {
         let inside = simulate_to(&shared, 0, 1, FAULT_START + 1).unwrap();
         assert_eq!(inside.resume(&stall("20s", 0), 0, 1, None).unwrap(), None);
         assert!(inside.resume(&shared, 0, 1, None).unwrap().is_some());
+    }
+
+    /// A shorter stall is the longer stall's run up to its own end: the
+    /// shared part carried on through the stall's start with no end
+    /// queued, paused at each stall's end, goes on as each stall's run.
+    #[test]
+    fn a_stall_goes_on_from_a_longer_stalls_run_at_its_end() {
+        const START: Nanos = 30 * NS_PER_SEC;
+        let stall = |secs: u64, workers: u32| {
+            toy_with_fault(&format!(
+                r#"[{{"capacity": {{"start": "30s", "duration": "{secs}s", "workers": {workers}}}}}]"#
+            ))
+        };
+        let longest = stall(45, 0);
+        for policy in 0..2 {
+            let paused = simulate_to(&longest, policy, 1, START).unwrap();
+            let lengths = [2, 10, 45];
+            let ends: Vec<Nanos> = lengths.iter().map(|s| START + s * NS_PER_SEC).collect();
+            let chain = paused.continue_to(START + 1, &ends).unwrap();
+            for (&secs, part) in lengths.iter().zip(&chain) {
+                let cell = stall(secs, 0);
+                assert!(part.resumes(&cell, policy, 1), "{secs} s");
+                let resumed = part.resume(&cell, policy, 1, None).unwrap();
+                let fresh = simulate(&cell, policy, 1).unwrap();
+                assert_eq!(resumed, Some(fresh), "policy {policy}, {secs} s");
+            }
+            // Another size changes the run at the stall's start; another
+            // length parts elsewhere; none goes on from there.
+            assert!(!chain[0].resumes(&stall(2, 3), policy, 1));
+            assert!(!chain[0].resumes(&stall(10, 0), policy, 1));
+            assert!(!chain[1].resumes(&stall(2, 0), policy, 1));
+            // Another event due at the pause would come before the stall's
+            // end there, not after it as in the run from the start.
+            let part = &chain[0];
+            let crowded = Paused {
+                sim: part.sim.as_ref().map(|s| {
+                    let mut s = s.clone();
+                    s.q.schedule_at(part.until, Ev::DispatchTick);
+                    s
+                }),
+                rest: part.rest.clone(),
+                ..*part
+            };
+            assert!(!crowded.resumes(&stall(2, 0), policy, 1));
+        }
     }
 
     #[test]
