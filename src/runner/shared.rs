@@ -153,6 +153,7 @@ fn parting<'k>(
     let next: Vec<(usize, Nanos)> = members
         .iter()
         .filter_map(|&m| Some((m, next_edge(jobs[m].scenario.spec(), edge + 1)?)))
+        .filter(|&(m, t)| prefix.may_part_at(edge + 1, jobs[m].scenario, t))
         .collect();
     let mut untils: Vec<Nanos> = next.iter().map(|&(_, t)| t).collect();
     untils.sort_unstable();

@@ -209,6 +209,22 @@ impl<'a> Paused<'a> {
             && self.swaps(paused, scenario).is_some()
     }
 
+    /// Whether this run, carried on by [`Paused::continue_to`] with its
+    /// timelines cut before `from` and paused at `at`, could go on as
+    /// `scenario`'s run as far as the faults and actions tell (the rest
+    /// is [`Paused::resumes`]'s): to simulate the shared part only as far
+    /// as some run needs it.
+    pub fn may_part_at(&self, from: Nanos, scenario: &Scenario, at: Nanos) -> bool {
+        let Some(paused) = self.sim.as_deref() else {
+            return false;
+        };
+        paused.tiers.iter().enumerate().all(|(k, tier)| {
+            let cut = tier.timeline.truncated(from);
+            let next = timeline_of(scenario.spec(), k);
+            cut.same_plan(&next) || cut.can_continue_as(&next, at)
+        })
+    }
+
     /// This run, its timelines cut before `from` (see
     /// [`Timeline::truncated`]), carried on and paused before each of
     /// `untils` (ascending, after this pause): the shared part of runs
