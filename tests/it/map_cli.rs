@@ -192,8 +192,7 @@ fn the_toy_recovers_at_120_qps_and_collapses_at_200() {
     assert_eq!(high["recovered_share"], "0");
     assert_eq!(high["median_recovery_s"], "");
     // The scenario's own point (280 QPS, 10 s) is recorded for the marker.
-    let m: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(t.path().join("map/map.json")).unwrap()).unwrap();
+    let m = map_json(t.path().join("map").to_str().unwrap());
     assert_eq!(m["operating_point"]["x"], "280");
     assert_eq!(m["operating_point"]["y"], "10s");
     let png = image::open(t.path().join("map/map.png")).unwrap();
@@ -224,6 +223,21 @@ fn small_map(extra: &[&str], out: &str, env: &[(&str, &str)]) {
     ok(&retrysim(&args, env));
 }
 
+/// `map.csv`, `map.json` and `map.png` are byte-identical in folders `a`
+/// and `b`.
+fn assert_same_files(a: &str, b: &str) {
+    for f in ["map.csv", "map.json", "map.png"] {
+        let x = std::fs::read(Path::new(a).join(f)).unwrap();
+        let y = std::fs::read(Path::new(b).join(f)).unwrap();
+        assert!(x == y, "{f} differs");
+    }
+}
+
+/// The `map.json` in folder `dir`.
+fn map_json(dir: &str) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(Path::new(dir).join("map.json")).unwrap()).unwrap()
+}
+
 #[test]
 fn a_map_is_the_same_on_one_thread_and_on_three() {
     // The cells of a column share their runs' part before the stall:
@@ -233,14 +247,8 @@ fn a_map_is_the_same_on_one_thread_and_on_three() {
     let (one, three) = (p(t.path(), "one"), p(t.path(), "three"));
     small_map(&[], &one, &[("RAYON_NUM_THREADS", "1")]);
     small_map(&[], &three, &[("RAYON_NUM_THREADS", "3")]);
-    for f in ["map.csv", "map.json", "map.png"] {
-        let a = std::fs::read(Path::new(&one).join(f)).unwrap();
-        let b = std::fs::read(Path::new(&three).join(f)).unwrap();
-        assert!(a == b, "{f} differs");
-    }
-    let m: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(Path::new(&one).join("map.json")).unwrap()).unwrap();
-    assert_eq!(m["recover_within_s"], 60);
+    assert_same_files(&one, &three);
+    assert_eq!(map_json(&one)["recover_within_s"], 60);
 }
 
 #[test]
@@ -282,14 +290,9 @@ fn shards_from_job_completion_index_merge_byte_for_byte() {
     }
     let merged = p(t.path(), "merged");
     ok(&retrysim(&["merge", &parts, "-o", &merged, "-q"], &[]));
-    for f in ["map.csv", "map.json", "map.png"] {
-        let a = std::fs::read(Path::new(&all).join(f)).unwrap();
-        let b = std::fs::read(Path::new(&merged).join(f)).unwrap();
-        assert!(a == b, "{f} differs");
-    }
+    assert_same_files(&all, &merged);
     // Refinement spent the extra replications on some cells only.
-    let m: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(Path::new(&all).join("map.json")).unwrap()).unwrap();
+    let m = map_json(&all);
     let (runs, full) = (
         m["runs"].as_u64().unwrap(),
         m["full_runs"].as_u64().unwrap(),
@@ -503,9 +506,7 @@ fn an_axis_supplies_a_field_the_file_lacks() {
     ok(&run("duration=30s,40s"));
     let cells = rows(&Path::new(&out).join("map.csv"));
     assert_eq!(cells.len(), 4 * 3, "2 × 2 cells, three policies");
-    let manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(Path::new(&out).join("map.json")).unwrap())
-            .unwrap();
+    let manifest = map_json(&out);
     assert_eq!(manifest["scenario"], "hotos21-toy");
     assert!(manifest["operating_point"]["x"].is_null());
     assert!(manifest["operating_point"]["y"].is_null());
