@@ -976,16 +976,20 @@ impl Search<'_> {
         reps: std::ops::Range<u32>,
         verdict: Option<bool>,
     ) -> Result<Vec<Option<Runs>>, RunError> {
-        let key = |s: &Setting| (s.runs_key(), assumption, reps.start, reps.end);
+        // Each setting's key once: it resolves the policy.
+        let keys: Vec<RunsKey> = settings
+            .iter()
+            .map(|s| (s.runs_key(), assumption, reps.start, reps.end))
+            .collect();
         let until_broken = verdict.is_some();
         let usable = |made: &(bool, Option<Runs>)| until_broken || !made.0;
-        let mut missing: Vec<&Setting> = Vec::new();
-        for &s in settings {
-            let k = key(s);
-            if !self.made.get(&k).is_some_and(usable) && !missing.iter().any(|m| key(m) == k) {
-                missing.push(s);
+        let mut missing: Vec<(&Setting, &RunsKey)> = Vec::new();
+        for (&s, k) in settings.iter().zip(&keys) {
+            if !self.made.get(k).is_some_and(usable) && !missing.iter().any(|m| m.1 == k) {
+                missing.push((s, k));
             }
         }
+        let (missing, missing_keys): (Vec<&Setting>, Vec<&RunsKey>) = missing.into_iter().unzip();
         let made = run_under(
             self.scenario,
             self.queue.as_ref(),
@@ -997,14 +1001,11 @@ impl Search<'_> {
                 Some(first_alone) => Need::Verdict(&self.constraints, first_alone),
             },
         )?;
-        for (s, r) in missing.into_iter().zip(made) {
+        for (k, r) in missing_keys.into_iter().zip(made) {
             self.runs += r.as_ref().map_or(0, |(_, runs)| runs.len());
-            self.made.insert(key(s), (until_broken, r));
+            self.made.insert(k.clone(), (until_broken, r));
         }
-        Ok(settings
-            .iter()
-            .map(|s| self.made[&key(s)].1.clone())
-            .collect())
+        Ok(keys.iter().map(|k| self.made[k].1.clone()).collect())
     }
 
     /// Simulates `settings` under the reference assumption: candidates
