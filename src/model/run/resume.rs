@@ -179,19 +179,12 @@ impl<'a> Paused<'a> {
     /// [`Timeline::can_become`]: crate::model::faults::Timeline::can_become
     /// [`Timeline::can_continue_as`]: crate::model::faults::Timeline::can_continue_as
     fn swaps(&self, paused: &Sim<'_>, scenario: &Scenario) -> Option<Vec<(usize, Timeline, bool)>> {
-        let due_at_pause = paused.q.peek_time() == Some(self.until);
+        let crowded = paused.q.peek_time() == Some(self.until);
         let mut swaps = Vec::new();
         for (k, tier) in paused.tiers.iter().enumerate() {
             let next = timeline_of(scenario.spec(), k);
-            if tier.timeline.same_plan(&next) {
-                continue;
-            }
-            if tier.timeline.can_become(&next, self.until) {
-                swaps.push((k, next, false));
-            } else if !due_at_pause && tier.timeline.can_continue_as(&next, self.until) {
-                swaps.push((k, next, true));
-            } else {
-                return None;
+            if let Some(wake) = takeover(&tier.timeline, &next, self.until, crowded)? {
+                swaps.push((k, next, wake));
             }
         }
         Some(swaps)
@@ -220,8 +213,7 @@ impl<'a> Paused<'a> {
         };
         paused.tiers.iter().enumerate().all(|(k, tier)| {
             let cut = tier.timeline.truncated(from);
-            let next = timeline_of(scenario.spec(), k);
-            cut.same_plan(&next) || cut.can_continue_as(&next, at)
+            takeover(&cut, &timeline_of(scenario.spec(), k), at, false).is_some()
         })
     }
 
@@ -280,6 +272,24 @@ impl<'a> Paused<'a> {
         a.policies().get(policy_index) == b.policies().get(policy_index)
             && a.tier_policies(policy_index) == b.tier_policies(policy_index)
             && self.rest == rest_of(b)
+    }
+}
+
+/// How a run that holds timeline `held` and is paused at `until` takes on
+/// `next` ([`Paused::swaps`]'s rules, one tier): `Some(None)` keeps its
+/// own (the same plan), `Some(Some(wake))` takes `next`, queuing its
+/// wake-up at the pause when `wake`; `None` cannot. `crowded`: another
+/// event is due at the pause, so a wake-up queued then would not come
+/// first at that instant.
+fn takeover(held: &Timeline, next: &Timeline, until: Nanos, crowded: bool) -> Option<Option<bool>> {
+    if held.same_plan(next) {
+        Some(None)
+    } else if held.can_become(next, until) {
+        Some(Some(false))
+    } else if !crowded && held.can_continue_as(next, until) {
+        Some(Some(true))
+    } else {
+        None
     }
 }
 
