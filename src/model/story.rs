@@ -15,7 +15,8 @@
 //!
 //! A run is single-threaded and deterministic, so the ids, the choice and
 //! the marks are the same on any thread count. Without `--trace` no story
-//! exists and each hook is one test of an `Option` that is `None`.
+//! exists and each hook is one test of an `Option` that is `None`; the
+//! hooks are `#[cold]`, so the run's hot functions keep them out of line.
 
 use crate::metrics::story::{Mark, Pick, Tale};
 use crate::model::requests::GiveUp;
@@ -176,6 +177,7 @@ impl Story {
     }
 
     /// A top-level request opened in `slot` by `client`.
+    #[cold]
     pub fn opened(&mut self, slot: u32, now: Nanos, client: u32) {
         let id = self.next_id;
         self.next_id += 1;
@@ -201,6 +203,7 @@ impl Story {
     }
 
     /// An attempt of the request in `slot` was sent.
+    #[cold]
     pub fn sent(&mut self, slot: u32, now: Nanos, attempt: u32, hedge: bool) {
         self.mark(
             slot,
@@ -213,6 +216,7 @@ impl Story {
     }
 
     /// An attempt of the request in `slot` was answered or timed out.
+    #[cold]
     pub fn answered(&mut self, slot: u32, now: Nanos, attempt: u32, status: Status, timeout: bool) {
         self.mark(
             slot,
@@ -226,11 +230,13 @@ impl Story {
     }
 
     /// The request in `slot` waits out a backoff until `until`.
+    #[cold]
     pub fn backoff(&mut self, slot: u32, now: Nanos, until: Nanos) {
         self.mark(slot, Mark::Backoff { at: now, until });
     }
 
     /// The request in `slot`, opened at `start`, ended (`why`: given up).
+    #[cold]
     pub fn ended(&mut self, slot: u32, now: Nanos, start: Nanos, why: Option<GiveUp>) {
         let id = self.slot_id.get(slot as usize).copied().unwrap_or(NONE);
         match &mut self.mode {
