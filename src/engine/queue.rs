@@ -207,6 +207,18 @@ impl<E: Copy> RadixHeap<E> {
         self.buckets[j] = src;
     }
 
+    /// The events that pop soonest, roughly in pop order: bucket 0, then
+    /// each non-empty bucket in increasing order of time (each bucket's
+    /// own events unsorted).
+    fn ahead(&self) -> impl Iterator<Item = &Entry<E>> + '_ {
+        let mask = self.mask;
+        self.zero.iter().chain(
+            (0..64)
+                .filter(move |&i| mask & (1 << i) != 0)
+                .flat_map(move |i| self.buckets[i].iter()),
+        )
+    }
+
     /// Front of bucket 0; call `settle` first.
     #[inline]
     fn front(&self) -> Option<&Entry<E>> {
@@ -371,6 +383,15 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn lane_ahead(&self, lane: LaneId, skip: usize) -> impl Iterator<Item = &E> {
         self.lanes[lane.0 as usize].q.iter_from(skip).map(|e| &e.ev)
+    }
+
+    /// The heap's events from its `skip`-th soonest on, roughly in pop
+    /// order (exact between buckets of the radix heap, not within one):
+    /// what will happen soon, for a model that wants to fetch their data
+    /// ahead. Lanes are not included.
+    #[inline]
+    pub fn heap_ahead(&self, skip: usize) -> impl Iterator<Item = &E> {
+        self.heap.ahead().skip(skip).map(|e| &e.ev)
     }
 
     /// Schedules `ev` one lane delay from now (saturating).
@@ -884,6 +905,55 @@ mod tests {
         assert!(q.retime_stream(s, 35));
         let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(rest, vec![(30, 3), (35, 4)]);
+    }
+
+    #[test]
+    fn the_heap_ahead_holds_every_heap_event_bucket_by_bucket() {
+        // Times spread wide enough to fill many buckets, some of them
+        // repeated, with pops in between so that buckets are redistributed.
+        let mut q = EventQueue::new();
+        let mut x: u64 = 7;
+        let mut next = |bound: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % bound
+        };
+        for id in 0..2000u32 {
+            q.schedule_at(q.now() + next(1 << 20), id);
+            if id % 5 == 0 {
+                q.pop();
+            }
+        }
+        let last = q.heap.last;
+        let ahead: Vec<u32> = q.heap_ahead(0).copied().collect();
+        let skipped: Vec<u32> = q.heap_ahead(7).copied().collect();
+        assert_eq!(skipped, ahead[7..]);
+        let times: std::collections::HashMap<u32, Nanos> =
+            q.heap.ahead().map(|e| (e.ev, e.time)).collect();
+        assert_eq!(ahead.len(), q.len(), "every pending event, once");
+        // The order of buckets: bucket 0 (time `last`), then by the first
+        // bit where the time differs from `last`. Buckets are increasing
+        // ranges of time, so an event is never later than one in a later
+        // bucket.
+        let bucket = |t: Nanos| {
+            if t == last {
+                0
+            } else {
+                1 + RadixHeap::<u32>::slot(last, t)
+            }
+        };
+        let buckets: Vec<usize> = ahead.iter().map(|id| bucket(times[id])).collect();
+        assert!(buckets.windows(2).all(|w| w[0] <= w[1]), "{buckets:?}");
+        // What pops is exactly what was ahead.
+        let mut popped = Vec::new();
+        while let Some((_, id)) = q.pop() {
+            popped.push(id);
+        }
+        let (mut a, mut p) = (ahead.clone(), popped);
+        a.sort_unstable();
+        p.sort_unstable();
+        assert_eq!(a, p);
     }
 
     #[test]

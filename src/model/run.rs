@@ -918,20 +918,21 @@ mod tests {
         assert_eq!(r.events, 4);
     }
 
-    #[test]
-    fn reading_slots_ahead_changes_nothing() {
-        // A herd with a fixed backoff into an outage, with a waiting room
-        // and paid rejections: every read-ahead path runs when the cache
-        // is said to hold nothing, and the run must be the same.
-        let text = r#"{"name": "t", "duration": "6s", "bin": "500ms", "seed": 3,
-            "traffic": {"rate": 3000, "clients": 50, "attempt_timeout": "300ms",
-                        "deadline": "3s"},
-            "backend": {"workers": 20, "queue_limit": 200, "reject_cost": "100us",
-                        "service_time": {"exponential": {"mean": "10ms"}}},
-            "faults": [{"outage": {"start": "1s", "duration": "1s"}}],
-            "policies": [{"name": "fixed", "max_attempts": 0,
-                          "backoff": {"constant": {"delay": "50ms"}}}]}"#;
-        let scenario = Scenario::from_json(text).unwrap();
+    /// A herd with `policy` into an outage, with a waiting room and paid
+    /// rejections, run with the cache said to hold every slot and then
+    /// none (every read-ahead path runs): the two runs must be the same.
+    /// Returns the retries and the slots read ahead.
+    fn read_ahead_changes_nothing(policy: &str) -> (u64, u64) {
+        let text = format!(
+            r#"{{"name": "t", "duration": "6s", "bin": "500ms", "seed": 3,
+            "traffic": {{"rate": 3000, "clients": 50, "attempt_timeout": "300ms",
+                        "deadline": "3s"}},
+            "backend": {{"workers": 20, "queue_limit": 200, "reject_cost": "100us",
+                        "service_time": {{"exponential": {{"mean": "10ms"}}}}}},
+            "faults": [{{"outage": {{"start": "1s", "duration": "1s"}}}}],
+            "policies": [{policy}]}}"#
+        );
+        let scenario = Scenario::from_json(&text).unwrap();
         let run = |cache_slots: usize| {
             let spec = scenario.spec();
             let policy = &scenario.policies()[0];
@@ -943,15 +944,7 @@ mod tests {
             (sim.into_result(0, 0), read)
         };
         let ((plain, read_plain), (ahead, read_ahead)) = (run(usize::MAX), run(0));
-        let retries = plain.summary().retries();
-        assert!(retries > 10_000, "a storm: {retries}");
-        // Every retry's timer had its slot read before it fired (all but
-        // the very first timer), and the pool read its queues on top.
         assert_eq!(read_plain, 0);
-        assert!(
-            read_ahead >= retries,
-            "{read_ahead} slots read ahead, {retries} retries"
-        );
         assert_eq!(plain.events, ahead.events);
         assert_eq!(
             serde_json::to_string(&plain.summary()).unwrap(),
@@ -960,6 +953,33 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&plain.bins()).unwrap(),
             serde_json::to_string(&ahead.bins()).unwrap()
+        );
+        (plain.summary().retries(), read_ahead)
+    }
+
+    #[test]
+    fn reading_slots_ahead_changes_nothing() {
+        // A fixed backoff: the timers wait in a lane, read ahead in order.
+        let (retries, read) = read_ahead_changes_nothing(
+            r#"{"name": "fixed", "max_attempts": 0, "backoff": {"constant": {"delay": "50ms"}}}"#,
+        );
+        assert!(retries > 10_000, "a storm: {retries}");
+        // Every retry's timer had its slot read before it fired (all but
+        // the very first timer), and the pool read its queues on top.
+        assert!(
+            read >= retries,
+            "{read} slots read ahead, {retries} retries"
+        );
+        // Random delays: the timers wait in the heap, read ahead from the
+        // events it pops soonest.
+        let (retries, read) = read_ahead_changes_nothing(
+            r#"{"name": "jittered", "max_attempts": 0, "jitter": "full",
+                "backoff": {"exponential": {"initial": "20ms", "multiplier": 2, "max": "200ms"}}}"#,
+        );
+        assert!(retries > 5_000, "a storm: {retries}");
+        assert!(
+            read >= retries,
+            "{read} slots read ahead, {retries} retries"
         );
     }
 

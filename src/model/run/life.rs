@@ -97,31 +97,35 @@ impl<'a> Sim<'a> {
     }
 
     /// A backoff timer of tier `k` popped: when the slots of the next few
-    /// timers in its fixed backoff's lane have not been read yet, reads
-    /// them in one batch ([`Requests::read_ahead`]), so that in a herd of
-    /// retries each timer finds its request in cache. Only a hint: it
-    /// changes nothing, and a timer popped from elsewhere merely shifts
-    /// the count.
+    /// timers have not been read yet, reads them in one batch
+    /// ([`Requests::read_ahead`]), so that in a herd of retries each timer
+    /// finds its request in cache. The next timers are the front of the
+    /// fixed backoff's lane, or, for random delays, the events the heap
+    /// pops soonest ([`EventQueue::heap_ahead`]). Only a hint: it changes
+    /// nothing, and a timer popped from elsewhere merely shifts the count.
     ///
     /// [`Requests::read_ahead`]: crate::model::requests::Requests::read_ahead
+    /// [`EventQueue::heap_ahead`]: crate::engine::EventQueue::heap_ahead
     #[inline(never)]
     fn read_ahead(&mut self, k: usize) {
         let tier = &mut self.tiers[k];
-        let Some(lane) = tier.backoff_lane else {
-            return;
-        };
         let Some((skip, n)) = tier.backoff_read.took_one() else {
             return;
         };
-        let slots = self
-            .q
-            .lane_ahead(lane, skip)
-            .take(n)
-            .filter_map(|ev| match *ev {
-                Ev::Send { tier, key } if usize::from(tier) == k => Some(key.slot),
-                _ => None,
-            });
-        tier.reqs.read_ahead(slots);
+        let slot = |ev: &Ev| match *ev {
+            Ev::Send { tier, key } if usize::from(tier) == k => Some(key.slot),
+            _ => None,
+        };
+        match tier.backoff_lane {
+            Some(lane) => {
+                let ahead = self.q.lane_ahead(lane, skip);
+                tier.reqs.read_ahead(ahead.take(n).filter_map(slot));
+            }
+            None => {
+                let ahead = self.q.heap_ahead(skip);
+                tier.reqs.read_ahead(ahead.take(n).filter_map(slot));
+            }
+        }
     }
 
     /// The next attempt of the request in `slot` goes to tier `k`, unless
