@@ -909,8 +909,8 @@ mod tests {
 
     #[test]
     fn the_heap_ahead_holds_every_heap_event_bucket_by_bucket() {
-        // Times spread wide enough to fill many buckets, some of them
-        // repeated, with pops in between so that buckets are redistributed.
+        // Times spread over a millisecond fill many buckets; pops in
+        // between move `last`, so buckets are redistributed on the way.
         let mut q = EventQueue::new();
         let mut x: u64 = 7;
         let mut next = |bound: u64| {

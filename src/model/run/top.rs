@@ -60,6 +60,7 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// [`Sim::schedule_wake`]'s rare half: the wake-up as an event.
     #[inline(never)]
     fn schedule_limiter(&mut self, w: Wake) {
         if w.at < self.run_end {
