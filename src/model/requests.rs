@@ -670,18 +670,17 @@ impl Requests {
     /// without forgetting the ended ones ahead of it ([`Self::oldest_start`]
     /// does, so right after it this is one step).
     pub fn peek_oldest_start(&self) -> Option<Nanos> {
-        self.order.iter().find_map(|&(slot, gen)| {
-            let r = &self.slots[slot as usize];
-            (r.gen == gen && r.phase != Phase::Free).then_some(r.start)
-        })
+        self.order
+            .iter()
+            .find(|&&(slot, gen)| self.is_open(slot, gen))
+            .map(|&(slot, _)| self.slots[slot as usize].start)
     }
 
     /// When the oldest request still open arrived, if any is open.
     pub fn oldest_start(&mut self) -> Option<Nanos> {
         while let Some(&(slot, gen)) = self.order.front() {
-            let r = &self.slots[slot as usize];
-            if r.gen == gen && r.phase != Phase::Free {
-                return Some(r.start);
+            if self.is_open(slot, gen) {
+                return Some(self.slots[slot as usize].start);
             }
             self.order.pop_front();
         }

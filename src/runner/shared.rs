@@ -155,12 +155,12 @@ fn parting<'k>(
         .filter_map(|&m| Some((m, next_edge(jobs[m].scenario.spec(), edge + 1)?)))
         .filter(|&(m, t)| prefix.may_part_at(edge + 1, jobs[m].scenario, t))
         .collect();
-    let mut untils: Vec<Nanos> = next.iter().map(|&(_, t)| t).collect();
-    untils.sort_unstable();
-    untils.dedup();
     if next.len() < 2 {
         return Ok(BTreeMap::new());
     }
+    let mut untils: Vec<Nanos> = next.iter().map(|&(_, t)| t).collect();
+    untils.sort_unstable();
+    untils.dedup();
     let pauses: Vec<Arc<Paused<'k>>> = prefix
         .continue_to(edge + 1, &untils)?
         .into_iter()
