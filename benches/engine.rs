@@ -12,38 +12,19 @@
 //!   random delays are pending at the peak (the heap path under load).
 //! - `peer_storm`: `benches/peer/storm.json`, the overload storm that the
 //!   SimPy twin (`benches/peer/storm_simpy.py`) also simulates.
+//!
+//! The first three are the files in `benches/scenarios/`, so that
+//! `scripts/count-instructions.sh` and a plain `retrysim run` see the same
+//! runs.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use retrysim::model::run::simulate;
 use retrysim::scenario::Scenario;
 use std::time::Duration;
 
-const PEER: &str = r#"{
-  "name": "peer-model", "duration": "60s", "seed": 1,
-  "traffic": {"rate": 7000, "clients": 1000, "attempt_timeout": "1s"},
-  "backend": {"workers": 100, "service_time": {"exponential": {"mean": "10ms"}}, "queue_limit": 1000},
-  "policies": [{"name": "fixed-100ms", "max_attempts": 5, "backoff": {"constant": {"delay": "100ms"}}}]
-}"#;
-
-const STORM: &str = r#"{
-  "name": "outage-storm", "duration": "60s", "seed": 1,
-  "traffic": {"rate": 7000, "clients": 5000, "attempt_timeout": "1s", "deadline": "30s"},
-  "backend": {"workers": 100, "service_time": {"exponential": {"mean": "10ms"}}, "queue_limit": 2000,
-              "admission_cost": "200us", "reject_cost": "50us"},
-  "faults": [{"outage": {"start": "10s", "duration": "20s"}}],
-  "policies": [{"name": "no-jitter", "max_attempts": 0, "backoff": {"constant": {"delay": "100ms"}}}]
-}"#;
-
-const MILLION: &str = r#"{
-  "name": "million-pending", "duration": "30s", "seed": 1,
-  "traffic": {"mode": "burst", "clients": 1000000, "burst_at": "0s", "burst_spread": "1s",
-              "attempt_timeout": "2s"},
-  "backend": {"workers": 200, "service_time": {"exponential": {"mean": "2ms"}}},
-  "faults": [{"blackhole": {"start": "0s", "duration": "5s"}}],
-  "policies": [{"name": "full-jitter", "max_attempts": 10, "jitter": "full",
-                "backoff": {"exponential": {"initial": "1s", "multiplier": 2, "max": "8s"}}}]
-}"#;
-
+const PEER: &str = include_str!("scenarios/peer_model.json");
+const STORM: &str = include_str!("scenarios/outage_storm.json");
+const MILLION: &str = include_str!("scenarios/million_pending.json");
 const PEER_STORM: &str = include_str!("peer/storm.json");
 
 fn bench(c: &mut Criterion, name: &str, json: &str, samples: usize) {

@@ -216,6 +216,25 @@ fn shipped_scenarios_pass_the_resource_guard() {
     assert!(seen >= 5);
 }
 
+/// The engine benchmark's runs (`benches/scenarios/`, the peer storm) are
+/// valid scenarios: the benchmarks are not run in CI, so a change to the
+/// scenario format that broke them would otherwise go unseen until
+/// someone measured.
+#[test]
+fn the_benchmark_scenarios_load() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = std::fs::read_dir(root.join("benches/scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.push(root.join("benches/peer/storm.json"));
+    assert!(files.len() >= 4, "{files:?}");
+    for path in files {
+        // The error names the file, line and field.
+        retrysim::scenario::load(&path, &[]).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
 /// Asking for a huge thread pool does not stall a small run: the pool is
 /// cut to the cap (or the core count, if larger) with a warning.
 #[test]
