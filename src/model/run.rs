@@ -595,23 +595,35 @@ impl<'a> Sim<'a> {
         match ev {
             Ev::Arrival => self.on_arrival(now),
             Ev::ClientNext { client } => {
-                self.open(now, TOP, client, None);
+                self.open::<true>(now, TOP, client, None);
             }
-            Ev::Send { tier, key } => self.backoff_over(now, tier as usize, key),
-            Ev::AtBackend(job) => self.arrive(now, TOP, job),
-            Ev::Done { tier, worker, wgen } => self.worker_done(now, tier as usize, worker, wgen),
+            Ev::Send { tier: 0, key } => self.backoff_over::<true>(now, TOP, key),
+            Ev::Send { tier, key } => self.backoff_over::<false>(now, tier as usize, key),
+            Ev::AtBackend(job) => self.arrive::<true>(now, TOP, job),
+            Ev::Done {
+                tier: 0,
+                worker,
+                wgen,
+            } => self.worker_done::<true>(now, TOP, worker, wgen),
+            Ev::Done { tier, worker, wgen } => {
+                self.worker_done::<false>(now, tier as usize, worker, wgen)
+            }
             Ev::Write { txn } => {
                 let top = &mut self.tiers[TOP];
                 top.backend.write(now, txn, &top.reqs, &mut top.meter);
-                self.apply_effects(now, TOP);
+                self.apply_effects::<true>(now, TOP);
             }
             Ev::Response(job, status, committed) => {
-                self.answer_after_headers(now, TOP, job, status, committed)
+                self.answer_after_headers::<true>(now, TOP, job, status, committed)
+            }
+            Ev::Timeout { tier: 0, job } => {
+                self.timeout_popped::<true>(now, TOP, job);
+                self.answer::<true>(now, TOP, job, Status::DeadlineExceeded, true)
             }
             Ev::Timeout { tier, job } => {
                 let k = tier as usize;
-                self.timeout_popped(now, k, job);
-                self.answer(now, k, job, Status::DeadlineExceeded, true)
+                self.timeout_popped::<false>(now, k, job);
+                self.answer::<false>(now, k, job, Status::DeadlineExceeded, true)
             }
             Ev::Deadline { slot, gen } => {
                 if let Some(d) = self.deadlines.as_mut() {

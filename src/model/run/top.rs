@@ -16,7 +16,7 @@ use crate::time::Nanos;
 impl<'a> Sim<'a> {
     pub(super) fn on_arrival(&mut self, now: Nanos) {
         let client = self.traffic.arrival_client();
-        self.open(now, TOP, client, None);
+        self.open::<true>(now, TOP, client, None);
         if let Some(at) = self.traffic.next_arrival(now) {
             if at < self.run_end {
                 self.q.schedule_in_stream(self.arrivals, at, Ev::Arrival);
@@ -35,7 +35,7 @@ impl<'a> Sim<'a> {
                 match top.clients.limiter_admit(now, r.client, slot, r.gen) {
                     Admit::Go => {
                         top.meter.col.now.client_grants += 1;
-                        self.send(now, TOP, slot);
+                        self.send::<true>(now, TOP, slot);
                     }
                     Admit::Wait(wake) => {
                         top.reqs.wait_token(slot, now);
@@ -89,7 +89,7 @@ impl<'a> Sim<'a> {
                     if top.reqs[slot as usize].counted {
                         top.meter.summary.client_wait_ns += waited;
                     }
-                    self.send(now, TOP, slot);
+                    self.send::<true>(now, TOP, slot);
                 }
                 Release::WakeAt(w) => {
                     self.schedule_wake(Some(w));
@@ -117,10 +117,10 @@ impl<'a> Sim<'a> {
             if top.clients.retries_off() {
                 return self.stop_hedging(now, slot, GiveUp::RetriesDisabled);
             }
-            return self.send(now, TOP, slot);
+            return self.send::<true>(now, TOP, slot);
         }
         match top.clients.may_hedge(now, &mut top.reqs[slot as usize]) {
-            Ok(()) => self.send(now, TOP, slot),
+            Ok(()) => self.send::<true>(now, TOP, slot),
             Err(why) => self.stop_hedging(now, slot, why),
         }
     }
@@ -146,7 +146,7 @@ impl<'a> Sim<'a> {
     fn stop_hedging(&mut self, now: Nanos, slot: u32, why: GiveUp) {
         self.tiers[TOP].reqs.freeze_hedging(slot, why);
         if self.tiers[TOP].reqs.open_attempts(slot) == 0 {
-            self.finish(now, TOP, slot, Some(why), Status::Unavailable);
+            self.finish::<true>(now, TOP, slot, Some(why), Status::Unavailable);
         }
     }
 
@@ -175,7 +175,7 @@ impl<'a> Sim<'a> {
     #[inline(never)]
     fn serve_app_queue(&mut self, now: Nanos) {
         while let Some(slot) = self.app.as_mut().and_then(|app| app.next(now)) {
-            self.make_due(now, TOP, slot);
+            self.make_due::<true>(now, TOP, slot);
         }
     }
 
@@ -189,7 +189,7 @@ impl<'a> Sim<'a> {
         }
         while let Some(d) = self.dispatcher.as_mut() {
             match d.next(now, &mut self.tiers[TOP].reqs) {
-                Pump::Send(slot) => self.send(now, TOP, slot),
+                Pump::Send(slot) => self.send::<true>(now, TOP, slot),
                 Pump::WakeAt(at) => {
                     if at < self.run_end {
                         self.q.schedule_at(at, Ev::DispatchTick);
@@ -258,7 +258,7 @@ impl<'a> Sim<'a> {
             if let Some(d) = self.dispatcher.as_mut() {
                 d.force(&mut self.tiers[TOP].reqs[slot as usize]);
             }
-            self.send(now, TOP, slot);
+            self.send::<true>(now, TOP, slot);
         }
     }
 
@@ -298,14 +298,14 @@ impl<'a> Sim<'a> {
             .clients
             .on_hedge_failure(now, r, status, frozen, pushback)
         {
-            Hedge::Fatal => self.finish(now, TOP, slot, Some(GiveUp::NotRetryable), status),
-            Hedge::Now => self.send(now, TOP, slot),
+            Hedge::Fatal => self.finish::<true>(now, TOP, slot, Some(GiveUp::NotRetryable), status),
+            Hedge::Now => self.send::<true>(now, TOP, slot),
             Hedge::After(d) => {
                 self.arm_hedge(now, slot, d);
             }
             Hedge::Refused(why) => self.stop_hedging(now, slot, why),
             Hedge::Wait => {}
-            Hedge::Commit => self.finish(now, TOP, slot, Some(GiveUp::Budget), status),
+            Hedge::Commit => self.finish::<true>(now, TOP, slot, Some(GiveUp::Budget), status),
             Hedge::NoMore => {
                 if self.tiers[TOP].reqs.open_attempts(slot) == 0 {
                     // Its last attempt out failed: hedging was stopped
@@ -315,7 +315,7 @@ impl<'a> Sim<'a> {
                         .reqs
                         .frozen_why(slot)
                         .unwrap_or(GiveUp::Limits);
-                    self.finish(now, TOP, slot, Some(why), status);
+                    self.finish::<true>(now, TOP, slot, Some(why), status);
                 }
             }
         }
@@ -332,7 +332,7 @@ impl<'a> Sim<'a> {
             let open = self.tiers[TOP].reqs.open_attempts(slot);
             self.tiers[TOP].clients.on_abandoned(now, r.client, open);
         }
-        self.finish(
+        self.finish::<true>(
             now,
             TOP,
             slot,
