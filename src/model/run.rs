@@ -618,12 +618,12 @@ impl<'a> Sim<'a> {
             }
             Ev::Timeout { tier: 0, job } => {
                 self.timeout_popped::<true>(now, TOP, job);
-                self.answer::<true>(now, TOP, job, Status::DeadlineExceeded, true)
+                self.time_out::<true>(now, TOP, job)
             }
             Ev::Timeout { tier, job } => {
                 let k = tier as usize;
                 self.timeout_popped::<false>(now, k, job);
-                self.answer::<false>(now, k, job, Status::DeadlineExceeded, true)
+                self.time_out::<false>(now, k, job)
             }
             Ev::Deadline { slot, gen } => {
                 if let Some(d) = self.deadlines.as_mut() {

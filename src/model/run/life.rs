@@ -323,19 +323,11 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// An attempt's answer reaches its caller at tier `k`, or
-    /// (`timeout`) the caller stops waiting for it; stale when the caller
-    /// no longer waits for it.
-    pub(super) fn answer<const IS_TOP: bool>(
-        &mut self,
-        now: Nanos,
-        k: usize,
-        job: Job,
-        status: Status,
-        timeout: bool,
-    ) {
-        let k = tier::<IS_TOP>(k);
-        self.respond::<IS_TOP>(now, k, job, status, timeout, false, false);
+    /// The caller at tier `k` stops waiting for an attempt: its attempt
+    /// timeout fired (stale when the attempt was answered first).
+    pub(super) fn time_out<const IS_TOP: bool>(&mut self, now: Nanos, k: usize, job: Job) {
+        let timeout = true;
+        self.respond::<IS_TOP>(now, k, job, Status::DeadlineExceeded, timeout, false, false);
     }
 
     /// An answer from tier `k`'s backend reaches its caller; `committed`:
@@ -349,12 +341,12 @@ impl<'a> Sim<'a> {
         status: Status,
         committed: bool,
     ) {
-        let k = tier::<IS_TOP>(k);
         self.respond::<IS_TOP>(now, k, job, status, false, false, committed);
     }
 
-    /// [`Sim::answer`], for an answer from the backend or (`local`) a
-    /// failure at the client, which brings no pushback; `committed`: a
+    /// What an attempt's answer ([`Sim::answer_after_headers`]), its
+    /// timeout ([`Sim::time_out`]) or (`local`) a failure at the client,
+    /// which brings no pushback, does at the caller; `committed`: a
     /// failure after response headers, which a policy with
     /// `commit_on_headers` neither retries nor hedges (gRFC A6).
     ///
