@@ -213,8 +213,17 @@ impl<'a> Clients<'a> {
     /// Whether `client`'s breaker lets an attempt out now. A retries-only
     /// breaker never sees first attempts (so they do not use up half-open
     /// probes either).
-    #[inline]
+    ///
+    /// Without breakers (most policies) the answer is a test inlined into
+    /// every send; the breaker's own check is out of line.
+    #[inline(always)]
     pub fn may_send(&mut self, now: Nanos, client: u32, first: bool) -> bool {
+        self.breakers.is_none() || self.breaker_allows(now, client, first)
+    }
+
+    /// [`Clients::may_send`] with breakers.
+    #[inline(never)]
+    fn breaker_allows(&mut self, now: Nanos, client: u32, first: bool) -> bool {
         let gated = !first || !self.policy.breaker.as_ref().is_some_and(|b| b.retries_only);
         match self.breaker(client) {
             Some(br) if gated => br.allow(now),
@@ -253,8 +262,18 @@ impl<'a> Clients<'a> {
         }
     }
 
-    /// An attempt of `r` succeeded (`attempt` is its number).
+    /// An attempt of `r` succeeded (`attempt` is its number). Without a
+    /// budget or a breaker to tell, nothing happens, tested inline.
+    #[inline(always)]
     pub fn on_success(&mut self, now: Nanos, r: &Request, attempt: u32) {
+        if self.budgets.is_some() || self.breakers.is_some() {
+            self.record_success(now, r, attempt);
+        }
+    }
+
+    /// [`Clients::on_success`] with a budget or a breaker.
+    #[inline(never)]
+    fn record_success(&mut self, now: Nanos, r: &Request, attempt: u32) {
         if let Some(g) = self.budget(r.client) {
             g.on_success(now, attempt > 1, r.mark);
         }
