@@ -53,6 +53,9 @@ pub use resume::{first_edge, next_edge, sharing_key, simulate_to, Paused};
 
 /// The top backend's index in [`Sim::tiers`].
 const TOP: usize = 0;
+/// [`TOP`] as the events carry a tier (`Ev::Done`, `Ev::Timeout`, …), to
+/// match on it.
+const TOP_EV: u8 = TOP as u8;
 
 /// Events at one instant beyond which a run is considered stuck: far more
 /// than any real instant holds (a burst of every client at once, each
@@ -563,10 +566,7 @@ impl<'a> Sim<'a> {
         };
         if let Some(t) = top.timeouts.as_mut() {
             let reqs = &top.reqs;
-            let event = |job| Ev::Timeout {
-                tier: TOP as u8,
-                job,
-            };
+            let event = |job| Ev::Timeout { tier: TOP_EV, job };
             t.settle(q, |j| reqs.is_current(j), event);
         }
         if let Some(d) = deadlines.as_mut() {
@@ -597,11 +597,11 @@ impl<'a> Sim<'a> {
             Ev::ClientNext { client } => {
                 self.open::<true>(now, TOP, client, None);
             }
-            Ev::Send { tier: 0, key } => self.backoff_over::<true>(now, TOP, key),
+            Ev::Send { tier: TOP_EV, key } => self.backoff_over::<true>(now, TOP, key),
             Ev::Send { tier, key } => self.backoff_over::<false>(now, tier as usize, key),
             Ev::AtBackend(job) => self.arrive::<true>(now, TOP, job),
             Ev::Done {
-                tier: 0,
+                tier: TOP_EV,
                 worker,
                 wgen,
             } => self.worker_done::<true>(now, TOP, worker, wgen),
@@ -616,7 +616,7 @@ impl<'a> Sim<'a> {
             Ev::Response(job, status, committed) => {
                 self.answer_after_headers::<true>(now, TOP, job, status, committed)
             }
-            Ev::Timeout { tier: 0, job } => {
+            Ev::Timeout { tier: TOP_EV, job } => {
                 self.timeout_popped::<true>(now, TOP, job);
                 self.time_out::<true>(now, TOP, job)
             }
