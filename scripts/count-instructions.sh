@@ -8,10 +8,11 @@
 #
 #   scripts/count-instructions.sh /tmp/retrysim-before target/release/retrysim
 #
-# Runs under valgrind's callgrind (Debian: apt-get install valgrind), about
-# 50 times slower than natively: the peer model and the peer storm take
-# about a minute each per build. COUNT_ALL=1 adds the million-pending run's
-# first 8 s (several minutes per build). Prints one row per run: the
+# Runs under valgrind's callgrind (Debian: apt-get install valgrind), many
+# times slower than natively: the peer model and the peer storm, with both
+# builds, took 29 s in all on the 2-core machine. COUNT_ALL=1 adds the
+# million-pending run's first 8 s (about 5.1-5.4 G instructions per build,
+# twice the other two together). Prints one row per run: the
 # instructions of each build and their ratio.
 set -eu
 old=${1:?usage: count-instructions.sh OLD_BINARY NEW_BINARY}
