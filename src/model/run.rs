@@ -44,9 +44,11 @@ use crate::scenario::spec::{Mode, ScenarioSpec};
 use crate::scenario::Scenario;
 use crate::status::Status;
 use crate::time::{secs, Nanos};
+use tiers::Tiers;
 
 mod life;
 mod resume;
+mod tiers;
 mod top;
 
 pub use resume::{first_edge, next_edge, sharing_key, simulate_to, Paused};
@@ -278,7 +280,7 @@ struct Sim<'a> {
     /// Pool mode: the application queue and its client threads.
     app: Option<AppQueue>,
     /// The top backend (`TOP`), then the tiers below it in calling order.
-    tiers: Vec<Tier<'a>>,
+    tiers: Tiers<'a>,
     /// Simulated time already added to the process's progress
     /// ([`watch`]).
     watched: Nanos,
@@ -378,7 +380,7 @@ impl<'a> Sim<'a> {
         top.timeouts = timeouts;
         top.instant = network.instant();
         top.backoff_lane = top_lane;
-        let mut tiers = vec![top];
+        let mut tiers = Tiers::new(top);
         downstream(
             spec,
             tier_policies,
@@ -469,7 +471,9 @@ impl<'a> Sim<'a> {
                 (instant, at_instant) = (now, 1);
                 // The meters move only when time does: within an instant
                 // no bin closes and no level accrues.
-                for tier in &mut self.tiers {
+                let (top, below) = self.tiers.split_top_mut();
+                top.meter.advance(now, &mut top.reqs);
+                for tier in below {
                     tier.meter.advance(now, &mut tier.reqs);
                 }
                 if let Some(check) = stop_check.as_mut() {
@@ -481,7 +485,7 @@ impl<'a> Sim<'a> {
                             // lies between it and `now`: the run ends there.
                             let edge = self.tiers[TOP].meter.col.closed_until();
                             self.run_end = edge;
-                            for tier in &mut self.tiers {
+                            for tier in self.tiers.iter_mut() {
                                 tier.meter.col.end_at(edge);
                             }
                             break;
@@ -561,9 +565,7 @@ impl<'a> Sim<'a> {
             deadlines,
             ..
         } = self;
-        let Some((top, below)) = tiers.split_first_mut() else {
-            return;
-        };
+        let (top, below) = tiers.split_top_mut();
         if let Some(t) = top.timeouts.as_mut() {
             let reqs = &top.reqs;
             let event = |job| Ev::Timeout { tier: TOP_EV, job };
@@ -662,7 +664,9 @@ impl<'a> Sim<'a> {
         let incident = spec.incident(self.run_end);
         let policy = self.tiers[TOP].policy.name.clone();
         let mut app = self.app.take();
-        let tiers = std::mem::take(&mut self.tiers)
+        let tiers = self
+            .tiers
+            .into_vec()
             .into_iter()
             .map(|tier| {
                 let (name, failed) = (tier.name, tier.failed_answers);
@@ -738,7 +742,7 @@ fn downstream<'a>(
     replication: u32,
     run_end: Nanos,
     q: &mut EventQueue<Ev>,
-    tiers: &mut Vec<Tier<'a>>,
+    tiers: &mut Tiers<'a>,
 ) {
     let last = spec.downstream.len();
     for (i, (d, policy)) in spec.downstream.iter().zip(policies).enumerate() {

@@ -228,7 +228,7 @@ impl<'a> Paused<'a> {
     pub fn continue_to(&self, from: Nanos, untils: &[Nanos]) -> Result<Vec<Paused<'a>>, RunError> {
         let mut sim = self.sim.as_deref().map(|s| {
             let mut s = Box::new(s.clone());
-            for tier in &mut s.tiers {
+            for tier in s.tiers.iter_mut() {
                 tier.timeline = tier.timeline.truncated(from);
             }
             s
