@@ -98,12 +98,23 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             continue;
         };
         if let Some(t) = site.timeout {
-            warnings.push(format!(
-                "{}: route timeout {} not imported: a policy has no deadline; set the \
-                 scenario's traffic.deadline to simulate it",
-                site.path.trim_end_matches(".retry_policy"),
-                super::yaml_docs::shown(t)
-            ));
+            let route = site.path.trim_end_matches(".retry_policy");
+            let at = format!("{route}.timeout");
+            // "0s" turns Envoy's route timeout off: nothing to warn about.
+            let off = t.as_str().map(str::trim).is_some_and(|s| {
+                !s.starts_with('-')
+                    && s.ends_with('s')
+                    && crate::time::parse_duration(s).is_ok_and(|d| d.ns() == 0)
+            });
+            if off {
+                // Nothing to import or warn about.
+            } else if let Some(d) = duration(doc, t, &at, DurForm::Proto, &mut refused) {
+                let d = crate::time::format_duration(d.ns());
+                warnings.push(format!(
+                    "{at}: {d} not imported: a policy has no deadline; set the scenario's \
+                     traffic.deadline to \"{d}\" to simulate it"
+                ));
+            }
         }
         if let Some(k) = site_cluster(site, &clusters, &mut warnings) {
             spec.budget = budgets[k].clone();

@@ -108,12 +108,44 @@ fn import_unplaced(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     warnings.push(
         "dispatch_deadline is set per task, not per queue: the HTTP default 10m is assumed".into(),
     );
-    Imported {
+    let mut imported = Imported {
         policies: vec![policy],
         dispatcher: Some(dispatcher),
         warnings,
     }
-    .validated(origin)
+    .validated(origin)?;
+    let beyond = api_limits(&imported);
+    imported.warnings.extend(beyond);
+    Ok(imported)
+}
+
+/// The documented API limits the queue goes beyond, as `check` warns
+/// about them in a scenario, each named by the queue's own key. The
+/// dispatch rate is warned about as it is read; the dispatch deadline is
+/// not the queue's (see the warning about it).
+fn api_limits(imported: &Imported) -> Vec<String> {
+    let Ok(spec) = imported.as_scenario() else {
+        return vec![];
+    };
+    let Ok(scenario) = crate::scenario::Scenario::from_spec(spec) else {
+        return vec![];
+    };
+    let key = |path: &str| -> Option<&'static str> {
+        let field = path.rsplit('.').next().unwrap_or(path);
+        match field {
+            "max_burst_size" => Some("rateLimits.maxBurstSize"),
+            "max_concurrent_dispatches" => Some("rateLimits.maxConcurrentDispatches"),
+            "max_attempts" => Some("retryConfig.maxAttempts"),
+            "max_retry_duration" => Some("retryConfig.maxRetryDuration"),
+            "min_backoff" => Some("retryConfig.minBackoff"),
+            "max_backoff" => Some("retryConfig.maxBackoff"),
+            _ => None,
+        }
+    };
+    crate::scenario::cloud_tasks::warnings(scenario.spec(), scenario.policies())
+        .into_iter()
+        .filter_map(|(path, why)| key(&path).map(|k| format!("{k}: {why}")))
+        .collect()
 }
 
 /// The queue `describe` printed in `text`; refused when the YAML does
@@ -211,6 +243,18 @@ fn max_attempts(
                 origin,
                 "retryConfig.maxAttempts",
                 format!("{n} is not allowed (>= -1; -1 = unlimited)"),
+            ));
+            DEFAULT_MAX_ATTEMPTS
+        }
+        Some(n) if n > i64::from(i32::MAX) => {
+            refused.add(bad_key(
+                origin,
+                "retryConfig.maxAttempts",
+                format!(
+                    "{n} is above what RetryConfig's 32-bit maxAttempts holds ({}); -1 is the \
+                     API's way to say unlimited",
+                    i32::MAX
+                ),
             ));
             DEFAULT_MAX_ATTEMPTS
         }

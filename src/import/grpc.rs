@@ -30,6 +30,7 @@
 
 use super::{bad_key, closest, cut_to, placed, policy_name, Imported, Refusals};
 use crate::check::MAX_NAME_BYTES;
+use crate::decimal::Given;
 use crate::policy::hedging::HedgingSpec;
 use crate::policy::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec};
 use crate::scenario::error::{InvalidInput, Located};
@@ -468,7 +469,11 @@ fn throttling(
             .ok_or_else(|| bad_key(origin, key, "required"))
             .and_then(|m| match m > 0.0 && m <= 1000.0 {
                 true => Ok(m),
-                false => Err(bad_key(origin, key, format!("{m} must be in (0, 1000]"))),
+                false => Err(bad_key(
+                    origin,
+                    key,
+                    format!("{} must be in (0, 1000]", Given(m)),
+                )),
             }),
     );
     let key = "retryThrottling.tokenRatio";
@@ -477,7 +482,7 @@ fn throttling(
             .ok_or_else(|| bad_key(origin, key, "required"))
             .and_then(|r| match r > 0.0 && r.is_finite() {
                 true => Ok(r),
-                false => Err(bad_key(origin, key, format!("{r} must be > 0"))),
+                false => Err(bad_key(origin, key, format!("{} must be > 0", Given(r)))),
             }),
     );
     refused.check()?;
@@ -488,8 +493,9 @@ fn throttling(
     // exactly as `maxTokens` does.
     if ratio > max {
         warnings.push(format!(
-            "retryThrottling.tokenRatio: {ratio} is above maxTokens ({max}); a success \
-             refills the bucket either way: imported as {max}"
+            "retryThrottling.tokenRatio: {} is above maxTokens ({max}); a success \
+             refills the bucket either way: imported as {max}",
+            Given(ratio)
         ));
     }
     Ok(BudgetSpec::TokenBucket {

@@ -189,6 +189,16 @@ fn retries(
     refused: &mut Refusals,
     warnings: &mut Vec<String>,
 ) -> Option<(u64, String, Vec<u64>, Dur)> {
+    if !r.is_object() {
+        refused.add(doc.bad(
+            path,
+            format!(
+                "expected a mapping (an HTTPRetry: attempts, perTryTimeout, retryOn), found {}",
+                shown(r)
+            ),
+        ));
+        return None;
+    }
     let mut w = vec![];
     other_keys(
         r,
@@ -202,7 +212,14 @@ fn retries(
     let attempts = match get(r, "attempts") {
         None => Some(0),
         Some((k, v)) => match v.as_i64() {
-            Some(n) if n <= i64::from(i32::MAX) => Some(n.max(0) as u64),
+            Some(n) if n < 0 => {
+                refused.add(doc.bad(
+                    &format!("{path}.{k}"),
+                    format!("{n} is negative: Istio refuses a negative number of retries"),
+                ));
+                None
+            }
+            Some(n) if n <= i64::from(i32::MAX) => Some(n as u64),
             _ => {
                 refused.add(doc.bad(
                     &format!("{path}.{k}"),
@@ -222,23 +239,10 @@ fn retries(
         Some((k, v)) => duration(doc, v, &format!("{path}.{k}"), DurForm::Go, refused)
             .map(|d| Dur(d.ns().max(1_000_000))),
     };
-    let (mut conditions, mut codes) = (DEFAULT_RETRY_ON.to_string(), vec![]);
-    if let Some((k, v)) = get(r, "retry_on") {
-        let text = string(doc, v, &format!("{path}.{k}"), refused)?;
-        if !text.trim().is_empty() {
-            let mut parts = vec![];
-            for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                match part.parse::<u64>() {
-                    Ok(c) if (100..600).contains(&c) => codes.push(c),
-                    _ => parts.push(part),
-                }
-            }
-            if !codes.is_empty() && !parts.contains(&"retriable-status-codes") {
-                parts.push("retriable-status-codes");
-            }
-            conditions = parts.join(",");
-        }
-    }
+    let (conditions, codes) = match get(r, "retry_on") {
+        None => (DEFAULT_RETRY_ON.to_string(), vec![]),
+        Some((k, v)) => retry_on_text(doc, v, &format!("{path}.{k}"), refused)?,
+    };
     let (attempts, base) = (attempts?, base?);
     if attempts == 0 {
         warnings.push(format!(
@@ -247,6 +251,32 @@ fn retries(
         ));
     }
     Some((attempts, conditions, codes, base))
+}
+
+/// An `HTTPRetry`'s `retryOn` `v` as Envoy's `retry_on` conditions and
+/// the status codes listed among them (`503` → `retriable-status-codes`);
+/// Istio's default when it is empty.
+fn retry_on_text(
+    doc: &Doc,
+    v: &Value,
+    path: &str,
+    refused: &mut Refusals,
+) -> Option<(String, Vec<u64>)> {
+    let text = string(doc, v, path, refused)?;
+    if text.trim().is_empty() {
+        return Some((DEFAULT_RETRY_ON.to_string(), vec![]));
+    }
+    let (mut parts, mut codes) = (vec![], vec![]);
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.parse::<u64>() {
+            Ok(c) if (100..600).contains(&c) => codes.push(c),
+            _ => parts.push(part),
+        }
+    }
+    if !codes.is_empty() && !parts.contains(&"retriable-status-codes") {
+        parts.push("retriable-status-codes");
+    }
+    Some((parts.join(","), codes))
 }
 
 #[cfg(test)]

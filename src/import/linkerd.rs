@@ -18,8 +18,9 @@
 
 use super::envoy::{envoy_policy, http_status};
 use super::push_named;
-use super::yaml_docs::{documents, duration, get, number, other_keys, Doc, DurForm};
+use super::yaml_docs::{documents, duration, get, number, other_keys, shown, Doc, DurForm};
 use super::{Imported, Refusals};
+use crate::decimal::Given;
 use crate::policy::budget::Deposit;
 use crate::policy::{BudgetScope, BudgetSpec, PolicySpec};
 use crate::scenario::error::{InvalidInput, Located};
@@ -38,6 +39,13 @@ pub const DEFAULT_TTL: Dur = Dur::from_secs(10);
 pub const ROUTE_MIN_BACKOFF: Dur = Dur::from_millis(25);
 /// The policy controller's route retry back-off: maximum.
 pub const ROUTE_MAX_BACKOFF: Dur = Dur::from_millis(250);
+
+/// The largest `retryRatio` a scenario's ratio budget takes (1000 %).
+const MAX_RETRY_RATIO: f64 = 10.0;
+/// The largest `minRetriesPerSecond` a scenario's ratio budget takes.
+const MAX_MIN_RETRIES_PER_SECOND: f64 = 1e9;
+/// The `ttl` a scenario's ratio budget takes, both ends included.
+const TTL_RANGE: (Dur, Dur) = (Dur::from_secs(1), Dur::from_secs(60));
 
 const PREFIX: &str = "retry.linkerd.io/";
 const ANNOTATIONS: [&str; 4] = ["http", "grpc", "limit", "timeout"];
@@ -114,61 +122,108 @@ fn profile(
         ));
         return None;
     }
-    let (mut percent, mut per_second, mut ttl) = (
-        Some(DEFAULT_RETRY_RATIO * 100.0),
-        Some(DEFAULT_MIN_RETRIES_PER_SECOND),
-        Some(DEFAULT_TTL),
-    );
-    if let Some(b) = doc.value.pointer("/spec/retryBudget") {
-        let path = "spec.retryBudget";
-        other_keys(
-            b,
-            path,
-            "a Linkerd RetryBudget",
-            &["retry_ratio", "min_retries_per_second", "ttl"],
-            &[],
-            warnings,
-        );
-        if let Some((k, v)) = get(b, "retry_ratio") {
-            let p = format!("{path}.{k}");
-            percent = number(doc, v, &p, refused).and_then(|r| {
-                if r >= 0.0 {
-                    // 0.3 × 100 is 30.000000000000004 in binary: the
-                    // ratio's decimal digits are kept (to 1e-9 percent).
-                    Some((r * 100.0 * 1e9).round() / 1e9)
-                } else {
-                    refused.add(doc.bad(&p, format!("{r} is negative; a ratio is at least 0")));
-                    None
-                }
-            });
-        }
-        if let Some((k, v)) = get(b, "min_retries_per_second") {
-            let p = format!("{path}.{k}");
-            per_second = number(doc, v, &p, refused).and_then(|r| {
-                if r >= 0.0 {
-                    Some(r)
-                } else {
-                    refused.add(doc.bad(&p, format!("{r} is negative")));
-                    None
-                }
-            });
-        }
-        if let Some((k, v)) = get(b, "ttl") {
-            ttl = duration(doc, v, &format!("{path}.{k}"), DurForm::Go, refused);
-        }
-    }
+    let (percent, per_second, ttl) = match doc.value.pointer("/spec/retryBudget") {
+        None => (
+            DEFAULT_RETRY_RATIO * 100.0,
+            DEFAULT_MIN_RETRIES_PER_SECOND,
+            DEFAULT_TTL,
+        ),
+        Some(b) => retry_budget(doc, b, refused, warnings)?,
+    };
     Some(PolicySpec {
         preset: Some("linkerd".into()),
         budget: Some(BudgetSpec::Ratio {
-            percent: percent?,
-            min_per_second: per_second?,
-            ttl: ttl?,
+            percent,
+            min_per_second: per_second,
+            ttl,
             deposit: Deposit::NotRetried,
             per_request: None,
             scope: BudgetScope::Client,
         }),
         ..Default::default()
     })
+}
+
+/// A ServiceProfile's `spec.retryBudget` `b`: (percent, retries a second,
+/// window), Linkerd's defaults where it is silent; `None` when a value is
+/// refused (each refusal recorded).
+fn retry_budget(
+    doc: &Doc,
+    b: &Value,
+    refused: &mut Refusals,
+    warnings: &mut Vec<String>,
+) -> Option<(f64, f64, Dur)> {
+    let path = "spec.retryBudget";
+    if !b.is_object() {
+        refused.add(doc.bad(
+            path,
+            format!(
+                "expected a mapping (retryRatio, minRetriesPerSecond, ttl), found {}",
+                shown(b)
+            ),
+        ));
+        return None;
+    }
+    other_keys(
+        b,
+        path,
+        "a Linkerd RetryBudget",
+        &["retry_ratio", "min_retries_per_second", "ttl"],
+        &[],
+        warnings,
+    );
+    let mut within = |key: &str, max: f64, what: &str, default: f64| match get(b, key) {
+        None => Some(default),
+        Some((k, v)) => {
+            let p = format!("{path}.{k}");
+            number(doc, v, &p, refused).and_then(|r| {
+                let why = if r < 0.0 {
+                    format!("{} is negative; it is at least 0", Given(r))
+                } else if r > max {
+                    format!("{} is out of range [0, {}] ({what})", Given(r), Given(max))
+                } else {
+                    return Some(r);
+                };
+                refused.add(doc.bad(&p, why));
+                None
+            })
+        }
+    };
+    let ratio = within(
+        "retry_ratio",
+        MAX_RETRY_RATIO,
+        "a scenario's ratio budget allows at most 10 retries per request",
+        DEFAULT_RETRY_RATIO,
+    );
+    let per_second = within(
+        "min_retries_per_second",
+        MAX_MIN_RETRIES_PER_SECOND,
+        "retries per second",
+        DEFAULT_MIN_RETRIES_PER_SECOND,
+    );
+    let ttl = match get(b, "ttl") {
+        None => Some(DEFAULT_TTL),
+        Some((k, v)) => {
+            let p = format!("{path}.{k}");
+            duration(doc, v, &p, DurForm::Go, refused).and_then(|t| {
+                if (TTL_RANGE.0..=TTL_RANGE.1).contains(&t) {
+                    return Some(t);
+                }
+                refused.add(doc.bad(
+                    &p,
+                    format!(
+                        "{t} is out of range [{}, {}] (the window a retry budget keeps)",
+                        TTL_RANGE.0, TTL_RANGE.1
+                    ),
+                ));
+                None
+            })
+        }
+    };
+    // 0.3 × 100 is 30.000000000000004 in binary: the ratio's decimal
+    // digits are kept (to 1e-9 percent).
+    let percent = (ratio? * 100.0 * 1e9).round() / 1e9;
+    Some((percent, per_second?, ttl?))
 }
 
 /// The retry annotations of a route or Service, as the proxy runs them.

@@ -50,24 +50,30 @@ impl Imported {
         serde_json::to_string_pretty(self).expect("scenario blocks always serialize")
     }
 
-    /// `self` when a scenario would accept the block as it stands, else an
-    /// error about `origin` with what the scenario would refuse. The
-    /// importers convert what they can and refuse what they cannot; this
-    /// is the check that nothing slipped between the two, so a user never
-    /// pastes a block only to have `check` refuse it.
-    pub(crate) fn validated(self, origin: &str) -> Result<Self, InvalidInput> {
+    /// The block in a minimal scenario (one worker, 1 request a second),
+    /// as `check` would read it.
+    pub(crate) fn as_scenario(&self) -> Result<ScenarioSpec, serde_json::Error> {
         let mut doc = serde_json::json!({
             "name": "imported",
             "duration": "1h",
             "traffic": {"rate": 1.0},
             "backend": {"workers": 1, "service_time": {"constant": {"value": "1ms"}}},
         });
-        if let (Some(d), Ok(serde_json::Value::Object(block))) =
-            (doc.as_object_mut(), serde_json::to_value(&self))
+        if let (Some(d), serde_json::Value::Object(block)) =
+            (doc.as_object_mut(), serde_json::to_value(self)?)
         {
             d.extend(block);
         }
-        let problems = match serde_json::from_value::<ScenarioSpec>(doc) {
+        serde_json::from_value::<ScenarioSpec>(doc)
+    }
+
+    /// `self` when a scenario would accept the block as it stands, else an
+    /// error about `origin` with what the scenario would refuse. The
+    /// importers convert what they can and refuse what they cannot; this
+    /// is the check that nothing slipped between the two, so a user never
+    /// pastes a block only to have `check` refuse it.
+    pub(crate) fn validated(self, origin: &str) -> Result<Self, InvalidInput> {
+        let problems = match self.as_scenario() {
             Ok(spec) => crate::scenario::validate(&spec).err().unwrap_or_default(),
             Err(e) => vec![Problem::new("block", e.to_string())],
         };
@@ -83,6 +89,55 @@ impl Imported {
             ),
         )))
     }
+}
+
+/// The configurations of several files (each with the file it came
+/// from) as one: their policies in the order given, a name that an
+/// earlier file's policy already has renamed as within one file (a
+/// warning, named with the file, says so), and the queue of the one file
+/// that holds one. Two files with a queue are refused: a scenario has one
+/// dispatcher, so the first queue's policies would be checked against
+/// the second's rate limits.
+pub fn join(configs: Vec<(String, Imported)>) -> Result<Imported, InvalidInput> {
+    let mut joined = Imported::default();
+    let mut queue_from: Option<String> = None;
+    for (origin, i) in configs {
+        joined.warnings.extend(
+            i.warnings
+                .into_iter()
+                .map(|w| format!("{origin}: warning: {w}")),
+        );
+        for p in i.policies {
+            let mut renamed = vec![];
+            let name = unique(p.name.clone(), &joined.policies, &mut renamed);
+            joined.warnings.extend(
+                renamed
+                    .into_iter()
+                    .map(|w| format!("{origin}: warning: {w}")),
+            );
+            joined.policies.push(PolicySpec { name, ..p });
+        }
+        if let Some(d) = i.dispatcher {
+            if let Some(first) = &queue_from {
+                return Err(InvalidInput::At(Located::whole(
+                    &origin,
+                    format!(
+                        "holds a queue, and so does {first}: a scenario has one dispatcher, \
+                         so gate each queue's configuration in a run of its own"
+                    ),
+                )));
+            }
+            queue_from = Some(origin);
+            joined.dispatcher = Some(d);
+        }
+    }
+    Ok(joined)
+}
+
+/// `Ok` when `text` reads as YAML (every document of it), else the
+/// parser's refusal with its line and column in `origin`.
+pub fn check_yaml(text: &str, origin: &str) -> Result<(), InvalidInput> {
+    yaml_docs::documents(text, origin).map(drop)
 }
 
 /// Adds `spec` to `policies` under the policy name made from `raw`

@@ -28,7 +28,8 @@ pub(crate) struct Doc<'a> {
 }
 
 /// The documents of `text`, each read as a value; empty documents (a
-/// leading `---`, comments only) are left out. A document the YAML
+/// leading `---`, comments only) are left out, and a `kind: List`
+/// document stands for its items, one document each. A document the YAML
 /// parser refuses is an error with its line and column in the file.
 pub(crate) fn documents<'a>(text: &'a str, origin: &'a str) -> Result<Vec<Doc<'a>>, InvalidInput> {
     let mut docs = vec![];
@@ -75,15 +76,95 @@ pub(crate) fn documents<'a>(text: &'a str, origin: &'a str) -> Result<Vec<Doc<'a
                 message: format!("not YAML an import can read: {}", first_line_of(&e)),
             })
         })?;
-        docs.push(Doc {
-            origin,
-            text: piece,
-            first_line,
-            index: docs.len(),
-            value,
-        });
+        match list_items(piece, &value) {
+            Some(items) => {
+                for (item, (line, text)) in items {
+                    docs.push(Doc {
+                        origin,
+                        text,
+                        first_line: first_line + line - 1,
+                        index: docs.len(),
+                        value: item,
+                    });
+                }
+            }
+            None => docs.push(Doc {
+                origin,
+                text: piece,
+                first_line,
+                index: docs.len(),
+                value,
+            }),
+        }
     }
     Ok(docs)
+}
+
+/// The items of a `kind: List` document (what `kubectl get … -o yaml`
+/// prints for several resources, or for a kind with no name given), each
+/// with the line of the piece where its text starts and that text, so
+/// that a refusal inside an item names its own line. `None` when `value`
+/// is not such a list. When the items' texts cannot be told apart (a flow
+/// sequence), each item is placed at the whole piece.
+fn list_items<'a>(piece: &'a str, value: &Value) -> Option<Vec<(Value, (usize, &'a str))>> {
+    if value.get("kind").and_then(Value::as_str) != Some("List") {
+        return None;
+    }
+    let items = value.get("items")?.as_array()?;
+    let spans = item_spans(piece).filter(|s| s.len() == items.len());
+    Some(
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let span = spans.as_ref().map_or((1, piece), |s| s[i]);
+                (item.clone(), span)
+            })
+            .collect(),
+    )
+}
+
+/// The texts of the entries of the block sequence under a top-level
+/// `items:` key of `piece`, each with its first line (1-based in the
+/// piece). `None` when there is no such key.
+fn item_spans(piece: &str) -> Option<Vec<(usize, &str)>> {
+    let mut lines = (1usize..)
+        .zip(piece.split_inclusive('\n'))
+        .scan(0usize, |at, (n, l)| {
+            let start = *at;
+            *at += l.len();
+            Some((n, start, l))
+        });
+    lines.find(|(_, _, l)| l.trim_end() == "items:")?;
+    let mut spans: Vec<(usize, usize)> = vec![];
+    let mut indent = None;
+    let mut end = piece.len();
+    for (n, start, line) in lines {
+        let body = line.trim_start_matches(' ');
+        if body.trim().is_empty() || body.starts_with('#') {
+            continue;
+        }
+        let col = line.len() - body.len();
+        let entry = body.starts_with("- ") || body.trim_end() == "-";
+        match indent {
+            None if entry => indent = Some(col),
+            Some(i) if entry && col == i => {}
+            Some(i) if col > i => continue,
+            _ => {
+                end = start;
+                break;
+            }
+        }
+        spans.push((n, start));
+    }
+    let ends = spans.iter().skip(1).map(|&(_, s)| s).chain([end]);
+    Some(
+        spans
+            .iter()
+            .zip(ends)
+            .map(|(&(n, s), e)| (n, &piece[s..e]))
+            .collect(),
+    )
 }
 
 /// The first line of an error's text, without the parser's position
@@ -99,15 +180,23 @@ impl Doc<'_> {
     /// each key found, in order, after the one before it. `None` when the
     /// text does not show it (a flow mapping on one line is still found).
     pub(crate) fn place(&self, path: &str) -> Option<(usize, usize)> {
-        let mut pos = 0usize;
-        let mut found = None;
-        for key in path
+        let keys: Vec<&str> = path
             .split(['.', '['])
             .filter(|k| !k.is_empty() && !k.ends_with(']'))
-        {
-            let at = find_key(self.text, key, pos)?;
+            .collect();
+        let mut pos = 0usize;
+        let mut found = None;
+        let mut i = 0;
+        while i < keys.len() {
+            // A key may hold dots itself (`retry.linkerd.io/limit`): the
+            // shortest run of parts written as one key is it.
+            let (at, used) = (i..keys.len()).find_map(|j| {
+                let key = keys[i..=j].join(".");
+                find_key(self.text, &key, pos).map(|at| (at, j + 1 - i))
+            })?;
             pos = at;
             found = Some(at);
+            i += used;
         }
         let at = found?;
         let before = &self.text[..at];
@@ -404,10 +493,39 @@ mod tests {
         assert_eq!(docs.len(), 2);
         assert_eq!(docs[1].first_line, 5);
         assert_eq!(docs[1].place("b.c"), Some((6, 6)));
+        // A key with dots in it.
+        let notes = "metadata:\n  annotations:\n    retry.linkerd.io/limit: x\n";
+        let docs = documents(notes, "n.yaml").unwrap();
+        assert_eq!(
+            docs[0].place("metadata.annotations.retry.linkerd.io/limit"),
+            Some((3, 29))
+        );
         let bad = documents("a: 1\n---\nb: [1\n", "f.yaml")
             .unwrap_err()
             .to_string();
         assert!(bad.starts_with("f.yaml:3:"), "{bad}");
+    }
+
+    #[test]
+    fn a_list_stands_for_its_items_each_placed_at_its_own_lines() {
+        // What `kubectl get virtualservice -o yaml` prints.
+        let text = "apiVersion: v1\nitems:\n- kind: A\n  spec:\n    x: 1\n  list:\n  - y\n\
+                    - kind: B\n  spec:\n    x: 2\nkind: List\nmetadata:\n  resourceVersion: \"\"\n";
+        let docs = documents(text, "l.yaml").unwrap();
+        let kinds: Vec<_> = docs.iter().map(|d| d.value["kind"].clone()).collect();
+        assert_eq!(kinds, ["A", "B"]);
+        assert_eq!((docs[0].first_line, docs[1].first_line), (3, 8));
+        assert_eq!(docs[1].index, 1);
+        assert_eq!(docs[0].place("spec.x"), Some((5, 8)));
+        assert_eq!(docs[1].place("spec.x"), Some((10, 8)));
+        // A flow sequence: the items are still read, placed at the list.
+        let flow = documents("kind: List\nitems: [{kind: A}, {kind: B}]\n", "f.yaml").unwrap();
+        assert_eq!(flow.len(), 2);
+        assert_eq!(flow[1].first_line, 1);
+        // An empty list holds no documents.
+        assert!(documents("kind: List\nitems: []\n", "e.yaml")
+            .unwrap()
+            .is_empty());
     }
 
     #[test]

@@ -96,7 +96,7 @@ fn envoy_route_and_cluster() {
     for needle in [
         "retry_host_predicate: not imported",
         "per_try_timeout: 500ms not imported",
-        "route timeout \"3s\" not imported",
+        "route.timeout: 3s not imported",
         "priority HIGH not imported",
         "max_requests: not imported",
     ] {
@@ -243,7 +243,106 @@ fn bad_files_exit_2_naming_the_field() {
         "kind: Service\nmetadata:\n  name: s\n  annotations:\n    retry.linkerd.io/limit: lots\n",
     );
     assert!(
-        e.contains("retry.linkerd.io/limit: expected a whole number"),
+        e.contains(
+            "l.yaml:5:29: metadata.annotations.retry.linkerd.io/limit: expected a whole number"
+        ),
         "{e}"
     );
+}
+
+/// What `kubectl get … -o yaml` prints for several resources: a `List`
+/// whose items are imported as the documents of a multi-document file
+/// would be, a refusal inside one naming its own line.
+#[test]
+fn a_kubectl_list_is_read_item_by_item() {
+    let text = std::fs::read_to_string(good("linkerd.yaml")).unwrap();
+    let items: Vec<String> = text
+        .split("\n---\n")
+        .map(|doc| {
+            let body: Vec<String> = doc
+                .trim()
+                .lines()
+                .enumerate()
+                .map(|(i, l)| format!("{}{l}", if i == 0 { "- " } else { "  " }))
+                .collect();
+            body.join("\n")
+        })
+        .collect();
+    let list = format!(
+        "apiVersion: v1\nitems:\n{}\nkind: List\nmetadata:\n  resourceVersion: \"\"\n",
+        items.join("\n")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("list.yaml");
+    std::fs::write(&path, &list).unwrap();
+    let (from_list, _) = imported(&["import", "linkerd", path.to_str().unwrap()]);
+    let (from_docs, _) = imported(&["import", "linkerd", &good("linkerd.yaml")]);
+    assert_eq!(from_list, from_docs);
+
+    let e = refused(
+        "istio",
+        "vs.yaml",
+        "apiVersion: v1\nitems:\n- kind: VirtualService\n  metadata: {name: a}\n  spec:\n    http:\n    - retries: {attempts: 2}\n\
+         - kind: VirtualService\n  metadata: {name: b}\n  spec:\n    http:\n    - retries: {attempts: -1}\nkind: List\n",
+    );
+    assert!(
+        e.contains("vs.yaml:12:27: spec.http[0].retries.attempts: -1 is negative"),
+        "{e}"
+    );
+}
+
+/// Values of the wrong kind or beyond what a scenario takes are refused
+/// at their line, in the source's own terms, never passed on.
+#[test]
+fn values_out_of_range_or_of_the_wrong_kind_are_refused_at_their_line() {
+    let e = refused(
+        "linkerd",
+        "sp.yaml",
+        "kind: ServiceProfile\nmetadata: {name: sp}\nspec:\n  retryBudget:\n    retryRatio: 1e300\n    ttl: 500ms\n  routes:\n  - {name: r, isRetryable: true}\n",
+    );
+    assert!(
+        e.contains("sp.yaml:5:17: spec.retryBudget.retryRatio: 1e300 is out of range [0, 10]"),
+        "{e}"
+    );
+    assert!(
+        e.contains("sp.yaml:6:10: spec.retryBudget.ttl: 500ms is out of range"),
+        "{e}"
+    );
+    let e = refused(
+        "linkerd",
+        "sp.yaml",
+        "kind: ServiceProfile\nmetadata: {name: sp}\nspec:\n  retryBudget: 5\n  routes:\n  - {name: r, isRetryable: true}\n",
+    );
+    assert!(
+        e.contains("sp.yaml:4:16: spec.retryBudget: expected a mapping"),
+        "{e}"
+    );
+    let e = refused(
+        "istio",
+        "vs.yaml",
+        "kind: VirtualService\nmetadata: {name: r}\nspec:\n  http:\n  - retries: 5\n",
+    );
+    assert!(
+        e.contains("spec.http[0].retries: expected a mapping"),
+        "{e}"
+    );
+    let e = refused(
+        "envoy",
+        "e.yaml",
+        "routes:\n- route:\n    timeout: -3s\n    retry_policy: {retry_on: 5xx}\n",
+    );
+    assert!(
+        e.contains("e.yaml:3:14: routes[0].route.timeout: \"-3s\" is negative"),
+        "{e}"
+    );
+    // Envoy's "0s" turns the route timeout off: nothing to refuse.
+    let dir = tempfile::tempdir().unwrap();
+    let off = dir.path().join("off.yaml");
+    std::fs::write(
+        &off,
+        "routes:\n- route:\n    timeout: 0s\n    retry_policy: {retry_on: 5xx}\n",
+    )
+    .unwrap();
+    let (_, warnings) = imported(&["import", "envoy", off.to_str().unwrap()]);
+    assert!(!warnings.contains("timeout"), "{warnings}");
 }
