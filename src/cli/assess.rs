@@ -103,6 +103,22 @@ fn load_with(
     Ok(s)
 }
 
+/// Refuses a scenario with nothing to recover from, naming its file
+/// (`origin`) and its `faults`: what `assess` and `gate` check before
+/// anything runs.
+pub(super) fn has_trigger(origin: &str, base: &Scenario) -> Result<(), Error> {
+    let spec = base.spec();
+    if spec.incident(spec.duration.ns()).is_some() {
+        return Ok(());
+    }
+    Err(InvalidInput::At(crate::scenario::error::Located::at_path(
+        origin,
+        "faults",
+        crate::assess::AssessError::NoTrigger.to_string(),
+    ))
+    .into())
+}
+
 /// Refuses a `--load` that brings no work in `base`'s traffic mode (what
 /// `assess` and `gate` both check before anything runs).
 pub(super) fn load_fits_mode(args: &AssessArgs, base: &Scenario) -> Result<(), Error> {
@@ -156,6 +172,7 @@ pub fn run(args: AssessArgs) -> Result<ExitCode, Error> {
     }
     let load = |extra: &[String]| load_with(&text, &origin, sim, &args.load, extra);
     let base = load(&[])?;
+    has_trigger(&origin, &base)?;
     load_fits_mode(&args, &base)?;
     if !sim.quiet {
         for w in base.warnings() {

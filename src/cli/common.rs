@@ -12,7 +12,7 @@ use crate::scenario::Scenario;
 use clap::Args;
 use std::fmt::Display;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Most replications any command accepts.
 pub const MAX_REPLICATIONS: u32 = 10_000;
@@ -299,6 +299,48 @@ pub fn within(text: &str) -> Result<Within, String> {
         Ok(_) => Err(format!("{text:?}: a duration above 0 (e.g. 1m), or none")),
         Err(e) => Err(format!("{e}; or none")),
     }
+}
+
+/// `path` made absolute with symbolic links, `.` and `..` resolved, also
+/// when it does not exist yet: its deepest existing ancestor is
+/// canonicalized and the rest appended.
+pub fn resolve(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                match part {
+                    std::path::Component::ParentDir => {
+                        out.pop();
+                    }
+                    std::path::Component::CurDir => {}
+                    c => out.push(c),
+                }
+            }
+            return out;
+        }
+        match (at.parent(), at.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                rest.push(last);
+                at = if parent.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    parent
+                };
+            }
+            // Nothing of it resolves (no current directory): compare as
+            // written.
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// Whether `a` and `b` name the same file, written either way (see
+/// [`resolve`]).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    resolve(a) == resolve(b)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! checks each policy against the conditions, writes `--junit` and
 //! `--markdown` reports and exits with [`EXIT_FAILED`] when a check fails.
 
-use super::assess::{assess_with_bar, load_fits_mode, AssessArgs};
+use super::assess::{assess_with_bar, has_trigger, load_fits_mode, AssessArgs};
 use super::common::{self, Stdout};
 use crate::assess::Assessment;
 use crate::error::{Error, InvalidInput};
@@ -18,7 +18,7 @@ use std::process::ExitCode;
 pub const EXAMPLES: &str = "Assesses every policy as `assess` does, then checks each against the
 conditions given (at least one). The policies of --config files replace the
 template's (a queue they hold replaces its dispatcher); several files'
-policies are joined. Exit status 0 when every check passes, 3 when one
+policies are joined (two files with a queue are refused). Exit status 0 when every check passes, 3 when one
 fails, 2 for invalid input, 1 when a file cannot be written.
 
 Conditions and what they read:
@@ -136,6 +136,7 @@ pub fn run(args: GateArgs) -> Result<ExitCode, Error> {
     };
     let load = |extra: &[String]| template.load(extra);
     let base = load(&[])?;
+    has_trigger(&template.origin, &base)?;
     load_fits_mode(a, &base)?;
     sim.guard([&base], false)?;
     let stage = sim.stage_if_asked(&base, report::assess::ASSESS_FILES)?;
@@ -176,6 +177,16 @@ fn checked_conditions(args: &GateArgs) -> Result<Vec<Condition>, Error> {
         }
         .into());
     }
+    if let (Some(j), Some(m)) = (&args.junit, &args.markdown) {
+        if common::same_file(j, m) {
+            return Err(InvalidInput::Flag {
+                flag: format!("--junit {} --markdown {}", j.display(), m.display()),
+                message: "the two reports would overwrite each other: give each its own file"
+                    .into(),
+            }
+            .into());
+        }
+    }
     Ok(conditions)
 }
 
@@ -188,17 +199,18 @@ fn imported_sets(args: &GateArgs) -> Result<Vec<String>, Error> {
         let text = scenario::read_text(file)?;
         let origin = scenario::origin(file);
         let i = gate::import_config(&text, &origin, args.config_format)?;
-        if !sim.quiet {
-            for w in &i.warnings {
-                common::note(format_args!("{origin}: warning: {w}"));
-            }
-        }
-        imported.push(i);
+        imported.push((origin, i));
     }
     let mut sets = if imported.is_empty() {
         Vec::new()
     } else {
-        gate::config_sets(&imported)
+        let joined = crate::import::join(imported)?;
+        if !sim.quiet {
+            for w in &joined.warnings {
+                common::note(w);
+            }
+        }
+        gate::config_sets(&joined)
     };
     sets.extend(sim.sets.iter().cloned());
     Ok(sets)

@@ -6,7 +6,7 @@
 //! `--shards N` writes), so `retrysim merge results/map` needs no shell
 //! glob (a distroless image has no shell).
 
-use super::common::{note, Stdout, MAX_FORCED_POINTS};
+use super::common::{note, resolve, Stdout, MAX_FORCED_POINTS};
 use crate::error::{Error, InvalidInput, MapError};
 use crate::map::{self, MapManifest};
 use crate::report::{self, staging::Staging};
@@ -186,42 +186,6 @@ fn table_limit(
     }
     let rows = (items as u64).saturating_mul(policies as u64);
     Ok(MAX_INPUT_BYTES.saturating_add(rows.saturating_mul(row)))
-}
-
-/// `path` made absolute with symbolic links, `.` and `..` resolved, also
-/// when it does not exist yet: its deepest existing ancestor is
-/// canonicalized and the rest appended.
-fn resolve(path: &Path) -> PathBuf {
-    let mut rest = Vec::new();
-    let mut at = path;
-    loop {
-        if let Ok(real) = at.canonicalize() {
-            let mut out = real;
-            for part in rest.iter().rev() {
-                match part {
-                    std::path::Component::ParentDir => {
-                        out.pop();
-                    }
-                    std::path::Component::CurDir => {}
-                    c => out.push(c),
-                }
-            }
-            return out;
-        }
-        match (at.parent(), at.components().next_back()) {
-            (Some(parent), Some(last)) => {
-                rest.push(last);
-                at = if parent.as_os_str().is_empty() {
-                    Path::new(".")
-                } else {
-                    parent
-                };
-            }
-            // Nothing of it resolves (no current directory): compare as
-            // written.
-            _ => return path.to_path_buf(),
-        }
-    }
 }
 
 /// Refuses an output directory that is one of the inputs (merging would

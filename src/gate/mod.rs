@@ -111,7 +111,7 @@ impl Condition {
                         m >= x,
                         format!(
                             "{at_least}{}× (threshold {} ÷ own load {})",
-                            num(round3(m)),
+                            num(apart(m, x)),
                             num(lo),
                             num(a.own_load)
                         ),
@@ -124,7 +124,7 @@ impl Condition {
                     b <= x,
                     format!(
                         "{} ({}; simulated {})",
-                        num(round3(b)),
+                        num(apart(b, x)),
                         p.bound.binding(),
                         num(round3(p.simulated_amplification))
                     ),
@@ -133,7 +133,7 @@ impl Condition {
             },
             Condition::MaxDrain(s) => match (p.retries_allowed, p.retry_window_s) {
                 (Some(0), _) => (true, "0 s (no retries)".to_string()),
-                (_, Some(w)) => (w <= s, format!("{} s", num(round3(w)))),
+                (_, Some(w)) => (w <= s, format!("{} s", num(apart(w, s)))),
                 _ => (false, "unlimited".to_string()),
             },
         };
@@ -151,6 +151,19 @@ impl Condition {
 /// `x` to three decimals, so a message does not carry float noise.
 fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
+}
+
+/// `x` rounded to 3 decimals, or to as many more as it takes to compare
+/// with `limit` as `x` itself does: a value just over a limit of 1.265
+/// reads 1.2654, never 1.265 beside a failure.
+fn apart(x: f64, limit: f64) -> f64 {
+    (3..=15)
+        .map(|d| {
+            let k = 10f64.powi(d);
+            (x * k).round() / k
+        })
+        .find(|r| r.partial_cmp(&limit) == x.partial_cmp(&limit))
+        .unwrap_or(x)
 }
 
 /// One policy × one condition.
@@ -264,8 +277,11 @@ impl ConfigFormat {
             Some(ConfigFormat::Gcloud)
         } else if any(&|l| {
             l.contains("retry_policy")
+                || l.contains("retryPolicy")
                 || l.contains("static_resources")
                 || l.contains("route_config")
+                || l.contains("circuit_breakers")
+                || l.contains("circuitBreakers")
         }) {
             Some(ConfigFormat::Envoy)
         } else {
@@ -282,15 +298,19 @@ pub fn import_config(
     origin: &str,
     format: Option<ConfigFormat>,
 ) -> Result<Imported, InvalidInput> {
-    let format = format
-        .or_else(|| ConfigFormat::detect(origin, text))
-        .ok_or_else(|| {
-            InvalidInput::At(Located::whole(
-                origin,
-                "cannot tell which configuration this is (a gRPC service config JSON, a Cloud \
-                 Tasks queue YAML, Envoy, Istio, AWS or Linkerd): name it with --config-format",
-            ))
-        })?;
+    let Some(format) = format.or_else(|| ConfigFormat::detect(origin, text)) else {
+        let unknown = "cannot tell which configuration this is (a gRPC service config JSON, a \
+                       Cloud Tasks queue YAML, Envoy, Istio, AWS or Linkerd): name it with \
+                       --config-format";
+        // YAML that does not parse says where, whatever it was meant to be.
+        return Err(match crate::import::check_yaml(text, origin) {
+            Err(InvalidInput::At(at)) => InvalidInput::At(Located {
+                message: format!("{unknown}; read as YAML, {}", at.message),
+                ..at
+            }),
+            _ => InvalidInput::At(Located::whole(origin, unknown)),
+        });
+    };
     match format {
         ConfigFormat::Gcloud => gcloud::import_str(text, origin),
         ConfigFormat::Grpc => grpc::import_str(text, origin),
@@ -303,16 +323,13 @@ pub fn import_config(
 
 /// The `--set` assignments that put the imported configuration into a
 /// scenario template: its policies replace the template's (`policies=`),
-/// and a queue it holds replaces the template's `dispatcher`. Several
-/// files' policies are joined in the order given; a later queue replaces
-/// an earlier one.
-pub fn config_sets(imported: &[Imported]) -> Vec<String> {
-    let policies: Vec<_> = imported.iter().flat_map(|i| i.policies.iter()).collect();
+/// and a queue it holds replaces the template's `dispatcher`.
+pub fn config_sets(imported: &Imported) -> Vec<String> {
     let mut sets = vec![format!(
         "policies={}",
-        serde_json::to_string(&policies).expect("policies serialize")
+        serde_json::to_string(&imported.policies).expect("policies serialize")
     )];
-    if let Some(d) = imported.iter().rev().find_map(|i| i.dispatcher.as_ref()) {
+    if let Some(d) = &imported.dispatcher {
         sets.push(format!(
             "dispatcher={}",
             serde_json::to_string(d).expect("a dispatcher serializes")
@@ -361,9 +378,38 @@ mod tests {
             detect("e.yaml", "routes:\n- route:\n    retry_policy: {}"),
             Some("envoy")
         );
+        assert_eq!(
+            detect("c.yaml", "clusters:\n- name: c\n  circuit_breakers: {}"),
+            Some("envoy")
+        );
         assert_eq!(detect("x.yaml", "# retryConfig: commented\nname: q"), None);
         assert_eq!(ConfigFormat::named("istio"), Some(ConfigFormat::Istio));
         assert_eq!(ConfigFormat::named("yaml"), None);
+    }
+
+    #[test]
+    fn a_shown_value_compares_with_its_limit_as_the_value_does() {
+        assert_eq!(apart(1.26543, 1.265), 1.2654);
+        assert_eq!(apart(1.26543, 2.0), 1.265);
+        assert_eq!(apart(1.2649999, 1.265), 1.2649999);
+        assert_eq!(apart(1.265, 1.265), 1.265);
+        assert_eq!(apart(3.0, 3.0), 3.0);
+    }
+
+    #[test]
+    fn a_file_of_no_known_format_that_is_not_yaml_says_where() {
+        let bad = import_config("key: [unclosed\n", "bad.yaml", None)
+            .unwrap_err()
+            .to_string();
+        assert!(bad.starts_with("bad.yaml:1:"), "{bad}");
+        assert!(bad.contains("--config-format"), "{bad}");
+        let unknown = import_config("key: 1\n", "k.yaml", None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            unknown.contains("cannot tell which configuration"),
+            "{unknown}"
+        );
     }
 
     #[test]

@@ -431,3 +431,60 @@ impl Reader<'_> {
         }
     }
 }
+
+/// Two queues cannot share the one dispatcher a scenario has; two reports
+/// on one path would overwrite each other; policies of two files that
+/// share a name are told apart, as within one file. The refusals come
+/// before anything runs.
+#[test]
+fn configurations_that_cannot_be_joined_are_refused_and_names_kept_apart() {
+    let (code, out, _d) = gate(&[
+        "gate".into(),
+        "scenarios/cloud-tasks-herd.json".into(),
+        "--config".into(),
+        "examples/queue.yaml".into(),
+        "--config".into(),
+        "examples/queue.yaml".into(),
+        "--max-amplification".into(),
+        "3".into(),
+    ]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("error: examples/queue.yaml: holds a queue, and so does examples/queue.yaml"),
+        "{out}"
+    );
+    let (code, out, _d) = gate(&[
+        "gate".into(),
+        "scenarios/hotos21-toy.json".into(),
+        "--max-amplification".into(),
+        "3".into(),
+        "--junit".into(),
+        "report".into(),
+        "--markdown".into(),
+        "./report".into(),
+    ]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("would overwrite each other"), "{out}");
+    let (code, out, _d) = gate(&[
+        "gate".into(),
+        "scenarios/hotos21-toy.json".into(),
+        "--config".into(),
+        "examples/service_config.json".into(),
+        "--config".into(),
+        "tests/good/gate/storm-service-config.json".into(),
+        "--max-amplification".into(),
+        "3".into(),
+        "--replications".into(),
+        "1".into(),
+    ]);
+    assert_eq!(code, Some(FAILED), "{out}");
+    assert!(
+        out.contains(
+            "tests/good/gate/storm-service-config.json: warning: two retry configurations are \
+             named example.EchoService: the second is example.EchoService-2"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("pass example.EchoService passes"), "{out}");
+    assert!(out.contains("FAIL example.EchoService-2 fails"), "{out}");
+}
