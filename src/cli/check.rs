@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Examples shown after `--help`.
-pub const EXAMPLES: &str = "Checks every file given: prints one line per valid file and, for each
-invalid one, every problem in it, one per line, as
+pub const EXAMPLES: &str = "Checks every file given: prints, for each valid file, an `ok` line, its
+estimated cost and any warnings and, for each invalid one, every problem
+in it, one per line, as
 <file>:<line>:<col>: <field path>: <what is wrong>.
 Exit status 2 when any file is invalid.
 

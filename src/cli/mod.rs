@@ -42,7 +42,7 @@ pub enum Command {
             .default_value("output")
             .help("Output directory; each scenario writes into DIR/<scenario name>/")),
         mut_arg("no_plots", |a| a.help(
-            "Skip the PNG plots (load.png and recovery.png left in the output directory by an earlier run are deleted)"
+            "Skip the PNG plots (load.png, recovery.png and attempts.png left in the output directory by an earlier run are deleted)"
         )),
     )]
     Run(run::RunArgs),

@@ -38,7 +38,7 @@ pub struct RunArgs {
     /// Also write trace.json (Chrome trace-event format, for
     /// ui.perfetto.dev or Chromium DevTools' Performance panel): the story of N requests per
     /// policy from replication 0 (the slowest, the first given up, the
-    /// rest a fixed-seed sample of request ids).
+    /// rest a fixed-seed sample of request ids). N is 1 to 1000.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub trace: Option<u32>,
 }

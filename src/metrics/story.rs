@@ -84,4 +84,6 @@ pub struct Tale {
     /// Marks beyond the per-request limit were dropped (the end is
     /// always kept).
     pub truncated: bool,
+    /// Attempts the request sent, counted past the limit on marks too.
+    pub attempts: u32,
 }

@@ -197,6 +197,7 @@ impl Story {
                     start: now,
                     marks: Vec::new(),
                     truncated: false,
+                    attempts: 0,
                 });
             }
         }
@@ -205,6 +206,9 @@ impl Story {
     /// An attempt of the request in `slot` was sent.
     #[cold]
     pub fn sent(&mut self, slot: u32, now: Nanos, attempt: u32, hedge: bool) {
+        if let Some(t) = self.tale(slot) {
+            t.attempts += 1;
+        }
         self.mark(
             slot,
             Mark::Sent {
@@ -343,5 +347,22 @@ mod tests {
         ids.sort_unstable();
         assert_eq!(tales.iter().map(|t| t.id).collect::<Vec<_>>(), ids);
         assert!(tales.iter().all(|t| t.marks.len() == 3));
+    }
+
+    #[test]
+    fn a_tale_cut_short_still_counts_every_attempt_and_keeps_its_end() {
+        let mut r = Story::record(vec![(0, Pick::GaveUp)]);
+        r.opened(0, 0, 0);
+        let n = MAX_MARKS as u32;
+        for a in 1..=n {
+            r.sent(0, u64::from(a), a, false);
+            r.answered(0, u64::from(a), a, Status::Unavailable, false);
+        }
+        r.ended(0, u64::from(n) + 1, 0, Some(GiveUp::Limits));
+        let tale = &r.into_tales()[0];
+        assert!(tale.truncated);
+        assert_eq!(tale.attempts, n);
+        assert_eq!(tale.marks.len(), MAX_MARKS + 1);
+        assert!(matches!(tale.marks.last(), Some(Mark::Ended { .. })));
     }
 }

@@ -210,6 +210,13 @@ pub fn storm_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
             _ => {}
         }
     }
+    if e.no_storm.is_some() && sim.high.is_some() {
+        // The closed form sees no storm where the simulation holds one:
+        // there is no estimate to compare.
+        return format!(
+            "{simulated}; {analytic}, yet the simulation holds one: use the simulation"
+        );
+    }
     match (sim.mid(), e.attempts_rule) {
         (Some(mid), Some(rule)) if mid > 0.0 => {
             let off = (rule - mid).abs() / mid;

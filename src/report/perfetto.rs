@@ -171,11 +171,7 @@ fn request_slice(out: &mut Vec<String>, (pid, tid): (usize, u64), t: &Tale, end:
             _ => None,
         })
         .unwrap_or("still open at the end of the run");
-    let attempts = t
-        .marks
-        .iter()
-        .filter(|m| matches!(m, Mark::Sent { .. }))
-        .count();
+    let attempts = t.attempts;
     let label = format!("request {} ({})", t.id, t.pick.name());
     metadata(
         out,
@@ -395,6 +391,7 @@ mod tests {
                 },
             ],
             truncated: false,
+            attempts: 2,
         };
         let text = trace(&[PolicyTrace {
             name: "p",
@@ -408,6 +405,8 @@ mod tests {
             .filter(|e| e["ph"] == "X")
             .map(|e| e["name"].as_str().unwrap())
             .collect();
+        let request = events.iter().find(|e| e["name"] == "request 7").unwrap();
+        assert_eq!(request["args"]["attempts"], 2);
         assert_eq!(
             names,
             [

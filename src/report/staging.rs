@@ -144,7 +144,9 @@ pub struct Staging {
 /// Creates `dir` (and its parents), with a message that says what is in
 /// the way.
 pub fn create_dir(dir: &Path) -> Result<(), OutputError> {
-    if let Some(blocker) = dir.ancestors().find(|a| a.is_file()) {
+    // Anything there but a directory (a file, a device such as /dev/null).
+    let blocks = |a: &&Path| std::fs::metadata(a).is_ok_and(|m| !m.is_dir());
+    if let Some(blocker) = dir.ancestors().find(blocks) {
         return Err(OutputError::NotADirectory {
             path: blocker.to_path_buf(),
             wanted: dir.to_path_buf(),
@@ -842,10 +844,18 @@ pub fn replace_file(
         .create_new(true)
         .open(&temp)
         .map_err(|source| OutputError::Write {
-            path: temp.clone(),
+            path: path.to_path_buf(),
             source,
         })?;
+    // The user named `path`: an error writing the temporary file is theirs.
     let result = write(&temp)
+        .map_err(|e| match e {
+            OutputError::Write { path: p, source } if p == temp => OutputError::Write {
+                path: path.to_path_buf(),
+                source,
+            },
+            e => e,
+        })
         .and_then(|()| fail_point(&name))
         .and_then(|()| {
             if crate::engine::stop::requested() {
