@@ -177,6 +177,23 @@ fn checked_conditions(args: &GateArgs) -> Result<Vec<Condition>, Error> {
         }
         .into());
     }
+    if args.config_format.is_some() && args.configs.is_empty() {
+        return Err(InvalidInput::Flag {
+            flag: "--config-format".into(),
+            message: "names the format of --config files, and none is given".into(),
+        }
+        .into());
+    }
+    let stdin = |p: &std::path::Path| p.as_os_str() == scenario::STDIN_PATH;
+    if args.configs.iter().filter(|c| stdin(c)).count() + usize::from(stdin(&a.scenario)) > 1 {
+        return Err(InvalidInput::Flag {
+            flag: "-".into(),
+            message: "standard input can be given once: the scenario and a --config, or two \
+                      --config files, cannot both be `-`"
+                .into(),
+        }
+        .into());
+    }
     if let (Some(j), Some(m)) = (&args.junit, &args.markdown) {
         if common::same_file(j, m) {
             return Err(InvalidInput::Flag {

@@ -26,10 +26,11 @@ pub fn cell(text: &str) -> String {
 /// The Markdown summary of the checks of `scenario`'s gate.
 pub fn markdown(scenario: &str, checks: &[Check]) -> String {
     let failed = checks.iter().filter(|c| !c.passed).count();
-    let verdict = if failed == 0 {
-        format!("all {} checks pass", checks.len())
-    } else {
-        format!("{failed} of {} checks fail", checks.len())
+    let verdict = match (failed, checks.len()) {
+        (0, 1) => "the check passes".to_string(),
+        (0, n) => format!("all {n} checks pass"),
+        (1, 1) => "the check fails".to_string(),
+        (f, n) => format!("{f} of {n} checks fail"),
     };
     let mut m = format!("### retrysim gate: {}: {verdict}\n\n", cell(scenario));
     m.push_str("| policy | condition | measured | limit | result |\n");
