@@ -15,7 +15,9 @@
 
 use super::envoy::{envoy_policy, per_try_warning, retry_on, DEFAULT_BASE_INTERVAL};
 use super::push_named;
-use super::yaml_docs::{documents, duration, get, other_keys, shown, string, Doc, DurForm};
+use super::yaml_docs::{
+    documents, duration, get, mapping, other_keys, shown, string, Doc, DurForm,
+};
 use super::{Imported, Refusals};
 use crate::policy::PolicySpec;
 use crate::scenario::error::{InvalidInput, Located};
@@ -189,14 +191,8 @@ fn retries(
     refused: &mut Refusals,
     warnings: &mut Vec<String>,
 ) -> Option<(u64, String, Vec<u64>, Dur)> {
-    if !r.is_object() {
-        refused.add(doc.bad(
-            path,
-            format!(
-                "expected a mapping (an HTTPRetry: attempts, perTryTimeout, retryOn), found {}",
-                shown(r)
-            ),
-        ));
+    let what = "an HTTPRetry: attempts, perTryTimeout, retryOn";
+    if !mapping(doc, r, path, what, refused) {
         return None;
     }
     let mut w = vec![];

@@ -18,7 +18,7 @@
 
 use super::envoy::{envoy_policy, http_status};
 use super::push_named;
-use super::yaml_docs::{documents, duration, get, number, other_keys, shown, Doc, DurForm};
+use super::yaml_docs::{documents, duration, get, mapping, number, other_keys, Doc, DurForm};
 use super::{Imported, Refusals};
 use crate::decimal::Given;
 use crate::policy::budget::Deposit;
@@ -154,14 +154,13 @@ fn retry_budget(
     warnings: &mut Vec<String>,
 ) -> Option<(f64, f64, Dur)> {
     let path = "spec.retryBudget";
-    if !b.is_object() {
-        refused.add(doc.bad(
-            path,
-            format!(
-                "expected a mapping (retryRatio, minRetriesPerSecond, ttl), found {}",
-                shown(b)
-            ),
-        ));
+    if !mapping(
+        doc,
+        b,
+        path,
+        "retryRatio, minRetriesPerSecond, ttl",
+        refused,
+    ) {
         return None;
     }
     other_keys(

@@ -293,6 +293,24 @@ pub(crate) fn other_keys(
     }
 }
 
+/// Whether `v` at `path` is a mapping; when not, the refusal is recorded,
+/// saying what the mapping holds (`what`).
+pub(crate) fn mapping(
+    doc: &Doc,
+    v: &Value,
+    path: &str,
+    what: &str,
+    refused: &mut Refusals,
+) -> bool {
+    if !v.is_object() {
+        refused.add(doc.bad(
+            path,
+            format!("expected a mapping ({what}), found {}", shown(v)),
+        ));
+    }
+    v.is_object()
+}
+
 /// A whole number `0..=max` at `path`, or `None` with the refusal recorded.
 pub(crate) fn whole(
     doc: &Doc,
