@@ -6,16 +6,21 @@
 use super::common::{note, SimArgs, Stdout};
 use crate::error::{Error, InvalidInput, OutputError};
 use crate::report::{self, staging::Staging};
+use crate::scenario::Scenario;
 use crate::tune::{self, Constraints, Objective};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Examples shown after `--help`.
-pub const EXAMPLES: &str = "Examples:
+pub const EXAMPLES: &str = "Exit status 0 with a recommendation, 1 when no candidate meets the
+constraints (the message says what to relax) or a file cannot be written,
+2 for invalid input.
+
+Examples:
   retrysim tune scenarios/spanner-90s.json --policy platform
   retrysim tune scenarios/spanner-90s.json --policy jitter-10 --objective success --max-drop-rate 0.12
-  retrysim tune scenarios/hotos21-toy.json --objective recovery --replications 3
+  retrysim tune scenarios/hotos21-toy.json --policy retry-once-throttled --objective recovery --replications 3
   retrysim tune scenarios/cloud-tasks-outage.json --policy default --objective drain \
       --max-dead-letter-rate 0 --max-peak-load 2 --max-task-age 1h --replications 3";
 
@@ -160,6 +165,26 @@ fn details(s: &tune::Score, queue: bool) -> String {
     lines.join("\n          ")
 }
 
+/// Refuses (unless `--force`) a search whose runs are estimated beyond
+/// the limits: [`tune::planned_runs`], each costing what a run of
+/// the starting policy does.
+fn guard_search(sim: &SimArgs, scenario: &Scenario, budget: tune::Budget) -> Result<(), Error> {
+    let start = scenario.spec().policies[0].clone();
+    // The scenario resolved with it among its policies, so it resolves
+    // alone (as the search's own variants do).
+    let one = scenario
+        .with_only_policy(start)
+        .expect("a policy of a loaded scenario resolves");
+    let job = crate::runner::Job {
+        scenario: &one,
+        policy: 0,
+        replication: budget.replications.saturating_sub(1),
+    };
+    let mut e = sim.estimator(false);
+    e.add_like(&job, tune::planned_runs(scenario, 0, budget));
+    Ok(sim.refuse_too_big(e.finish(), &scenario.spec().name)?)
+}
+
 /// Runs the search and prints the result.
 pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     let sim = &args.sim;
@@ -167,21 +192,16 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     check_limits(&args)?;
     // The policy to tune is the first one left.
     sim.apply(&mut scenario)?;
-    sim.guard([&scenario], false)?;
+    let budget = tune::Budget {
+        replications: sim.replications,
+        max_rounds: usize::from(args.rounds),
+        fresh: args.fresh_seeds,
+    };
+    guard_search(sim, &scenario, budget)?;
     let stage = sim.stage_if_asked(&scenario, report::tune::TUNE_FILES)?;
     let constraints = constraints(&args);
     let queue = scenario.spec().dispatcher.is_some();
-    let result = tune::tune(
-        &scenario,
-        0,
-        args.objective,
-        constraints,
-        tune::Budget {
-            replications: sim.replications,
-            max_rounds: usize::from(args.rounds),
-            fresh: args.fresh_seeds,
-        },
-    )?;
+    let result = tune::tune(&scenario, 0, args.objective, constraints, budget)?;
     let mut say = Say {
         out: Stdout::lock(),
         quiet: sim.quiet,
@@ -198,7 +218,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     }
     say_failed_fresh(&mut say, &result)?;
     let Some(best) = result.best.clone() else {
-        return no_best(&result, stage, &wrote, &mut say);
+        return no_best(&result, args.allow_metastable, stage, &wrote, &mut say);
     };
     say.line(format_args!("best:     {}", details(&best.score, queue)))?;
     let limits = tune::limits(&best, result.fresh.as_ref(), &constraints);
@@ -270,14 +290,22 @@ fn say_failed_fresh(say: &mut Say, result: &tune::Tuned) -> Result<(), Error> {
 /// longer holds.
 fn no_best(
     result: &tune::Tuned,
+    allow_metastable: bool,
     stage: Option<Staging>,
     wrote: &[String],
     say: &mut Say,
 ) -> Result<ExitCode, Error> {
-    let why = if result.failed_fresh.is_empty() {
-        "no candidate met the constraints in every replication under every assumption; relax the --max-* limits or pass --allow-metastable"
+    let limits = "relax the limits the candidates broke (the `failed` column of candidates.csv, \
+                  with -o, says which)";
+    let why = if !result.failed_fresh.is_empty() {
+        format!("no candidate met the constraints on the fresh replications; {limits} or add --replications")
+    } else if allow_metastable {
+        format!("no candidate met the constraints in every replication under every assumption; {limits}")
     } else {
-        "no candidate met the constraints on the fresh replications; relax the --max-* limits or add --replications"
+        format!(
+            "no candidate met the constraints in every replication under every assumption; {limits} \
+             or pass --allow-metastable"
+        )
     };
     // Said even with --quiet, on stderr then.
     if say.quiet {

@@ -306,6 +306,34 @@ impl Estimator {
         }
     }
 
+    /// Adds `times` runs that each cost what `job` does (a search's runs
+    /// of candidates like its start), without listing them.
+    pub fn add_like(&mut self, job: &Job<'_>, times: u64) {
+        if times == 0 {
+            return;
+        }
+        self.last = None;
+        self.total.scenarios += 1;
+        self.add(job);
+        let (_, _, events, peak) = self.last.expect("add keeps the run's cost");
+        let extra = times - 1;
+        let total = &mut self.total;
+        total.runs = total.runs.saturating_add(extra);
+        total.events = total.events.saturating_add(events.saturating_mul(extra));
+        if self.keep_bins {
+            let spec = job.scenario.spec();
+            let bins = spec.duration.ns().div_ceil(spec.bin.ns().max(1));
+            total.bins = total.bins.saturating_add(bins.saturating_mul(extra));
+        }
+        // As many at once as there are threads, each at the same peak.
+        for _ in 0..extra.min(self.threads as u64) {
+            self.peaks.push(std::cmp::Reverse(peak));
+            if self.peaks.len() > self.threads {
+                self.peaks.pop();
+            }
+        }
+    }
+
     /// Adds one run.
     fn add(&mut self, job: &Job<'_>) {
         let total = &mut self.total;

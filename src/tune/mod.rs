@@ -507,7 +507,7 @@ fn run_under(
                     ))
                 }
             }
-            _ => Some(("as the scenario".to_string(), one)),
+            _ => Some(("the scenario as written".to_string(), one)),
         });
     }
     let runs = match need {
@@ -1144,12 +1144,8 @@ pub fn tune(
     constraints: Constraints,
     budget: Budget,
 ) -> Result<Tuned, RunError> {
-    let start = scenario.spec().policies[policy_index].clone();
+    let start = start_setting(scenario, policy_index);
     let queue = scenario.spec().dispatcher.clone();
-    let start = Setting {
-        spec: start.with_preset_applied().unwrap_or(start),
-        dispatcher: queue.clone(),
-    };
     let mut search = Search {
         scenario,
         assumptions: assume::assumptions(queue.as_ref()),
@@ -1417,6 +1413,38 @@ fn fresh_tries(all: &[Candidate], objective: Objective) -> Vec<usize> {
 }
 
 /// The rounds of coordinate descent (at least one).
+/// Where the search of policy `policy_index` of `scenario` starts: the
+/// policy with its preset written out, under the scenario's queue.
+fn start_setting(scenario: &Scenario, policy_index: usize) -> Setting {
+    let start = scenario.spec().policies[policy_index].clone();
+    Setting {
+        spec: start.with_preset_applied().unwrap_or(start),
+        dispatcher: scenario.spec().dispatcher.clone(),
+    }
+}
+
+/// The runs the resource guard judges a search of policy `policy_index`
+/// of `scenario` with `budget` by: the baseline and the first round's
+/// candidates (each value of each setting from the start, those that act
+/// the same once), each on every replication, and the recommendation's
+/// fresh replications. The search itself stops a candidate's runs once
+/// it cannot win, and later rounds and other assumptions add runs, so the
+/// count it ends with (its `runs`) differs either way.
+pub fn planned_runs(scenario: &Scenario, policy_index: usize, budget: Budget) -> u64 {
+    let start = start_setting(scenario, policy_index);
+    let queue = scenario.spec().dispatcher.as_ref();
+    // Settings that act the same share their runs.
+    let first_round: std::collections::BTreeSet<String> = knobs(&start.spec, queue.is_some())
+        .into_iter()
+        .flat_map(|knob| setting_variants(&start, knob))
+        .map(|s| settled(s, queue).runs_key())
+        .chain([start.runs_key()])
+        .collect();
+    (first_round.len() as u64)
+        .saturating_mul(u64::from(budget.replications))
+        .saturating_add(u64::from(budget.fresh))
+}
+
 fn max_rounds(b: Budget) -> usize {
     b.max_rounds.max(1)
 }

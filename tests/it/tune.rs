@@ -623,3 +623,47 @@ fn tune_files_do_not_depend_on_the_thread_count() {
         "some run stopped at a broken constraint:\n{csv}"
     );
 }
+
+/// The resource guard counts a search's runs: its first round's
+/// candidates on every replication and the fresh replications, on top of
+/// the baseline. A one-round search makes no more than that (its fresh
+/// replications may be tried on up to FRESH_TRIES candidates).
+#[test]
+fn the_guard_counts_the_runs_of_a_search_s_first_round() {
+    let s = Scenario::from_json(SCENARIO).unwrap();
+    let (reps, fresh) = (2u32, 3u32);
+    let b = budget(reps, 1, fresh);
+    let planned = retrysim::tune::planned_runs(&s, 0, b);
+    let t = tune(&s, 0, Objective::Recovery, Constraints::default(), b).expect("runs");
+    assert!(
+        planned >= (1 + t.distinct as u64) * u64::from(reps) + u64::from(fresh),
+        "{planned} runs planned for {} settings",
+        t.distinct
+    );
+    let tries = retrysim::tune::FRESH_TRIES as u64 - 1;
+    assert!(
+        t.runs as u64 <= planned + tries * u64::from(fresh),
+        "{} > {planned}",
+        t.runs
+    );
+}
+
+/// A search far beyond the guard's limit is refused before it starts,
+/// though one run of its policy is cheap.
+#[test]
+fn a_search_of_too_many_runs_is_refused_up_front() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args([
+            "tune",
+            "scenarios/hotos21-toy.json",
+            "--replications",
+            "10000",
+            "-q",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("the limit is 30 min"), "{err}");
+}
