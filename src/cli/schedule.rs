@@ -188,6 +188,9 @@ struct Draft {
     /// Where the policy sits in the file: `""` for a file that is one
     /// policy object, `policies[i].` for an entry of a list.
     prefix: String,
+    /// The file is a scenario with a Cloud Tasks queue (`dispatcher`):
+    /// what its policy leaves out takes the API's defaults, as in a run.
+    queue: bool,
 }
 
 impl Draft {
@@ -324,6 +327,7 @@ fn start(args: &ScheduleArgs) -> Result<Draft, InvalidInput> {
         by_flag: Vec::new(),
         file: None,
         prefix: String::new(),
+        queue: false,
     };
     if let Some(path) = &args.policy {
         let (origin, text, format) = read_policy_file(path)?;
@@ -331,6 +335,7 @@ fn start(args: &ScheduleArgs) -> Result<Draft, InvalidInput> {
         let doc = if let Some(list) = value.get("policies") {
             let (i, entry) = pick_policy(list, args.name.as_deref(), &origin)?;
             draft.prefix = format!("policies[{i}].");
+            draft.queue = value.get("dispatcher").is_some_and(|d| !d.is_null());
             draft.file = Some((origin, text, format));
             // Read typed first: problems in the entry get exact positions.
             if let Err(e) = read::<_, PolicySpec>(entry.clone()) {
@@ -501,6 +506,11 @@ pub fn policy_from_args(args: &ScheduleArgs) -> Result<Policy, InvalidInput> {
         }
         InvalidInput::At(draft.problem(&path, message))
     })?;
+    let spec = if draft.queue {
+        crate::scenario::cloud_tasks::with_queue_defaults(&spec).0
+    } else {
+        spec
+    };
     // The policy's own fields are at the root here, not under `policies[i]`.
     let mut problems = Problems::default();
     spec.check("", &mut problems);

@@ -222,7 +222,12 @@ pub fn retries_allowed(policy: &Policy) -> Option<u64> {
 /// The schedule of `policy`, with up to `rows` rows (default
 /// [`DEFAULT_ROWS`]), never more than the policy allows.
 pub fn schedule(policy: &Policy, rows: Option<u32>) -> Schedule {
-    let retries = retries_allowed(policy);
+    // A hedge goes after its delay while no attempt has succeeded, whether
+    // or not a failure would let the others go on (`non_fatal`).
+    let retries = match &policy.hedging {
+        Some(h) => Some(u64::from(h.max_attempts.saturating_sub(1))),
+        None => retries_allowed(policy),
+    };
     let wanted = u64::from(rows.unwrap_or(DEFAULT_ROWS));
     let shown = retries.map_or(wanted, |r| r.min(wanted));
     let walk = retries.map_or(shown, |r| r.min(WALK_LIMIT)).max(shown);
@@ -347,6 +352,21 @@ mod tests {
             ..Default::default()
         })
         .unwrap()
+    }
+
+    #[test]
+    fn every_hedge_is_listed_whatever_the_non_fatal_statuses() {
+        for non_fatal in [vec![], vec![crate::status::Status::Unavailable]] {
+            let p: PolicySpec = serde_json::from_value(serde_json::json!({
+                "name": "h",
+                "hedging": {"delay": "100ms", "max_attempts": 3, "non_fatal": non_fatal}
+            }))
+            .unwrap();
+            let s = schedule(&resolve(&p).unwrap(), None);
+            assert_eq!(s.retries, Some(2), "{non_fatal:?}");
+            let at: Vec<Nanos> = s.rows.iter().map(|r| r.cumulative).collect();
+            assert_eq!(at, [S / 10, S / 5], "{non_fatal:?}");
+        }
     }
 
     fn cloud_tasks(min: Dur, max: Dur, doublings: u32, attempts: i64) -> Policy {

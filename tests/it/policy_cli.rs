@@ -30,6 +30,35 @@ fn schedule_of_the_default_queue() {
     assert!(text.contains("over 99 retries"), "{text}");
 }
 
+/// A policy of a scenario with a queue takes what the queue's policy
+/// leaves out from the Cloud Tasks API, in `schedule` as in a run.
+#[test]
+fn schedule_of_a_queue_scenario_s_policy_has_the_api_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "q.json",
+        r#"{"name": "q", "duration": "1m", "traffic": {"rate": 1},
+            "backend": {"workers": 1, "service_time": {"constant": {"value": "1ms"}}},
+            "dispatcher": {"max_dispatches_per_second": 10},
+            "policies": [{"name": "d"}, {"name": "e", "max_attempts": 5}]}"#,
+    );
+    let d = stdout(&retrysim(&["schedule", "--policy", &file, "--name", "d"]));
+    assert!(d.contains("over 99 retries"), "{d}");
+    let o = retrysim(&["schedule", "--policy", &file, "--name", "e"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let e = stdout(&o);
+    assert!(
+        e.contains("Cloud Tasks 100ms–1h") && e.contains("max_attempts: 5"),
+        "{e}"
+    );
+}
+
 /// The Go v2 and JavaScript v3 SDKs' defaults (docs/policies.md [GO1],
 /// [JS1]): Go waits `U(0, 2^k)` s before retry k, JavaScript
 /// `U(0, 100 ms · 2^(k−1))`; 3 attempts each.
