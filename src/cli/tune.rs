@@ -192,6 +192,17 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     check_limits(&args)?;
     // The policy to tune is the first one left.
     sim.apply(&mut scenario)?;
+    let first = &scenario.policies()[0];
+    if first.hedging.is_some() {
+        return Err(InvalidInput::Flag {
+            flag: format!("tune (policy {:?})", first.name),
+            message: "a hedging policy has no backoff, jitter or retry limits to search; tune \
+                      a retry policy (--policy NAME), or compare hedging delays with `retrysim \
+                      sweep --set policies.NAME.hedging.delay=...`"
+                .into(),
+        }
+        .into());
+    }
     let budget = tune::Budget {
         replications: sim.replications,
         max_rounds: usize::from(args.rounds),

@@ -667,3 +667,23 @@ fn a_search_of_too_many_runs_is_refused_up_front() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("the limit is 30 min"), "{err}");
 }
+
+/// A hedging policy has nothing `tune` searches: refused, not "tuned" to
+/// itself.
+#[test]
+fn a_hedging_policy_is_not_tuned() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args([
+            "tune",
+            "scenarios/hedging.json",
+            "--policy",
+            "hedge-p95-x2",
+            "-q",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("a hedging policy has no backoff"), "{err}");
+}
