@@ -129,7 +129,7 @@ pub fn expand(text: &str) -> Result<Option<Vec<String>>, RangeError> {
     }
     let (ea, eb) = (parse_end(t, a)?, parse_end(t, b)?);
     let values = match (ea, eb) {
-        (End::Number(x), End::Number(y)) => spaced(t, x, y, n)?.into_iter().map(num).collect(),
+        (End::Number(x), End::Number(y)) => written(&spaced(t, x, y, n)?),
         (
             End::Duration {
                 ns: x,
@@ -145,12 +145,14 @@ pub fn expand(text: &str) -> Result<Option<Vec<String>>, RangeError> {
             // The finer unit of the two, so both ends keep their value.
             let (unit_ns, unit) = if ua <= ub { (ua, na) } else { (ub, nb) };
             let scale = unit_ns as f64;
-            spaced(t, x as f64, y as f64, n)?
+            // Whole nanoseconds, written in the chosen unit.
+            let in_unit: Vec<f64> = spaced(t, x as f64, y as f64, n)?
                 .into_iter()
-                .map(|ns| {
-                    // Whole nanoseconds, written in the chosen unit.
-                    format!("{}{unit}", num(ns.round() / scale))
-                })
+                .map(|ns| ns.round() / scale)
+                .collect();
+            written(&in_unit)
+                .into_iter()
+                .map(|v| format!("{v}{unit}"))
                 .collect()
         }
         _ => {
@@ -207,6 +209,47 @@ fn spaced(text: &str, a: f64, b: f64, n: usize) -> Result<Vec<f64>, RangeError> 
     Ok((0..n)
         .map(|i| if i + 1 == n { b } else { a + step * i as f64 })
         .collect())
+}
+
+/// `values` as text: by the report's number rule (6 decimals at most)
+/// when that keeps them apart, keeps each nonzero one nonzero and writes
+/// the first and last (the range's ends) exactly; else with as many more
+/// decimals as that takes (`1e-7..2e-7:2` gives `0.0000001` and
+/// `0.0000002`, not `0` twice).
+fn written(values: &[f64]) -> Vec<String> {
+    if values.iter().any(|x| x.abs() >= 1e15) {
+        return values.iter().map(|&x| num(x)).collect();
+    }
+    let trimmed = |mut s: String| {
+        if s.contains('.') {
+            s.truncate(s.trim_end_matches('0').trim_end_matches('.').len());
+        }
+        if s == "-0" {
+            s = "0".into();
+        }
+        s
+    };
+    let fits = |out: &[String]| {
+        let read = |s: &String| s.parse::<f64>().unwrap_or(f64::NAN);
+        let apart = out.iter().collect::<std::collections::BTreeSet<_>>().len() == out.len();
+        let nonzero = values
+            .iter()
+            .zip(out)
+            .all(|(&x, s)| x == 0.0 || read(s) != 0.0);
+        let ends = [0, out.len() - 1]
+            .iter()
+            .all(|&i| read(&out[i]) == values[i]);
+        apart && nonzero && ends
+    };
+    (6..=17)
+        .map(|d| {
+            values
+                .iter()
+                .map(|&x| trimmed(format!("{x:.d$}")))
+                .collect::<Vec<_>>()
+        })
+        .find(|out| fits(out))
+        .unwrap_or_else(|| values.iter().map(|&x| format!("{x}")).collect())
 }
 
 /// A value of an axis read as a quantity: seconds for a duration, the
@@ -322,6 +365,18 @@ mod tests {
         assert_eq!(ok("300..100:3"), ["300", "200", "100"]);
         assert_eq!(ok("5..5:1"), ["5"]);
         assert_eq!(ok(" 1..2:2 "), ["1", "2"]);
+        // As many decimals as keep the values apart and the ends exact.
+        assert_eq!(ok("1e-7..2e-7:2"), ["0.0000001", "0.0000002"]);
+        assert_eq!(
+            ok("0.0000004..0.0000016:3"),
+            ["0.0000004", "0.000001", "0.0000016"]
+        );
+        assert_eq!(
+            ok("1234567.1234567..1234567.1234568:2"),
+            ["1234567.1234567", "1234567.1234568"]
+        );
+        assert_eq!(ok("100..200:4"), ["100", "133.333333", "166.666667", "200"]);
+        assert_eq!(ok("1.0000001s..1.0000002s:2"), ["1.0000001s", "1.0000002s"]);
     }
 
     #[test]
