@@ -18,8 +18,9 @@ use std::process::ExitCode;
 pub const EXAMPLES: &str = "Assesses every policy as `assess` does, then checks each against the
 conditions given (at least one). The policies of --config files replace the
 template's (a queue they hold replaces its dispatcher); several files'
-policies are joined (two files with a queue are refused). Exit status 0 when every check passes, 3 when one
-fails, 2 for invalid input, 1 when a file cannot be written.
+policies are joined (two files with a queue are refused). Exit status 0
+when every check passes, 3 when one fails, 2 for invalid input, 1 when a
+file cannot be written.
 
 Conditions and what they read:
   --fail-on metastable     the trigger threshold: the scenario's own load must recover
@@ -154,8 +155,10 @@ pub fn run(args: GateArgs) -> Result<ExitCode, Error> {
     })
 }
 
-/// The conditions asked for, refusing flags that leave nothing to check
-/// or a `--load` that is not a load.
+/// The conditions asked for, refusing before anything is read flags that
+/// leave nothing to check, a `--load` that is not a load, a
+/// `--config-format` without `--config`, standard input given twice and
+/// two reports on one file.
 fn checked_conditions(args: &GateArgs) -> Result<Vec<Condition>, Error> {
     let conditions = args.conditions();
     if conditions.is_empty() {
