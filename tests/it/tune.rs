@@ -648,23 +648,30 @@ fn the_guard_counts_the_runs_of_a_search_s_first_round() {
     );
 }
 
+/// The stderr of `retrysim ARGS` run from the repository, which must
+/// exit 2 (invalid input).
+fn refused(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    err
+}
+
 /// A search far beyond the guard's limit is refused before it starts,
 /// though one run of its policy is cheap.
 #[test]
 fn a_search_of_too_many_runs_is_refused_up_front() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrysim"))
-        .args([
-            "tune",
-            "scenarios/hotos21-toy.json",
-            "--replications",
-            "10000",
-            "-q",
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused(&[
+        "tune",
+        "scenarios/hotos21-toy.json",
+        "--replications",
+        "10000",
+        "-q",
+    ]);
     assert!(err.contains("the limit is 30 min"), "{err}");
 }
 
@@ -672,18 +679,12 @@ fn a_search_of_too_many_runs_is_refused_up_front() {
 /// itself.
 #[test]
 fn a_hedging_policy_is_not_tuned() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrysim"))
-        .args([
-            "tune",
-            "scenarios/hedging.json",
-            "--policy",
-            "hedge-p95-x2",
-            "-q",
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused(&[
+        "tune",
+        "scenarios/hedging.json",
+        "--policy",
+        "hedge-p95-x2",
+        "-q",
+    ]);
     assert!(err.contains("a hedging policy has no backoff"), "{err}");
 }
