@@ -106,9 +106,10 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
                     && s.ends_with('s')
                     && crate::time::parse_duration(s).is_ok_and(|d| d.ns() == 0)
             });
-            if off {
-                // Nothing to import or warn about.
-            } else if let Some(d) = duration(doc, t, &at, DurForm::Proto, &mut refused) {
+            let timeout = (!off)
+                .then(|| duration(doc, t, &at, DurForm::Proto, &mut refused))
+                .flatten();
+            if let Some(d) = timeout {
                 let d = crate::time::format_duration(d.ns());
                 warnings.push(format!(
                     "{at}: {d} not imported: a policy has no deadline; set the scenario's \

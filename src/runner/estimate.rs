@@ -302,7 +302,7 @@ impl Estimator {
                 self.total.scenarios += 1;
                 last = Some(job.scenario);
             }
-            self.add(job);
+            self.add(job, 1);
         }
     }
 
@@ -314,31 +314,14 @@ impl Estimator {
         }
         self.last = None;
         self.total.scenarios += 1;
-        self.add(job);
-        let (_, _, events, peak) = self.last.expect("add keeps the run's cost");
-        let extra = times - 1;
-        let total = &mut self.total;
-        total.runs = total.runs.saturating_add(extra);
-        total.events = total.events.saturating_add(events.saturating_mul(extra));
-        if self.keep_bins {
-            let spec = job.scenario.spec();
-            let bins = spec.duration.ns().div_ceil(spec.bin.ns().max(1));
-            total.bins = total.bins.saturating_add(bins.saturating_mul(extra));
-        }
-        // As many at once as there are threads, each at the same peak.
-        for _ in 0..extra.min(self.threads as u64) {
-            self.peaks.push(std::cmp::Reverse(peak));
-            if self.peaks.len() > self.threads {
-                self.peaks.pop();
-            }
-        }
+        self.add(job, times);
     }
 
-    /// Adds one run.
-    fn add(&mut self, job: &Job<'_>) {
+    /// Adds `times` runs of `job`.
+    fn add(&mut self, job: &Job<'_>, times: u64) {
         let total = &mut self.total;
         total.replications = total.replications.max(job.replication.saturating_add(1));
-        total.runs += 1;
+        total.runs = total.runs.saturating_add(times);
         let spec = job.scenario.spec();
         let key = (job.scenario as *const _ as usize, job.policy);
         let (events, peak) = match self.last {
@@ -352,14 +335,17 @@ impl Estimator {
                 (events, peak)
             }
         };
-        total.events = total.events.saturating_add(events);
+        total.events = total.events.saturating_add(events.saturating_mul(times));
         if self.keep_bins {
             let bins = spec.duration.ns().div_ceil(spec.bin.ns().max(1));
-            total.bins = total.bins.saturating_add(bins);
+            total.bins = total.bins.saturating_add(bins.saturating_mul(times));
         }
-        self.peaks.push(std::cmp::Reverse(peak));
-        if self.peaks.len() > self.threads {
-            self.peaks.pop();
+        // As many at once as there are threads, each at the run's peak.
+        for _ in 0..times.min(self.threads as u64) {
+            self.peaks.push(std::cmp::Reverse(peak));
+            if self.peaks.len() > self.threads {
+                self.peaks.pop();
+            }
         }
     }
 

@@ -1316,12 +1316,7 @@ impl Descent {
             spec: self.current.spec.clone(),
             dispatcher: self.current.dispatcher.clone(),
         };
-        // The current value itself is not simulated again.
-        let settings: Vec<Setting> = setting_variants(&here, knob)
-            .into_iter()
-            .map(|s| settled(s, search.queue.as_ref()))
-            .filter(|c| !same(c, &here))
-            .collect();
+        let settings = candidates(&here, knob, search.queue.as_ref());
         self.evaluated += settings.len();
         // Once a candidate is the best, one that breaks a constraint moves
         // nothing (only the best and, before there is one, how far each
@@ -1413,6 +1408,17 @@ fn fresh_tries(all: &[Candidate], objective: Objective) -> Vec<usize> {
 }
 
 /// The rounds of coordinate descent (at least one).
+/// The settings a step along `knob` from `here` evaluates: the knob's
+/// other values, their burst settled against the scenario's `queue`; the
+/// current value itself is not simulated again.
+fn candidates(here: &Setting, knob: Knob, queue: Option<&DispatcherSpec>) -> Vec<Setting> {
+    setting_variants(here, knob)
+        .into_iter()
+        .map(|s| settled(s, queue))
+        .filter(|c| !same(c, here))
+        .collect()
+}
+
 /// Where the search of policy `policy_index` of `scenario` starts: the
 /// policy with its preset written out, under the scenario's queue.
 fn start_setting(scenario: &Scenario, policy_index: usize) -> Setting {
@@ -1436,8 +1442,8 @@ pub fn planned_runs(scenario: &Scenario, policy_index: usize, budget: Budget) ->
     // Settings that act the same share their runs.
     let first_round: std::collections::BTreeSet<String> = knobs(&start.spec, queue.is_some())
         .into_iter()
-        .flat_map(|knob| setting_variants(&start, knob))
-        .map(|s| settled(s, queue).runs_key())
+        .flat_map(|knob| candidates(&start, knob, queue))
+        .map(|c| c.runs_key())
         .chain([start.runs_key()])
         .collect();
     (first_round.len() as u64)
