@@ -87,6 +87,22 @@ def fnum(x):
 
 # ---------------------------------------------------------------- real runs
 
+class Failed(Exception):
+    """A step of the check that could not be done; its message says why."""
+
+
+def env_number(name, default, kind):
+    """The environment variable `name` read as `kind` (int or float), at least 1."""
+    text = os.environ.get(name, str(default))
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    if value is None or not value >= 1:
+        raise Failed(f"{name}={text!r}: expected a number of at least 1 (default {default})")
+    return value
+
+
 def real_run(name, exp, run, seconds):
     out = os.path.join(RESULTS, name, f"run{run}")
     os.makedirs(out, exist_ok=True)
@@ -104,9 +120,15 @@ def real_run(name, exp, run, seconds):
         [py, os.path.join(HERE, "client.py"), *exp["client"], "--port", str(port), "--t0", f"{t0:.6f}",
          "--duration", str(seconds), "--grace", "4", "--seed", str(run), "--out", os.path.join(out, "client.csv")],
         capture_output=True, text=True)
-    server.wait(timeout=60)
+    try:
+        server.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        raise Failed(f"{name} run {run}: the server did not stop within 60 s of the run's end")
     if client.returncode != 0:
-        raise RuntimeError(f"{name} run {run}: client failed:\n{client.stderr[-2000:]}")
+        raise Failed(f"{name} run {run}: the client failed (exit {client.returncode}):\n{client.stderr[-2000:]}")
+    if server.returncode != 0:
+        raise Failed(f"{name} run {run}: the server failed (exit {server.returncode}); its log: {out}")
     meta = {"load_before": load, "load_after": loadavg(), "port": port, "seconds": seconds}
     with open(os.path.join(out, "meta.json"), "w") as f:
         json.dump(meta, f)
@@ -315,8 +337,10 @@ def provenance(names, runs, seeds):
 
 
 def counts(summary):
-    """The number of real runs and of retrysim seeds behind the table (the largest seen)."""
-    runs = max((len(s["real"]) for s in summary.values()), default=0)
+    """The number of real runs per experiment (a range where they differ) and of retrysim seeds behind
+    the table (the largest seen)."""
+    per = sorted({len(s["real"]) for s in summary.values() if s["real"]})
+    runs = str(per[0]) if len(per) == 1 else f"{per[0]} to {per[-1]}" if per else "0"
     seeds = 0
     for s in summary.values():
         sim = s["sim"] or {}
@@ -406,7 +430,10 @@ def report(names, seconds, docs):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="validation/run.sh", description=__doc__.splitlines()[0],
+        epilog="Environment: RETRYSIM (the binary; default target/release/retrysim), RUNS (real runs per "
+               "experiment, 3), SEEDS (retrysim replications, 10), RUN_SECONDS (arrivals from 0 to this, 40).")
     p.add_argument("experiments", nargs="*", help="default: all of " + ", ".join(EXPERIMENTS))
     p.add_argument("--report-only", action="store_true", help="redo the table and plots from validation/results")
     p.add_argument("--sim-only", action="store_true", help="rerun retrysim only, keep the real runs")
@@ -416,12 +443,24 @@ def main():
     for n in names:
         if n not in EXPERIMENTS:
             sys.exit(f"unknown experiment {n!r}; known: {', '.join(EXPERIMENTS)}")
-    runs = int(os.environ.get("RUNS", "3"))
-    seeds = int(os.environ.get("SEEDS", "10"))
-    seconds = float(os.environ.get("RUN_SECONDS", "40"))
+    runs = env_number("RUNS", 3, int)
+    seeds = env_number("SEEDS", 10, int)
+    seconds = env_number("RUN_SECONDS", 40, float)
     binary = os.environ.get("RETRYSIM", os.path.join(ROOT, "target", "release", "retrysim"))
     if not a.report_only and not os.access(binary, os.X_OK):
-        sys.exit(f"no retrysim binary at {binary}: run `cargo build --release` or set RETRYSIM")
+        raise Failed(f"no retrysim binary at {binary}: run `cargo build --release` or set RETRYSIM")
+    if a.report_only:
+        missing = [n for n in names if not os.path.isdir(os.path.join(RESULTS, n))]
+        if missing:
+            raise Failed(f"no results yet for {', '.join(missing)} in {RESULTS}: run the experiments first "
+                         "(validation/run.sh [EXPERIMENT...])")
+    if a.docs:
+        # docs/validation/ holds every experiment's row: refuse before a long run that would leave
+        # the table short of the experiments neither run now nor run before.
+        absent = [n for n in EXPERIMENTS if n not in names and not os.path.isdir(os.path.join(RESULTS, n))]
+        if absent:
+            raise Failed(f"--docs rewrites docs/validation/ for every experiment, and {', '.join(absent)} "
+                         "have no results: run them too, or drop --docs")
     if not a.report_only:
         for name in names:
             if not a.sim_only:
@@ -434,8 +473,12 @@ def main():
             with open(os.path.join(RESULTS, name, "sim.json"), "w") as f:
                 json.dump(sim, f)
             print(f"{name}: retrysim: {sim.get('unsupported', 'ok')}", flush=True)
-    report(names, seconds, a.docs)
+    # The docs' table covers every experiment, the ones run before included.
+    report(list(EXPERIMENTS) if a.docs else names, seconds, a.docs)
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except Failed as e:
+        sys.exit(f"error: {e}")

@@ -8,5 +8,9 @@ if [ ! -x "$here/.venv/bin/python" ]; then
   echo "validation/.venv is missing: run validation/setup.sh first" >&2
   exit 2
 fi
-export RETRYSIM="${RETRYSIM:-$here/../target/release/retrysim}"
+if [ ! -e "$here/.venv/ready" ]; then
+  echo "validation/.venv is incomplete (validation/setup.sh did not finish): run validation/setup.sh again" >&2
+  exit 2
+fi
+export RETRYSIM="${RETRYSIM:-$(cd "$here/.." && pwd)/target/release/retrysim}"
 exec "$here/.venv/bin/python" "$here/run.py" "$@"
