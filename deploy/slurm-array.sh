@@ -21,8 +21,8 @@
 # into results/map/shard-<I>-of-10/, I from 1 and zero-padded to the width
 # of SHARDS (shard-01-of-10 ... shard-10-of-10), the folders `--shards`
 # writes; `retrysim merge results/map` joins them byte for byte into what
-# one unsharded run writes. Run from the repository root (or put
-# scenarios/ next to the working directory), with retrysim on the PATH.
+# one unsharded run writes. Run from the repository root (or from any
+# folder holding a copy of scenarios/), with retrysim on the PATH.
 #SBATCH --job-name=retrysim-map
 #SBATCH --array=0-9
 #SBATCH --cpus-per-task=2
