@@ -189,15 +189,20 @@ pub fn map_png(path: &Path, m: &MapManifest, table: &Table) -> Result<()> {
             ((at.left + at.right) / 2, TITLE_H as i32 + 16),
             style(19, HPos::Center, VPos::Center),
         )?;
-        draw_cells(&root, &at, &grid, &shares[p])?;
+        let dot = own
+            .0
+            .zip(own.1)
+            .map(|(ox, oy)| (at.xs(ox + 0.5), at.ys(oy + 0.5)));
+        draw_cells(&root, &at, &grid, &shares[p], dot)?;
         draw_boundary(&root, &at, &grid, &shares[p])?;
         draw_axes(&root, &at, &grid)?;
-        if let (Some(ox), Some(oy)) = own {
-            let at = (at.xs(ox + 0.5), at.ys(oy + 0.5));
-            root.draw(&Circle::new(at, 9, WHITE.filled())).map_err(pe)?;
-            root.draw(&Circle::new(at, 9, BLACK.stroke_width(2)))
+        if let Some(dot) = dot {
+            root.draw(&Circle::new(dot, DOT_R, WHITE.filled()))
                 .map_err(pe)?;
-            root.draw(&Circle::new(at, 4, BLACK.filled())).map_err(pe)?;
+            root.draw(&Circle::new(dot, DOT_R, BLACK.stroke_width(2)))
+                .map_err(pe)?;
+            root.draw(&Circle::new(dot, 4, BLACK.filled()))
+                .map_err(pe)?;
         }
     }
     draw_legend(&root, m, own.0.zip(own.1).is_some(), width)?;
@@ -298,9 +303,42 @@ impl Panel {
     }
 }
 
+/// The operating point's dot's radius, px.
+const DOT_R: i32 = 9;
+
+/// Where a cell's label goes: its centre, unless the operating point's
+/// `dot` would cover it there, then just below the dot (above it when the
+/// cell has no room below), so the label stays readable.
+fn label_at(centre: (i32, i32), (y0, y1): (i32, i32), dot: Option<(i32, i32)>) -> (i32, i32) {
+    // Half a 13 px label's height and half "100%"'s width, plus a margin.
+    const HALF_H: i32 = 8;
+    const HALF_W: i32 = 18;
+    let Some((dx, dy)) = dot else {
+        return centre;
+    };
+    let covered = (centre.0 - dx).abs() < DOT_R + HALF_W && (centre.1 - dy).abs() < DOT_R + HALF_H;
+    if !covered {
+        return centre;
+    }
+    let below = dy + DOT_R + HALF_H + 3;
+    let above = dy - DOT_R - HALF_H - 3;
+    let y = if below + HALF_H <= y1.max(y0) {
+        below
+    } else {
+        above
+    };
+    (centre.0, y)
+}
+
 /// The cells of one panel, coloured by their share (labelled when there
-/// is room).
-fn draw_cells(root: &Area<'_>, at: &Panel, grid: &MapGrid, shares: &[Option<f64>]) -> Result<()> {
+/// is room, clear of the operating point's `dot`).
+fn draw_cells(
+    root: &Area<'_>,
+    at: &Panel,
+    grid: &MapGrid,
+    shares: &[Option<f64>],
+    dot: Option<(i32, i32)>,
+) -> Result<()> {
     let labels = at.cw >= 40.0 && at.ch >= 20.0;
     for (c, &s) in shares.iter().enumerate().take(grid.len()) {
         let (xi, yi) = grid.coords(c);
@@ -318,7 +356,7 @@ fn draw_cells(root: &Area<'_>, at: &Panel, grid: &MapGrid, shares: &[Option<f64>
             label(
                 root,
                 text,
-                ((x0 + x1) / 2, (y0 + y1) / 2),
+                label_at(((x0 + x1) / 2, (y0 + y1) / 2), (y0, y1), dot),
                 style(13, HPos::Center, VPos::Center),
             )?;
         }
@@ -473,6 +511,22 @@ mod tests {
         assert_eq!(position(&durations, "35s"), Some(1.5));
         assert_eq!(position(&v(&["fifo", "lifo"]), "lifo"), Some(1.0));
         assert_eq!(position(&v(&["fifo", "lifo"]), "x"), None);
+    }
+
+    #[test]
+    fn a_label_under_the_dot_moves_clear_of_it() {
+        // A 60 px tall cell from y 100 to 160, its centre at (50, 130).
+        let cell = (100, 160);
+        assert_eq!(label_at((50, 130), cell, None), (50, 130));
+        // The dot far away (another cell) leaves it at the centre.
+        assert_eq!(label_at((50, 130), cell, Some((150, 130))), (50, 130));
+        // On the centre: just below the dot, inside the cell.
+        let (x, y) = label_at((50, 130), cell, Some((50, 130)));
+        assert_eq!(x, 50);
+        assert!(y - 8 >= 130 + DOT_R && y + 8 <= 160, "{y}");
+        // Near the cell's bottom: above the dot instead.
+        let (_, y) = label_at((50, 130), cell, Some((50, 150)));
+        assert!(y + 8 <= 150 - DOT_R && y - 8 >= 100, "{y}");
     }
 
     #[test]

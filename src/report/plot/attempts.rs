@@ -99,7 +99,7 @@ fn draw_policy(
         .margin_right(36)
         .x_label_area_size(36)
         .y_label_area_size(80)
-        .build_cartesian_2d(0.5..kmax + 0.5, (floor..y_hi).log_scale())
+        .build_cartesian_2d(0.5..kmax + 0.5, super::log_axis(floor, y_hi))
         .map_err(pe)?;
     chart
         .configure_mesh()

@@ -33,7 +33,8 @@ use crate::report::OutputError;
 use crate::scenario::spec::FaultSpec;
 use crate::scenario::Scenario;
 use crate::time::secs;
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::combinators::{BindKeyPointMethod, LogCoord, WithKeyPointMethod};
+use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::coord::{CoordTranslate, Shift};
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -135,6 +136,19 @@ fn si(v: f64) -> String {
 }
 
 /// Whether `v` is 1, 2 or 5 × 10^k (log-axis labels).
+/// A log axis from `lo` to `hi` whose grid lines (and labels) are each
+/// drawn once: plotters' own log axis lists 10^k twice on a span of about
+/// one decade (as 10 × 10^(k−1) and as the next decade), which draws its
+/// label twice, darker than the others.
+pub(super) fn log_axis(lo: f64, hi: f64) -> WithKeyPointMethod<LogCoord<f64>> {
+    let points: LogCoord<f64> = (lo..hi).log_scale().into();
+    (lo..hi).log_scale().with_key_point_func(move |n| {
+        let mut v = points.key_points(n);
+        v.dedup_by(|a, b| (*a - *b).abs() <= 1e-9 * b.abs());
+        v
+    })
+}
+
 fn is_125(v: f64) -> bool {
     if v <= 0.0 {
         return false;
@@ -683,7 +697,7 @@ fn render_with_panels(
                 .shrink((0, PANEL_HEIGHT * i as u32), (width, PANEL_HEIGHT));
             match p.y {
                 YAxis::Linear(lo, hi) => draw_chart(&area, x.clone(), lo..hi, hi, &p.d)?,
-                YAxis::Log(lo, hi) => draw_chart(&area, x.clone(), (lo..hi).log_scale(), hi, &p.d)?,
+                YAxis::Log(lo, hi) => draw_chart(&area, x.clone(), log_axis(lo, hi), hi, &p.d)?,
             };
         }
         let height = main_height;
@@ -699,7 +713,7 @@ fn render_with_panels(
         let (chart_area, band) = top.split_vertically(top_h - band_h);
         let px = match y {
             YAxis::Linear(lo, hi) => draw_chart(&chart_area, x.clone(), lo..hi, hi, d)?,
-            YAxis::Log(lo, hi) => draw_chart(&chart_area, x.clone(), (lo..hi).log_scale(), hi, d)?,
+            YAxis::Log(lo, hi) => draw_chart(&chart_area, x.clone(), log_axis(lo, hi), hi, d)?,
         };
         if band_h > 0 {
             draw_alert_band(&band, px, &x, &d.alerts)?;

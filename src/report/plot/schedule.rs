@@ -194,7 +194,7 @@ pub fn schedule_png(
         match y {
             YAxis::Linear(lo, hi) => draw_schedule(&area, x, lo..hi, (floor, hi), &p, random)?,
             YAxis::Log(lo, hi) => {
-                draw_schedule(&area, x, (lo..hi).log_scale(), (floor, hi), &p, random)?
+                draw_schedule(&area, x, super::log_axis(lo, hi), (floor, hi), &p, random)?
             }
         }
         let (at, _) = legend_layout(&bottom, &legend)?;
