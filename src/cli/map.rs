@@ -85,7 +85,9 @@ pub struct MapArgs {
     #[arg(long, value_name = "N", conflicts_with = "no_refine",
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub coarse: Option<u32>,
-    /// Run only the I-th of N blocks of cells (1-based).
+    /// Run only the I-th of N blocks of cells (1-based), written into DIR
+    /// itself: give each shard a folder of its own (`-o results/map/shard-3`),
+    /// as --shards does by itself.
     #[arg(long, value_name = "I/N", conflicts_with = "shards")]
     pub shard: Option<String>,
     /// Split the map into N blocks and run the one the batch system names:

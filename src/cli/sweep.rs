@@ -52,7 +52,9 @@ pub struct SweepArgs {
     /// axis of the grid.
     #[command(flatten)]
     pub sim: SimArgs,
-    /// Run only the I-th of N interleaved slices of the points (1-based).
+    /// Run only the I-th of N interleaved slices of the points (1-based),
+    /// written into DIR itself: give each shard a folder of its own (`-o
+    /// results/sweep/shard-3`), as --shards does by itself.
     #[arg(long, value_name = "I/N", conflicts_with = "shards")]
     pub shard: Option<String>,
     /// Split the points into N interleaved slices and run the one the batch
