@@ -126,6 +126,17 @@ fn band_text(band: &Interval, threshold: &Interval, unit: &str) -> String {
     }
 }
 
+/// The simulated sustaining load as the verdicts' table shows it: the
+/// band where outcomes are mixed, as the sentence below says, else the
+/// bisection's interval; "–" when not simulated.
+fn sustaining_text(p: &PolicyVerdict) -> String {
+    match (&p.sustaining, &p.sustaining_band) {
+        (None, _) => "–".into(),
+        (Some(sim), Some(band)) => band_text(band, sim, ""),
+        (Some(sim), None) => interval(sim),
+    }
+}
+
 /// Where the scenario's own load stands against the trigger threshold.
 pub fn threshold_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
     let own = a.own_load;
@@ -393,7 +404,7 @@ fn verdicts(a: &Assessment) -> String {
             html(&p.name),
             if past { "bad" } else { "good" },
             html(&threshold_text(p)),
-            html(&p.sustaining.as_ref().map_or_else(|| "–".into(), interval)),
+            html(&sustaining_text(p)),
             html(&opt(p.analytic.attempts_rule.map(readable))),
             html(&opt(p.bound.attempts.map(readable))),
             html(&num(readable(p.simulated_amplification))),
@@ -670,6 +681,18 @@ mod tests {
         assert_eq!(v["policies"][0]["recover_within_s"], 60);
         a.recover_within = None;
         assert!(terminal(&a).contains("before the run's end"));
+        // The storm's band, too, reads the same in the table as below it.
+        a.policies[0].sustaining_band = Some(Interval {
+            low: Some(2047.0),
+            high: Some(2750.0),
+        });
+        let page = page(&a, None);
+        let table = &page[..page.find("</table>").unwrap()];
+        assert!(
+            table.contains("between 2047 and 2750 (outcomes mixed in that band)"),
+            "{table}"
+        );
+        assert!(storm_sentence(&a, &a.policies[0]).contains("between 2047 and 2750"));
     }
 
     #[test]
