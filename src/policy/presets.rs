@@ -33,6 +33,8 @@ pub const NAMES: &[&str] = &[
     "aws-legacy-dynamodb",
     "aws-java-legacy",
     "aws-java-legacy-dynamodb",
+    "aws-go-v2-standard",
+    "aws-js-v3-standard",
     "envoy",
     "envoy-budget",
     "linkerd",
@@ -454,6 +456,24 @@ mod tests {
             assert!(p.may_retry(), "{name}");
         }
         assert!(preset("nope").is_none());
+    }
+
+    /// The names an unknown preset's error lists are every preset the
+    /// lookup knows: those of the preset table in docs/policies.md.
+    #[test]
+    fn the_names_are_the_documented_presets() {
+        let doc = include_str!("../../docs/policies.md");
+        let start = doc.find("| Preset |").expect("the preset table");
+        let documented: Vec<&str> = doc[start..]
+            .lines()
+            .skip(2)
+            .take_while(|l| l.starts_with('|'))
+            .filter_map(|l| l.split('`').nth(1))
+            .collect();
+        assert_eq!(documented, NAMES);
+        for name in documented {
+            assert!(preset(name).is_some(), "{name}");
+        }
     }
 
     /// The AWS SDK for Java 2.x's legacy defaults: 4 attempts (9 for
