@@ -223,14 +223,15 @@ fn policy_limits(path: &str, p: &Policy, spec: &ScenarioSpec) -> Vec<(String, St
             }
         }
     }
-    if p.max_attempts
-        .is_some_and(|m| i64::from(m) > i64::from(i32::MAX))
+    if let Some(m) = p
+        .max_attempts
+        .filter(|&m| i64::from(m) > i64::from(i32::MAX))
     {
         out.push((
             at(|w| w.max_attempts.is_some(), "max_attempts"),
             format!(
-                "is above what RetryConfig's 32-bit maxAttempts holds ({}); -1 (unlimited) is \
-                 the API's way to say more",
+                "{m} is above what RetryConfig's 32-bit maxAttempts holds ({}); -1 (unlimited) \
+                 is the API's way to say more",
                 i32::MAX
             ),
         ));

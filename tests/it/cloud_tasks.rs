@@ -315,7 +315,7 @@ fn settings_beyond_the_documented_api_limits_are_warned_about_by_field() {
         "backend": {"workers": 10, "service_time": {"constant": {"value": "10ms"}}},
         "dispatcher": {"max_dispatches_per_second": 501, "max_burst_size": 501,
                        "max_concurrent_dispatches": 5001, "dispatch_deadline": "5s"},
-        "policies": [{"name": "p", "max_retry_duration": "1000h",
+        "policies": [{"name": "p", "max_retry_duration": "1000h", "max_attempts": 4294967295,
                       "backoff": {"cloud_tasks": {"min_backoff": "1500ms", "max_backoff": "10s",
                                                   "max_doublings": 3}}}]}"#,
     )
@@ -338,6 +338,7 @@ fn settings_beyond_the_documented_api_limits_are_warned_about_by_field() {
     );
     assert!(at("policies[0].backoff.cloud_tasks.min_backoff").contains("truncates it to 1 s"));
     assert!(at("policies[0].max_retry_duration").contains("31 days"));
+    assert!(at("policies[0].max_attempts").starts_with("4294967295 is above"));
     // Within the ranges, and a 2 h deadline only an App Engine target takes.
     let s = Scenario::from_json(
         r#"{"name": "ok", "duration": "60s", "traffic": {"rate": 10},
