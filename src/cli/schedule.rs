@@ -15,6 +15,7 @@
 use super::common::{note, Stdout};
 use crate::check::Problems;
 use crate::error::{Error, InvalidInput, Located, OutputError};
+use crate::policy::hedging::HedgingImpl;
 use crate::policy::schedule::schedule;
 use crate::policy::{presets, resolve, Policy};
 use crate::policy::{BackoffSpec, JitterSpec, PolicySpec};
@@ -544,9 +545,16 @@ pub fn describe(p: &Policy) -> String {
         } else {
             non_fatal.join(", ")
         };
+        let after_failure = match h.implementation {
+            HedgingImpl::A6 => "at once after a non-fatal failure",
+            HedgingImpl::GrpcJava => {
+                "a non-fatal failure keeps the next one's time, one with server pushback \
+                 sends it at once (as grpc-java does)"
+            }
+        };
         return format!(
-            "hedging: another attempt every {} while none has succeeded, at once after a \
-             non-fatal failure; non-fatal: {non_fatal}; max_attempts: {}",
+            "hedging: another attempt every {} while none has succeeded, {after_failure}; \
+             non-fatal: {non_fatal}; max_attempts: {}",
             format_duration(h.delay),
             h.max_attempts
         );
@@ -664,6 +672,22 @@ mod tests {
         let last = csv.lines().last().unwrap();
         assert!(last.contains(",inf,"), "{csv}");
         assert!(!csv.contains("18446744073"), "{csv}");
+    }
+
+    #[test]
+    fn hedging_is_described_as_its_implementation_sends() {
+        let mut p = presets::preset("grpc-hedging").unwrap();
+        let a6 = describe(&resolve(&p).unwrap());
+        assert!(a6.contains("at once after a non-fatal failure"), "{a6}");
+        if let Some(h) = p.hedging.as_mut() {
+            h.implementation = HedgingImpl::GrpcJava;
+        }
+        let java = describe(&resolve(&p).unwrap());
+        assert!(
+            java.contains("a non-fatal failure keeps the next one's time")
+                && !java.contains("at once after a non-fatal failure"),
+            "{java}"
+        );
     }
 
     #[test]
