@@ -3,13 +3,19 @@
 //! scenario), a form no reader of a scenario file would guess and none of
 //! its messages could explain. [`Objects`] wraps a deserializer and
 //! refuses a list wherever a group of settings (a struct, or a kind's
-//! settings) is read; everything else passes through unchanged.
+//! settings) is read, and an explicit `null` for an optional setting
+//! (which would read as the field left out); everything else passes
+//! through unchanged.
 
 use serde::de::{
     self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, Unexpected,
     VariantAccess, Visitor,
 };
 use std::fmt;
+
+/// What an explicit `null` for an optional setting is told.
+pub(crate) const NULL_REFUSED: &str = "null is not a setting: leave the field out to keep its \
+     default (a preset's value, where the policy names one), or give a value";
 
 /// A deserializer that reads what `D` reads, except that a group of
 /// settings given as a list is a type error ("invalid type: sequence,
@@ -178,8 +184,12 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Guard<V> {
         visit_byte_buf(Vec<u8>),
     );
 
+    /// An explicit `null` where a setting is optional: refused, as it
+    /// would read as the field left out (its default, or a preset's value)
+    /// while it looks like "none" or "off". TOML has no null; JSON and
+    /// `--set` values do.
     fn visit_none<E: de::Error>(self) -> Result<V::Value, E> {
-        self.inner.visit_none()
+        Err(E::custom(NULL_REFUSED))
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<V::Value, E> {
@@ -368,6 +378,23 @@ mod tests {
         assert!(
             e.starts_with("invalid type: sequence, expected struct variant Kind::Settings"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn an_explicit_null_is_refused_where_leaving_the_field_out_is_not() {
+        // serde alone reads it as the field left out.
+        let plain = serde_json::from_str::<Group>(r#"{"name": "x", "kind": null}"#).unwrap();
+        assert_eq!(plain.kind, None);
+        assert!(read(r#"{"name": "x"}"#).is_ok());
+        let e = read(r#"{"name": "x", "kind": null}"#).unwrap_err();
+        assert!(e.starts_with(NULL_REFUSED), "{e}");
+        // A unit kind written with a null value is not an optional setting.
+        assert_eq!(
+            read(r#"{"name": "x", "kind": {"plain": null}}"#)
+                .unwrap()
+                .kind,
+            Some(Kind::Plain)
         );
     }
 }
