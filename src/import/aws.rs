@@ -151,8 +151,9 @@ fn mode_preset(
     match &p.retry_mode {
         None => {
             warnings.push(format!(
-                "{}: no retry_mode: botocore's default, {DEFAULT_RETRY_MODE}, is assumed \
-                 (other SDKs default to standard; set retry_mode to be sure)",
+                "{}: no retry_mode: botocore's default before 1.44, {DEFAULT_RETRY_MODE}, is \
+                 assumed (botocore 1.44 and the other SDKs default to standard, botocore's \
+                 with the 2026 rules: preset aws-standard-2026; set retry_mode to be sure)",
                 section(&p.name)
             ));
             Some(legacy)
