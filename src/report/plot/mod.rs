@@ -135,7 +135,6 @@ fn si(v: f64) -> String {
     }
 }
 
-/// Whether `v` is 1, 2 or 5 × 10^k (log-axis labels).
 /// A log axis from `lo` to `hi` whose grid lines (and labels) are each
 /// drawn once: plotters' own log axis lists 10^k twice on a span of about
 /// one decade (as 10 × 10^(k−1) and as the next decade), which draws its
@@ -149,6 +148,7 @@ pub(super) fn log_axis(lo: f64, hi: f64) -> WithKeyPointMethod<LogCoord<f64>> {
     })
 }
 
+/// Whether `v` is 1, 2 or 5 × 10^k (log-axis labels).
 fn is_125(v: f64) -> bool {
     if v <= 0.0 {
         return false;
@@ -881,6 +881,19 @@ mod tests {
         assert_eq!(si(35_000.0), "35k");
         assert_eq!(si(2_000_000.0), "2M");
         assert_eq!(si(0.5), "0.5");
+    }
+
+    #[test]
+    fn a_log_axis_lists_each_value_once() {
+        // plotters' own axis lists 10k twice on a one-decade span.
+        use plotters::coord::ranged1d::BoldPoints;
+        let plain: LogCoord<f64> = (1000.0..25_000.0).log_scale().into();
+        let twice = plain.key_points(BoldPoints(10));
+        assert_eq!(twice.iter().filter(|&&v| v == 10_000.0).count(), 2);
+        let once = log_axis(1000.0, 25_000.0).key_points(BoldPoints(10));
+        assert_eq!(once.iter().filter(|&&v| v == 10_000.0).count(), 1);
+        assert!(once.windows(2).all(|w| w[0] < w[1]), "{once:?}");
+        assert_eq!(once.len(), twice.len() - 1);
     }
 
     #[test]
