@@ -687,9 +687,16 @@ pub fn merge(parts: Vec<(String, MapManifest, Table)>) -> Result<(MapManifest, T
     // a shard cut short is refused rather than merged into a map that
     // looks whole.
     let mut rows: Vec<(usize, Row)> = Vec::new();
-    for (origin, _, t) in &parts {
+    for (origin, m, t) in &parts {
+        let own = shard_cells(m.shard, grid.len());
         for (i, r) in t.rows.iter().enumerate() {
-            rows.push(keys.row(origin, i, r)?);
+            let (at, row) = keys.row(origin, i, r)?;
+            // A row of another shard's block names this file, not the
+            // shard the row was copied from.
+            if !own.contains(&(at % grid.len())) {
+                return Err(keys.foreign_row(origin, i, at, m.shard));
+            }
+            rows.push((at, row));
         }
     }
     // In map order (stable), a row twice is next to its twin and a gap is
@@ -821,6 +828,35 @@ impl<'a> RowKeys<'a> {
         .chain(r.iter().skip(3))
         .collect();
         Ok((at, raw))
+    }
+
+    /// The error for row `i` of `origin` (shard `shard`), whose (policy,
+    /// cell) at place `at` lies in another shard's block.
+    fn foreign_row(&self, origin: &str, i: usize, at: usize, shard: Shard) -> MapError {
+        let cells = self.grid.len();
+        let (xi, yi) = self.grid.coords(at % cells);
+        let owner = (1..=shard.count)
+            .find(|&k| {
+                shard_cells(
+                    Shard {
+                        index: k,
+                        count: shard.count,
+                    },
+                    cells,
+                )
+                .contains(&(at % cells))
+            })
+            .unwrap_or(shard.index);
+        MapError::ForeignRow {
+            origin: origin.to_string(),
+            line: i + 2,
+            policy: self.policies[at / cells].clone(),
+            x: self.grid.x.values[xi].clone(),
+            y: self.grid.y.values[yi].clone(),
+            index: shard.index,
+            owner,
+            count: shard.count,
+        }
     }
 
     /// The error for the (policy, cell) at place `at` of the whole table:

@@ -136,6 +136,23 @@ pub enum MergeError {
         /// The shard directory.
         origin: String,
     },
+    /// A row for a point of another shard's slice: the file was edited,
+    /// or rows were copied between shards.
+    #[error("{origin}: the sweep.csv row for point {point}, policy {policy:?} is a point of shard {owner}/{count}, not of this shard ({index}/{count}): was the shard edited?")]
+    ForeignRow {
+        /// The shard directory.
+        origin: String,
+        /// The row's point index.
+        point: usize,
+        /// The row's policy.
+        policy: String,
+        /// The shard the directory holds.
+        index: usize,
+        /// The shard whose slice holds the point.
+        owner: usize,
+        /// N of the shards.
+        count: usize,
+    },
     /// A row for a point or policy the sweep does not have, or a row
     /// given twice.
     #[error("{origin}: the sweep.csv row for point {point}, policy {policy:?} {why}: was the shard edited?")]

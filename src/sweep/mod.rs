@@ -374,17 +374,30 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
     // Every point of the grid has one row per policy: a shard cut short,
     // edited or holding a row twice is refused rather than merged into a
     // table that looks whole.
+    let n = first.policies.len();
     let mut rows: Vec<(usize, &str, Row)> = Vec::new();
-    for (origin, _, t) in &parts {
+    for (origin, m, t) in &parts {
         for (i, r) in t.rows.iter().enumerate() {
             let (at, raw) = rule.row(origin, i, r)?;
+            // A row of another shard's slice names this file, not the
+            // shard the row was copied from.
+            let (point, count) = (at / n, m.shard.count);
+            if point % count != m.shard.index - 1 {
+                return Err(MergeError::ForeignRow {
+                    origin: origin.to_string(),
+                    point,
+                    policy: raw.get(rule.policy_col).unwrap_or_default().to_string(),
+                    index: m.shard.index,
+                    owner: point % count + 1,
+                    count,
+                });
+            }
             rows.push((at, origin, raw));
         }
     }
     // In grid order (stable: a row given twice keeps the order found), a
     // row twice is next to its twin and a gap is a row no shard has.
     rows.sort_by_key(|(at, _, _)| *at);
-    let n = first.policies.len();
     match first_gap(rows.iter().map(|(at, _, _)| *at), first.points * n) {
         Some(Gap::Twice(i)) => {
             let (at, origin, r) = &rows[i];

@@ -327,9 +327,21 @@ fn shards_from_job_completion_index_merge_byte_for_byte() {
     let first_row = text.lines().nth(1).unwrap();
     // Without its last row.
     let cut = &text[..text.trim_end().rfind('\n').unwrap() + 1];
+    // A row of shard 1's block copied in: shard 2's file and line are
+    // named, and shard 1 as the cell's own.
+    let shard1_csv = Path::new(&parts).join("shard-1-of-3").join("map.csv");
+    let shard1_text = std::fs::read_to_string(&shard1_csv).unwrap();
+    let copied = shard1_text.lines().nth(1).unwrap();
+    let line = text.lines().count() + 1;
+    let foreign = format!("shard-2-of-3: map.csv line {line} is the row for policy");
     for (edited, needle) in [
         (format!("{text}{first_row}\n"), "more than one row"),
         (cut.to_string(), "cut short"),
+        (format!("{text}{copied}\n"), foreign.as_str()),
+        (
+            format!("{text}{copied}\n"),
+            "a cell of shard 1/3, not of this shard (2/3)",
+        ),
     ] {
         std::fs::write(&csv, edited).unwrap();
         let o = retrysim(&["merge", &parts, "-o", &p(t.path(), "bad")], &[]);

@@ -103,8 +103,15 @@ fn shards_merge_into_the_unsharded_output_byte_for_byte() {
     // Without its last row.
     let cut = &text[..text.trim_end().rfind('\n').unwrap() + 1];
     let stray = format!("{text}999{}\n", &first_row[first_row.find(',').unwrap()..]);
+    // A row of shard 1's slice copied in: this shard's file is named.
+    let shard1 = std::fs::read_to_string(Path::new(&parts[0]).join("sweep.csv")).unwrap();
+    let copied = shard1.lines().nth(1).unwrap();
     for (edited, needle) in [
         (format!("{text}{first_row}\n"), "comes twice"),
+        (
+            format!("{text}{copied}\n"),
+            "is a point of shard 1/4, not of this shard (2/4)",
+        ),
         (stray, "not part of the sweep"),
         (cut.to_string(), "cut short"),
         // Cut within its last number: every field still there.
