@@ -93,18 +93,14 @@ pub enum MapError {
     },
     /// A row for a cell of another shard's block: the file was edited,
     /// or rows were copied between shards.
-    #[error("{origin}: map.csv line {line} is the row for policy {policy:?} at x = {x}, y = {y}, a cell of shard {owner}/{count}, not of this shard ({index}/{count}): was the file edited?")]
+    #[error("{origin}: map.csv line {line} is the row for {cell}, a cell of shard {owner}/{count}, not of this shard ({index}/{count}): was the file edited?")]
     ForeignRow {
         /// The shard directory.
         origin: String,
         /// 1-based line of map.csv (the header is line 1).
         line: usize,
-        /// The policy.
-        policy: String,
-        /// The cell's x value.
-        x: String,
-        /// The cell's y value.
-        y: String,
+        /// The policy and cell, in words (`policy "p" at x = 1, y = 2s`).
+        cell: String,
         /// The shard the directory holds.
         index: usize,
         /// The shard whose block holds the cell.

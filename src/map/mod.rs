@@ -850,9 +850,12 @@ impl<'a> RowKeys<'a> {
         MapError::ForeignRow {
             origin: origin.to_string(),
             line: i + 2,
-            policy: self.policies[at / cells].clone(),
-            x: self.grid.x.values[xi].clone(),
-            y: self.grid.y.values[yi].clone(),
+            cell: format!(
+                "policy {:?} at x = {}, y = {}",
+                self.policies[at / cells],
+                self.grid.x.values[xi],
+                self.grid.y.values[yi]
+            ),
             index: shard.index,
             owner,
             count: shard.count,
