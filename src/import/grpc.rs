@@ -34,7 +34,7 @@ use crate::decimal::Given;
 use crate::policy::hedging::HedgingSpec;
 use crate::policy::{BackoffSpec, BudgetScope, BudgetSpec, JitterSpec, PolicySpec};
 use crate::scenario::error::{InvalidInput, Located};
-use crate::scenario::load::{from_text, Format};
+use crate::scenario::load::{from_text_with, Format, Nulls};
 use crate::status::Status;
 use crate::time::Dur;
 use serde::Deserialize;
@@ -247,8 +247,15 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
 /// [`import_str`], its refusals without positions.
 fn import_placed(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     refuse_not_service_config(text, origin)?;
-    let cfg: ServiceConfig =
-        from_text(text, origin, Format::Json, "a service config").map_err(InvalidInput::At)?;
+    // Protobuf's JSON mapping reads `null` as the field's default.
+    let cfg: ServiceConfig = from_text_with(
+        text,
+        origin,
+        Format::Json,
+        "a service config",
+        Nulls::AsAbsent,
+    )
+    .map_err(InvalidInput::At)?;
     let mut warnings = vec![];
     // Every value refused, so that one run names them all.
     let mut refused = Refusals::new(origin);
@@ -958,6 +965,24 @@ mod tests {
             assert_eq!(resolve(&back).unwrap(), resolve(spec).unwrap());
         }
         assert!(v.get("dispatcher").is_none());
+    }
+
+    /// Protobuf's JSON mapping reads `null` as the field's default, so a
+    /// service config may hold one where retrysim's own files may not.
+    #[test]
+    fn a_null_field_is_the_field_left_out() {
+        let rp = r#""retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.1s",
+            "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}"#;
+        let without = format!(r#"{{"methodConfig": [{{"name": [{{"service": "a.B"}}], {rp}}}]}}"#);
+        let with = format!(
+            r#"{{"methodConfig": [{{"name": [{{"service": "a.B"}}], "timeout": null, {rp}}}],
+            "retryThrottling": null}}"#
+        );
+        let policies = |text: &str| {
+            let imp = import_str(text, "sc.json").unwrap();
+            serde_json::to_string(&imp.policies).unwrap()
+        };
+        assert_eq!(policies(&with), policies(&without));
     }
 
     #[test]

@@ -10,6 +10,8 @@
 use super::error::{InvalidInput, Located};
 use super::locate::locate;
 use super::set::{apply_set, is_datetime, Written};
+/// What a `null` for an optional field means in a typed read.
+pub(crate) use super::shape::Nulls;
 use super::spec::{measured, trace, DistSpec, ScenarioSpec, TrafficSpec};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -384,7 +386,15 @@ pub(crate) fn field_of(path: &str) -> Written {
 pub(crate) fn read<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
     de: D,
 ) -> Result<T, serde_path_to_error::Error<D::Error>> {
-    serde_path_to_error::deserialize(super::shape::Objects(de))
+    read_with(de, Nulls::Refuse)
+}
+
+/// [`read`], with a `null` for an optional field read as `nulls` says.
+fn read_with<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    de: D,
+    nulls: Nulls,
+) -> Result<T, serde_path_to_error::Error<D::Error>> {
+    serde_path_to_error::deserialize(super::shape::Objects(de, nulls))
 }
 
 /// Reads JSON or TOML text into a generic JSON value (TOML converted), for
@@ -412,10 +422,23 @@ pub(crate) fn from_text<T: DeserializeOwned>(
     format: Format,
     what: &str,
 ) -> Result<T, Located> {
+    from_text_with(text, origin, format, what, Nulls::Refuse)
+}
+
+/// [`from_text`] for a format of someone else's (a gRPC service config,
+/// protobuf JSON), with a `null` for an optional field read as `nulls`
+/// says.
+pub(crate) fn from_text_with<T: DeserializeOwned>(
+    text: &str,
+    origin: &str,
+    format: Format,
+    what: &str,
+    nulls: Nulls,
+) -> Result<T, Located> {
     match format {
         Format::Json => {
             let mut de = serde_json::Deserializer::from_str(text);
-            let value = read::<_, T>(&mut de).map_err(|e| {
+            let value = read_with::<_, T>(&mut de, nulls).map_err(|e| {
                 let mut loc = json_error(e.inner(), text, origin, Some(e.path()));
                 explain::<T>(&mut loc, what, || to_value(text, origin, format).ok());
                 loc
@@ -426,7 +449,7 @@ pub(crate) fn from_text<T: DeserializeOwned>(
         Format::Toml => {
             let de =
                 toml::Deserializer::parse(text).map_err(|e| toml_error(text, &e, origin, None))?;
-            read::<_, T>(de).map_err(|e| {
+            read_with::<_, T>(de, nulls).map_err(|e| {
                 let mut loc = toml_error(text, e.inner(), origin, Some(e.path()));
                 explain::<T>(&mut loc, what, || to_value(text, origin, format).ok());
                 loc

@@ -3,9 +3,9 @@
 //! scenario), a form no reader of a scenario file would guess and none of
 //! its messages could explain. [`Objects`] wraps a deserializer and
 //! refuses a list wherever a group of settings (a struct, or a kind's
-//! settings) is read, and an explicit `null` for an optional setting
-//! (which would read as the field left out); everything else passes
-//! through unchanged.
+//! settings) is read, and, in retrysim's own files, an explicit `null` for
+//! an optional setting (which would read as the field left out);
+//! everything else passes through unchanged.
 
 use serde::de::{
     self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, Unexpected,
@@ -17,10 +17,22 @@ use std::fmt;
 pub(crate) const NULL_REFUSED: &str = "null is not a setting: leave the field out to keep its \
      default (a preset's value, where the policy names one), or give a value";
 
+/// What an explicit `null` for an optional setting means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Nulls {
+    /// Refused ([`NULL_REFUSED`]): retrysim's own files, where it would
+    /// read as the field left out while it looks like "none" or "off".
+    Refuse,
+    /// The field left out: formats such as protobuf's JSON (a gRPC
+    /// service config), where `null` is the field's default.
+    AsAbsent,
+}
+
 /// A deserializer that reads what `D` reads, except that a group of
 /// settings given as a list is a type error ("invalid type: sequence,
-/// expected struct ..."), raised where the list starts.
-pub(crate) struct Objects<D>(pub(crate) D);
+/// expected struct ..."), raised where the list starts, and a `null` is
+/// read as [`Nulls`] says.
+pub(crate) struct Objects<D>(pub(crate) D, pub(crate) Nulls);
 
 /// The visitor `V` handed to the wrapped deserializer: what it visits
 /// inside (list items, object values, a kind's settings) is read through
@@ -28,20 +40,23 @@ pub(crate) struct Objects<D>(pub(crate) D);
 struct Guard<V> {
     inner: V,
     object: bool,
+    nulls: Nulls,
 }
 
 impl<V> Guard<V> {
-    fn any(inner: V) -> Guard<V> {
+    fn any(inner: V, nulls: Nulls) -> Guard<V> {
         Guard {
             inner,
             object: false,
+            nulls,
         }
     }
 
-    fn object(inner: V) -> Guard<V> {
+    fn object(inner: V, nulls: Nulls) -> Guard<V> {
         Guard {
             inner,
             object: true,
+            nulls,
         }
     }
 }
@@ -51,7 +66,7 @@ impl<V> Guard<V> {
 macro_rules! forward {
     ($($method:ident),* $(,)?) => {$(
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-            self.0.$method(Guard::any(visitor))
+            self.0.$method(Guard::any(visitor, self.1))
         }
     )*};
 }
@@ -92,7 +107,8 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_unit_struct(name, Guard::any(visitor))
+        self.0
+            .deserialize_unit_struct(name, Guard::any(visitor, self.1))
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -100,7 +116,8 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_newtype_struct(name, Guard::any(visitor))
+        self.0
+            .deserialize_newtype_struct(name, Guard::any(visitor, self.1))
     }
 
     fn deserialize_tuple<V: Visitor<'de>>(
@@ -108,7 +125,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
         len: usize,
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_tuple(len, Guard::any(visitor))
+        self.0.deserialize_tuple(len, Guard::any(visitor, self.1))
     }
 
     fn deserialize_tuple_struct<V: Visitor<'de>>(
@@ -118,7 +135,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
         visitor: V,
     ) -> Result<V::Value, D::Error> {
         self.0
-            .deserialize_tuple_struct(name, len, Guard::any(visitor))
+            .deserialize_tuple_struct(name, len, Guard::any(visitor, self.1))
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
@@ -128,7 +145,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
         visitor: V,
     ) -> Result<V::Value, D::Error> {
         self.0
-            .deserialize_struct(name, fields, Guard::object(visitor))
+            .deserialize_struct(name, fields, Guard::object(visitor, self.1))
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -137,7 +154,8 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_enum(name, variants, Guard::any(visitor))
+        self.0
+            .deserialize_enum(name, variants, Guard::any(visitor, self.1))
     }
 
     fn is_human_readable(&self) -> bool {
@@ -184,12 +202,13 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Guard<V> {
         visit_byte_buf(Vec<u8>),
     );
 
-    /// An explicit `null` where a setting is optional: refused, as it
-    /// would read as the field left out (its default, or a preset's value)
-    /// while it looks like "none" or "off". TOML has no null; JSON and
-    /// `--set` values do.
+    /// An explicit `null` where a setting is optional, as [`Nulls`]
+    /// says. TOML has no null; JSON and `--set` values do.
     fn visit_none<E: de::Error>(self) -> Result<V::Value, E> {
-        Err(E::custom(NULL_REFUSED))
+        match self.nulls {
+            Nulls::Refuse => Err(E::custom(NULL_REFUSED)),
+            Nulls::AsAbsent => self.inner.visit_none(),
+        }
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<V::Value, E> {
@@ -197,42 +216,42 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Guard<V> {
     }
 
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
-        self.inner.visit_some(Objects(d))
+        self.inner.visit_some(Objects(d, self.nulls))
     }
 
     fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
-        self.inner.visit_newtype_struct(Objects(d))
+        self.inner.visit_newtype_struct(Objects(d, self.nulls))
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
         if self.object {
             return Err(de::Error::invalid_type(Unexpected::Seq, &self));
         }
-        self.inner.visit_seq(Seq(seq))
+        self.inner.visit_seq(Seq(seq, self.nulls))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
-        self.inner.visit_map(Map(map))
+        self.inner.visit_map(Map(map, self.nulls))
     }
 
     fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<V::Value, A::Error> {
-        self.inner.visit_enum(Enum(data))
+        self.inner.visit_enum(Enum(data, self.nulls))
     }
 }
 
 /// A seed whose value is read through [`Objects`].
-struct Seed<S>(S);
+struct Seed<S>(S, Nulls);
 
 impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Seed<S> {
     type Value = S::Value;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<S::Value, D::Error> {
-        self.0.deserialize(Objects(d))
+        self.0.deserialize(Objects(d, self.1))
     }
 }
 
 /// A list whose items are read through [`Objects`].
-struct Seq<A>(A);
+struct Seq<A>(A, Nulls);
 
 impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Seq<A> {
     type Error = A::Error;
@@ -241,7 +260,7 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Seq<A> {
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, A::Error> {
-        self.0.next_element_seed(Seed(seed))
+        self.0.next_element_seed(Seed(seed, self.1))
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -250,7 +269,7 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Seq<A> {
 }
 
 /// An object whose keys and values are read through [`Objects`].
-struct Map<A>(A);
+struct Map<A>(A, Nulls);
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for Map<A> {
     type Error = A::Error;
@@ -259,11 +278,11 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Map<A> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, A::Error> {
-        self.0.next_key_seed(Seed(seed))
+        self.0.next_key_seed(Seed(seed, self.1))
     }
 
     fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, A::Error> {
-        self.0.next_value_seed(Seed(seed))
+        self.0.next_value_seed(Seed(seed, self.1))
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -273,7 +292,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Map<A> {
 
 /// A kind (`{"exponential": {...}}`) whose name and settings are read
 /// through [`Objects`].
-struct Enum<A>(A);
+struct Enum<A>(A, Nulls);
 
 impl<'de, A: EnumAccess<'de>> EnumAccess<'de> for Enum<A> {
     type Error = A::Error;
@@ -283,15 +302,16 @@ impl<'de, A: EnumAccess<'de>> EnumAccess<'de> for Enum<A> {
         self,
         seed: S,
     ) -> Result<(S::Value, Variant<A::Variant>), A::Error> {
+        let nulls = self.1;
         self.0
-            .variant_seed(Seed(seed))
-            .map(|(value, variant)| (value, Variant(variant)))
+            .variant_seed(Seed(seed, nulls))
+            .map(|(value, variant)| (value, Variant(variant, nulls)))
     }
 }
 
 /// A kind's settings: a kind that takes several settings (a struct
 /// variant) takes them as an object.
-struct Variant<A>(A);
+struct Variant<A>(A, Nulls);
 
 impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Variant<A> {
     type Error = A::Error;
@@ -301,11 +321,11 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Variant<A> {
     }
 
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, A::Error> {
-        self.0.newtype_variant_seed(Seed(seed))
+        self.0.newtype_variant_seed(Seed(seed, self.1))
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
-        self.0.tuple_variant(len, Guard::any(visitor))
+        self.0.tuple_variant(len, Guard::any(visitor, self.1))
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -313,7 +333,8 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Variant<A> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, A::Error> {
-        self.0.struct_variant(fields, Guard::object(visitor))
+        self.0
+            .struct_variant(fields, Guard::object(visitor, self.1))
     }
 }
 
@@ -341,7 +362,7 @@ mod tests {
 
     fn read(text: &str) -> Result<Group, String> {
         let mut de = serde_json::Deserializer::from_str(text);
-        Group::deserialize(Objects(&mut de)).map_err(|e| e.to_string())
+        Group::deserialize(Objects(&mut de, Nulls::Refuse)).map_err(|e| e.to_string())
     }
 
     #[test]
