@@ -381,8 +381,9 @@ pub fn merge(parts: Vec<(String, Manifest, Table)>) -> Result<(Manifest, Table),
             let (at, raw) = rule.row(origin, i, r)?;
             // A row of another shard's slice names this file, not the
             // shard the row was copied from.
-            let (point, count) = (at / n, m.shard.count);
-            if point % count != m.shard.index - 1 {
+            let point = at / n;
+            if !m.shard.includes(point) {
+                let count = m.shard.count;
                 return Err(MergeError::ForeignRow {
                     origin: origin.to_string(),
                     point,
