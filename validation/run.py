@@ -97,8 +97,8 @@ def env_number(name, default, kind):
     try:
         value = kind(text)
     except ValueError:
-        value = None
-    if value is None or not value >= 1:
+        value = 0  # refused below, as is NaN
+    if not value >= 1:
         raise Failed(f"{name}={text!r}: expected a number of at least 1 (default {default})")
     return value
 
@@ -442,7 +442,7 @@ def main():
     names = a.experiments or list(EXPERIMENTS)
     for n in names:
         if n not in EXPERIMENTS:
-            sys.exit(f"unknown experiment {n!r}; known: {', '.join(EXPERIMENTS)}")
+            raise Failed(f"unknown experiment {n!r}; known: {', '.join(EXPERIMENTS)}")
     runs = env_number("RUNS", 3, int)
     seeds = env_number("SEEDS", 10, int)
     seconds = env_number("RUN_SECONDS", 40, float)
