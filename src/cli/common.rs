@@ -343,6 +343,24 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     resolve(a) == resolve(b)
 }
 
+/// Refuses an output file (`flag FILE`) that is one of the files the
+/// command reads (`inputs`; standard input, `-`, is none): writing it
+/// would replace the user's scenario or configuration with a report.
+pub fn not_an_input(flag: &str, output: &Path, inputs: &[&Path]) -> Result<(), InvalidInput> {
+    let stdin = |p: &Path| p.as_os_str() == crate::scenario::STDIN_PATH;
+    match inputs.iter().find(|i| !stdin(i) && same_file(i, output)) {
+        Some(input) => Err(InvalidInput::Flag {
+            flag: format!("{flag} {}", output.display()),
+            message: format!(
+                "{} is an input of this command; writing the report there would replace it: \
+                 give the report a file of its own",
+                input.display()
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -157,8 +157,9 @@ pub fn run(args: GateArgs) -> Result<ExitCode, Error> {
 
 /// The conditions asked for, refusing before anything is read flags that
 /// leave nothing to check, a `--load` that is not a load, a
-/// `--config-format` without `--config`, standard input given twice and
-/// two reports on one file.
+/// `--config-format` without `--config`, standard input or one
+/// `--config` file given twice, a report on an input file and two reports
+/// on one file.
 fn checked_conditions(args: &GateArgs) -> Result<Vec<Condition>, Error> {
     let conditions = args.conditions();
     if conditions.is_empty() {
@@ -196,6 +197,24 @@ fn checked_conditions(args: &GateArgs) -> Result<Vec<Condition>, Error> {
                 .into(),
         }
         .into());
+    }
+    for (i, c) in args.configs.iter().enumerate() {
+        if c.as_os_str() != scenario::STDIN_PATH
+            && args.configs[..i].iter().any(|d| common::same_file(c, d))
+        {
+            return Err(InvalidInput::Flag {
+                flag: format!("--config {}", c.display()),
+                message: "given twice: each file's policies would be checked twice".into(),
+            }
+            .into());
+        }
+    }
+    let mut inputs: Vec<&std::path::Path> = vec![&a.scenario];
+    inputs.extend(args.configs.iter().map(|c| c.as_path()));
+    for (flag, out) in [("--junit", &args.junit), ("--markdown", &args.markdown)] {
+        if let Some(out) = out {
+            common::not_an_input(flag, out, &inputs)?;
+        }
     }
     if let (Some(j), Some(m)) = (&args.junit, &args.markdown) {
         if common::same_file(j, m) {

@@ -576,6 +576,9 @@ pub fn describe(p: &Policy) -> String {
 /// Prints the schedule.
 pub fn run(args: ScheduleArgs) -> Result<ExitCode, Error> {
     check_rows(args.attempts)?;
+    if let (Some(png), Some(input)) = (&args.png, &args.policy) {
+        super::common::not_an_input("--png", png, &[input])?;
+    }
     let policy = policy_from_args(&args)?;
     let s = schedule(&policy, args.attempts);
     let mut out = Stdout::lock();

@@ -58,6 +58,15 @@ pub fn import_profiles(
         let Some(spec) = profile_policy(p, legacy, origin, &mut refused, &mut warnings) else {
             continue;
         };
+        if legacy == "aws-legacy-dynamodb" && spec.preset.as_deref() != Some(legacy) {
+            warnings.push(format!(
+                "{}: --service dynamodb changes legacy mode's delays only; standard and \
+                 adaptive modes before botocore 1.44 treat DynamoDB as any service (with \
+                 1.44's 2026 rules DynamoDB gets 4 attempts and a 25 ms base: override \
+                 max_attempts and the backoff)",
+                section(&p.name)
+            ));
+        }
         let fallback = format!("aws-{}", policies.len() + 1);
         super::push_named(&mut policies, &p.name, &fallback, spec, &mut warnings);
     }
@@ -160,8 +169,26 @@ fn mode_preset(
         }
         Some((mode, line)) => match mode.as_str() {
             "legacy" => Some(legacy),
-            "standard" => Some("aws-standard"),
-            "adaptive" => Some("aws-adaptive"),
+            "standard" => {
+                warnings.push(format!(
+                    "{}: retry_mode standard: botocore's standard mode before 1.44 (1 s base, \
+                     preset aws-standard) is assumed; botocore 1.44 runs it with the 2026 rules \
+                     (aws-standard-2026), the Go v2 and JavaScript v3 SDKs with their own \
+                     delays (aws-go-v2-standard, aws-js-v3-standard): set the preset of the \
+                     SDK the client is built with",
+                    section(&p.name)
+                ));
+                Some("aws-standard")
+            }
+            "adaptive" => {
+                warnings.push(format!(
+                    "{}: retry_mode adaptive: botocore's adaptive mode before 1.44 (standard \
+                     mode's 1 s base, preset aws-adaptive) is assumed; botocore 1.44 retries \
+                     with the 2026 rules (aws-standard-2026's delays)",
+                    section(&p.name)
+                ));
+                Some("aws-adaptive")
+            }
             other => {
                 refused.add(at(
                     bad_key(
@@ -230,6 +257,8 @@ fn parse(
     // Inside a section that is not a profile.
     let mut skipping = false;
     let mut in_section = false;
+    // The keys of the section being read, with their lines.
+    let mut keys: Vec<(String, usize)> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         if n > MAX_LINES {
@@ -249,6 +278,7 @@ fn parse(
         if let Some(inner) = line.strip_prefix('[') {
             skipping = !open_section(inner, n, origin, &mut out, warnings)?;
             in_section = true;
+            keys.clear();
             continue;
         }
         let Some((k, v)) = line.split_once('=') else {
@@ -258,6 +288,21 @@ fn parse(
                 format!("expected `key = value` or a [section], found {line:?}"),
             ));
         };
+        // Python's configparser, which botocore reads the file with,
+        // folds keys to lower case and refuses one given twice in a
+        // section.
+        let key = k.trim().to_ascii_lowercase();
+        if let Some((_, first)) = keys.iter().find(|(seen, _)| *seen == key) {
+            return Err(located(
+                origin,
+                n,
+                format!(
+                    "`{key}` is set twice in one section (first on line {first}); \
+                     the AWS SDKs refuse such a file"
+                ),
+            ));
+        }
+        keys.push((key.clone(), n));
         if skipping {
             continue;
         }
@@ -268,8 +313,8 @@ fn parse(
                 "a setting before any section: start with [default] or [profile NAME]",
             ));
         };
-        let (k, v) = (k.trim(), v.trim().to_string());
-        match k {
+        let v = v.trim().to_string();
+        match key.as_str() {
             "retry_mode" => p.retry_mode = Some((v, n)),
             "max_attempts" => p.max_attempts = Some((v, n)),
             other => p.other.push(other.to_string()),
@@ -382,6 +427,10 @@ sso_region = us-east-1
             "{w}"
         );
         assert!(w.contains("[profile old]: no retry_mode"), "{w}");
+        assert!(
+            w.contains("[default]: retry_mode standard: botocore's standard mode before 1.44"),
+            "{w}"
+        );
     }
 
     #[test]
@@ -393,9 +442,19 @@ sso_region = us-east-1
         );
         let imp = import_profiles(CONFIG, "config", Some("old"), Some("s3")).unwrap();
         assert_eq!(imp.policies[0].preset.as_deref(), Some("aws-legacy"));
-        // Standard and adaptive modes have no per-service delays.
+        // Standard and adaptive modes have no per-service delays before
+        // the 2026 rules; the warning says what those change.
         let imp = import_profiles(CONFIG, "config", Some("batch"), Some("dynamodb")).unwrap();
         assert_eq!(imp.policies[0].preset.as_deref(), Some("aws-adaptive"));
+        let w = imp.warnings.join("\n");
+        assert!(
+            w.contains("--service dynamodb changes legacy mode's delays only"),
+            "{w}"
+        );
+        assert!(
+            w.contains("retry_mode adaptive: botocore's adaptive mode before 1.44"),
+            "{w}"
+        );
     }
 
     #[test]
@@ -410,6 +469,23 @@ sso_region = us-east-1
             msg.contains("no profile \"nope\"") && msg.contains("default, batch, old, plain"),
             "{msg}"
         );
+    }
+
+    /// botocore reads the file with Python's configparser, which folds
+    /// keys to lower case and refuses a key given twice in one section.
+    #[test]
+    fn a_key_given_twice_in_a_section_is_refused() {
+        let text = "[default]\nretry_mode = standard\n\n[profile b]\nRetry_Mode = legacy\nretry_mode = adaptive\n";
+        let msg = import_profiles(text, "config", None, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("config:6:1: `retry_mode` is set twice in one section (first on line 5)"),
+            "{msg}"
+        );
+        let imp =
+            import_profiles("[default]\nRETRY_MODE = legacy\n", "config", None, None).unwrap();
+        assert_eq!(imp.policies[0].preset.as_deref(), Some("aws-legacy"));
     }
 
     #[test]

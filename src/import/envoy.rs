@@ -49,9 +49,10 @@ const RETRY_POLICY_KEYS: [&str; 6] = [
     "retriable_status_codes",
 ];
 /// `RetryPolicy` fields Envoy reads that a policy cannot express.
-const RETRY_POLICY_UNSUPPORTED: [&str; 6] = [
+const RETRY_POLICY_UNSUPPORTED: [&str; 7] = [
     "retry_priority",
     "retry_host_predicate",
+    "retry_options_predicates",
     "host_selection_retry_max_attempts",
     "retriable_headers",
     "retriable_request_headers",
@@ -142,11 +143,14 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     }
     refused.check()?;
     if policies.is_empty() {
-        return Err(InvalidInput::At(Located::whole(
-            origin,
+        let why = if sites.is_empty() {
             "no Envoy retry configuration here: expected a route's retry_policy \
-             (RouteConfiguration, virtual host, route) or a cluster's circuit_breakers",
-        )));
+             (RouteConfiguration, virtual host, route) or a cluster's circuit_breakers"
+        } else {
+            "nothing to import: every retry_policy here retries only on conditions the \
+             simulator does not produce (see the warnings)"
+        };
+        return Err(InvalidInput::At(Located::whole(origin, why)));
     }
     Imported {
         policies,
@@ -166,7 +170,23 @@ fn sites_and_clusters<'v>(
     let mut clusters = vec![];
     for (i, doc) in docs.iter().enumerate() {
         let (before, cl) = (sites.len(), clusters.len());
-        walk(&doc.value, "", i, &mut vec![], &mut sites, &mut clusters);
+        let mut hedges = vec![];
+        walk(
+            &doc.value,
+            "",
+            i,
+            &mut vec![],
+            &mut sites,
+            &mut clusters,
+            &mut hedges,
+        );
+        for h in hedges {
+            warnings.push(format!(
+                "{h}: not imported: Envoy's hedging (a retry sent on a per-try timeout while \
+                 the first attempt goes on) is not simulated for an Envoy policy; a scenario \
+                 policy's `hedging` block sends hedges on a fixed delay instead"
+            ));
+        }
         if sites.len() == before && clusters.len() == cl {
             warnings.push(format!(
                 "document {} (line {}): no Envoy retry_policy or cluster; ignored",
@@ -179,14 +199,20 @@ fn sites_and_clusters<'v>(
 }
 
 /// The index in `clusters` of the cluster whose retry limit applies to
-/// the route of `site`: the one its route action names, or the file's
-/// only cluster; `None`, with a warning, when there is no such cluster.
+/// the route of `site`: the one its route action names, or, when it names
+/// none, the file's only cluster; `None`, with a warning, when there is no
+/// such cluster.
 fn site_cluster(site: &Site, clusters: &[Cluster], warnings: &mut Vec<String>) -> Option<usize> {
     let named = site
         .cluster
         .as_ref()
         .and_then(|c| clusters.iter().position(|k| k.name.as_ref() == Some(c)));
-    let which = named.or((clusters.len() == 1).then_some(0));
+    // A route that names its cluster takes that cluster's limit only:
+    // Envoy applies a cluster's circuit breakers to that cluster.
+    let which = match site.cluster {
+        Some(_) => named,
+        None => (clusters.len() == 1).then_some(0),
+    };
     match which {
         Some(k) => return Some(k),
         None if clusters.is_empty() => warnings.push(format!(
@@ -228,7 +254,8 @@ fn cluster_policies(
     }
 }
 
-/// Collects the retry policies and clusters under `v`.
+/// Collects the retry policies, clusters and the paths of hedge policies
+/// under `v`.
 fn walk<'v>(
     v: &'v Value,
     path: &str,
@@ -236,6 +263,7 @@ fn walk<'v>(
     names: &mut Vec<String>,
     sites: &mut Vec<Site<'v>>,
     clusters: &mut Vec<Cluster<'v>>,
+    hedges: &mut Vec<String>,
 ) {
     match v {
         Value::Object(map) => {
@@ -276,8 +304,10 @@ fn walk<'v>(
                             .map(str::to_string),
                         timeout: map.get("timeout"),
                     });
+                } else if super::yaml_docs::snake(k) == "hedge_policy" {
+                    hedges.push(here);
                 } else if super::yaml_docs::snake(k) != "circuit_breakers" {
-                    walk(child, &here, doc, names, sites, clusters);
+                    walk(child, &here, doc, names, sites, clusters, hedges);
                 }
             }
             if named.is_some() {
@@ -286,7 +316,15 @@ fn walk<'v>(
         }
         Value::Array(list) => {
             for (i, child) in list.iter().enumerate() {
-                walk(child, &format!("{path}[{i}]"), doc, names, sites, clusters);
+                walk(
+                    child,
+                    &format!("{path}[{i}]"),
+                    doc,
+                    names,
+                    sites,
+                    clusters,
+                    hedges,
+                );
             }
         }
         _ => {}
@@ -471,7 +509,15 @@ fn policy(
     );
     let num_retries = match get(rp, "num_retries") {
         None => Some(DEFAULT_NUM_RETRIES),
-        Some((k, v)) => whole(doc, v, &format!("{path}.{k}"), u64::from(u32::MAX), refused),
+        // Envoy takes any uint32; the simulator counts attempts (retries
+        // + 1) in one.
+        Some((k, v)) => whole(
+            doc,
+            v,
+            &format!("{path}.{k}"),
+            u64::from(u32::MAX) - 1,
+            refused,
+        ),
     };
     let codes = match get(rp, "retriable_status_codes") {
         None => Some(vec![]),
@@ -488,10 +534,13 @@ fn policy(
     let statuses = match get(rp, "retry_on") {
         None => {
             warnings.push(format!(
-                "{path}: skipped: no retry_on, so Envoy retries nothing (unless a request \
-                 carries x-envoy-retry-on)"
+                "{path}: no retry_on, so Envoy retries nothing (unless a request carries \
+                 x-envoy-retry-on): imported as one attempt"
             ));
-            return None;
+            return Some(PolicySpec {
+                max_attempts: Some(1),
+                ..Default::default()
+            });
         }
         Some((k, v)) => {
             let p = format!("{path}.{k}");
@@ -587,9 +636,10 @@ fn back_off(
     );
     let base = match get(bo, "base_interval") {
         None => {
+            // Placed on the retry_back_off itself: a missing key has no line.
             refused.add(doc.bad(
-                &format!("{bo_path}.base_interval"),
-                "missing: Envoy requires base_interval in a retry_back_off",
+                &bo_path,
+                "base_interval is missing: Envoy requires it in a retry_back_off",
             ));
             None
         }
@@ -633,11 +683,16 @@ fn rate_limited(
         &[],
         warnings,
     );
-    let headers = get(v, "reset_headers").and_then(|(_, h)| h.as_array());
-    if headers.is_none_or(|h| h.is_empty()) {
+    let headers = get(v, "reset_headers");
+    if headers.is_none_or(|(_, h)| h.as_array().is_none_or(|h| h.is_empty())) {
+        // A missing key has no line: the refusal is placed on its parent.
+        let at = match headers {
+            Some((k, _)) => format!("{path}.{k}"),
+            None => path.to_string(),
+        };
         refused.add(doc.bad(
-            &format!("{path}.reset_headers"),
-            "missing: Envoy requires at least one reset header (such as Retry-After)",
+            &at,
+            "reset_headers: Envoy requires at least one reset header (such as Retry-After)",
         ));
         return None;
     }

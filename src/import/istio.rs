@@ -4,7 +4,7 @@
 //!
 //! - no `retries`: Istio's default, 2 retries on
 //!   `connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes`;
-//! - `retries.attempts` ≤ 0: no retries (1 attempt);
+//! - `retries.attempts` 0: no retries (1 attempt); negative: refused;
 //! - `retries.attempts` → `num_retries`; `retryOn` → `retry_on` (its
 //!   integers are HTTP status codes, as Istio reads them);
 //! - `retries.backoff` → Envoy's `base_interval`; otherwise Envoy's 25 ms
@@ -164,7 +164,10 @@ impl VirtualService<'_> {
             }
         };
         let here = format!("{path}.retries.retryOn");
-        let statuses = retry_on(doc, &conditions, &codes, &here, refused, warnings)?;
+        let mut w = vec![];
+        let statuses = retry_on(doc, &conditions, &codes, &here, refused, &mut w);
+        warnings.extend(w.into_iter().map(|w| format!("{vs_name}: {w}")));
+        let statuses = statuses?;
         let max = Dur(base.ns().saturating_mul(10));
         Some(envoy_policy(attempts, base, max, statuses, false))
     }
@@ -219,7 +222,11 @@ fn retries(
             _ => {
                 refused.add(doc.bad(
                     &format!("{path}.{k}"),
-                    format!("expected a whole number of retries, found {}", shown(v)),
+                    format!(
+                        "expected a whole number of retries from 0 to {} (Istio's int32), found {}",
+                        i32::MAX,
+                        shown(v)
+                    ),
                 ));
                 None
             }

@@ -488,3 +488,44 @@ fn configurations_that_cannot_be_joined_are_refused_and_names_kept_apart() {
     assert!(out.contains("pass example.EchoService passes"), "{out}");
     assert!(out.contains("FAIL example.EchoService-2 fails"), "{out}");
 }
+
+/// A report is never written over a file the gate reads: the scenario or
+/// a `--config` named as `--junit` or `--markdown` is refused before
+/// anything runs, and left as it was. One `--config` file given twice is
+/// refused too (its policies would be checked twice).
+#[test]
+fn a_report_on_an_input_file_or_a_config_given_twice_is_refused() {
+    let flags = |extra: &[&str]| -> Vec<String> {
+        [
+            "gate",
+            "scenarios/hotos21-toy.json",
+            "--config",
+            "examples/service_config.json",
+        ]
+        .iter()
+        .chain(["--max-amplification", "3"].iter())
+        .chain(extra.iter())
+        .map(|s| s.to_string())
+        .collect()
+    };
+    for (flag, file) in [
+        ("--markdown", "scenarios/hotos21-toy.json"),
+        ("--junit", "./examples/../examples/service_config.json"),
+    ] {
+        let (code, out, d) = gate(&flags(&[flag, file]));
+        assert_eq!(code, Some(2), "{out}");
+        assert!(out.contains("is an input of this command"), "{out}");
+        let kept = std::fs::read(d.path().join(file)).unwrap();
+        assert_eq!(
+            kept,
+            std::fs::read(root().join(file)).unwrap(),
+            "{file} was changed"
+        );
+    }
+    let (code, out, _d) = gate(&flags(&["--config", "examples/service_config.json"]));
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("--config examples/service_config.json: given twice"),
+        "{out}"
+    );
+}

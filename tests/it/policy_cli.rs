@@ -497,3 +497,18 @@ fn schedule_of_next_step_shows_the_articles_ranges() {
     assert_eq!(r[6], pair("0.64", "1"));
     assert_eq!(r[7], pair("1", "1"));
 }
+
+/// `schedule --png` never draws over the policy file it reads.
+#[test]
+fn schedule_png_over_its_own_policy_file_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let policy = t.path().join("p.json");
+    let text = r#"{"name": "p", "max_attempts": 3}"#;
+    std::fs::write(&policy, text).unwrap();
+    let p = policy.to_str().unwrap();
+    let o = retrysim(&["schedule", "--policy", p, "--png", p]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is an input of this command"), "{err}");
+    assert_eq!(std::fs::read_to_string(&policy).unwrap(), text);
+}
