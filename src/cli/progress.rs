@@ -5,7 +5,8 @@
 //! command plans more (a map's refinement pass, an assessment's next
 //! probes); a sweep first counts the points it checks and sizes before it
 //! runs any; `run`, whose few runs may each be long, follows the simulated
-//! time they have covered.
+//! time they have covered; `tune`, which cannot tell ahead how many runs
+//! its search takes, shows a spinner with the simulated time covered.
 
 use crate::engine::watch;
 use std::io::IsTerminal;
@@ -34,6 +35,31 @@ pub fn counter(len: u64, quiet: bool, what: &str, unit: &str) -> indicatif::Prog
 /// the runs that ended.
 pub fn time_bar(runs: u64, duration_ns: u64, quiet: bool, what: &str) -> TimeBar {
     time_bar_shown(runs, duration_ns, shown(quiet), what)
+}
+
+/// A spinner for a command whose number of runs is not known ahead
+/// (`tune`, whose search decides its next candidates from the last ones),
+/// labelled `what`: it shows the elapsed time and the simulated time the
+/// runs have covered so far ([`watch`]). Hidden as [`bar`] is.
+pub fn activity(quiet: bool, what: &str) -> indicatif::ProgressBar {
+    let template = "{spinner} {msg}, {elapsed}";
+    let Some(bar) = styled(0, shown(quiet), template) else {
+        return indicatif::ProgressBar::hidden();
+    };
+    let start = watch::simulated_ns();
+    let follow = bar.clone();
+    let what = what.to_string();
+    std::thread::spawn(move || {
+        while !follow.is_finished() {
+            let covered = watch::simulated_ns().saturating_sub(start);
+            follow.set_message(format!(
+                "{what}: {} simulated",
+                crate::report::format::human_secs(covered as f64 / 1e9)
+            ));
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    });
+    bar
 }
 
 /// Whether a bar is drawn at all: not with `--quiet`, nor when stderr is

@@ -22,7 +22,7 @@ Examples:
   retrysim tune scenarios/spanner-90s.json --policy jitter-10 --objective success --max-drop-rate 0.12
   retrysim tune scenarios/hotos21-toy.json --policy retry-once-throttled --objective recovery --replications 3
   retrysim tune scenarios/cloud-tasks-outage.json --policy default --objective drain \
-      --max-dead-letter-rate 0 --max-peak-load 2 --max-task-age 1h --replications 3";
+      --max-dead-letter-rate 0 --max-peak-load 2 --max-task-age 2h --replications 3";
 
 /// Flags of `retrysim tune`.
 #[derive(Debug, Args)]
@@ -212,7 +212,13 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     let stage = sim.stage_if_asked(&scenario, report::tune::TUNE_FILES)?;
     let constraints = constraints(&args);
     let queue = scenario.spec().dispatcher.is_some();
-    let result = tune::tune(&scenario, 0, args.objective, constraints, budget)?;
+    let spinner = super::progress::activity(
+        sim.quiet,
+        &format!("tuning policy {:?}", scenario.policies()[0].name),
+    );
+    let result = tune::tune(&scenario, 0, args.objective, constraints, budget);
+    spinner.finish_and_clear();
+    let result = result?;
     let mut say = Say {
         out: Stdout::lock(),
         quiet: sim.quiet,
@@ -229,7 +235,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode, Error> {
     }
     say_failed_fresh(&mut say, &result)?;
     let Some(best) = result.best.clone() else {
-        return no_best(&result, args.allow_metastable, stage, &wrote, &mut say);
+        return no_best(&result, stage, &wrote, &mut say);
     };
     say.line(format_args!("best:     {}", details(&best.score, queue)))?;
     let limits = tune::limits(&best, result.fresh.as_ref(), &constraints);
@@ -301,22 +307,32 @@ fn say_failed_fresh(say: &mut Say, result: &tune::Tuned) -> Result<(), Error> {
 /// longer holds.
 fn no_best(
     result: &tune::Tuned,
-    allow_metastable: bool,
     stage: Option<Staging>,
     wrote: &[String],
     say: &mut Say,
 ) -> Result<ExitCode, Error> {
-    let limits = "relax the limits the candidates broke (the `failed` column of candidates.csv, \
-                  with -o, says which)";
-    let why = if !result.failed_fresh.is_empty() {
-        format!("no candidate met the constraints on the fresh replications; {limits} or add --replications")
-    } else if allow_metastable {
-        format!("no candidate met the constraints in every replication under every assumption; {limits}")
+    let tally = tune::broken_tally(&result.candidates);
+    let broken: Vec<String> = tally
+        .iter()
+        .map(|(flag, n)| match *flag {
+            "--allow-metastable" => format!("{n} did not recover (--allow-metastable)"),
+            flag => format!("{n} broke {flag}"),
+        })
+        .collect();
+    let limits = if broken.is_empty() {
+        "relax the limits".to_string()
     } else {
         format!(
-            "no candidate met the constraints in every replication under every assumption; {limits} \
-             or pass --allow-metastable"
+            "of {} candidates, {}: relax those limits (the `failed` column of candidates.csv, \
+             with -o, gives each one's value)",
+            result.candidates.len(),
+            broken.join(", ")
         )
+    };
+    let why = if !result.failed_fresh.is_empty() {
+        format!("no candidate met the constraints on the fresh replications; {limits}, or add --replications")
+    } else {
+        format!("no candidate met the constraints in every replication under every assumption; {limits}")
     };
     // Said even with --quiet, on stderr then.
     if say.quiet {

@@ -288,25 +288,41 @@ fn headline(spec: &ScenarioSpec, s: &PolicySummary, incident: &str) -> String {
             num(100.0 * spec.report.recovery_threshold),
             human_secs(spec.report.stable_for.secs())
         )
-    } else if k == 0 {
-        let mut h = format!(
-            "recovered {}",
-            after(incident, s.get(Col::RecoveryAfterFaultS))
-        );
+    } else {
+        mixed_headline(s, incident)
+    }
+}
+
+/// [`headline`] for a policy with an incident whose replications did not
+/// all stay metastable: how many recovered (and when), stayed metastable,
+/// or cannot be judged (a run that ended too soon after the incident),
+/// each counted apart.
+fn mixed_headline(s: &PolicySummary, incident: &str) -> String {
+    let (r, k, u) = (s.replications, s.metastable_runs, s.undetermined_runs);
+    let recovered = r.saturating_sub(k + u);
+    let when = after(incident, s.get(Col::RecoveryAfterFaultS));
+    let unjudged = match u {
+        0 => String::new(),
+        1 => "; 1 cannot be judged (it ended too soon after the incident)".to_string(),
+        u => format!("; {u} cannot be judged (they ended too soon after the incident)"),
+    };
+    if k == 0 && u == 0 {
+        let mut h = format!("recovered {when}");
         if let Some(d) = s.get(Col::DegradedS) {
             h.push_str(&format!(" ({} degraded in all)", human_secs(d)));
         }
         h
+    } else if k == 0 {
+        format!("recovered {when} in {recovered} of {r} replications{unjudged}")
+    } else if recovered == 0 {
+        format!("stayed metastable in {k} of {r} replications{unjudged}")
     } else if s.metastable {
         format!(
-            "stayed metastable in {k} of {r} replications; the others recovered {}",
-            after(incident, s.get(Col::RecoveryAfterFaultS))
+            "stayed metastable in {k} of {r} replications; {recovered} recovered {when}{unjudged}"
         )
     } else {
         format!(
-            "recovered {} in {} of {r} replications but stayed metastable in {k}",
-            after(incident, s.get(Col::RecoveryAfterFaultS)),
-            r - k
+            "recovered {when} in {recovered} of {r} replications but stayed metastable in {k}{unjudged}"
         )
     }
 }
@@ -316,10 +332,7 @@ fn headline(spec: &ScenarioSpec, s: &PolicySummary, incident: &str) -> String {
 fn figures(s: &PolicySummary) -> Vec<String> {
     let mut parts: Vec<String> = vec![];
     if let Some(p) = s.get(Col::PeakLoadRatio).filter(|p| *p > 0.0) {
-        parts.push(format!(
-            "peak load {}× capacity",
-            num((p * 10.0).round() / 10.0)
-        ));
+        parts.push(format!("peak load {}× capacity", ratio(p)));
     }
     if let Some(ok) = s.get(Col::SuccessRate) {
         parts.push(format!(
@@ -335,13 +348,30 @@ fn figures(s: &PolicySummary) -> Vec<String> {
     parts
 }
 
+/// A load ÷ capacity ratio for a sentence: one decimal from 1 up, two
+/// significant digits below (a peak of 1 % of capacity is not "0×").
+fn ratio(p: f64) -> String {
+    if p >= 0.95 {
+        num((p * 10.0).round() / 10.0)
+    } else {
+        let digits = (1 - p.log10().floor() as i32).clamp(1, 12);
+        let scale = 10f64.powi(digits);
+        num((p * scale).round() / scale)
+    }
+}
+
 /// The retries compared with policy `first`'s, from the reduction `red`
-/// (a share: 0.5 is half as many).
+/// (a share: 0.5 is half as many, −1.5 is 2.5 times as many).
 fn retries_against(first: &str, red: f64) -> String {
+    if red <= -1.0 {
+        // At least twice as many: a multiple reads better than "150 % more".
+        let times = ((1.0 - red) * 10.0).round() / 10.0;
+        return format!("{}× the retries of {first}", num(times));
+    }
     // Whole percent, except that a reduction short of 100 % never
     // rounds up to "100 % fewer" (which would read as no retries).
     let mut pctv = (red.abs() * 100.0).round();
-    if pctv >= 100.0 && red < 1.0 {
+    if pctv >= 100.0 && red > 0.0 && red < 1.0 {
         pctv = ((red * 1000.0).floor() / 10.0).min(99.9);
     }
     if pctv < 1.0 {
@@ -356,6 +386,77 @@ fn retries_against(first: &str, red: f64) -> String {
 #[cfg(test)]
 mod tests {
     use crate::policy::{Backoff, Jitter};
+
+    /// Retries against the first policy's, for every size of change: a
+    /// reduction of −1.78 (2.78 times as many) is not "about as many".
+    #[test]
+    fn retries_against_reads_every_change() {
+        use super::retries_against as ra;
+        assert_eq!(ra("a", 0.0), "about as many retries as a");
+        assert_eq!(ra("a", 0.5), "50% fewer retries than a");
+        assert_eq!(ra("a", 0.9996), "99.9% fewer retries than a");
+        assert_eq!(ra("a", 1.0), "100% fewer retries than a");
+        assert_eq!(ra("a", -0.901), "90% more retries than a");
+        assert_eq!(ra("a", -0.995), "100% more retries than a");
+        assert_eq!(ra("a", -1.0), "2× the retries of a");
+        assert_eq!(ra("a", -1.781), "2.8× the retries of a");
+        assert_eq!(ra("a", -4.214), "5.2× the retries of a");
+    }
+
+    /// A peak far below capacity keeps two significant digits.
+    #[test]
+    fn small_peak_ratios_are_not_zero() {
+        use super::ratio;
+        assert_eq!(ratio(16.84), "16.8");
+        assert_eq!(ratio(1.0), "1");
+        assert_eq!(ratio(0.96), "1");
+        assert_eq!(ratio(0.5), "0.5");
+        assert_eq!(ratio(0.0123), "0.012");
+        assert_eq!(ratio(0.034), "0.034");
+    }
+
+    /// Replications that cannot be judged are counted apart, never as
+    /// recovered.
+    #[test]
+    fn undetermined_replications_are_not_counted_as_recovered() {
+        use crate::metrics::aggregate::PolicySummary;
+        use crate::metrics::aggregate::NCOLS;
+        use crate::metrics::Recovery;
+        let summary = |k: usize, u: usize, metastable: bool| PolicySummary {
+            policy: "p".into(),
+            policy_index: 0,
+            replications: 3,
+            mean: [None; NCOLS],
+            ci95: [None; NCOLS],
+            count: [0; NCOLS],
+            recovery: Recovery::Recovered,
+            metastable,
+            metastable_share: k as f64 / 3.0,
+            metastable_runs: k,
+            undetermined_runs: u,
+        };
+        let h = |k, u, m| super::mixed_headline(&summary(k, u, m), "the outage");
+        assert_eq!(
+            h(1, 1, false),
+            "recovered after the outage ended in 1 of 3 replications but stayed metastable \
+             in 1; 1 cannot be judged (it ended too soon after the incident)"
+        );
+        assert_eq!(
+            h(0, 1, false),
+            "recovered after the outage ended in 2 of 3 replications; 1 cannot be judged \
+             (it ended too soon after the incident)"
+        );
+        assert_eq!(
+            h(2, 1, true),
+            "stayed metastable in 2 of 3 replications; 1 cannot be judged (it ended too soon \
+             after the incident)"
+        );
+        assert_eq!(
+            h(2, 0, true),
+            "stayed metastable in 2 of 3 replications; 1 recovered after the outage ended"
+        );
+        assert_eq!(h(0, 0, false), "recovered after the outage ended");
+    }
 
     #[test]
     fn schedules_read_naturally() {

@@ -108,16 +108,17 @@ fn summary_table(summaries: &[PolicySummary]) -> String {
             };
             t.push_str(&format!("<td class=\"bad\">metastable{of}</td>"));
         } else {
-            let mut c = cell(s, Col::RecoveryAfterFaultS, |v| {
-                format!("+{}", human_secs(v))
-            });
-            if s.metastable_runs > 0 {
+            let mut c = cell_ci(
+                s,
+                Col::RecoveryAfterFaultS,
+                &|v| format!("+{}", human_secs(v)),
+                &human_secs,
+            );
+            let note = super::table::others_note(s);
+            if !note.is_empty() {
                 c = c.replace(
                     "</td>",
-                    &format!(
-                        " <span class=\"bad\">({}/{} metastable)</span></td>",
-                        s.metastable_runs, s.replications
-                    ),
+                    &format!(" <span class=\"bad\">{}</span></td>", html(note.trim())),
                 );
             }
             t.push_str(&c.replace("class=\"n\"", "class=\"n good\""));
@@ -231,14 +232,51 @@ fn embedded(figures: &[Figure]) -> String {
     h
 }
 
+/// The files a run may write beside its page, in the order the page
+/// lists them, each with what it holds (empty: its name says it).
+const FILES_LISTED: [(&str, &str); 13] = [
+    ("summary.csv", ""),
+    ("summary.json", ""),
+    ("replications.csv", " (one row per run)"),
+    ("timeseries.csv", " (one row per run and time bin)"),
+    ("attempts.csv", " (the attempt distribution)"),
+    ("alerts.csv", " (alert firing periods)"),
+    ("tiers.csv", " (one row per run and tier)"),
+    ("load.png", ""),
+    ("recovery.png", ""),
+    ("attempts.png", ""),
+    ("perf.json", ""),
+    (
+        "trace.json",
+        " (the traced requests, for ui.perfetto.dev or chrome://tracing)",
+    ),
+    ("report.html", ""),
+];
+
+/// The page's "Files" paragraph: the files of `beside` (names), in the
+/// order of [`FILES_LISTED`], each with what it holds.
+fn files_paragraph(beside: &[&str]) -> String {
+    let listed: Vec<String> = FILES_LISTED
+        .iter()
+        .filter(|(name, _)| *name != "report.html" && beside.contains(name))
+        .map(|(name, what)| format!("<code>{name}</code>{what}"))
+        .collect();
+    format!(
+        "<h2>Files</h2>\n<p>Next to this page: {}.</p>\n",
+        listed.join(", ")
+    )
+}
+
 /// Builds the page. `summaries` are the per-policy rows, `figures` the
-/// plots to embed (empty with `--no-plots`).
+/// plots to embed (empty with `--no-plots`), `beside` the names of the
+/// files written next to it.
 pub fn page(
     scenario: &Scenario,
     summaries: &[PolicySummary],
     capacity_rps: Option<f64>,
     figures: &[Figure],
     alert_lines: &[String],
+    beside: &[&str],
 ) -> String {
     let spec = scenario.spec();
     let mut h = String::new();
@@ -287,10 +325,7 @@ pub fn page(
     }
     h.push_str("</table>\n<h2>Policies</h2>\n");
     h.push_str(&policies_table(scenario));
-    h.push_str(&format!(
-        "<h2>Files</h2>\n<p>Next to this page: <code>summary.csv</code>, <code>summary.json</code>, <code>replications.csv</code> (one row per run), <code>timeseries.csv</code> (one row per run and time bin), <code>attempts.csv</code> (the attempt distribution), <code>alerts.csv</code> (alert firing periods), {}<code>perf.json</code>.</p>\n",
-        if figures.is_empty() { "" } else { "<code>load.png</code>, <code>recovery.png</code>, <code>attempts.png</code>, " }
-    ));
+    h.push_str(&files_paragraph(beside));
     h.push_str(&format!(
         "<footer>retrysim {}; recovery threshold {}% of demand held for {}.</footer>\n</body>\n</html>\n",
         env!("CARGO_PKG_VERSION"),
@@ -298,4 +333,32 @@ pub fn page(
         html(&human_secs(spec.report.stable_for.secs()))
     ));
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The page can name every file a run writes, and only those.
+    #[test]
+    fn the_files_listed_are_the_files_a_run_writes() {
+        let mut listed: Vec<&str> = FILES_LISTED.iter().map(|(n, _)| *n).collect();
+        let mut written = crate::report::REPORT_FILES.to_vec();
+        listed.sort_unstable();
+        written.sort_unstable();
+        assert_eq!(listed, written);
+    }
+
+    /// The paragraph names what is beside the page, in a fixed order.
+    #[test]
+    fn the_files_paragraph_names_what_is_there() {
+        let p = files_paragraph(&["trace.json", "summary.csv", "perf.json", "tiers.csv"]);
+        assert_eq!(
+            p,
+            "<h2>Files</h2>\n<p>Next to this page: <code>summary.csv</code>, \
+             <code>tiers.csv</code> (one row per run and tier), <code>perf.json</code>, \
+             <code>trace.json</code> (the traced requests, for ui.perfetto.dev or \
+             chrome://tracing).</p>\n"
+        );
+    }
 }

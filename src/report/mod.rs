@@ -74,6 +74,9 @@ pub struct ReportOptions {
     /// Size of `load.png` and `recovery.png` in pixels (width, height);
     /// `None` = [`plot::WIDTH`] × [`plot::HEIGHT`].
     pub plot_size: Option<(u32, u32)>,
+    /// `trace.json` is written beside the report (`run --trace`): the
+    /// page lists it with the other files.
+    pub trace: bool,
 }
 
 /// Every file [`write_all`] may write: the ones a run does not write
@@ -153,7 +156,24 @@ pub fn write_all(
     let (scenario, results) = (report.scenario, report.results);
     let capacity = results.first().map(|r| r.summary().capacity_rps);
     let alert_lines = alerting::summary_lines(scenario, &report.alerts);
-    let page = html::page(scenario, &report.summaries, capacity, &pngs, &alert_lines);
+    // The files beside the page: those written so far, and the two
+    // written after it.
+    let mut beside: Vec<&str> = written
+        .iter()
+        .filter_map(|p| p.file_name().and_then(|n| n.to_str()))
+        .collect();
+    beside.push("perf.json");
+    if opts.trace {
+        beside.push("trace.json");
+    }
+    let page = html::page(
+        scenario,
+        &report.summaries,
+        capacity,
+        &pngs,
+        &alert_lines,
+        &beside,
+    );
     save(dir, "report.html", page.as_bytes(), &mut written)?;
     output::save_json(dir, "perf.json", perf, &mut written)?;
     Ok(written)

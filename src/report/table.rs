@@ -43,11 +43,7 @@ fn recovery_cell(s: &PolicySummary) -> TCell {
     if s.get(Col::FaultEndS).is_none() {
         return plain("no fault");
     }
-    let share = if s.replications > 1 && s.metastable_runs > 0 {
-        format!(" ({}/{} metastable)", s.metastable_runs, s.replications)
-    } else {
-        String::new()
-    };
+    let share = others_note(s);
     if s.metastable {
         let text = if s.replications > 1 {
             format!("metastable {}/{}", s.metastable_runs, s.replications)
@@ -72,6 +68,25 @@ fn recovery_cell(s: &PolicySummary) -> TCell {
             color: Some(GREEN),
         },
         None => plain(format!("-{share}")),
+    }
+}
+
+/// Beside a recovery time: how many replications did not recover (stayed
+/// metastable, or cannot be judged), e.g. ` (1/3 metastable, 1/3
+/// undetermined)`; empty when every one recovered.
+pub(crate) fn others_note(s: &PolicySummary) -> String {
+    let r = s.replications;
+    let mut parts = Vec::new();
+    if r > 1 && s.metastable_runs > 0 {
+        parts.push(format!("{}/{r} metastable", s.metastable_runs));
+    }
+    if r > 1 && s.undetermined_runs > 0 {
+        parts.push(format!("{}/{r} undetermined", s.undetermined_runs));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
     }
 }
 

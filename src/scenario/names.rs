@@ -79,6 +79,11 @@ const RESERVED: &[&str] = &[
     "LPT9", "LPT¹", "LPT²", "LPT³",
 ];
 
+/// The printable characters Windows does not allow in a file or folder
+/// name ("Naming Files, Paths, and Namespaces"; `/` and `\` are refused
+/// as path separators before these).
+const WINDOWS_FORBIDDEN: [char; 7] = ['<', '>', ':', '"', '|', '?', '*'];
+
 /// Why `name` (of a scenario, a policy or a tier) cannot be used, if it
 /// cannot: the plain rules of `crate::check::unsafe_name` (empty, path
 /// separators, a leading `.` or formula character, length), then this
@@ -113,6 +118,11 @@ pub fn invisible_or_reserved(name: &str) -> Option<String> {
             u32::from(c)
         ));
     }
+    if let Some(c) = name.chars().find(|c| WINDOWS_FORBIDDEN.contains(c)) {
+        return Some(format!(
+            "contains `{c}`, which Windows does not allow in a folder name; remove it"
+        ));
+    }
     if name.starts_with(char::is_whitespace) || name.ends_with(char::is_whitespace) {
         return Some(
             "starts or ends with whitespace, which a folder name would keep unseen; remove it"
@@ -135,6 +145,17 @@ pub fn invisible_or_reserved(name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every character Windows refuses in a folder name is refused, and
+    /// named.
+    #[test]
+    fn characters_windows_forbids_are_refused() {
+        for c in WINDOWS_FORBIDDEN {
+            let why = invisible_or_reserved(&format!("a{c}b")).expect("refused");
+            assert!(why.contains(&format!("`{c}`")), "{why}");
+        }
+        assert_eq!(invisible_or_reserved("a-b_c.d (1)"), None);
+    }
 
     #[test]
     fn invisible_and_reserved_names_are_refused_with_the_reason() {

@@ -722,6 +722,41 @@ fn flag_of(name: &str) -> &'static str {
     }
 }
 
+/// The flag to relax for a candidate's first broken constraint (its
+/// `failed` text, which starts with the constraint's name as [`judged`]
+/// and `Score::broken` write it): `--allow-metastable` for a run that
+/// must recover and did not.
+pub fn flag_to_relax(failed: &str) -> &'static str {
+    const NAMES: [&str; 5] = [
+        "drop rate",
+        "success rate",
+        "dead-letter rate",
+        "task age (s)",
+        "peak load (worst 1 s)",
+    ];
+    match NAMES.iter().find(|n| failed.starts_with(*n)) {
+        Some(n) => flag_of(n),
+        None => "--allow-metastable",
+    }
+}
+
+/// How many of `candidates` broke each constraint first, as the flags
+/// that set them, most often broken first (ties in flag order).
+pub fn broken_tally(candidates: &[Candidate]) -> Vec<(&'static str, usize)> {
+    let mut tally: Vec<(&'static str, usize)> = Vec::new();
+    for c in candidates {
+        if let Some(f) = &c.failed {
+            let flag = flag_to_relax(f);
+            match tally.iter_mut().find(|(g, _)| *g == flag) {
+                Some((_, n)) => *n += 1,
+                None => tally.push((flag, 1)),
+            }
+        }
+    }
+    tally.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    tally
+}
+
 /// One constraint as the recommendation met it: its worst value over
 /// every replication and assumption checked, and where.
 #[derive(Clone, Debug, PartialEq)]
@@ -1727,6 +1762,51 @@ const UNFINISHED_NOTED: f64 = 0.05;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each broken constraint's text leads to the flag that sets it, and
+    /// the tally counts candidates by it, most often broken first.
+    #[test]
+    fn broken_constraints_are_tallied_by_their_flags() {
+        assert_eq!(
+            flag_to_relax("success rate 0.83 (limit 0.999) with the scenario as written"),
+            "--min-success-rate"
+        );
+        assert_eq!(
+            flag_to_relax("task age (s) 9000 (limit 7200) with x"),
+            "--max-task-age"
+        );
+        assert_eq!(
+            flag_to_relax("peak load (worst 1 s) 2.1 (limit 2) with x"),
+            "--max-peak-load"
+        );
+        assert_eq!(
+            flag_to_relax("stays metastable with x"),
+            "--allow-metastable"
+        );
+        let names: Vec<String> = broken_names()
+            .iter()
+            .map(|n| format!("{n} 1 (limit 0)"))
+            .collect();
+        for n in &names {
+            assert_ne!(flag_to_relax(n), "--allow-metastable", "{n}");
+        }
+    }
+
+    /// The names [`judged`] gives, from a score with every limit set.
+    fn broken_names() -> Vec<&'static str> {
+        let c = Constraints {
+            max_drop_rate: Some(0.0),
+            min_success_rate: Some(1.0),
+            max_dead_letter_rate: Some(0.0),
+            max_task_age_s: Some(0.0),
+            max_peak_load: Some(0.0),
+            must_recover: true,
+        };
+        judged(&Score::default(), &c)
+            .into_iter()
+            .map(|j| j.0)
+            .collect()
+    }
 
     #[test]
     fn a_score_with_requests_left_unfinished_says_so() {
