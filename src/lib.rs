@@ -31,6 +31,7 @@
 //! |---|---|
 //! | `decimal` | — |
 //! | `csv_text` | — |
+//! | `json_text` | `decimal` |
 //! | `time` | `decimal` |
 //! | `status` | — |
 //! | `math` | — |
@@ -44,12 +45,12 @@
 //! | `sweep` | `csv_text`, `decimal`, `engine`, `metrics`, `runner`, `scenario`, `time` |
 //! | `map` | `csv_text`, `decimal`, `metrics`, `runner`, `scenario`, `sweep`, `time` |
 //! | `assess` | `decimal`, `map`, `metrics`, `model`, `policy`, `runner`, `scenario`, `status`, `time` |
-//! | `tune` | `decimal`, `metrics`, `policy`, `runner`, `scenario`, `time` |
-//! | `report` | `assess`, `csv_text`, `decimal`, `engine`, `gate`, `map`, `metrics`, `policy`, `scenario`, `sweep`, `time`, `tune` |
+//! | `tune` | `decimal`, `json_text`, `metrics`, `policy`, `runner`, `scenario`, `time` |
+//! | `report` | `assess`, `csv_text`, `decimal`, `engine`, `gate`, `json_text`, `map`, `metrics`, `policy`, `scenario`, `sweep`, `time`, `tune` |
 //! | `import` | `check`, `decimal`, `policy`, `scenario`, `status`, `time` |
 //! | `gate` | `assess`, `decimal`, `import`, `scenario` |
 //! | `error` | `assess`, `map`, `model`, `report`, `scenario`, `sweep` |
-//! | `cli` | `assess`, `check`, `decimal`, `engine`, `error`, `gate`, `import`, `map`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
+//! | `cli` | `assess`, `check`, `decimal`, `engine`, `error`, `gate`, `import`, `json_text`, `map`, `policy`, `report`, `runner`, `scenario`, `status`, `sweep`, `time`, `tune` |
 //!
 //! `docs/architecture.md` walks through the modules, follows one request
 //! through the events, and lists the files to touch to add a fault kind, a
@@ -66,6 +67,7 @@ pub mod engine;
 pub mod error;
 pub mod gate;
 pub mod import;
+pub mod json_text;
 pub mod map;
 pub mod math;
 pub mod metrics;

@@ -388,12 +388,12 @@ fn say_best(
     for t in trades {
         say.line(format_args!("worse than the start: {t}"))?;
     }
-    let json = serde_json::to_string_pretty(&best.spec).map_err(OutputError::Json)?;
+    let json = crate::json_text::pretty(&best.spec).map_err(OutputError::Json)?;
     say.line(format_args!(
         "\npolicy (paste into the scenario's `policies`):\n{json}"
     ))?;
     if let Some(d) = &best.dispatcher {
-        let text = serde_json::to_string_pretty(d).map_err(OutputError::Json)?;
+        let text = crate::json_text::pretty(d).map_err(OutputError::Json)?;
         say.line(format_args!(
             "\ndispatcher (paste as the scenario's `dispatcher`):\n{text}"
         ))?;

@@ -34,7 +34,7 @@ pub fn save_json<T: serde::Serialize + ?Sized>(
     value: &T,
     written: &mut Vec<PathBuf>,
 ) -> Result<(), OutputError> {
-    let text = serde_json::to_string_pretty(value)? + "\n";
+    let text = crate::json_text::pretty(value)? + "\n";
     save(dir, name, text.as_bytes(), written)
 }
 

@@ -1656,7 +1656,7 @@ fn as_written<T: serde::Serialize>(setting: &Option<T>) -> String {
     match serde_json::to_value(setting) {
         Ok(serde_json::Value::String(name)) => name,
         Ok(serde_json::Value::Null) | Err(_) => "none".into(),
-        Ok(value) => value.to_string(),
+        Ok(value) => crate::json_text::compact(&value).unwrap_or_else(|_| value.to_string()),
     }
 }
 
