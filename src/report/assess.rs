@@ -399,7 +399,7 @@ fn verdicts(a: &Assessment) -> String {
     for (i, p) in a.policies.iter().enumerate() {
         let past = p.threshold.high.is_some_and(|hi| a.own_load >= hi);
         h.push_str(&format!(
-            "<tr><td>{}{}</td><td class=\"n {}\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
+            "<tr><td>{}{}</td><td class=\"w {}\">{}</td><td class=\"w\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"w\">{}</td></tr>\n",
             swatch(i),
             html(&p.name),
             if past { "bad" } else { "good" },

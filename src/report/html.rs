@@ -20,6 +20,7 @@ th,td{border:1px solid #ddd;padding:.3em .6em;vertical-align:top}
 th{background:#f4f4f4;text-align:left}
 td:first-child{white-space:nowrap}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.w{font-variant-numeric:tabular-nums;min-width:10em}
 .sw{display:inline-block;width:.9em;height:.9em;border-radius:2px;margin-right:.4em;vertical-align:-.1em}
 .bad{color:#b00020;font-weight:600}.good{color:#1b7a2f}
 .ci{color:#777;font-size:.85em}
