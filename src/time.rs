@@ -134,6 +134,10 @@ pub enum DurationError {
     /// Longer than a century.
     #[error("duration {0:?} is too long (at most 100 years)")]
     TooLong(String),
+    /// Above zero but under half a nanosecond, the clock's resolution: it
+    /// would round to 0.
+    #[error("duration {0:?} is below the clock's resolution of 1 ns and would round to 0; write 0s or at least 1ns")]
+    BelowResolution(String),
 }
 
 /// Parses `"250us"`, `"100ms"`, `"1.5s"`, `"90s"`, `"14m"`, `"1h"`, `"2d"`,
@@ -182,7 +186,11 @@ fn secs_to_dur(s: f64, text: &str) -> Result<Dur, DurationError> {
     if s > MAX_SECS {
         return Err(DurationError::TooLong(text.to_string()));
     }
-    Ok(Dur(from_secs(s)))
+    let ns = from_secs(s);
+    if ns == 0 && s > 0.0 {
+        return Err(DurationError::BelowResolution(text.to_string()));
+    }
+    Ok(Dur(ns))
 }
 
 /// Formats a duration the way a person would write it in a scenario file.
@@ -326,6 +334,16 @@ mod tests {
             let x = f64::from_bits(((n as f64) + 0.5).to_bits().wrapping_add_signed(ulps));
             prop_assert_eq!(round_ns(x), x.round() as Nanos);
         }
+    }
+
+    #[test]
+    fn a_duration_under_the_clocks_resolution_is_refused() {
+        assert!(matches!(
+            parse_duration("0.4ns"),
+            Err(DurationError::BelowResolution(_))
+        ));
+        assert_eq!(parse_duration("0.5ns").unwrap().ns(), 1);
+        assert_eq!(parse_duration("0ns").unwrap().ns(), 0);
     }
 
     #[test]

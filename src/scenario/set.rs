@@ -26,7 +26,7 @@ pub fn apply_set(value: &mut Value, assignment: &str) -> Result<Written, SetErro
     if path.is_empty() {
         return Err(SetError::EmptyPath);
     }
-    set_at(value, path, parse_value(raw))
+    set_at(value, path, read_value(raw)?)
 }
 
 /// [`apply_set`], except that a leaf key the object lacks is created in
@@ -37,7 +37,7 @@ pub fn apply_set(value: &mut Value, assignment: &str) -> Result<Written, SetErro
 pub(crate) fn apply_set_here(value: &mut Value, assignment: &str) -> Result<Written, SetError> {
     let (path, raw) = assignment.split_once('=').ok_or(SetError::NoEquals)?;
     let segments = path_segments(path.trim())?;
-    set_path(value, &segments, parse_value(raw), false)
+    set_path(value, &segments, read_value(raw)?, false)
 }
 
 /// The field an assignment wrote, step by step as the value holds it: a
@@ -126,6 +126,22 @@ pub fn paths_overlap(a: &str, b: &str) -> bool {
     match (path_segments(a.trim()), path_segments(b.trim())) {
         (Ok(a), Ok(b)) => a.iter().zip(&b).all(|(x, y)| x == y),
         _ => a.trim() == b.trim(),
+    }
+}
+
+/// Reads the right-hand side of `PATH=VALUE` as [`parse_value`] does,
+/// except that text starting like a JSON object, list or string (`{`,
+/// `[`, `"`) must parse: `[{"at": "1s"},]` is a mistake in the JSON, not
+/// a string value, and the error says where.
+pub fn read_value(raw: &str) -> Result<Value, SetError> {
+    let t = raw.trim();
+    match serde_json::from_str(t) {
+        Ok(v) => Ok(v),
+        Err(e) if t.starts_with(['{', '[', '"']) => Err(SetError::BadJson {
+            value: raw.to_string(),
+            error: e.to_string(),
+        }),
+        Err(_) => Ok(Value::String(raw.to_string())),
     }
 }
 
@@ -368,6 +384,14 @@ pub enum SetError {
         /// The most a path may have.
         max: usize,
     },
+    /// A value that starts like JSON (`{`, `[`, `"`) and does not parse.
+    #[error("the value `{}` starts like JSON but does not parse ({error}); JSON takes double quotes and no trailing comma, e.g. '{{\"task_age\": \"30m\"}}'", shown(.value))]
+    BadJson {
+        /// The value as given.
+        value: String,
+        /// serde_json's message (with the column).
+        error: String,
+    },
     /// A segment that cannot be followed; `at` is the path up to and
     /// including it.
     #[error("`{}`: {problem}", shown(.at))]
@@ -422,6 +446,23 @@ pub enum PathProblem {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A value that starts like JSON must be JSON; other text is a string.
+    #[test]
+    fn broken_json_values_are_refused_and_plain_text_is_a_string() {
+        let mut v = doc();
+        let e = apply_set(&mut v, r#"faults=[{"outage": {"start": "1s"}},]"#).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("starts like JSON but does not parse"), "{msg}");
+        assert!(msg.contains("column"), "{msg}");
+        let e = apply_set(&mut v, "report={'stable_for': '1m'}").unwrap_err();
+        assert!(matches!(e, SetError::BadJson { .. }), "{e}");
+        assert!(apply_set(&mut v, "name=\"unclosed").is_err());
+        apply_set(&mut v, "report.stable_for=45s").unwrap();
+        assert_eq!(v["report"]["stable_for"], json!("45s"));
+        apply_set(&mut v, "name=a[b]").unwrap();
+        assert_eq!(v["name"], json!("a[b]"));
+    }
 
     #[test]
     fn paths_overlap_when_one_is_within_the_other() {
