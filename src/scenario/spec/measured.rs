@@ -145,6 +145,23 @@ pub fn buckets_from_csv(text: &str) -> Result<Vec<Bucket>, super::trace::FilePro
             })
     };
     let (le, count) = (column("le")?, column("count")?);
+    for (name, first) in [("le", le), ("count", count)] {
+        if let Some(again) = header
+            .iter()
+            .skip(first + 1)
+            .find(|c| c.text.eq_ignore_ascii_case(name))
+        {
+            return Err(FileProblem {
+                line: *hline,
+                column: again.column,
+                message: format!(
+                    "a second `{name}` column (the first is column {}): which one holds the \
+                     buckets is unclear; keep one",
+                    header[first].column
+                ),
+            });
+        }
+    }
     let mut out = Vec::with_capacity(csv.rows.len());
     for (line, row) in &csv.rows {
         let (l, c) = (&row[le], &row[count]);
@@ -406,6 +423,15 @@ mod tests {
 
     fn quantiles(pairs: &[(&str, u64)]) -> BTreeMap<String, Dur> {
         pairs.iter().map(|&(k, v)| (k.to_string(), ms(v))).collect()
+    }
+
+    /// A header naming `le` or `count` twice is refused, at the second.
+    #[test]
+    fn a_bucket_column_given_twice_is_refused() {
+        let e = buckets_from_csv("le,count,LE\n0.1,10,0.2\n").unwrap_err();
+        assert_eq!((e.line, e.column), (1, 10));
+        assert!(e.message.contains("a second `le` column (the first is column 1)"), "{}", e.message);
+        assert_eq!(buckets_from_csv("le,count\n0.1,10\n+Inf,12\n").unwrap().len(), 2);
     }
 
     #[test]
