@@ -430,8 +430,18 @@ mod tests {
     fn a_bucket_column_given_twice_is_refused() {
         let e = buckets_from_csv("le,count,LE\n0.1,10,0.2\n").unwrap_err();
         assert_eq!((e.line, e.column), (1, 10));
-        assert!(e.message.contains("a second `le` column (the first is column 1)"), "{}", e.message);
-        assert_eq!(buckets_from_csv("le,count\n0.1,10\n+Inf,12\n").unwrap().len(), 2);
+        assert!(
+            e.message
+                .contains("a second `le` column (the first is column 1)"),
+            "{}",
+            e.message
+        );
+        assert_eq!(
+            buckets_from_csv("le,count\n0.1,10\n+Inf,12\n")
+                .unwrap()
+                .len(),
+            2
+        );
     }
 
     #[test]

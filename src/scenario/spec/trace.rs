@@ -766,6 +766,26 @@ pub fn apply(t: &mut TrafficSpec, text: &str) -> Result<(), TraceProblem> {
                     "the trace's rate is 0 throughout the run: there would be no traffic".into(),
                 ));
             }
+            let most = crate::scenario::validate::MAX_RATE;
+            if !(rate <= most) {
+                // Told here, about the file: `traffic.rate` is not in the
+                // scenario, the trace gives it.
+                return Err(TraceProblem::Field(
+                    "traffic.trace".into(),
+                    vec![],
+                    format!(
+                        "{}: its mean rate over the run, {} requests per second{}, is more than \
+                         the {most:e} the simulator takes; check the file's rate values",
+                        tr.file,
+                        Given(rate),
+                        if tr.scale == 1.0 {
+                            String::new()
+                        } else {
+                            format!(" (× scale {})", Given(tr.scale))
+                        },
+                    ),
+                ));
+            }
             t.rate = Some(rate);
             t.profile = profile;
             tr.loaded = Some(Arc::new(Loaded {
