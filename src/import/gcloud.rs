@@ -93,6 +93,7 @@ fn import_unplaced(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             .and_then(|n| n.rsplit('/').next())
             .unwrap_or(""),
         "queue",
+        &mut warnings,
     );
     let rc = q.retry_config.unwrap_or_default();
     let policy = retry_policy(name, rc, origin, &mut refused, &mut warnings);
@@ -701,6 +702,21 @@ state: RUNNING
             crate::policy::RetryVerdict::Retry
         );
         assert_eq!(schedule(&p, None).retries, None);
+    }
+
+    /// A queue ID a policy cannot be named (a device name Windows
+    /// reserves) is replaced, with a warning that says why.
+    #[test]
+    fn a_queue_id_that_cannot_name_a_policy_is_replaced_with_a_warning() {
+        let text = "name: projects/p/locations/l/queues/CON\nretryConfig:\n  maxAttempts: 3\n";
+        let imp = import_str(text, "q.yaml").unwrap();
+        assert_eq!(imp.policies[0].name, "queue");
+        let renamed = warnings_with(&imp, "\"CON\" cannot be a policy name");
+        assert_eq!(renamed.len(), 1, "{:?}", imp.warnings);
+        assert!(
+            renamed[0].contains("Windows reserves") && renamed[0].ends_with("imported as queue"),
+            "{renamed:?}"
+        );
     }
 
     #[test]

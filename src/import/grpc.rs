@@ -731,7 +731,7 @@ fn unique_name(
         Some((Some(s), _)) => s.clone(),
         _ => String::new(),
     };
-    let base_name = policy_name(&source_name, &format!("grpc-{i}"));
+    let base_name = policy_name(&source_name, &format!("grpc-{i}"), warnings);
     // Names gRPC tells apart can make one policy name (`a.B` + `C`
     // and `a.B.C`, `a/B` and `a.B`).
     let mut name = base_name.clone();
