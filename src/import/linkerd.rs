@@ -18,7 +18,9 @@
 
 use super::envoy::{envoy_policy, http_status};
 use super::push_named;
-use super::yaml_docs::{documents, duration, get, mapping, number, other_keys, Doc, DurForm};
+use super::yaml_docs::{
+    documents, duration, get, mapping, number, other_keys, shown, Doc, DurForm,
+};
 use super::{Imported, Refusals};
 use crate::decimal::Given;
 use crate::policy::budget::Deposit;
@@ -49,6 +51,15 @@ const TTL_RANGE: (Dur, Dur) = (Dur::from_secs(1), Dur::from_secs(60));
 
 const PREFIX: &str = "retry.linkerd.io/";
 const ANNOTATIONS: [&str; 4] = ["http", "grpc", "limit", "timeout"];
+
+/// The fields of a ServiceProfile route (`RouteSpec`), in snake_case.
+const ROUTE_KEYS: [&str; 5] = [
+    "name",
+    "condition",
+    "response_classes",
+    "is_retryable",
+    "timeout",
+];
 
 /// Imports every Linkerd retry configuration of `text`.
 pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
@@ -89,10 +100,25 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     }
     refused.check()?;
     if policies.is_empty() {
+        // No warning is printed beside an error: the reasons each Linkerd
+        // resource gave nothing (a misspelt key, most likely) go in it.
+        let why: Vec<&str> = warnings
+            .iter()
+            .filter(|w| !w.starts_with("document "))
+            .map(String::as_str)
+            .collect();
+        let why = if why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", why.join("; "))
+        };
         return Err(InvalidInput::At(Located::whole(
             origin,
-            "no Linkerd retry configuration here: expected a ServiceProfile with a retryable \
-             route, or an HTTPRoute, GRPCRoute or Service with retry.linkerd.io annotations",
+            format!(
+                "no Linkerd retry configuration here: expected a ServiceProfile with a retryable \
+                 route, or an HTTPRoute, GRPCRoute or Service with retry.linkerd.io \
+                 annotations{why}"
+            ),
         )));
     }
     Imported {
@@ -103,18 +129,24 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     .validated(origin)
 }
 
-/// A ServiceProfile's budget on the `linkerd` preset.
+/// A ServiceProfile's budget on the `linkerd` preset. Its routes and its
+/// budget are both checked, whatever the other holds, so that one run
+/// names every bad value.
 fn profile(
     doc: &Doc,
     name: &str,
     refused: &mut Refusals,
     warnings: &mut Vec<String>,
 ) -> Option<PolicySpec> {
-    let routes = doc.value.pointer("/spec/routes").and_then(Value::as_array);
-    let retryable = routes.is_some_and(|r| {
-        r.iter()
-            .any(|route| get(route, "is_retryable").is_some_and(|(_, v)| v == &Value::Bool(true)))
-    });
+    let retryable = routes(doc, name, refused, warnings);
+    let budget = match doc.value.pointer("/spec/retryBudget") {
+        None => Some((
+            DEFAULT_RETRY_RATIO * 100.0,
+            DEFAULT_MIN_RETRIES_PER_SECOND,
+            DEFAULT_TTL,
+        )),
+        Some(b) => retry_budget(doc, b, refused, warnings),
+    };
     if !retryable {
         warnings.push(format!(
             "ServiceProfile {name}: no route has isRetryable: true, so Linkerd retries nothing; \
@@ -122,14 +154,7 @@ fn profile(
         ));
         return None;
     }
-    let (percent, per_second, ttl) = match doc.value.pointer("/spec/retryBudget") {
-        None => (
-            DEFAULT_RETRY_RATIO * 100.0,
-            DEFAULT_MIN_RETRIES_PER_SECOND,
-            DEFAULT_TTL,
-        ),
-        Some(b) => retry_budget(doc, b, refused, warnings)?,
-    };
+    let (percent, per_second, ttl) = budget?;
     Some(PolicySpec {
         preset: Some("linkerd".into()),
         budget: Some(BudgetSpec::Ratio {
@@ -142,6 +167,79 @@ fn profile(
         }),
         ..Default::default()
     })
+}
+
+/// Whether a route of the ServiceProfile `doc` (named `name`) is
+/// retryable. Each route is checked: an `isRetryable` that is not a
+/// boolean is refused (Linkerd's schema refuses it), a key a route does
+/// not have is warned about with the key it most likely means, and the
+/// route `timeout` and `responseClasses`, which a policy cannot hold, are
+/// warned about with what the import does instead.
+fn routes(doc: &Doc, name: &str, refused: &mut Refusals, warnings: &mut Vec<String>) -> bool {
+    let Some(list) = doc.value.pointer("/spec/routes") else {
+        return false;
+    };
+    let Some(list) = list.as_array() else {
+        refused.add(doc.bad(
+            "spec.routes",
+            format!("expected a list of routes, found {}", shown(list)),
+        ));
+        return false;
+    };
+    let mut retryable = false;
+    for (k, route) in list.iter().enumerate() {
+        let path = format!("spec.routes[{k}]");
+        let what = "a route: name, condition, isRetryable, timeout, responseClasses";
+        if !mapping(doc, route, &path, what, refused) {
+            continue;
+        }
+        let mut unknown = vec![];
+        other_keys(
+            route,
+            &path,
+            "a Linkerd ServiceProfile route",
+            &ROUTE_KEYS,
+            &[],
+            &mut unknown,
+        );
+        warnings.extend(
+            unknown
+                .into_iter()
+                .map(|w| format!("ServiceProfile {name}: {w}")),
+        );
+        match get(route, "is_retryable") {
+            None | Some((_, Value::Bool(false))) => {}
+            Some((_, Value::Bool(true))) => retryable = true,
+            Some((key, v)) => refused.add(doc.bad(
+                &format!("{path}.{key}"),
+                format!(
+                    "expected true or false, found {}: Linkerd's ServiceProfile schema takes \
+                     a boolean",
+                    shown(v)
+                ),
+            )),
+        }
+        if let Some((key, t)) = get(route, "timeout") {
+            let at = format!("{path}.{key}");
+            if let Some(d) = duration(doc, t, &at, DurForm::Go, refused) {
+                warnings.push(format!(
+                    "ServiceProfile {name}: {at}: {d} not imported: Linkerd bounds each request \
+                     on the route, its retries included, by it, and a policy has no deadline; \
+                     set the scenario's traffic.deadline to \"{d}\" to simulate it (for every \
+                     policy)"
+                ));
+            }
+        }
+        if let Some((key, _)) = get(route, "response_classes") {
+            warnings.push(format!(
+                "ServiceProfile {name}: {path}.{key} not imported: they decide which responses \
+                 Linkerd counts as failures, and so which it retries; the import retries what \
+                 the linkerd preset does, Linkerd's default classes (every 5xx a failure: \
+                 unavailable and internal): set the policy's retry_on to match them"
+            ));
+        }
+    }
+    retryable
 }
 
 /// A ServiceProfile's `spec.retryBudget` `b`: (percent, retries a second,
@@ -481,6 +579,115 @@ fn http_range(cond: &str) -> Option<(u64, u64)> {
 mod tests {
     use super::*;
     use crate::policy::BackoffSpec;
+
+    /// A ServiceProfile of one route, `route` being the route's keys
+    /// (indented four spaces), and `budget` the lines of a retryBudget.
+    fn profile_with(route: &str, budget: &str) -> String {
+        format!(
+            "apiVersion: linkerd.io/v1alpha2\nkind: ServiceProfile\nmetadata:\n  name: sp\n\
+             spec:\n{budget}  routes:\n  - name: GET /a\n    condition: {{method: GET}}\n{route}"
+        )
+    }
+
+    /// An `isRetryable` that is not a boolean is refused where it is
+    /// written, and a bad retryBudget in the same profile is refused with
+    /// it.
+    #[test]
+    fn a_route_is_retryable_only_by_a_boolean() {
+        let budget = "  retryBudget:\n    retryRatio: -1\n";
+        // (A bare `yes` is YAML 1.1's true, as kubectl reads it too.)
+        for value in ["\"yes\"", "1", "\"true\""] {
+            let text = profile_with(&format!("    isRetryable: {value}\n"), budget);
+            let msg = import_str(&text, "sp.yaml").unwrap_err().to_string();
+            let lines: Vec<&str> = msg.lines().collect();
+            assert_eq!(lines.len(), 2, "{value}: {msg}");
+            assert!(
+                lines[0].starts_with("sp.yaml:11:18: spec.routes[0].isRetryable: expected true \
+                     or false, found"),
+                "{value}: {msg}"
+            );
+            assert!(
+                lines[1].starts_with("sp.yaml:7:17: spec.retryBudget.retryRatio: -1 is negative"),
+                "{value}: {msg}"
+            );
+        }
+        // In the second route, placed there.
+        let text = profile_with(
+            "    isRetryable: true\n  - name: GET /b\n    isRetryable: 2\n",
+            "",
+        );
+        let msg = import_str(&text, "sp.yaml").unwrap_err().to_string();
+        assert!(msg.starts_with("sp.yaml:11:18: spec.routes[1].isRetryable: "), "{msg}");
+    }
+
+    /// A misspelt route key is warned about with the key it most likely
+    /// is; when it leaves nothing to import, the error says so, and a bad
+    /// retryBudget is still refused.
+    #[test]
+    fn a_misspelt_route_key_is_named() {
+        let text = profile_with("    isRetryabel: true\n", "");
+        let msg = import_str(&text, "sp.yaml").unwrap_err().to_string();
+        assert!(
+            msg.starts_with("sp.yaml: no Linkerd retry configuration here")
+                && msg.contains(
+                    "ServiceProfile sp: spec.routes[0].isRetryabel: not a Linkerd ServiceProfile \
+                     route field; ignored (did you mean `isRetryable`?)"
+                )
+                && msg.contains("ServiceProfile sp: no route has isRetryable: true"),
+            "{msg}"
+        );
+        let text = profile_with("    isRetryabel: true\n", "  retryBudget:\n    ttl: 0.5s\n");
+        let msg = import_str(&text, "sp.yaml").unwrap_err().to_string();
+        assert!(
+            msg.starts_with("sp.yaml:7:10: spec.retryBudget.ttl: 500ms is out of range"),
+            "{msg}"
+        );
+        // Beside a retryable route, the misspelling is a warning.
+        let text = profile_with("    isRetryable: true\n    timout: 2s\n", "");
+        let imp = import_str(&text, "sp.yaml").unwrap();
+        assert!(
+            imp.warnings
+                .iter()
+                .any(|w| w.ends_with("spec.routes[0].timout: not a Linkerd ServiceProfile route \
+                     field; ignored (did you mean `timeout`?)")),
+            "{:?}",
+            imp.warnings
+        );
+    }
+
+    /// A route's `timeout` and `responseClasses` cannot be held by a
+    /// policy: each is warned about, with what the import does instead.
+    #[test]
+    fn route_timeouts_and_response_classes_are_warned_about() {
+        let text = profile_with(
+            "    isRetryable: true\n    timeout: 300ms\n    responseClasses:\n    - \
+             condition: {status: {min: 500, max: 599}}\n      isFailure: true\n",
+            "",
+        );
+        let imp = import_str(&text, "sp.yaml").unwrap();
+        assert_eq!(imp.policies[0].preset.as_deref(), Some("linkerd"));
+        let w = imp.warnings.join("\n");
+        assert!(
+            w.contains(
+                "ServiceProfile sp: spec.routes[0].timeout: 300ms not imported: Linkerd bounds \
+                 each request on the route, its retries included, by it, and a policy has no \
+                 deadline; set the scenario's traffic.deadline to \"300ms\""
+            ),
+            "{w}"
+        );
+        assert!(
+            w.contains(
+                "ServiceProfile sp: spec.routes[0].responseClasses not imported: they decide \
+                 which responses Linkerd counts as failures, and so which it retries"
+            ),
+            "{w}"
+        );
+        assert_eq!(imp.warnings.len(), 2, "{w}");
+        // A timeout Linkerd would not read is refused.
+        let text = profile_with("    isRetryable: true\n    timeout: soon\n", "");
+        let msg = import_str(&text, "sp.yaml").unwrap_err().to_string();
+        assert!(msg.starts_with("sp.yaml:10:14: spec.routes[0].timeout: "), "{msg}");
+    }
 
     const FILE: &str = "\
 apiVersion: gateway.networking.k8s.io/v1
