@@ -7,10 +7,16 @@
 //! - an `HTTPRoute`, `GRPCRoute` or `Service` with `retry.linkerd.io/*`
 //!   annotations (Linkerd 2.16+): `retry.linkerd.io/limit` (default 1; 0
 //!   reads as unset) + 1 → `max_attempts`, `retry.linkerd.io/http` (codes,
-//!   ranges `500-504`, `5xx`, `gateway-error`) and `retry.linkerd.io/grpc`
-//!   (gRPC code names) → `retry_on`, `retry.linkerd.io/timeout` → a
-//!   retried `deadline_exceeded` (the attempt timeout itself is reported);
-//!   the back-off the policy controller sends, 25 ms to 250 ms.
+//!   ranges `500-504`, `5xx`, `gateway-error`; not valid on a GRPCRoute)
+//!   and `retry.linkerd.io/grpc` (gRPC code names; not valid on an
+//!   HTTPRoute) → `retry_on`, `retry.linkerd.io/timeout` → a retried
+//!   `deadline_exceeded` (the attempt timeout itself is reported); the
+//!   back-off the policy controller sends, 25 ms to 250 ms. Without
+//!   conditions Linkerd retries only requests that fail without a
+//!   response, imported as `unavailable`.
+//!
+//! A ServiceProfile route's `isRetryable` must be a boolean; its
+//! `timeout` and `responseClasses` are reported, not imported.
 //!
 //! Annotations are parsed as the policy controller does
 //! (`parse_http_retry`, `parse_grpc_retry`); other documents are ignored
@@ -348,7 +354,18 @@ fn annotated(
     notes.warn_unread(warnings);
     if ANNOTATIONS.iter().all(|k| notes.read(k).is_none()) {
         warnings.push(format!(
-            "{kind} {name}: no {PREFIX} annotations; not imported"
+            "{kind} {name}: no {PREFIX} annotations Linkerd reads on it; not imported"
+        ));
+        return None;
+    }
+    // Linkerd reads a limit of 0 as unset: alone, it is no retry.
+    let limit_zero = notes
+        .read("limit")
+        .is_some_and(|v| v.as_str().map_or(v.to_string(), str::to_string).trim() == "0");
+    if limit_zero && ["http", "grpc", "timeout"].iter().all(|k| notes.read(k).is_none()) {
+        warnings.push(format!(
+            "{kind} {name}: {PREFIX}limit 0 reads as unset in Linkerd, and with no other \
+             {PREFIX} annotation it configures no retry; not imported"
         ));
         return None;
     }
@@ -380,9 +397,30 @@ struct Annotations<'a> {
 }
 
 impl Annotations<'_> {
-    /// The value of the retry annotation `key` (`limit`), if written.
+    /// The value of the retry annotation `key` (`limit`), if written and
+    /// valid on this kind of resource.
     fn read(&self, key: &str) -> Option<&Value> {
+        if !self.valid(key) {
+            return None;
+        }
         self.notes.get(&format!("{PREFIX}{key}"))
+    }
+
+    /// Whether the retry annotation `key` is valid on this kind: Linkerd's
+    /// retries reference says `retry.linkerd.io/http` is "not valid" on a
+    /// GRPCRoute and `retry.linkerd.io/grpc` on an HTTPRoute (each route
+    /// kind's parser reads its own; a Service takes both).
+    fn valid(&self, key: &str) -> bool {
+        !matches!((self.kind, key), ("HTTPRoute", "grpc") | ("GRPCRoute", "http"))
+    }
+
+    /// The retry conditions annotation valid on this kind, for messages.
+    fn conditions_key(&self) -> String {
+        match self.kind {
+            "HTTPRoute" => format!("{PREFIX}http"),
+            "GRPCRoute" => format!("{PREFIX}grpc"),
+            _ => format!("{PREFIX}http or {PREFIX}grpc"),
+        }
     }
 
     /// Where the retry annotation `key` is, for refusals.
@@ -416,6 +454,12 @@ impl Annotations<'_> {
             if !ANNOTATIONS.contains(&k) {
                 warnings.push(format!(
                     "{kind} {name}: {PREFIX}{k}: not a Linkerd retry annotation; ignored"
+                ));
+            } else if !self.valid(k) {
+                let other = if k == "grpc" { "GRPCRoute" } else { "HTTPRoute" };
+                warnings.push(format!(
+                    "{kind} {name}: {PREFIX}{k} is not valid on a {kind} (Linkerd reads it on a \
+                     {other} or a Service only); ignored"
                 ));
             }
         }
@@ -488,9 +532,29 @@ impl Annotations<'_> {
             ));
         }
         if !conditions {
+            // The policy controller sends no status then, and the proxy
+            // retries only the requests that fail without a response.
+            statuses.insert(Status::Unavailable);
             warnings.push(format!(
-                "{kind} {name}: no {PREFIX}http or {PREFIX}grpc: only attempt timeouts are \
-                 imported as retried"
+                "{kind} {name}: no {}: Linkerd then retries no response status, only requests \
+                 that fail without a response (a refused HTTP/2 stream, no endpoint available{}), \
+                 which the simulator answers unavailable: imported as retrying unavailable{}; add \
+                 {} to retry server errors",
+                self.conditions_key(),
+                if self.read("timeout").is_some() {
+                    ", the retry timeout"
+                } else {
+                    ""
+                },
+                if self.read("timeout").is_some() {
+                    " and deadline_exceeded"
+                } else {
+                    ""
+                },
+                match kind {
+                    "GRPCRoute" => format!("{PREFIX}grpc: unavailable,internal"),
+                    _ => format!("{PREFIX}http: 5xx"),
+                },
             ));
         }
         Some(statuses)
@@ -503,13 +567,13 @@ impl Annotations<'_> {
         let mut statuses = vec![];
         for cond in s.split(',') {
             let Some((lo, hi)) = http_range(cond) else {
-                refused.add(self.doc.bad(
-                    &Self::path("http"),
+                let why = spaced(cond, http_range(cond.trim()).is_some(), s).unwrap_or_else(|| {
                     format!(
                         "{cond:?} is not a retry condition Linkerd reads (5xx, gateway-error, a \
                          status code or a range such as 500-504)"
-                    ),
-                ));
+                    )
+                });
+                refused.add(self.doc.bad(&Self::path("http"), why));
                 return None;
             };
             statuses.extend((lo..=hi).filter_map(http_status));
@@ -541,14 +605,15 @@ impl Annotations<'_> {
                 "internal" => Some(Status::Internal),
                 "resource-exhausted" => Some(Status::ResourceExhausted),
                 "unavailable" => Some(Status::Unavailable),
-                _ => {
-                    refused.add(self.doc.bad(
-                        &Self::path("grpc"),
+                other => {
+                    let known = GRPC_CONDITIONS.contains(&other.trim());
+                    let why = spaced(cond, known, s).unwrap_or_else(|| {
                         format!(
                             "{cond:?} is not a retry condition Linkerd reads (cancelled, \
                              deadline-exceeded, internal, resource-exhausted, unavailable)"
-                        ),
-                    ));
+                        )
+                    });
+                    refused.add(self.doc.bad(&Self::path("grpc"), why));
                     return None;
                 }
             };
@@ -556,6 +621,32 @@ impl Annotations<'_> {
         }
         Some(statuses)
     }
+}
+
+/// The gRPC retry conditions Linkerd reads.
+const GRPC_CONDITIONS: [&str; 5] = [
+    "cancelled",
+    "deadline-exceeded",
+    "internal",
+    "resource-exhausted",
+    "unavailable",
+];
+
+/// The refusal of the retry condition `cond` of the list `list` when what
+/// is wrong with it is white space around a condition Linkerd reads
+/// (`known`: `cond` trimmed is one): Linkerd splits the list at each `,`
+/// and reads each piece as it is, so `"5xx, 503"` holds `" 503"`, which
+/// it refuses. `None` when `cond` is wrong otherwise.
+fn spaced(cond: &str, known: bool, list: &str) -> Option<String> {
+    if !known || cond == cond.trim() {
+        return None;
+    }
+    let joined: Vec<&str> = list.split(',').map(str::trim).collect();
+    Some(format!(
+        "{cond:?} has white space around it: Linkerd splits the list at each `,` without \
+         trimming, and refuses {cond:?}; write {:?}",
+        joined.join(",")
+    ))
 }
 
 /// An HTTP retry condition as Linkerd's policy controller reads it.
@@ -687,6 +778,135 @@ mod tests {
         let text = profile_with("    isRetryable: true\n    timeout: soon\n", "");
         let msg = import_str(&text, "sp.yaml").unwrap_err().to_string();
         assert!(msg.starts_with("sp.yaml:10:14: spec.routes[0].timeout: "), "{msg}");
+    }
+
+    /// A route with retry annotations, `notes` being its annotation lines
+    /// (indented four spaces).
+    fn route_with(kind: &str, notes: &str) -> String {
+        format!(
+            "apiVersion: gateway.networking.k8s.io/v1\nkind: {kind}\nmetadata:\n  name: r\n  \
+             annotations:\n{notes}spec: {{}}\n"
+        )
+    }
+
+    /// A limit alone is a retry in Linkerd, on its default conditions:
+    /// no response status, only requests that fail without a response,
+    /// which the simulator answers `unavailable`.
+    #[test]
+    fn a_limit_alone_retries_requests_without_a_response() {
+        for kind in ["HTTPRoute", "GRPCRoute", "Service"] {
+            let imp =
+                import_str(&route_with(kind, "    retry.linkerd.io/limit: \"3\"\n"), "r.yaml")
+                    .unwrap();
+            let p = &imp.policies[0];
+            assert_eq!(p.max_attempts, Some(4), "{kind}");
+            assert_eq!(p.retry_on, Some(vec![Status::Unavailable]), "{kind}");
+            let w = imp.warnings.join("\n");
+            assert!(
+                w.contains("Linkerd then retries no response status, only requests that fail \
+                     without a response")
+                    && w.contains("imported as retrying unavailable;"),
+                "{kind}: {w}"
+            );
+        }
+        // With a retry timeout, timed-out attempts are retried as well.
+        let imp = import_str(
+            &route_with(
+                "HTTPRoute",
+                "    retry.linkerd.io/limit: \"2\"\n    retry.linkerd.io/timeout: 1s\n",
+            ),
+            "r.yaml",
+        )
+        .unwrap();
+        assert_eq!(
+            imp.policies[0].retry_on,
+            Some(vec![Status::Unavailable, Status::DeadlineExceeded])
+        );
+        // A limit of 0 alone reads as unset: no retry configured.
+        let msg = import_str(&route_with("HTTPRoute", "    retry.linkerd.io/limit: \"0\"\n"), "r.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("limit 0 reads as unset in Linkerd"), "{msg}");
+    }
+
+    /// `retry.linkerd.io/grpc` on an HTTPRoute and `retry.linkerd.io/http`
+    /// on a GRPCRoute are not valid there: warned about and ignored.
+    #[test]
+    fn a_condition_annotation_of_the_other_route_kind_is_ignored() {
+        let notes = "    retry.linkerd.io/http: 5xx\n    retry.linkerd.io/grpc: internal\n";
+        let imp = import_str(&route_with("HTTPRoute", notes), "r.yaml").unwrap();
+        assert_eq!(
+            imp.policies[0].retry_on,
+            Some(vec![Status::Unavailable, Status::DeadlineExceeded, Status::Internal])
+        );
+        assert!(
+            imp.warnings.iter().any(|w| w
+                == "HTTPRoute r: retry.linkerd.io/grpc is not valid on a HTTPRoute (Linkerd reads \
+                    it on a GRPCRoute or a Service only); ignored"),
+            "{:?}",
+            imp.warnings
+        );
+        let imp = import_str(&route_with("GRPCRoute", notes), "r.yaml").unwrap();
+        assert_eq!(imp.policies[0].retry_on, Some(vec![Status::Internal]));
+        assert!(
+            imp.warnings
+                .iter()
+                .any(|w| w.starts_with("GRPCRoute r: retry.linkerd.io/http is not valid on a \
+                     GRPCRoute")),
+            "{:?}",
+            imp.warnings
+        );
+        // A Service takes both.
+        let imp = import_str(&route_with("Service", notes), "r.yaml").unwrap();
+        assert!(imp.warnings.is_empty(), "{:?}", imp.warnings);
+        // The other kind's annotation alone is no retry configuration.
+        let msg = import_str(
+            &route_with("HTTPRoute", "    retry.linkerd.io/grpc: internal\n"),
+            "r.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            msg.contains("HTTPRoute r: no retry.linkerd.io/ annotations Linkerd reads on it"),
+            "{msg}"
+        );
+    }
+
+    /// White space around a condition is the problem named: Linkerd
+    /// splits the list at `,` without trimming.
+    #[test]
+    fn a_space_after_a_comma_is_named_as_the_problem() {
+        let msg = import_str(
+            &route_with("HTTPRoute", "    retry.linkerd.io/http: \"5xx, 503\"\n"),
+            "r.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            msg,
+            "r.yaml:6:28: metadata.annotations.retry.linkerd.io/http: \" 503\" has white space \
+             around it: Linkerd splits the list at each `,` without trimming, and refuses \
+             \" 503\"; write \"5xx,503\""
+        );
+        let msg = import_str(
+            &route_with("GRPCRoute", "    retry.linkerd.io/grpc: internal, unavailable\n"),
+            "r.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            msg.contains("\" unavailable\" has white space around it")
+                && msg.ends_with("write \"internal,unavailable\""),
+            "{msg}"
+        );
+        // Another mistake is named as such.
+        let msg = import_str(
+            &route_with("HTTPRoute", "    retry.linkerd.io/http: \"5xx, often\"\n"),
+            "r.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(msg.contains("\" often\" is not a retry condition Linkerd reads"), "{msg}");
     }
 
     const FILE: &str = "\
