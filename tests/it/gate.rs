@@ -444,13 +444,16 @@ fn configurations_that_cannot_be_joined_are_refused_and_names_kept_apart() {
         "--config".into(),
         "examples/queue.yaml".into(),
         "--config".into(),
-        "examples/queue.yaml".into(),
+        "tests/good/gate/second-queue.yaml".into(),
         "--max-amplification".into(),
         "3".into(),
     ]);
     assert_eq!(code, Some(2), "{out}");
     assert!(
-        out.contains("error: examples/queue.yaml: holds a queue, and so does examples/queue.yaml"),
+        out.contains(
+            "error: tests/good/gate/second-queue.yaml: holds a queue, and so does \
+             examples/queue.yaml"
+        ),
         "{out}"
     );
     let (code, out, _d) = gate(&[
