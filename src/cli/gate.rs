@@ -99,7 +99,9 @@ fn attempts_per_request(text: &str) -> Result<f64, String> {
             "{text:?}: below 1, and no policy makes fewer than one attempt per request: \
              give 1 or more, e.g. 3"
         )),
-        _ => Err(format!("{text:?}: a number of attempts per request, 1 or more, e.g. 3")),
+        _ => Err(format!(
+            "{text:?}: a number of attempts per request, 1 or more, e.g. 3"
+        )),
     }
 }
 

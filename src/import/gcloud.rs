@@ -98,13 +98,18 @@ impl<'de> Deserialize<'de> for ApiDur {
                 parse_api_duration(v).map(ApiDur).map_err(E::custom)
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<ApiDur, E> {
-                Err(E::custom(format!("{v} has no unit: {DURATION_FORMS} (\"{v}s\")")))
+                Err(E::custom(format!(
+                    "{v} has no unit: {DURATION_FORMS} (\"{v}s\")"
+                )))
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<ApiDur, E> {
                 Err(E::custom(format!("{v} has no unit: {DURATION_FORMS}")))
             }
             fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<ApiDur, E> {
-                Err(E::custom(format!("{} has no unit: {DURATION_FORMS}", Given(v))))
+                Err(E::custom(format!(
+                    "{} has no unit: {DURATION_FORMS}",
+                    Given(v)
+                )))
             }
         }
         d.deserialize_any(V)

@@ -612,8 +612,18 @@ fn throttling(
         unreachable!("a value missing was refused above")
     };
     let mut refused = Refusals::new(origin);
-    let max = refused.keep(thousandths(max, "retryThrottling.maxTokens", origin, warnings));
-    let ratio = refused.keep(thousandths(ratio, "retryThrottling.tokenRatio", origin, warnings));
+    let max = refused.keep(thousandths(
+        max,
+        "retryThrottling.maxTokens",
+        origin,
+        warnings,
+    ));
+    let ratio = refused.keep(thousandths(
+        ratio,
+        "retryThrottling.tokenRatio",
+        origin,
+        warnings,
+    ));
     refused.check()?;
     let (Some(max), Some(ratio)) = (max, ratio) else {
         unreachable!("a value cut to nothing was refused above")
@@ -1565,7 +1575,10 @@ mod tests {
     /// the whole service config for it, placed at the method.
     #[test]
     fn a_method_named_without_its_service_is_refused() {
-        for name in [r#"{"method": "Foo"}"#, r#"{"service": "", "method": "Foo"}"#] {
+        for name in [
+            r#"{"method": "Foo"}"#,
+            r#"{"service": "", "method": "Foo"}"#,
+        ] {
             let text = config(&format!(
                 r#"{{"name": [{{"service": "a.B"}}, {name}], {{RP}}}}"#
             ));
@@ -1581,7 +1594,11 @@ mod tests {
             );
         }
         // A service alone, or the empty default name, is a name gRPC reads.
-        for name in [r#"{"service": "a.B"}"#, r#"{"service": "", "method": ""}"#, "{}"] {
+        for name in [
+            r#"{"service": "a.B"}"#,
+            r#"{"service": "", "method": ""}"#,
+            "{}",
+        ] {
             let text = config(&format!(r#"{{"name": [{name}], {{RP}}}}"#));
             assert!(import_str(&text, "sc.json").is_ok(), "{name}");
         }
@@ -1592,9 +1609,11 @@ mod tests {
     /// there was, the error says why nothing is imported.
     #[test]
     fn an_entry_without_a_name_is_skipped_with_a_warning() {
-        let text = config(r#"{"name": [{"service": "a.B"}], {RP}}, {RP2}"#)
-            .replace("{RP2}", r#"{"retryPolicy": {"maxAttempts": 3, "initialBackoff": "1s",
-                "maxBackoff": "2s", "backoffMultiplier": 2, "retryableStatusCodes": [14]}}"#);
+        let text = config(r#"{"name": [{"service": "a.B"}], {RP}}, {RP2}"#).replace(
+            "{RP2}",
+            r#"{"retryPolicy": {"maxAttempts": 3, "initialBackoff": "1s",
+                "maxBackoff": "2s", "backoffMultiplier": 2, "retryableStatusCodes": [14]}}"#,
+        );
         let imp = import_str(&text, "sc.json").unwrap();
         let names: Vec<&str> = imp.policies.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["a.B"]);
@@ -1625,7 +1644,10 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(msg.contains("methodConfig[1].retryPolicy.maxAttempts"), "{msg}");
+        assert!(
+            msg.contains("methodConfig[1].retryPolicy.maxAttempts"),
+            "{msg}"
+        );
     }
 
     /// `retryThrottling` values with more than 3 decimals are cut to 3,
@@ -1702,7 +1724,9 @@ mod tests {
             "{msg}"
         );
         // JSON with a syntax error keeps the parser's place.
-        let msg = import_str("{\"methodConfig\": [", "sc.json").unwrap_err().to_string();
+        let msg = import_str("{\"methodConfig\": [", "sc.json")
+            .unwrap_err()
+            .to_string();
         assert!(msg.starts_with("sc.json:1:18: "), "{msg}");
     }
 

@@ -362,7 +362,11 @@ fn annotated(
     let limit_zero = notes
         .read("limit")
         .is_some_and(|v| v.as_str().map_or(v.to_string(), str::to_string).trim() == "0");
-    if limit_zero && ["http", "grpc", "timeout"].iter().all(|k| notes.read(k).is_none()) {
+    if limit_zero
+        && ["http", "grpc", "timeout"]
+            .iter()
+            .all(|k| notes.read(k).is_none())
+    {
         warnings.push(format!(
             "{kind} {name}: {PREFIX}limit 0 reads as unset in Linkerd, and with no other \
              {PREFIX} annotation it configures no retry; not imported"
@@ -411,7 +415,10 @@ impl Annotations<'_> {
     /// GRPCRoute and `retry.linkerd.io/grpc` on an HTTPRoute (each route
     /// kind's parser reads its own; a Service takes both).
     fn valid(&self, key: &str) -> bool {
-        !matches!((self.kind, key), ("HTTPRoute", "grpc") | ("GRPCRoute", "http"))
+        !matches!(
+            (self.kind, key),
+            ("HTTPRoute", "grpc") | ("GRPCRoute", "http")
+        )
     }
 
     /// The retry conditions annotation valid on this kind, for messages.
@@ -456,7 +463,11 @@ impl Annotations<'_> {
                     "{kind} {name}: {PREFIX}{k}: not a Linkerd retry annotation; ignored"
                 ));
             } else if !self.valid(k) {
-                let other = if k == "grpc" { "GRPCRoute" } else { "HTTPRoute" };
+                let other = if k == "grpc" {
+                    "GRPCRoute"
+                } else {
+                    "HTTPRoute"
+                };
                 warnings.push(format!(
                     "{kind} {name}: {PREFIX}{k} is not valid on a {kind} (Linkerd reads it on a \
                      {other} or a Service only); ignored"
@@ -693,8 +704,10 @@ mod tests {
             let lines: Vec<&str> = msg.lines().collect();
             assert_eq!(lines.len(), 2, "{value}: {msg}");
             assert!(
-                lines[0].starts_with("sp.yaml:11:18: spec.routes[0].isRetryable: expected true \
-                     or false, found"),
+                lines[0].starts_with(
+                    "sp.yaml:11:18: spec.routes[0].isRetryable: expected true \
+                     or false, found"
+                ),
                 "{value}: {msg}"
             );
             assert!(
@@ -708,7 +721,10 @@ mod tests {
             "",
         );
         let msg = import_str(&text, "sp.yaml").unwrap_err().to_string();
-        assert!(msg.starts_with("sp.yaml:11:18: spec.routes[1].isRetryable: "), "{msg}");
+        assert!(
+            msg.starts_with("sp.yaml:11:18: spec.routes[1].isRetryable: "),
+            "{msg}"
+        );
     }
 
     /// A misspelt route key is warned about with the key it most likely
@@ -737,10 +753,10 @@ mod tests {
         let text = profile_with("    isRetryable: true\n    timout: 2s\n", "");
         let imp = import_str(&text, "sp.yaml").unwrap();
         assert!(
-            imp.warnings
-                .iter()
-                .any(|w| w.ends_with("spec.routes[0].timout: not a Linkerd ServiceProfile route \
-                     field; ignored (did you mean `timeout`?)")),
+            imp.warnings.iter().any(|w| w.ends_with(
+                "spec.routes[0].timout: not a Linkerd ServiceProfile route \
+                     field; ignored (did you mean `timeout`?)"
+            )),
             "{:?}",
             imp.warnings
         );
@@ -777,7 +793,10 @@ mod tests {
         // A timeout Linkerd would not read is refused.
         let text = profile_with("    isRetryable: true\n    timeout: soon\n", "");
         let msg = import_str(&text, "sp.yaml").unwrap_err().to_string();
-        assert!(msg.starts_with("sp.yaml:10:14: spec.routes[0].timeout: "), "{msg}");
+        assert!(
+            msg.starts_with("sp.yaml:10:14: spec.routes[0].timeout: "),
+            "{msg}"
+        );
     }
 
     /// A route with retry annotations, `notes` being its annotation lines
@@ -795,17 +814,20 @@ mod tests {
     #[test]
     fn a_limit_alone_retries_requests_without_a_response() {
         for kind in ["HTTPRoute", "GRPCRoute", "Service"] {
-            let imp =
-                import_str(&route_with(kind, "    retry.linkerd.io/limit: \"3\"\n"), "r.yaml")
-                    .unwrap();
+            let imp = import_str(
+                &route_with(kind, "    retry.linkerd.io/limit: \"3\"\n"),
+                "r.yaml",
+            )
+            .unwrap();
             let p = &imp.policies[0];
             assert_eq!(p.max_attempts, Some(4), "{kind}");
             assert_eq!(p.retry_on, Some(vec![Status::Unavailable]), "{kind}");
             let w = imp.warnings.join("\n");
             assert!(
-                w.contains("Linkerd then retries no response status, only requests that fail \
-                     without a response")
-                    && w.contains("imported as retrying unavailable;"),
+                w.contains(
+                    "Linkerd then retries no response status, only requests that fail \
+                     without a response"
+                ) && w.contains("imported as retrying unavailable;"),
                 "{kind}: {w}"
             );
         }
@@ -823,9 +845,12 @@ mod tests {
             Some(vec![Status::Unavailable, Status::DeadlineExceeded])
         );
         // A limit of 0 alone reads as unset: no retry configured.
-        let msg = import_str(&route_with("HTTPRoute", "    retry.linkerd.io/limit: \"0\"\n"), "r.yaml")
-            .unwrap_err()
-            .to_string();
+        let msg = import_str(
+            &route_with("HTTPRoute", "    retry.linkerd.io/limit: \"0\"\n"),
+            "r.yaml",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(msg.contains("limit 0 reads as unset in Linkerd"), "{msg}");
     }
 
@@ -837,22 +862,28 @@ mod tests {
         let imp = import_str(&route_with("HTTPRoute", notes), "r.yaml").unwrap();
         assert_eq!(
             imp.policies[0].retry_on,
-            Some(vec![Status::Unavailable, Status::DeadlineExceeded, Status::Internal])
+            Some(vec![
+                Status::Unavailable,
+                Status::DeadlineExceeded,
+                Status::Internal
+            ])
         );
         assert!(
-            imp.warnings.iter().any(|w| w
+            imp.warnings.iter().any(|w| {
+                w
                 == "HTTPRoute r: retry.linkerd.io/grpc is not valid on a HTTPRoute (Linkerd reads \
-                    it on a GRPCRoute or a Service only); ignored"),
+                    it on a GRPCRoute or a Service only); ignored"
+            }),
             "{:?}",
             imp.warnings
         );
         let imp = import_str(&route_with("GRPCRoute", notes), "r.yaml").unwrap();
         assert_eq!(imp.policies[0].retry_on, Some(vec![Status::Internal]));
         assert!(
-            imp.warnings
-                .iter()
-                .any(|w| w.starts_with("GRPCRoute r: retry.linkerd.io/http is not valid on a \
-                     GRPCRoute")),
+            imp.warnings.iter().any(|w| w.starts_with(
+                "GRPCRoute r: retry.linkerd.io/http is not valid on a \
+                     GRPCRoute"
+            )),
             "{:?}",
             imp.warnings
         );
@@ -889,7 +920,10 @@ mod tests {
              \" 503\"; write \"5xx,503\""
         );
         let msg = import_str(
-            &route_with("GRPCRoute", "    retry.linkerd.io/grpc: internal, unavailable\n"),
+            &route_with(
+                "GRPCRoute",
+                "    retry.linkerd.io/grpc: internal, unavailable\n",
+            ),
             "r.yaml",
         )
         .unwrap_err()
@@ -906,7 +940,10 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(msg.contains("\" often\" is not a retry condition Linkerd reads"), "{msg}");
+        assert!(
+            msg.contains("\" often\" is not a retry condition Linkerd reads"),
+            "{msg}"
+        );
     }
 
     const FILE: &str = "\

@@ -448,10 +448,19 @@ mod tests {
         // Through push_named, as the deploy and AWS importers name theirs.
         let mut policies = vec![];
         let mut warnings = vec![];
-        push_named(&mut policies, "PRN", "aws-1", PolicySpec::default(), &mut warnings);
+        push_named(
+            &mut policies,
+            "PRN",
+            "aws-1",
+            PolicySpec::default(),
+            &mut warnings,
+        );
         assert_eq!(policies[0].name, "aws-1");
         assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert!(warnings[0].starts_with("\"PRN\" cannot be a policy name"), "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("\"PRN\" cannot be a policy name"),
+            "{warnings:?}"
+        );
     }
 
     #[test]

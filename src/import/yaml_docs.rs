@@ -385,7 +385,13 @@ pub(crate) fn other_keys(
             // The hint is written as the key is: camelCase (Kubernetes
             // resources, Envoy's JSON names) unless it holds a `_`.
             let hint = closest(&s, known)
-                .map(|w| if k.contains('_') { w.to_string() } else { camel(w) })
+                .map(|w| {
+                    if k.contains('_') {
+                        w.to_string()
+                    } else {
+                        camel(w)
+                    }
+                })
                 .map(|w| format!(" (did you mean `{w}`?)"))
                 .unwrap_or_default();
             warnings.push(format!("{path}.{k}: not {what} field; ignored{hint}"));
@@ -673,7 +679,14 @@ mod tests {
         let v: Value =
             serde_json::from_str(r#"{"isRetryabel": true, "num_retrys": 1, "x": 0}"#).unwrap();
         let mut w = vec![];
-        other_keys(&v, "r", "a route", &["is_retryable", "num_retries"], &[], &mut w);
+        other_keys(
+            &v,
+            "r",
+            "a route",
+            &["is_retryable", "num_retries"],
+            &[],
+            &mut w,
+        );
         assert_eq!(
             w,
             [
