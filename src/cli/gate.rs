@@ -25,8 +25,9 @@ file cannot be written.
 Conditions and what they read:
   --fail-on metastable     the trigger threshold: the scenario's own load must recover
   --min-margin X           trigger threshold ÷ the scenario's own load ≥ X
-  --max-amplification X    worst-case attempts per request (closed form) ≤ X
+  --max-amplification X    worst-case attempts per request (closed form) ≤ X (X ≥ 1)
   --max-drain DURATION     retry window (nominal delays over the retries allowed) ≤ DURATION
+                           (with its unit: 10m, 90s)
 
 Examples:
   retrysim gate scenarios/hotos21-toy.json --set traffic.rate=100 \\
@@ -59,8 +60,9 @@ pub struct GateArgs {
     /// Fail when the trigger threshold is below X × the scenario's load.
     #[arg(long, value_name = "X", value_parser = positive)]
     pub min_margin: Option<f64>,
-    /// Fail when the worst case allows more than X attempts per request.
-    #[arg(long, value_name = "X", value_parser = positive)]
+    /// Fail when the worst case allows more than X attempts per request
+    /// (1 or more).
+    #[arg(long, value_name = "X", value_parser = attempts_per_request)]
     pub max_amplification: Option<f64>,
     /// Fail when the retry window is longer than DURATION (`10m`).
     #[arg(long, value_name = "DURATION", value_parser = duration)]
@@ -87,8 +89,30 @@ fn positive(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Parses a duration into seconds.
+/// Parses `--max-amplification`: attempts per request, 1 or more. Every
+/// request makes at least its first attempt, so a limit below 1 would
+/// fail every policy: it is a mistake in the flag, not a check to run.
+fn attempts_per_request(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if (1.0..).contains(&v) && v.is_finite() => Ok(v),
+        Ok(v) if v.is_finite() => Err(format!(
+            "{text:?}: below 1, and no policy makes fewer than one attempt per request: \
+             give 1 or more, e.g. 3"
+        )),
+        _ => Err(format!(
+            "{text:?}: a number of attempts per request, 1 or more, e.g. 3"
+        )),
+    }
+}
+
+/// Parses a duration with its unit (`10m`, `90s`) into seconds. A bare
+/// number is refused, as the message for any bad value says: `10` could
+/// mean seconds or minutes.
 fn duration(text: &str) -> Result<f64, String> {
+    let bare = text.trim().parse::<f64>().is_ok();
+    if bare {
+        return Err(crate::time::DurationError::NotANumber(text.to_string()).to_string());
+    }
     crate::time::parse_duration(text)
         .map(|d| d.secs())
         .map_err(|e| e.to_string())
@@ -348,4 +372,49 @@ fn print_checks(
         out.line(format_args!("wrote {}", p.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--max-drain` takes a duration with its unit; a bare number is
+    /// refused with the message of any other bad value.
+    #[test]
+    fn a_drain_limit_needs_its_unit() {
+        assert_eq!(duration("10m"), Ok(600.0));
+        assert_eq!(duration("1.5s"), Ok(1.5));
+        let bare = duration("10").unwrap_err();
+        let word = duration("soon").unwrap_err();
+        assert_eq!(
+            bare,
+            "invalid duration \"10\": expected a number with a unit such as \"250ms\", \
+             \"1.5s\" or \"2m\""
+        );
+        assert_eq!(
+            word.replace("soon", "10"),
+            bare,
+            "one message for every value without a unit"
+        );
+        assert!(duration(" 0.5 ").is_err());
+    }
+
+    /// `--max-amplification` below 1 is refused: every policy makes at
+    /// least one attempt per request, so every check would fail.
+    #[test]
+    fn an_amplification_limit_below_one_is_refused() {
+        assert_eq!(attempts_per_request("3"), Ok(3.0));
+        assert_eq!(attempts_per_request("1"), Ok(1.0));
+        for bad in ["0.5", "0", "-2"] {
+            let e = attempts_per_request(bad).unwrap_err();
+            assert!(
+                e.contains("no policy makes fewer than one attempt per request"),
+                "{bad}: {e}"
+            );
+        }
+        for bad in ["inf", "NaN", "x"] {
+            let e = attempts_per_request(bad).unwrap_err();
+            assert!(e.contains("1 or more"), "{bad}: {e}");
+        }
+    }
 }

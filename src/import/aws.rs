@@ -457,6 +457,27 @@ sso_region = us-east-1
         );
     }
 
+    /// A profile name a policy cannot have (a device name Windows
+    /// reserves) is replaced, with a warning that says why.
+    #[test]
+    fn a_profile_name_that_cannot_name_a_policy_is_replaced_with_a_warning() {
+        let imp = import_profiles(
+            "[profile CON]\nretry_mode = standard\n",
+            "config",
+            None,
+            None,
+        )
+        .unwrap();
+        assert_eq!(imp.policies[0].name, "aws-1");
+        let w = imp.warnings.join("\n");
+        assert!(
+            w.contains("\"CON\" cannot be a policy name")
+                && w.contains("Windows reserves")
+                && w.contains("imported as aws-1"),
+            "{w}"
+        );
+    }
+
     #[test]
     fn a_profile_is_picked_by_name() {
         let imp = import_profiles(CONFIG, "config", Some("batch"), None).unwrap();

@@ -2,7 +2,10 @@
 //! `dispatcher` block.
 //!
 //! The output uses proto3-JSON camelCase keys and `"<decimal>s"` durations
-//! (`0.100s`, `3600s`); fields at their zero value are left out. Absent keys
+//! (`0.100s`, `3600s`), the one form the API takes (gcloud passes its
+//! duration flags to it as they are): `100ms`, `1h`, a bare `3600` or
+//! `10 s` are refused. `maxDoublings` is an int32, from 0 to 2147483647.
+//! Fields at their zero value are left out. Absent keys
 //! take the API defaults (maxAttempts 100, minBackoff 0.1 s, maxBackoff
 //! 3600 s, maxDoublings 16, 500 dispatches/s, burst 100, 1000 concurrent);
 //! absent `maxRetryDuration` means unlimited. Unknown keys (`state`,
@@ -56,16 +59,96 @@ struct RetryConfig {
     #[serde(default)]
     max_attempts: Option<i64>,
     #[serde(default)]
-    max_retry_duration: Option<Dur>,
+    max_retry_duration: Option<ApiDur>,
     #[serde(default)]
-    min_backoff: Option<Dur>,
+    min_backoff: Option<ApiDur>,
     #[serde(default)]
-    max_backoff: Option<Dur>,
+    max_backoff: Option<ApiDur>,
+    /// An int32 in RetryConfig: read wider, so that a value out of its
+    /// range is refused with that range.
     #[serde(default)]
-    max_doublings: Option<u32>,
+    max_doublings: Option<i64>,
     /// Keys Cloud Tasks does not have here (a typo), warned about.
     #[serde(flatten)]
     other: BTreeMap<String, IgnoredAny>,
+}
+
+/// The forms of a duration the Cloud Tasks API takes, for messages.
+const DURATION_FORMS: &str = "a duration is seconds ending in \"s\", such as \"0.100s\" or \
+    \"3600s\" (digits, an optional fraction of up to 9 digits, then s), as `gcloud tasks queues \
+    describe` prints it and `gcloud tasks queues create --min-backoff` takes it";
+
+/// A duration of `retryConfig` as the Cloud Tasks API takes it: a proto3
+/// JSON `Duration`, whole seconds with an optional fraction and the
+/// suffix `s` (`0.100s`, `3600s`). gcloud passes its `--min-backoff`,
+/// `--max-backoff` and `--max-retry-duration` text to the API as it is,
+/// so no other form (`100ms`, `1h`, a bare `3600`, `10 s`) sets a queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ApiDur(Dur);
+
+impl<'de> Deserialize<'de> for ApiDur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ApiDur, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = ApiDur;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(DURATION_FORMS)
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ApiDur, E> {
+                parse_api_duration(v).map(ApiDur).map_err(E::custom)
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<ApiDur, E> {
+                Err(E::custom(format!(
+                    "{v} has no unit: {DURATION_FORMS} (\"{v}s\")"
+                )))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<ApiDur, E> {
+                Err(E::custom(format!("{v} has no unit: {DURATION_FORMS}")))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<ApiDur, E> {
+                Err(E::custom(format!(
+                    "{} has no unit: {DURATION_FORMS}",
+                    Given(v)
+                )))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Parses a duration as the Cloud Tasks API reads one (see [`ApiDur`]);
+/// the error quotes `text` and says which forms are taken.
+fn parse_api_duration(text: &str) -> Result<Dur, String> {
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    let number = text.strip_suffix('s').unwrap_or_default();
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, "0"));
+    if !(digits(whole) && digits(fraction)) {
+        let why = if text.trim_start().starts_with('-') {
+            "is negative"
+        } else {
+            "is not a duration Cloud Tasks takes"
+        };
+        return Err(format!("{text:?} {why}: {DURATION_FORMS}"));
+    }
+    if fraction.len() > 9 {
+        return Err(format!(
+            "{text:?} has more than 9 decimals (a proto3 duration counts nanoseconds): \
+             {DURATION_FORMS}"
+        ));
+    }
+    crate::time::parse_duration(text).map_err(|e| e.to_string())
+}
+
+/// The largest `maxDoublings`: an int32 in RetryConfig.
+const MAX_DOUBLINGS: i64 = i32::MAX as i64;
+
+/// The refusal text for a `maxDoublings` of `found` (as written), which
+/// is out of RetryConfig's int32 or negative.
+fn doublings_out_of_range(found: &str) -> String {
+    format!(
+        "{found} is out of range: expected a whole number from 0 to {MAX_DOUBLINGS} \
+         (RetryConfig's maxDoublings is an int32, and a count of doublings is never negative)"
+    )
 }
 
 /// Cloud Tasks API default: attempts per task.
@@ -93,6 +176,7 @@ fn import_unplaced(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             .and_then(|n| n.rsplit('/').next())
             .unwrap_or(""),
         "queue",
+        &mut warnings,
     );
     let rc = q.retry_config.unwrap_or_default();
     let policy = retry_policy(name, rc, origin, &mut refused, &mut warnings);
@@ -184,7 +268,7 @@ fn retry_policy(
     warnings: &mut Vec<String>,
 ) -> PolicySpec {
     let max_attempts = max_attempts(rc.max_attempts, origin, refused, warnings);
-    let max_retry_duration = rc.max_retry_duration.filter(|d| d.ns() > 0);
+    let max_retry_duration = rc.max_retry_duration.map(|d| d.0).filter(|d| d.ns() > 0);
     if let (-1, Some(d)) = (max_attempts, max_retry_duration) {
         warnings.push(format!(
             "retryConfig.maxAttempts is -1 (unlimited): a task is given up only when both \
@@ -192,8 +276,8 @@ fn retry_policy(
              until it expires"
         ));
     }
-    let min_backoff = rc.min_backoff.unwrap_or(Dur::from_millis(100));
-    let max_backoff = rc.max_backoff.unwrap_or(Dur::from_secs(3600));
+    let min_backoff = rc.min_backoff.map_or(Dur::from_millis(100), |d| d.0);
+    let max_backoff = rc.max_backoff.map_or(Dur::from_secs(3600), |d| d.0);
     if min_backoff > max_backoff {
         refused.add(bad_key(
             origin,
@@ -201,7 +285,20 @@ fn retry_policy(
             format!("{min_backoff} is above maxBackoff {max_backoff}"),
         ));
     }
-    let max_doublings = rc.max_doublings.unwrap_or(16);
+    let max_doublings = match rc.max_doublings {
+        None => 16,
+        Some(n) => u32::try_from(n)
+            .ok()
+            .filter(|&n| i64::from(n) <= MAX_DOUBLINGS)
+            .unwrap_or_else(|| {
+                refused.add(bad_key(
+                    origin,
+                    "retryConfig.maxDoublings",
+                    doublings_out_of_range(&n.to_string()),
+                ));
+                16
+            }),
+    };
     PolicySpec {
         name,
         max_attempts: Some(max_attempts),
@@ -450,6 +547,12 @@ fn yaml_error(e: &serde_saphyr::Error, text: &str, origin: &str, path: &str) -> 
         field.clear();
     }
     let message = match e {
+        // Read wider than its int32, so that the range said is its own.
+        E::InvalidScalar { .. }
+            if field == "retryConfig.maxDoublings" && found.is_some_and(is_integer) =>
+        {
+            doublings_out_of_range(found.unwrap_or_default())
+        }
         E::InvalidScalar { ty, .. } => scalar_message(ty, found),
         E::DuplicateMappingKey { key, .. } => {
             let key = key.as_deref().or(found).unwrap_or("a key");
@@ -604,6 +707,21 @@ state: RUNNING
         );
     }
 
+    /// A queue ID a policy cannot be named (a device name Windows
+    /// reserves) is replaced, with a warning that says why.
+    #[test]
+    fn a_queue_id_that_cannot_name_a_policy_is_replaced_with_a_warning() {
+        let text = "name: projects/p/locations/l/queues/CON\nretryConfig:\n  maxAttempts: 3\n";
+        let imp = import_str(text, "q.yaml").unwrap();
+        assert_eq!(imp.policies[0].name, "queue");
+        let renamed = warnings_with(&imp, "\"CON\" cannot be a policy name");
+        assert_eq!(renamed.len(), 1, "{:?}", imp.warnings);
+        assert!(
+            renamed[0].contains("Windows reserves") && renamed[0].ends_with("imported as queue"),
+            "{renamed:?}"
+        );
+    }
+
     #[test]
     fn absent_keys_are_api_defaults_and_unknown_keys_are_ignored() {
         let text = "name: projects/p/locations/l/queues/q\nstackdriverLoggingConfig:\n  samplingRatio: 1.0\npurgeTime: '2024-01-01T00:00:00Z'\n";
@@ -738,6 +856,75 @@ state: RUNNING
             assert!(
                 msg.contains("q.yaml") && msg.contains(needle),
                 "{text}: {msg}"
+            );
+        }
+    }
+
+    /// Durations are taken in the one form the Cloud Tasks API takes,
+    /// seconds ending in `s`; every other form is refused naming the
+    /// forms taken.
+    #[test]
+    fn durations_are_read_as_the_api_takes_them() {
+        let with = |d: &str| format!("retryConfig:\n  minBackoff: {d}\n");
+        for (d, ns) in [
+            ("0.100s", 100_000_000),
+            ("3600s", 3_600_000_000_000),
+            ("\"2.5s\"", 2_500_000_000),
+            ("0.000000001s", 1),
+        ] {
+            let imp = import_str(&with(d), "q.yaml").unwrap();
+            let Some(BackoffSpec::CloudTasks { min_backoff, .. }) = &imp.policies[0].backoff else {
+                panic!("{d}: {:?}", imp.policies[0].backoff);
+            };
+            assert_eq!(min_backoff.ns(), ns, "{d}");
+        }
+        for (d, needle) in [
+            ("100ms", "\"100ms\" is not a duration Cloud Tasks takes"),
+            ("1h", "\"1h\" is not a duration Cloud Tasks takes"),
+            ("PT1H", "\"PT1H\" is not a duration Cloud Tasks takes"),
+            ("\"10 s\"", "\"10 s\" is not a duration Cloud Tasks takes"),
+            ("1e3s", "\"1e3s\" is not a duration Cloud Tasks takes"),
+            ("-1s", "\"-1s\" is negative"),
+            ("3600", "3600 has no unit"),
+            ("0.5", "0.5 has no unit"),
+            ("0.0000000001s", "has more than 9 decimals"),
+        ] {
+            let msg = import_str(&with(d), "q.yaml").unwrap_err().to_string();
+            assert!(
+                msg.starts_with("q.yaml:2:15: retryConfig.minBackoff: ") && msg.contains(needle),
+                "{d}: {msg}"
+            );
+            assert!(
+                msg.contains(
+                    "a duration is seconds ending in \"s\", such as \"0.100s\" or \"3600s\" \
+                     (digits, an optional fraction of up to 9 digits, then s)"
+                ),
+                "{d}: {msg}"
+            );
+            assert!(!msg.contains("with a unit such as"), "{d}: {msg}");
+        }
+    }
+
+    /// `maxDoublings` is an int32 in RetryConfig: a value beyond it, or
+    /// negative, is refused with the range it may take.
+    #[test]
+    fn max_doublings_is_an_int32() {
+        let with = |n: &str| format!("retryConfig:\n  maxDoublings: {n}\n");
+        let imp = import_str(&with("2147483647"), "q.yaml").unwrap();
+        let Some(BackoffSpec::CloudTasks { max_doublings, .. }) = &imp.policies[0].backoff else {
+            panic!("{:?}", imp.policies[0].backoff);
+        };
+        assert_eq!(*max_doublings, 2_147_483_647);
+        for n in ["2147483648", "4294967296", "-3", "99999999999999999999"] {
+            let msg = import_str(&with(n), "q.yaml").unwrap_err().to_string();
+            assert_eq!(
+                msg,
+                format!(
+                    "q.yaml:2:17: retryConfig.maxDoublings: {n} is out of range: expected a whole \
+                     number from 0 to 2147483647 (RetryConfig's maxDoublings is an int32, and a \
+                     count of doublings is never negative)"
+                ),
+                "{n}"
             );
         }
     }

@@ -19,7 +19,13 @@
 //! - Durations are proto3-JSON strings ending in `s`, as gRPC reads them;
 //!   a number, `"100"` or `"100ms"` is an error naming the key.
 //! - A method (or service, or the empty default name) named twice is an
-//!   error, as in gRPC.
+//!   error, as in gRPC; so is a name with a `method` and no `service`.
+//! - An entry without a `name` (or with an empty list) applies to no
+//!   method in gRPC: it is skipped with a warning, its values still
+//!   checked.
+//! - `retryThrottling` values with more than 3 decimals are cut to 3, as
+//!   gRPC keeps them (A6), with a warning.
+//! - An empty file, or one that is not JSON (YAML), is refused as such.
 //! - What a policy cannot hold is dropped with a warning per entry: the
 //!   call `timeout` and `perAttemptRecvTimeout` (scenario-wide
 //!   `traffic.deadline` / `traffic.attempt_timeout`), a `hedgingPolicy`
@@ -246,6 +252,7 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
 
 /// [`import_str`], its refusals without positions.
 fn import_placed(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
+    refuse_not_json(text, origin)?;
     refuse_not_service_config(text, origin)?;
     // Protobuf's JSON mapping reads `null` as the field's default.
     let cfg: ServiceConfig = from_text_with(
@@ -263,20 +270,38 @@ fn import_placed(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
         .retry_throttling
         .as_ref()
         .and_then(|t| refused.keep(throttling(t, origin, &mut warnings)));
+    refuse_method_without_service(&cfg, origin, &mut refused);
     refuse_repeated_names(&cfg, origin, &mut refused);
     // The keys of each entry as written, for what is not carried over.
     let raw: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
     let mut policies: Vec<PolicySpec> = vec![];
     // The methodConfig entry each policy comes from.
     let mut entries: Vec<usize> = vec![];
+    // The entries with a policy and no name, which gRPC applies to no
+    // method.
+    let mut unnamed: Vec<usize> = vec![];
     for (i, mc) in cfg.method_config.iter().enumerate() {
-        let Some(spec) = entry_spec(mc, i, origin, &mut warnings) else {
+        // An entry's own warnings, kept only when it is imported.
+        let mut entry_warnings = vec![];
+        let Some(spec) = entry_spec(mc, i, origin, &mut entry_warnings) else {
+            warnings.extend(entry_warnings);
             warnings.extend(other_keys(&raw["methodConfig"][i], i));
             continue;
         };
+        // Its values are checked all the same: gRPC refuses a service
+        // config with a bad policy, named or not.
         let Some(spec) = refused.keep(spec) else {
             continue;
         };
+        if mc.name.is_empty() {
+            warnings.push(format!(
+                "methodConfig[{i}] skipped: it has no name, and gRPC applies an entry without \
+                 a name to no method (\"name\": [{{}}] applies it to every method)"
+            ));
+            unnamed.push(i);
+            continue;
+        }
+        warnings.extend(entry_warnings);
         if let Some(ProtoDur(t)) = mc.timeout {
             warnings.push(deadline_warning(i, t));
         }
@@ -292,7 +317,11 @@ fn import_placed(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     warnings.extend(other_top_keys(&raw));
     refused.check()?;
     if policies.is_empty() {
-        return Err(nothing_imported(&warnings, origin));
+        return Err(if unnamed.is_empty() {
+            nothing_imported(&warnings, origin)
+        } else {
+            none_named(&unnamed, origin)
+        });
     }
     Imported {
         policies,
@@ -300,6 +329,92 @@ fn import_placed(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
         warnings,
     }
     .validated(origin)
+}
+
+/// Refuses, before anything is read, a file that is empty or is not
+/// JSON at all (YAML, most likely): the JSON parser's own words (`EOF
+/// while parsing a value`, `expected ident`) would not say so. A file
+/// that starts as JSON is left to the readings that follow, which place
+/// its syntax errors.
+fn refuse_not_json(text: &str, origin: &str) -> Result<(), InvalidInput> {
+    let body = text.trim_start();
+    if body.is_empty() {
+        return Err(InvalidInput::Empty {
+            origin: origin.to_string(),
+        });
+    }
+    if body.starts_with(['{', '[']) || serde_json::from_str::<serde_json::Value>(text).is_ok() {
+        return Ok(());
+    }
+    let yaml = super::yaml_docs::documents(text, origin)
+        .is_ok_and(|docs| docs.iter().any(|d| d.value.is_object()));
+    let why = if yaml {
+        "this reads as YAML, and gRPC reads a service config as JSON only: write it as JSON"
+    } else {
+        "this is not JSON"
+    };
+    let before = &text[..text.len() - body.len()];
+    Err(InvalidInput::At(Located {
+        line: Some(before.matches('\n').count() + 1),
+        column: Some(before.rsplit('\n').next().unwrap_or(before).chars().count() + 1),
+        ..Located::whole(
+            origin,
+            format!(
+                "expected a gRPC service config in JSON, an object such as \
+                 {{\"methodConfig\": [...]}}; {why}"
+            ),
+        )
+    }))
+}
+
+/// The refusal of a service config whose only policies are in the
+/// entries `unnamed`, which have no name: gRPC applies them to no method.
+fn none_named(unnamed: &[usize], origin: &str) -> InvalidInput {
+    let list: Vec<String> = unnamed
+        .iter()
+        .map(|i| format!("methodConfig[{i}]"))
+        .collect();
+    let (has, it) = if list.len() == 1 {
+        ("has", "it")
+    } else {
+        ("have", "them")
+    };
+    bad_key(
+        origin,
+        &format!("methodConfig[{}]", unnamed[0]),
+        format!(
+            "nothing to import: {} {has} a policy but no name, and gRPC applies an entry \
+             without a name to no method (\"name\": [{{}}] applies {it} to every method)",
+            list.join(", ")
+        ),
+    )
+}
+
+/// Refuses a name with a `method` and no `service` (or an empty one):
+/// gRPC refuses the service config ("cannot combine empty 'service' and
+/// non-empty 'method'", grpc-go), since a method is named within its
+/// service.
+fn refuse_method_without_service(cfg: &ServiceConfig, origin: &str, refused: &mut Refusals) {
+    for (i, mc) in cfg.method_config.iter().enumerate() {
+        for (j, n) in mc.name.iter().enumerate() {
+            let service = n.service.as_deref().unwrap_or_default();
+            let Some(method) = n.method.as_deref().filter(|m| !m.is_empty()) else {
+                continue;
+            };
+            if service.is_empty() {
+                refused.add(bad_key(
+                    origin,
+                    &format!("methodConfig[{i}].name[{j}].method"),
+                    format!(
+                        "{method:?} is named without its service; gRPC refuses a service \
+                         config that names a method with an empty or absent service (\"cannot \
+                         combine empty 'service' and non-empty 'method'\"): add the service \
+                         it belongs to"
+                    ),
+                ));
+            }
+        }
+    }
 }
 
 /// Refuses, before the typed reading, JSON that cannot be a service
@@ -496,6 +611,23 @@ fn throttling(
     let (Some(max), Some(ratio)) = (max, ratio) else {
         unreachable!("a value missing was refused above")
     };
+    let mut refused = Refusals::new(origin);
+    let max = refused.keep(thousandths(
+        max,
+        "retryThrottling.maxTokens",
+        origin,
+        warnings,
+    ));
+    let ratio = refused.keep(thousandths(
+        ratio,
+        "retryThrottling.tokenRatio",
+        origin,
+        warnings,
+    ));
+    refused.check()?;
+    let (Some(max), Some(ratio)) = (max, ratio) else {
+        unreachable!("a value cut to nothing was refused above")
+    };
     // A success refills at most to `maxTokens`: a larger ratio behaves
     // exactly as `maxTokens` does.
     if ratio > max {
@@ -510,6 +642,54 @@ fn throttling(
         token_ratio: ratio.min(max),
         scope: BudgetScope::Client,
     })
+}
+
+/// `v` (the value of `key`, `retryThrottling.maxTokens` or `.tokenRatio`)
+/// as gRPC keeps it: gRFC A6 supports "up to 3 decimal places", and
+/// grpc-java (both keys) and gRPC C-core (`tokenRatio`) drop the digits
+/// past the third, so a value with more is cut to 3, with a warning that
+/// says so. A value with nothing left once cut is refused: gRPC would
+/// keep no token.
+fn thousandths(
+    v: f64,
+    key: &str,
+    origin: &str,
+    warnings: &mut Vec<String>,
+) -> Result<f64, InvalidInput> {
+    // Rust writes a float in its shortest exact decimal form, never with
+    // an exponent: the digits as the file gave them.
+    let written = v.to_string();
+    let Some((whole, decimals)) = written.split_once('.') else {
+        return Ok(v);
+    };
+    if decimals.len() <= 3 {
+        return Ok(v);
+    }
+    let cut: f64 = format!("{whole}.{}", &decimals[..3])
+        .parse()
+        .map_err(|_| bad_key(origin, key, format!("{written} is not a number gRPC reads")))?;
+    let who = if key.ends_with("tokenRatio") {
+        "grpc-java and gRPC C-core drop the digits past the third, grpc-go uses the value as \
+         written"
+    } else {
+        "grpc-java drops the digits past the third, grpc-go uses the value as written, and \
+         gRPC C-core reads a whole number of tokens only"
+    };
+    if cut <= 0.0 {
+        return Err(bad_key(
+            origin,
+            key,
+            format!(
+                "{written} is below 0.001: gRPC keeps 3 decimals (gRFC A6), which leave \
+                 nothing of it ({who}); use 0.001 or more"
+            ),
+        ));
+    }
+    warnings.push(format!(
+        "{key}: {written} has more than 3 decimals, and gRPC keeps 3 (gRFC A6: \"Up to 3 \
+         decimal places are supported\"; {who}): imported as {cut}"
+    ));
+    Ok(cut)
 }
 
 /// A `retryPolicy` (entry `i`) as a policy without its name and budget;
@@ -731,7 +911,7 @@ fn unique_name(
         Some((Some(s), _)) => s.clone(),
         _ => String::new(),
     };
-    let base_name = policy_name(&source_name, &format!("grpc-{i}"));
+    let base_name = policy_name(&source_name, &format!("grpc-{i}"), warnings);
     // Names gRPC tells apart can make one policy name (`a.B` + `C`
     // and `a.B.C`, `a/B` and `a.B`).
     let mut name = base_name.clone();
@@ -1054,7 +1234,7 @@ mod tests {
         // A misspelt retryThrottling would drop the budget without a word.
         let imp = import_str(
             &format!(
-                r#"{{"methodConfig": [{{"retryPolicy": {rp}}}],
+                r#"{{"methodConfig": [{{"name": [{{}}], "retryPolicy": {rp}}}],
                 "retry_throttling": {{"maxTokens": 10, "tokenRatio": 0.1}}}}"#
             ),
             "sc.json",
@@ -1078,7 +1258,7 @@ mod tests {
         // A slip of the keyboard, inside retryThrottling too.
         let imp = import_str(
             &format!(
-                r#"{{"methodConfig": [{{"retryPolicy": {rp}}}],
+                r#"{{"methodConfig": [{{"name": [{{}}], "retryPolicy": {rp}}}],
                 "retryThrottling": {{"maxTokens": 10, "tokenRatio": 0.1, "tokenRatoi": 1}}}}"#
             ),
             "sc.json",
@@ -1208,7 +1388,7 @@ mod tests {
     fn durations_are_read_as_grpc_reads_them() {
         let with_initial = |d: &str| {
             format!(
-                r#"{{"methodConfig": [{{"retryPolicy": {{"maxAttempts": 3, "initialBackoff": {d},
+                r#"{{"methodConfig": [{{"name": [{{}}], "retryPolicy": {{"maxAttempts": 3, "initialBackoff": {d},
                 "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": [14]}}}}]}}"#
             )
         };
@@ -1389,6 +1569,165 @@ mod tests {
             );
             assert!(msg.starts_with(needle), "{needle}\n{msg}");
         }
+    }
+
+    /// A name with a method and no service is refused, as gRPC refuses
+    /// the whole service config for it, placed at the method.
+    #[test]
+    fn a_method_named_without_its_service_is_refused() {
+        for name in [
+            r#"{"method": "Foo"}"#,
+            r#"{"service": "", "method": "Foo"}"#,
+        ] {
+            let text = config(&format!(
+                r#"{{"name": [{{"service": "a.B"}}, {name}], {{RP}}}}"#
+            ));
+            let msg = import_str(&text, "sc.json").unwrap_err().to_string();
+            assert!(
+                msg.starts_with("sc.json:1:")
+                    && msg.contains(
+                        "methodConfig[0].name[1].method: \"Foo\" is named without its service; \
+                         gRPC refuses"
+                    )
+                    && msg.contains("cannot combine empty 'service' and non-empty 'method'"),
+                "{name}: {msg}"
+            );
+        }
+        // A service alone, or the empty default name, is a name gRPC reads.
+        for name in [
+            r#"{"service": "a.B"}"#,
+            r#"{"service": "", "method": ""}"#,
+            "{}",
+        ] {
+            let text = config(&format!(r#"{{"name": [{name}], {{RP}}}}"#));
+            assert!(import_str(&text, "sc.json").is_ok(), "{name}");
+        }
+    }
+
+    /// An entry without a name applies to no method in gRPC: it is
+    /// skipped with a warning, its values still checked; when it was all
+    /// there was, the error says why nothing is imported.
+    #[test]
+    fn an_entry_without_a_name_is_skipped_with_a_warning() {
+        let text = config(r#"{"name": [{"service": "a.B"}], {RP}}, {RP2}"#).replace(
+            "{RP2}",
+            r#"{"retryPolicy": {"maxAttempts": 3, "initialBackoff": "1s",
+                "maxBackoff": "2s", "backoffMultiplier": 2, "retryableStatusCodes": [14]}}"#,
+        );
+        let imp = import_str(&text, "sc.json").unwrap();
+        let names: Vec<&str> = imp.policies.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["a.B"]);
+        assert_eq!(
+            imp.warnings,
+            ["methodConfig[1] skipped: it has no name, and gRPC applies an entry without a name \
+              to no method (\"name\": [{}] applies it to every method)"]
+        );
+        // `"name": []` names no method either.
+        for entries in [r#"{ {RP} }"#, r#"{"name": [], {RP}}"#] {
+            let msg = unplaced(
+                &import_str(&config(entries), "sc.json")
+                    .unwrap_err()
+                    .to_string(),
+            );
+            assert_eq!(
+                msg,
+                "sc.json: methodConfig[0]: nothing to import: methodConfig[0] has a policy but \
+                 no name, and gRPC applies an entry without a name to no method (\"name\": \
+                 [{}] applies it to every method)",
+                "{entries}"
+            );
+        }
+        // Its values are still checked, as gRPC checks them.
+        let msg = import_str(
+            &config(r#"{"name": [{}], {RP}}, {"retryPolicy": {"maxAttempts": 1}}"#),
+            "sc.json",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            msg.contains("methodConfig[1].retryPolicy.maxAttempts"),
+            "{msg}"
+        );
+    }
+
+    /// `retryThrottling` values with more than 3 decimals are cut to 3,
+    /// as gRPC keeps them, with a warning; one that leaves nothing is
+    /// refused.
+    #[test]
+    fn throttling_values_keep_three_decimals_as_in_grpc() {
+        let throttled = |max: &str, ratio: &str| {
+            let c = config(r#"{"name": [{}], {RP}}"#);
+            format!(
+                r#"{}, "retryThrottling": {{"maxTokens": {max}, "tokenRatio": {ratio}}}}}"#,
+                &c[..c.len() - 1]
+            )
+        };
+        let imp = import_str(&throttled("10.12345", "0.12345"), "sc.json").unwrap();
+        assert_eq!(
+            imp.policies[0].budget,
+            Some(BudgetSpec::TokenBucket {
+                max_tokens: 10.123,
+                token_ratio: 0.123,
+                scope: BudgetScope::Client
+            })
+        );
+        let w = imp.warnings.join("\n");
+        assert!(
+            w.contains(
+                "retryThrottling.maxTokens: 10.12345 has more than 3 decimals, and gRPC keeps 3 \
+                 (gRFC A6: \"Up to 3 decimal places are supported\"; grpc-java drops the digits \
+                 past the third"
+            ) && w.contains("): imported as 10.123"),
+            "{w}"
+        );
+        assert!(
+            w.contains("retryThrottling.tokenRatio: 0.12345 has more than 3 decimals")
+                && w.contains("grpc-java and gRPC C-core drop the digits past the third")
+                && w.contains("imported as 0.123"),
+            "{w}"
+        );
+        assert_eq!(imp.warnings.len(), 2, "{w}");
+        // Three decimals or fewer: as written, without a word.
+        let imp = import_str(&throttled("10.5", "0.125"), "sc.json").unwrap();
+        assert!(imp.warnings.is_empty(), "{:?}", imp.warnings);
+        // Nothing left once cut.
+        let msg = import_str(&throttled("10", "0.0004"), "sc.json")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.starts_with("sc.json:2:")
+                && msg.contains("retryThrottling.tokenRatio: 0.0004 is below 0.001"),
+            "{msg}"
+        );
+    }
+
+    /// An empty file and a file that is not JSON are said as such, not in
+    /// the JSON parser's words.
+    #[test]
+    fn an_empty_or_yaml_file_is_said_as_such() {
+        for text in ["", "  \n\n"] {
+            let msg = import_str(text, "sc.json").unwrap_err().to_string();
+            assert_eq!(msg, "sc.json: the file is empty");
+        }
+        let yaml = "\nmethodConfig:\n- name: [{service: a.B}]\n  retryPolicy: {maxAttempts: 3}\n";
+        let msg = import_str(yaml, "sc.yaml").unwrap_err().to_string();
+        assert_eq!(
+            msg,
+            "sc.yaml:2:1: expected a gRPC service config in JSON, an object such as \
+             {\"methodConfig\": [...]}; this reads as YAML, and gRPC reads a service config \
+             as JSON only: write it as JSON"
+        );
+        let msg = import_str("<config/>", "sc.xml").unwrap_err().to_string();
+        assert!(
+            msg.starts_with("sc.xml:1:1: expected a gRPC service config in JSON")
+                && msg.ends_with("this is not JSON"),
+            "{msg}"
+        );
+        // JSON with a syntax error keeps the parser's place.
+        let msg = import_str("{\"methodConfig\": [", "sc.json")
+            .unwrap_err()
+            .to_string();
+        assert!(msg.starts_with("sc.json:1:18: "), "{msg}");
     }
 
     /// Nesting past the parser's limit is said as such, for objects and

@@ -7,10 +7,16 @@
 //! - an `HTTPRoute`, `GRPCRoute` or `Service` with `retry.linkerd.io/*`
 //!   annotations (Linkerd 2.16+): `retry.linkerd.io/limit` (default 1; 0
 //!   reads as unset) + 1 → `max_attempts`, `retry.linkerd.io/http` (codes,
-//!   ranges `500-504`, `5xx`, `gateway-error`) and `retry.linkerd.io/grpc`
-//!   (gRPC code names) → `retry_on`, `retry.linkerd.io/timeout` → a
-//!   retried `deadline_exceeded` (the attempt timeout itself is reported);
-//!   the back-off the policy controller sends, 25 ms to 250 ms.
+//!   ranges `500-504`, `5xx`, `gateway-error`; not valid on a GRPCRoute)
+//!   and `retry.linkerd.io/grpc` (gRPC code names; not valid on an
+//!   HTTPRoute) → `retry_on`, `retry.linkerd.io/timeout` → a retried
+//!   `deadline_exceeded` (the attempt timeout itself is reported); the
+//!   back-off the policy controller sends, 25 ms to 250 ms. Without
+//!   conditions Linkerd retries only requests that fail without a
+//!   response, imported as `unavailable`.
+//!
+//! A ServiceProfile route's `isRetryable` must be a boolean; its
+//! `timeout` and `responseClasses` are reported, not imported.
 //!
 //! Annotations are parsed as the policy controller does
 //! (`parse_http_retry`, `parse_grpc_retry`); other documents are ignored
@@ -18,7 +24,9 @@
 
 use super::envoy::{envoy_policy, http_status};
 use super::push_named;
-use super::yaml_docs::{documents, duration, get, mapping, number, other_keys, Doc, DurForm};
+use super::yaml_docs::{
+    documents, duration, get, mapping, number, other_keys, shown, Doc, DurForm,
+};
 use super::{Imported, Refusals};
 use crate::decimal::Given;
 use crate::policy::budget::Deposit;
@@ -49,6 +57,15 @@ const TTL_RANGE: (Dur, Dur) = (Dur::from_secs(1), Dur::from_secs(60));
 
 const PREFIX: &str = "retry.linkerd.io/";
 const ANNOTATIONS: [&str; 4] = ["http", "grpc", "limit", "timeout"];
+
+/// The fields of a ServiceProfile route (`RouteSpec`), in snake_case.
+const ROUTE_KEYS: [&str; 5] = [
+    "name",
+    "condition",
+    "response_classes",
+    "is_retryable",
+    "timeout",
+];
 
 /// Imports every Linkerd retry configuration of `text`.
 pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
@@ -89,10 +106,25 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     }
     refused.check()?;
     if policies.is_empty() {
+        // No warning is printed beside an error: the reasons each Linkerd
+        // resource gave nothing (a misspelt key, most likely) go in it.
+        let why: Vec<&str> = warnings
+            .iter()
+            .filter(|w| !w.starts_with("document "))
+            .map(String::as_str)
+            .collect();
+        let why = if why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", why.join("; "))
+        };
         return Err(InvalidInput::At(Located::whole(
             origin,
-            "no Linkerd retry configuration here: expected a ServiceProfile with a retryable \
-             route, or an HTTPRoute, GRPCRoute or Service with retry.linkerd.io annotations",
+            format!(
+                "no Linkerd retry configuration here: expected a ServiceProfile with a retryable \
+                 route, or an HTTPRoute, GRPCRoute or Service with retry.linkerd.io \
+                 annotations{why}"
+            ),
         )));
     }
     Imported {
@@ -103,18 +135,24 @@ pub fn import_str(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
     .validated(origin)
 }
 
-/// A ServiceProfile's budget on the `linkerd` preset.
+/// A ServiceProfile's budget on the `linkerd` preset. Its routes and its
+/// budget are both checked, whatever the other holds, so that one run
+/// names every bad value.
 fn profile(
     doc: &Doc,
     name: &str,
     refused: &mut Refusals,
     warnings: &mut Vec<String>,
 ) -> Option<PolicySpec> {
-    let routes = doc.value.pointer("/spec/routes").and_then(Value::as_array);
-    let retryable = routes.is_some_and(|r| {
-        r.iter()
-            .any(|route| get(route, "is_retryable").is_some_and(|(_, v)| v == &Value::Bool(true)))
-    });
+    let retryable = routes(doc, name, refused, warnings);
+    let budget = match doc.value.pointer("/spec/retryBudget") {
+        None => Some((
+            DEFAULT_RETRY_RATIO * 100.0,
+            DEFAULT_MIN_RETRIES_PER_SECOND,
+            DEFAULT_TTL,
+        )),
+        Some(b) => retry_budget(doc, b, refused, warnings),
+    };
     if !retryable {
         warnings.push(format!(
             "ServiceProfile {name}: no route has isRetryable: true, so Linkerd retries nothing; \
@@ -122,14 +160,7 @@ fn profile(
         ));
         return None;
     }
-    let (percent, per_second, ttl) = match doc.value.pointer("/spec/retryBudget") {
-        None => (
-            DEFAULT_RETRY_RATIO * 100.0,
-            DEFAULT_MIN_RETRIES_PER_SECOND,
-            DEFAULT_TTL,
-        ),
-        Some(b) => retry_budget(doc, b, refused, warnings)?,
-    };
+    let (percent, per_second, ttl) = budget?;
     Some(PolicySpec {
         preset: Some("linkerd".into()),
         budget: Some(BudgetSpec::Ratio {
@@ -142,6 +173,79 @@ fn profile(
         }),
         ..Default::default()
     })
+}
+
+/// Whether a route of the ServiceProfile `doc` (named `name`) is
+/// retryable. Each route is checked: an `isRetryable` that is not a
+/// boolean is refused (Linkerd's schema refuses it), a key a route does
+/// not have is warned about with the key it most likely means, and the
+/// route `timeout` and `responseClasses`, which a policy cannot hold, are
+/// warned about with what the import does instead.
+fn routes(doc: &Doc, name: &str, refused: &mut Refusals, warnings: &mut Vec<String>) -> bool {
+    let Some(list) = doc.value.pointer("/spec/routes") else {
+        return false;
+    };
+    let Some(list) = list.as_array() else {
+        refused.add(doc.bad(
+            "spec.routes",
+            format!("expected a list of routes, found {}", shown(list)),
+        ));
+        return false;
+    };
+    let mut retryable = false;
+    for (k, route) in list.iter().enumerate() {
+        let path = format!("spec.routes[{k}]");
+        let what = "a route: name, condition, isRetryable, timeout, responseClasses";
+        if !mapping(doc, route, &path, what, refused) {
+            continue;
+        }
+        let mut unknown = vec![];
+        other_keys(
+            route,
+            &path,
+            "a Linkerd ServiceProfile route",
+            &ROUTE_KEYS,
+            &[],
+            &mut unknown,
+        );
+        warnings.extend(
+            unknown
+                .into_iter()
+                .map(|w| format!("ServiceProfile {name}: {w}")),
+        );
+        match get(route, "is_retryable") {
+            None | Some((_, Value::Bool(false))) => {}
+            Some((_, Value::Bool(true))) => retryable = true,
+            Some((key, v)) => refused.add(doc.bad(
+                &format!("{path}.{key}"),
+                format!(
+                    "expected true or false, found {}: Linkerd's ServiceProfile schema takes \
+                     a boolean",
+                    shown(v)
+                ),
+            )),
+        }
+        if let Some((key, t)) = get(route, "timeout") {
+            let at = format!("{path}.{key}");
+            if let Some(d) = duration(doc, t, &at, DurForm::Go, refused) {
+                warnings.push(format!(
+                    "ServiceProfile {name}: {at}: {d} not imported: Linkerd bounds each request \
+                     on the route, its retries included, by it, and a policy has no deadline; \
+                     set the scenario's traffic.deadline to \"{d}\" to simulate it (for every \
+                     policy)"
+                ));
+            }
+        }
+        if let Some((key, _)) = get(route, "response_classes") {
+            warnings.push(format!(
+                "ServiceProfile {name}: {path}.{key} not imported: they decide which responses \
+                 Linkerd counts as failures, and so which it retries; the import retries what \
+                 the linkerd preset does, Linkerd's default classes (every 5xx a failure: \
+                 unavailable and internal): set the policy's retry_on to match them"
+            ));
+        }
+    }
+    retryable
 }
 
 /// A ServiceProfile's `spec.retryBudget` `b`: (percent, retries a second,
@@ -250,7 +354,22 @@ fn annotated(
     notes.warn_unread(warnings);
     if ANNOTATIONS.iter().all(|k| notes.read(k).is_none()) {
         warnings.push(format!(
-            "{kind} {name}: no {PREFIX} annotations; not imported"
+            "{kind} {name}: no {PREFIX} annotations Linkerd reads on it; not imported"
+        ));
+        return None;
+    }
+    // Linkerd reads a limit of 0 as unset: alone, it is no retry.
+    let limit_zero = notes
+        .read("limit")
+        .is_some_and(|v| v.as_str().map_or(v.to_string(), str::to_string).trim() == "0");
+    if limit_zero
+        && ["http", "grpc", "timeout"]
+            .iter()
+            .all(|k| notes.read(k).is_none())
+    {
+        warnings.push(format!(
+            "{kind} {name}: {PREFIX}limit 0 reads as unset in Linkerd, and with no other \
+             {PREFIX} annotation it configures no retry; not imported"
         ));
         return None;
     }
@@ -282,9 +401,33 @@ struct Annotations<'a> {
 }
 
 impl Annotations<'_> {
-    /// The value of the retry annotation `key` (`limit`), if written.
+    /// The value of the retry annotation `key` (`limit`), if written and
+    /// valid on this kind of resource.
     fn read(&self, key: &str) -> Option<&Value> {
+        if !self.valid(key) {
+            return None;
+        }
         self.notes.get(&format!("{PREFIX}{key}"))
+    }
+
+    /// Whether the retry annotation `key` is valid on this kind: Linkerd's
+    /// retries reference says `retry.linkerd.io/http` is "not valid" on a
+    /// GRPCRoute and `retry.linkerd.io/grpc` on an HTTPRoute (each route
+    /// kind's parser reads its own; a Service takes both).
+    fn valid(&self, key: &str) -> bool {
+        !matches!(
+            (self.kind, key),
+            ("HTTPRoute", "grpc") | ("GRPCRoute", "http")
+        )
+    }
+
+    /// The retry conditions annotation valid on this kind, for messages.
+    fn conditions_key(&self) -> String {
+        match self.kind {
+            "HTTPRoute" => format!("{PREFIX}http"),
+            "GRPCRoute" => format!("{PREFIX}grpc"),
+            _ => format!("{PREFIX}http or {PREFIX}grpc"),
+        }
     }
 
     /// Where the retry annotation `key` is, for refusals.
@@ -318,6 +461,16 @@ impl Annotations<'_> {
             if !ANNOTATIONS.contains(&k) {
                 warnings.push(format!(
                     "{kind} {name}: {PREFIX}{k}: not a Linkerd retry annotation; ignored"
+                ));
+            } else if !self.valid(k) {
+                let other = if k == "grpc" {
+                    "GRPCRoute"
+                } else {
+                    "HTTPRoute"
+                };
+                warnings.push(format!(
+                    "{kind} {name}: {PREFIX}{k} is not valid on a {kind} (Linkerd reads it on a \
+                     {other} or a Service only); ignored"
                 ));
             }
         }
@@ -390,9 +543,29 @@ impl Annotations<'_> {
             ));
         }
         if !conditions {
+            // The policy controller sends no status then, and the proxy
+            // retries only the requests that fail without a response.
+            statuses.insert(Status::Unavailable);
             warnings.push(format!(
-                "{kind} {name}: no {PREFIX}http or {PREFIX}grpc: only attempt timeouts are \
-                 imported as retried"
+                "{kind} {name}: no {}: Linkerd then retries no response status, only requests \
+                 that fail without a response (a refused HTTP/2 stream, no endpoint available{}), \
+                 which the simulator answers unavailable: imported as retrying unavailable{}; add \
+                 {} to retry server errors",
+                self.conditions_key(),
+                if self.read("timeout").is_some() {
+                    ", the retry timeout"
+                } else {
+                    ""
+                },
+                if self.read("timeout").is_some() {
+                    " and deadline_exceeded"
+                } else {
+                    ""
+                },
+                match kind {
+                    "GRPCRoute" => format!("{PREFIX}grpc: unavailable,internal"),
+                    _ => format!("{PREFIX}http: 5xx"),
+                },
             ));
         }
         Some(statuses)
@@ -405,13 +578,13 @@ impl Annotations<'_> {
         let mut statuses = vec![];
         for cond in s.split(',') {
             let Some((lo, hi)) = http_range(cond) else {
-                refused.add(self.doc.bad(
-                    &Self::path("http"),
+                let why = spaced(cond, http_range(cond.trim()).is_some(), s).unwrap_or_else(|| {
                     format!(
                         "{cond:?} is not a retry condition Linkerd reads (5xx, gateway-error, a \
                          status code or a range such as 500-504)"
-                    ),
-                ));
+                    )
+                });
+                refused.add(self.doc.bad(&Self::path("http"), why));
                 return None;
             };
             statuses.extend((lo..=hi).filter_map(http_status));
@@ -443,14 +616,15 @@ impl Annotations<'_> {
                 "internal" => Some(Status::Internal),
                 "resource-exhausted" => Some(Status::ResourceExhausted),
                 "unavailable" => Some(Status::Unavailable),
-                _ => {
-                    refused.add(self.doc.bad(
-                        &Self::path("grpc"),
+                other => {
+                    let known = GRPC_CONDITIONS.contains(&other.trim());
+                    let why = spaced(cond, known, s).unwrap_or_else(|| {
                         format!(
                             "{cond:?} is not a retry condition Linkerd reads (cancelled, \
                              deadline-exceeded, internal, resource-exhausted, unavailable)"
-                        ),
-                    ));
+                        )
+                    });
+                    refused.add(self.doc.bad(&Self::path("grpc"), why));
                     return None;
                 }
             };
@@ -458,6 +632,32 @@ impl Annotations<'_> {
         }
         Some(statuses)
     }
+}
+
+/// The gRPC retry conditions Linkerd reads.
+const GRPC_CONDITIONS: [&str; 5] = [
+    "cancelled",
+    "deadline-exceeded",
+    "internal",
+    "resource-exhausted",
+    "unavailable",
+];
+
+/// The refusal of the retry condition `cond` of the list `list` when what
+/// is wrong with it is white space around a condition Linkerd reads
+/// (`known`: `cond` trimmed is one): Linkerd splits the list at each `,`
+/// and reads each piece as it is, so `"5xx, 503"` holds `" 503"`, which
+/// it refuses. `None` when `cond` is wrong otherwise.
+fn spaced(cond: &str, known: bool, list: &str) -> Option<String> {
+    if !known || cond == cond.trim() {
+        return None;
+    }
+    let joined: Vec<&str> = list.split(',').map(str::trim).collect();
+    Some(format!(
+        "{cond:?} has white space around it: Linkerd splits the list at each `,` without \
+         trimming, and refuses {cond:?}; write {:?}",
+        joined.join(",")
+    ))
 }
 
 /// An HTTP retry condition as Linkerd's policy controller reads it.
@@ -481,6 +681,270 @@ fn http_range(cond: &str) -> Option<(u64, u64)> {
 mod tests {
     use super::*;
     use crate::policy::BackoffSpec;
+
+    /// A ServiceProfile of one route, `route` being the route's keys
+    /// (indented four spaces), and `budget` the lines of a retryBudget.
+    fn profile_with(route: &str, budget: &str) -> String {
+        format!(
+            "apiVersion: linkerd.io/v1alpha2\nkind: ServiceProfile\nmetadata:\n  name: sp\n\
+             spec:\n{budget}  routes:\n  - name: GET /a\n    condition: {{method: GET}}\n{route}"
+        )
+    }
+
+    /// An `isRetryable` that is not a boolean is refused where it is
+    /// written, and a bad retryBudget in the same profile is refused with
+    /// it.
+    #[test]
+    fn a_route_is_retryable_only_by_a_boolean() {
+        let budget = "  retryBudget:\n    retryRatio: -1\n";
+        // (A bare `yes` is YAML 1.1's true, as kubectl reads it too.)
+        for value in ["\"yes\"", "1", "\"true\""] {
+            let text = profile_with(&format!("    isRetryable: {value}\n"), budget);
+            let msg = import_str(&text, "sp.yaml").unwrap_err().to_string();
+            let lines: Vec<&str> = msg.lines().collect();
+            assert_eq!(lines.len(), 2, "{value}: {msg}");
+            assert!(
+                lines[0].starts_with(
+                    "sp.yaml:11:18: spec.routes[0].isRetryable: expected true \
+                     or false, found"
+                ),
+                "{value}: {msg}"
+            );
+            assert!(
+                lines[1].starts_with("sp.yaml:7:17: spec.retryBudget.retryRatio: -1 is negative"),
+                "{value}: {msg}"
+            );
+        }
+        // In the second route, placed there.
+        let text = profile_with(
+            "    isRetryable: true\n  - name: GET /b\n    isRetryable: 2\n",
+            "",
+        );
+        let msg = import_str(&text, "sp.yaml").unwrap_err().to_string();
+        assert!(
+            msg.starts_with("sp.yaml:11:18: spec.routes[1].isRetryable: "),
+            "{msg}"
+        );
+    }
+
+    /// A misspelt route key is warned about with the key it most likely
+    /// is; when it leaves nothing to import, the error says so, and a bad
+    /// retryBudget is still refused.
+    #[test]
+    fn a_misspelt_route_key_is_named() {
+        let text = profile_with("    isRetryabel: true\n", "");
+        let msg = import_str(&text, "sp.yaml").unwrap_err().to_string();
+        assert!(
+            msg.starts_with("sp.yaml: no Linkerd retry configuration here")
+                && msg.contains(
+                    "ServiceProfile sp: spec.routes[0].isRetryabel: not a Linkerd ServiceProfile \
+                     route field; ignored (did you mean `isRetryable`?)"
+                )
+                && msg.contains("ServiceProfile sp: no route has isRetryable: true"),
+            "{msg}"
+        );
+        let text = profile_with("    isRetryabel: true\n", "  retryBudget:\n    ttl: 0.5s\n");
+        let msg = import_str(&text, "sp.yaml").unwrap_err().to_string();
+        assert!(
+            msg.starts_with("sp.yaml:7:10: spec.retryBudget.ttl: 500ms is out of range"),
+            "{msg}"
+        );
+        // Beside a retryable route, the misspelling is a warning.
+        let text = profile_with("    isRetryable: true\n    timout: 2s\n", "");
+        let imp = import_str(&text, "sp.yaml").unwrap();
+        assert!(
+            imp.warnings.iter().any(|w| w.ends_with(
+                "spec.routes[0].timout: not a Linkerd ServiceProfile route \
+                     field; ignored (did you mean `timeout`?)"
+            )),
+            "{:?}",
+            imp.warnings
+        );
+    }
+
+    /// A route's `timeout` and `responseClasses` cannot be held by a
+    /// policy: each is warned about, with what the import does instead.
+    #[test]
+    fn route_timeouts_and_response_classes_are_warned_about() {
+        let text = profile_with(
+            "    isRetryable: true\n    timeout: 300ms\n    responseClasses:\n    - \
+             condition: {status: {min: 500, max: 599}}\n      isFailure: true\n",
+            "",
+        );
+        let imp = import_str(&text, "sp.yaml").unwrap();
+        assert_eq!(imp.policies[0].preset.as_deref(), Some("linkerd"));
+        let w = imp.warnings.join("\n");
+        assert!(
+            w.contains(
+                "ServiceProfile sp: spec.routes[0].timeout: 300ms not imported: Linkerd bounds \
+                 each request on the route, its retries included, by it, and a policy has no \
+                 deadline; set the scenario's traffic.deadline to \"300ms\""
+            ),
+            "{w}"
+        );
+        assert!(
+            w.contains(
+                "ServiceProfile sp: spec.routes[0].responseClasses not imported: they decide \
+                 which responses Linkerd counts as failures, and so which it retries"
+            ),
+            "{w}"
+        );
+        assert_eq!(imp.warnings.len(), 2, "{w}");
+        // A timeout Linkerd would not read is refused.
+        let text = profile_with("    isRetryable: true\n    timeout: soon\n", "");
+        let msg = import_str(&text, "sp.yaml").unwrap_err().to_string();
+        assert!(
+            msg.starts_with("sp.yaml:10:14: spec.routes[0].timeout: "),
+            "{msg}"
+        );
+    }
+
+    /// A route with retry annotations, `notes` being its annotation lines
+    /// (indented four spaces).
+    fn route_with(kind: &str, notes: &str) -> String {
+        format!(
+            "apiVersion: gateway.networking.k8s.io/v1\nkind: {kind}\nmetadata:\n  name: r\n  \
+             annotations:\n{notes}spec: {{}}\n"
+        )
+    }
+
+    /// A limit alone is a retry in Linkerd, on its default conditions:
+    /// no response status, only requests that fail without a response,
+    /// which the simulator answers `unavailable`.
+    #[test]
+    fn a_limit_alone_retries_requests_without_a_response() {
+        for kind in ["HTTPRoute", "GRPCRoute", "Service"] {
+            let imp = import_str(
+                &route_with(kind, "    retry.linkerd.io/limit: \"3\"\n"),
+                "r.yaml",
+            )
+            .unwrap();
+            let p = &imp.policies[0];
+            assert_eq!(p.max_attempts, Some(4), "{kind}");
+            assert_eq!(p.retry_on, Some(vec![Status::Unavailable]), "{kind}");
+            let w = imp.warnings.join("\n");
+            assert!(
+                w.contains(
+                    "Linkerd then retries no response status, only requests that fail \
+                     without a response"
+                ) && w.contains("imported as retrying unavailable;"),
+                "{kind}: {w}"
+            );
+        }
+        // With a retry timeout, timed-out attempts are retried as well.
+        let imp = import_str(
+            &route_with(
+                "HTTPRoute",
+                "    retry.linkerd.io/limit: \"2\"\n    retry.linkerd.io/timeout: 1s\n",
+            ),
+            "r.yaml",
+        )
+        .unwrap();
+        assert_eq!(
+            imp.policies[0].retry_on,
+            Some(vec![Status::Unavailable, Status::DeadlineExceeded])
+        );
+        // A limit of 0 alone reads as unset: no retry configured.
+        let msg = import_str(
+            &route_with("HTTPRoute", "    retry.linkerd.io/limit: \"0\"\n"),
+            "r.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(msg.contains("limit 0 reads as unset in Linkerd"), "{msg}");
+    }
+
+    /// `retry.linkerd.io/grpc` on an HTTPRoute and `retry.linkerd.io/http`
+    /// on a GRPCRoute are not valid there: warned about and ignored.
+    #[test]
+    fn a_condition_annotation_of_the_other_route_kind_is_ignored() {
+        let notes = "    retry.linkerd.io/http: 5xx\n    retry.linkerd.io/grpc: internal\n";
+        let imp = import_str(&route_with("HTTPRoute", notes), "r.yaml").unwrap();
+        assert_eq!(
+            imp.policies[0].retry_on,
+            Some(vec![
+                Status::Unavailable,
+                Status::DeadlineExceeded,
+                Status::Internal
+            ])
+        );
+        assert!(
+            imp.warnings.iter().any(|w| {
+                w
+                == "HTTPRoute r: retry.linkerd.io/grpc is not valid on a HTTPRoute (Linkerd reads \
+                    it on a GRPCRoute or a Service only); ignored"
+            }),
+            "{:?}",
+            imp.warnings
+        );
+        let imp = import_str(&route_with("GRPCRoute", notes), "r.yaml").unwrap();
+        assert_eq!(imp.policies[0].retry_on, Some(vec![Status::Internal]));
+        assert!(
+            imp.warnings.iter().any(|w| w.starts_with(
+                "GRPCRoute r: retry.linkerd.io/http is not valid on a \
+                     GRPCRoute"
+            )),
+            "{:?}",
+            imp.warnings
+        );
+        // A Service takes both.
+        let imp = import_str(&route_with("Service", notes), "r.yaml").unwrap();
+        assert!(imp.warnings.is_empty(), "{:?}", imp.warnings);
+        // The other kind's annotation alone is no retry configuration.
+        let msg = import_str(
+            &route_with("HTTPRoute", "    retry.linkerd.io/grpc: internal\n"),
+            "r.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            msg.contains("HTTPRoute r: no retry.linkerd.io/ annotations Linkerd reads on it"),
+            "{msg}"
+        );
+    }
+
+    /// White space around a condition is the problem named: Linkerd
+    /// splits the list at `,` without trimming.
+    #[test]
+    fn a_space_after_a_comma_is_named_as_the_problem() {
+        let msg = import_str(
+            &route_with("HTTPRoute", "    retry.linkerd.io/http: \"5xx, 503\"\n"),
+            "r.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            msg,
+            "r.yaml:6:28: metadata.annotations.retry.linkerd.io/http: \" 503\" has white space \
+             around it: Linkerd splits the list at each `,` without trimming, and refuses \
+             \" 503\"; write \"5xx,503\""
+        );
+        let msg = import_str(
+            &route_with(
+                "GRPCRoute",
+                "    retry.linkerd.io/grpc: internal, unavailable\n",
+            ),
+            "r.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            msg.contains("\" unavailable\" has white space around it")
+                && msg.ends_with("write \"internal,unavailable\""),
+            "{msg}"
+        );
+        // Another mistake is named as such.
+        let msg = import_str(
+            &route_with("HTTPRoute", "    retry.linkerd.io/http: \"5xx, often\"\n"),
+            "r.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            msg.contains("\" often\" is not a retry condition Linkerd reads"),
+            "{msg}"
+        );
+    }
 
     const FILE: &str = "\
 apiVersion: gateway.networking.k8s.io/v1

@@ -149,7 +149,8 @@ pub(crate) fn push_named(
     spec: PolicySpec,
     warnings: &mut Vec<String>,
 ) {
-    let name = unique(policy_name(raw, fallback), policies, warnings);
+    let name = policy_name(raw, fallback, warnings);
+    let name = unique(name, policies, warnings);
     policies.push(PolicySpec { name, ..spec });
 }
 
@@ -181,8 +182,10 @@ pub(crate) fn unique(name: String, policies: &[PolicySpec], warnings: &mut Vec<S
 /// characters, Unicode format characters, a leading `.`, `=`, `+`, `-`
 /// or `@` and trailing whitespace or `.` are dropped, and it is cut to 200
 /// bytes; `fallback` when nothing is left or what is left is still not a
-/// name a scenario accepts (a reserved device name such as `CON`).
-pub(crate) fn policy_name(raw: &str, fallback: &str) -> String {
+/// name a scenario accepts (a reserved device name such as `CON`). A
+/// source name replaced by `fallback` is warned about, with the reason:
+/// a policy name becomes a folder name in the outputs.
+pub(crate) fn policy_name(raw: &str, fallback: &str, warnings: &mut Vec<String>) -> String {
     let mapped: String = raw
         .chars()
         .filter(|&c| !c.is_control() && !crate::scenario::names::is_format(c))
@@ -193,11 +196,33 @@ pub(crate) fn policy_name(raw: &str, fallback: &str) -> String {
         .to_string();
     cut_to(&mut name, MAX_NAME_BYTES);
     let name = name.trim_end_matches(|c: char| c.is_whitespace() || c == '.');
-    if crate::scenario::names::name_problem(name).is_some() {
-        fallback.to_string()
-    } else {
-        name.to_string()
+    let Some(why) = crate::scenario::names::name_problem(name) else {
+        return name.to_string();
+    };
+    if !raw.trim().is_empty() {
+        warnings.push(replaced_name(raw, name, &why, fallback));
     }
+    fallback.to_string()
+}
+
+/// The warning for the source name `raw`, left as `name` once cleaned,
+/// which a policy cannot be named for the reason `why` (as
+/// [`name_problem`](crate::scenario::names::name_problem) gives it) and
+/// is imported as `fallback` instead.
+fn replaced_name(raw: &str, name: &str, why: &str, fallback: &str) -> String {
+    let why = if name.is_empty() {
+        "nothing is left of it once the characters a policy name cannot hold are dropped"
+            .to_string()
+    } else {
+        // The reason without its advice to the user ("; remove it"): the
+        // import has chosen the name itself.
+        let why = why.split("; ").next().unwrap_or(why);
+        format!("it {why}")
+    };
+    format!(
+        "{raw:?} cannot be a policy name, which becomes a folder name in the outputs: {why}; \
+         imported as {fallback}"
+    )
 }
 
 /// Cuts `name` to at most `max` bytes, at a character boundary.
@@ -385,13 +410,57 @@ mod tests {
 
     #[test]
     fn source_names_become_names_a_scenario_accepts() {
+        let mut warnings = vec![];
+        let mut name = |raw: &str, fallback: &str| policy_name(raw, fallback, &mut warnings);
         assert_eq!(
-            policy_name("helloworld.Greeter/SayHello", "x"),
+            name("helloworld.Greeter/SayHello", "x"),
             "helloworld.Greeter.SayHello"
         );
-        assert_eq!(policy_name("-queue", "x"), "queue");
-        assert_eq!(policy_name(" /// ", "grpc-0"), "grpc-0");
-        assert_eq!(policy_name("orders", "x"), "orders");
+        assert_eq!(name("-queue", "x"), "queue");
+        assert_eq!(name("orders", "x"), "orders");
+        // No name in the source: the fallback, without a word.
+        assert_eq!(name("", "grpc-0"), "grpc-0");
+        assert_eq!(warnings, Vec::<String>::new());
+    }
+
+    /// A name from the source that a policy cannot have is replaced by
+    /// the fallback, and the warning says so and why.
+    #[test]
+    fn a_source_name_replaced_by_the_fallback_is_warned_about() {
+        let mut warnings = vec![];
+        assert_eq!(policy_name("CON", "queue", &mut warnings), "queue");
+        assert_eq!(policy_name("aux.txt", "aws-1", &mut warnings), "aws-1");
+        assert_eq!(policy_name(" /// ", "grpc-0", &mut warnings), "grpc-0");
+        assert_eq!(
+            warnings,
+            [
+                "\"CON\" cannot be a policy name, which becomes a folder name in the outputs: \
+                 it is the device name CON, which Windows reserves (also with an extension), so \
+                 it cannot be a folder name there; imported as queue",
+                "\"aux.txt\" cannot be a policy name, which becomes a folder name in the \
+                 outputs: it is the device name AUX, which Windows reserves (also with an \
+                 extension), so it cannot be a folder name there; imported as aws-1",
+                "\" /// \" cannot be a policy name, which becomes a folder name in the outputs: \
+                 nothing is left of it once the characters a policy name cannot hold are \
+                 dropped; imported as grpc-0",
+            ]
+        );
+        // Through push_named, as the deploy and AWS importers name theirs.
+        let mut policies = vec![];
+        let mut warnings = vec![];
+        push_named(
+            &mut policies,
+            "PRN",
+            "aws-1",
+            PolicySpec::default(),
+            &mut warnings,
+        );
+        assert_eq!(policies[0].name, "aws-1");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("\"PRN\" cannot be a policy name"),
+            "{warnings:?}"
+        );
     }
 
     #[test]
@@ -421,7 +490,7 @@ mod tests {
     proptest! {
         #[test]
         fn every_source_name_becomes_a_safe_name(raw in "\\PC{0,300}|[./\\\\=+@ -]{0,5}[a-zé/]{0,250}") {
-            let name = policy_name(&raw, "fallback");
+            let name = policy_name(&raw, "fallback", &mut vec![]);
             prop_assert_eq!(unsafe_name(&name), None, "{:?} -> {:?}", raw, name);
         }
     }

@@ -180,20 +180,30 @@ impl Doc<'_> {
     /// each key found, in order, after the one before it. `None` when the
     /// text does not show it (a flow mapping on one line is still found).
     pub(crate) fn place(&self, path: &str) -> Option<(usize, usize)> {
-        let keys: Vec<&str> = path
-            .split(['.', '['])
-            .filter(|k| !k.is_empty() && !k.ends_with(']'))
-            .collect();
+        let steps = steps(path);
         let mut pos = 0usize;
         let mut found = None;
         let mut i = 0;
-        while i < keys.len() {
-            // A key may hold dots itself (`retry.linkerd.io/limit`): the
-            // shortest run of parts written as one key is it.
-            let (at, used) = (i..keys.len()).find_map(|j| {
-                let key = keys[i..=j].join(".");
-                find_key(self.text, &key, pos).map(|at| (at, j + 1 - i))
-            })?;
+        while i < steps.len() {
+            let (at, used) = match steps[i] {
+                // The entry of a block list (`- `) at that place; a flow
+                // list (`[a, b]`) is left at the list.
+                Step::Index(n) => (nth_item(self.text, pos, n).unwrap_or(pos), 1),
+                // A key may hold dots itself (`retry.linkerd.io/limit`):
+                // the shortest run of parts written as one key is it.
+                Step::Key(_) => (i..steps.len())
+                    .take_while(|&j| matches!(steps[j], Step::Key(_)))
+                    .find_map(|j| {
+                        let key: Vec<&str> = steps[i..=j]
+                            .iter()
+                            .filter_map(|s| match s {
+                                Step::Key(k) => Some(*k),
+                                Step::Index(_) => None,
+                            })
+                            .collect();
+                        find_key(self.text, &key.join("."), pos).map(|at| (at, j + 1 - i))
+                    })?,
+            };
             pos = at;
             found = Some(at);
             i += used;
@@ -216,6 +226,75 @@ impl Doc<'_> {
             message: msg.to_string(),
         })
     }
+}
+
+/// One step of a path such as `spec.routes[1].isRetryable`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step<'a> {
+    /// A key of a mapping (or a dot-separated part of one).
+    Key(&'a str),
+    /// An entry of a list.
+    Index(usize),
+}
+
+/// The steps of `path`, in order: its dot-separated keys and the list
+/// indices written after them (`[1]`); an index that is not a number is
+/// left out.
+fn steps(path: &str) -> Vec<Step<'_>> {
+    let mut out = vec![];
+    for part in path.split('.') {
+        let mut pieces = part.split('[');
+        if let Some(key) = pieces.next().filter(|k| !k.is_empty()) {
+            out.push(Step::Key(key));
+        }
+        out.extend(
+            pieces
+                .filter_map(|p| p.strip_suffix(']')?.parse().ok())
+                .map(Step::Index),
+        );
+    }
+    out
+}
+
+/// The byte offset in `text` of the content of entry `n` (0-based) of
+/// the block list that starts after `from` (the value of its key): the
+/// first line there that starts with `- ` sets the entries' indentation,
+/// and the list ends at a line indented less, or as much without `-`.
+/// `None` for a flow list or a list with fewer entries.
+fn nth_item(text: &str, from: usize, n: usize) -> Option<usize> {
+    let rest = text.get(from..)?;
+    if rest.trim_start_matches([' ', '\t']).starts_with('[') {
+        return None;
+    }
+    let mut offset = from;
+    let mut indent = None;
+    let mut seen = 0usize;
+    for line in rest.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let body = line.trim_start_matches(' ');
+        if body.trim().is_empty() || body.starts_with('#') {
+            continue;
+        }
+        let col = line.len() - body.len();
+        let entry = body.starts_with("- ") || body.trim_end() == "-";
+        match indent {
+            // The value's own line (`routes:` ends it) holds no entry.
+            None if start == from && !entry => continue,
+            None if entry => indent = Some(col),
+            None => return None,
+            Some(i) if col > i => continue,
+            Some(i) if col == i && entry => {}
+            Some(_) => return None,
+        }
+        if seen == n {
+            let dash = start + col + 1;
+            let content = text[dash..].len() - text[dash..].trim_start_matches([' ', '\t']).len();
+            return Some(dash + content);
+        }
+        seen += 1;
+    }
+    None
 }
 
 /// The byte offset of the value of `key:` at or after `from` in `text`,
@@ -255,6 +334,24 @@ pub(crate) fn snake(key: &str) -> String {
     out
 }
 
+/// `key` (snake_case) in lowerCamelCase, the proto's JSON name and a
+/// Kubernetes resource's spelling (`is_retryable` → `isRetryable`).
+pub(crate) fn camel(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for c in key.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.push(c.to_ascii_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The value of `key` (snake_case, or its camelCase form) in the mapping
 /// `v`, with the key as written.
 pub(crate) fn get<'v>(v: &'v Value, key: &str) -> Option<(&'v str, &'v Value)> {
@@ -285,7 +382,16 @@ pub(crate) fn other_keys(
                 "{path}.{k}: not imported: a policy cannot express it"
             ));
         } else {
+            // The hint is written as the key is: camelCase (Kubernetes
+            // resources, Envoy's JSON names) unless it holds a `_`.
             let hint = closest(&s, known)
+                .map(|w| {
+                    if k.contains('_') {
+                        w.to_string()
+                    } else {
+                        camel(w)
+                    }
+                })
                 .map(|w| format!(" (did you mean `{w}`?)"))
                 .unwrap_or_default();
             warnings.push(format!("{path}.{k}: not {what} field; ignored{hint}"));
@@ -562,5 +668,53 @@ mod tests {
     fn camel_case_keys_are_their_snake_case_names() {
         assert_eq!(snake("numRetries"), "num_retries");
         assert_eq!(snake("retry_on"), "retry_on");
+        assert_eq!(camel("is_retryable"), "isRetryable");
+        assert_eq!(camel("timeout"), "timeout");
+    }
+
+    /// A misspelt key's hint is written as the key is: camelCase for a
+    /// Kubernetes resource's `isRetryabel`, snake_case for `num_retrys`.
+    #[test]
+    fn a_misspelt_keys_hint_is_written_in_its_style() {
+        let v: Value =
+            serde_json::from_str(r#"{"isRetryabel": true, "num_retrys": 1, "x": 0}"#).unwrap();
+        let mut w = vec![];
+        other_keys(
+            &v,
+            "r",
+            "a route",
+            &["is_retryable", "num_retries"],
+            &[],
+            &mut w,
+        );
+        assert_eq!(
+            w,
+            [
+                "r.isRetryabel: not a route field; ignored (did you mean `isRetryable`?)",
+                "r.num_retrys: not a route field; ignored (did you mean `num_retries`?)",
+                "r.x: not a route field; ignored",
+            ]
+        );
+    }
+
+    /// A path's list indices pick the entry of a block list, so that a
+    /// refusal in the second route is placed in the second route.
+    #[test]
+    fn a_path_through_a_list_is_placed_in_its_entry() {
+        let text = "spec:\n  routes:\n  - name: a\n    isRetryable: true\n  - name: b\n    \
+                    condition: {method: GET}\n    isRetryable: yes\n  other: 1\n";
+        let docs = documents(text, "sp.yaml").unwrap();
+        assert_eq!(docs[0].place("spec.routes[0].isRetryable"), Some((4, 18)));
+        assert_eq!(docs[0].place("spec.routes[1].isRetryable"), Some((7, 18)));
+        assert_eq!(docs[0].place("spec.routes[1]"), Some((5, 5)));
+        assert_eq!(docs[0].place("spec.routes[2]"), Some((2, 10)));
+        // A list written at its key's indentation.
+        let flat = "routes:\n- name: a\n- name: b\n  timeout: 1s\n";
+        let docs = documents(flat, "sp.yaml").unwrap();
+        assert_eq!(docs[0].place("routes[1].timeout"), Some((4, 12)));
+        // A flow list: placed at the list.
+        let flow = "routes: [{name: a}, {name: b, timeout: 1s}]\n";
+        let docs = documents(flow, "sp.yaml").unwrap();
+        assert_eq!(docs[0].place("routes[1].timeout"), Some((1, 40)));
     }
 }

@@ -183,6 +183,30 @@ fn a_gate_without_conditions_or_with_an_unknown_file_is_refused() {
     assert!(out.contains("--config-format"), "{out}");
 }
 
+/// A limit no policy can meet (`--max-amplification` below 1) and a
+/// drain limit without its unit are invalid input (exit 2), refused
+/// before anything runs, not checks that fail (exit 3).
+#[test]
+fn a_limit_below_one_attempt_or_a_drain_without_unit_is_invalid_input() {
+    let toy = "scenarios/hotos21-toy.json".to_string();
+    for (flag, value, needle) in [
+        (
+            "--max-amplification",
+            "0.5",
+            "no policy makes fewer than one attempt per request",
+        ),
+        (
+            "--max-drain",
+            "10",
+            "invalid duration \"10\": expected a number with a unit",
+        ),
+    ] {
+        let (code, out, _d) = gate(&["gate".into(), toy.clone(), flag.into(), value.into()]);
+        assert_eq!(code, Some(2), "{flag} {value}: {out}");
+        assert!(out.contains(needle), "{flag} {value}: {out}");
+    }
+}
+
 /// The cells of each body row of the Markdown table.
 fn table_rows(md: &str) -> Vec<Vec<String>> {
     md.lines()
@@ -444,13 +468,16 @@ fn configurations_that_cannot_be_joined_are_refused_and_names_kept_apart() {
         "--config".into(),
         "examples/queue.yaml".into(),
         "--config".into(),
-        "examples/queue.yaml".into(),
+        "tests/good/gate/second-queue.yaml".into(),
         "--max-amplification".into(),
         "3".into(),
     ]);
     assert_eq!(code, Some(2), "{out}");
     assert!(
-        out.contains("error: examples/queue.yaml: holds a queue, and so does examples/queue.yaml"),
+        out.contains(
+            "error: tests/good/gate/second-queue.yaml: holds a queue, and so does \
+             examples/queue.yaml"
+        ),
         "{out}"
     );
     let (code, out, _d) = gate(&[
