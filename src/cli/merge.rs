@@ -137,12 +137,31 @@ fn read(dir: &Path, name: &str, limit: u64) -> Result<Vec<u8>, InvalidInput> {
 
 /// Reads a manifest written by `sweep` or `map`, capped like every input
 /// file ([`MAX_INPUT_BYTES`]).
+/// A manifest that does not read is refused at its line and column, with
+/// the field it was reading.
 fn manifest<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Result<T, InvalidInput> {
-    serde_json::from_slice(&read(dir, name, MAX_INPUT_BYTES)?).map_err(|e| {
-        InvalidInput::Malformed {
+    let bytes = read(dir, name, MAX_INPUT_BYTES)?;
+    let de = &mut serde_json::Deserializer::from_slice(&bytes);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let text = inner.to_string();
+        // serde_json ends its message with the place, given apart here.
+        let cause = text
+            .rfind(" at line ")
+            .map_or(text.as_str(), |i| &text[..i])
+            .replace("expected usize", "expected a whole number of at least 0")
+            .replace("expected u32", "expected a whole number of at least 0")
+            .replace("expected u64", "expected a whole number of at least 0");
+        InvalidInput::At(crate::scenario::error::Located {
             origin: format!("{}/{name}", dir.display()),
-            source: Box::new(e),
-        }
+            line: (inner.line() > 0).then_some(inner.line()),
+            column: (inner.line() > 0).then_some(inner.column()),
+            path: (path != ".").then_some(path),
+            message: format!(
+                "{cause}: not as sweep or map wrote it (was it edited?); run that shard again"
+            ),
+        })
     })
 }
 

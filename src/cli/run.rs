@@ -183,7 +183,6 @@ fn run_one(s: &Scenario, dir: &Path, args: &RunArgs, out: &mut Stdout) -> Result
     let opts = ReportOptions {
         no_plots: sim.no_plots,
         plot_size: args.plot_size,
-        trace: args.trace.is_some(),
     };
     let run_report = report::RunReport::new(s, &results);
     let mut written = report::write_all(stage.path(), &run_report, &perf, &opts)?;

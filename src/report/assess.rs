@@ -299,7 +299,9 @@ pub fn json(a: &Assessment) -> String {
     let mut out = String::from("{\n  \"policies\": [");
     for (i, p) in a.policies.iter().enumerate() {
         let e = &p.analytic;
-        let margin = p.threshold.low.map(|lo| lo - a.own_load);
+        // From the band's low end, as the verdict and the gate read it:
+        // below the band every probe recovered.
+        let margin = p.threshold_band.low.map(|lo| lo - a.own_load);
         let fields = [
             ("name", json_str(&p.name)),
             ("threshold_load", json_interval(&p.threshold)),
@@ -604,6 +606,13 @@ mod tests {
         assert_eq!(p["margin"], -132);
         assert_eq!(p["analytic_sustaining_load"]["attempts_rule"], 150);
         assert!(p["analytic_sustaining_load"]["balance_rule"].is_null());
+        // With outcomes mixed below the interval, the margin is taken from
+        // the band's low end, as the verdict's headroom is.
+        let mut a = assessment();
+        a.policies[0].threshold_band.low = Some(140.0);
+        let v: serde_json::Value = serde_json::from_str(&json(&a)).unwrap();
+        assert_eq!(v["policies"][0]["margin"], -140);
+        assert_eq!(v["policies"][0]["threshold_load"]["low"], 148);
     }
 
     #[test]

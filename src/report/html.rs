@@ -235,7 +235,9 @@ fn embedded(figures: &[Figure]) -> String {
 
 /// The files a run may write beside its page, in the order the page
 /// lists them, each with what it holds (empty: its name says it).
-const FILES_LISTED: [(&str, &str); 13] = [
+/// `trace.json` is left out: `run --trace` changes no other file, this
+/// page included.
+const FILES_LISTED: [(&str, &str); 12] = [
     ("summary.csv", ""),
     ("summary.json", ""),
     ("replications.csv", " (one row per run)"),
@@ -247,10 +249,6 @@ const FILES_LISTED: [(&str, &str); 13] = [
     ("recovery.png", ""),
     ("attempts.png", ""),
     ("perf.json", ""),
-    (
-        "trace.json",
-        " (the traced requests, for ui.perfetto.dev or chrome://tracing)",
-    ),
     ("report.html", ""),
 ];
 
@@ -344,7 +342,11 @@ mod tests {
     #[test]
     fn the_files_listed_are_the_files_a_run_writes() {
         let mut listed: Vec<&str> = FILES_LISTED.iter().map(|(n, _)| *n).collect();
-        let mut written = crate::report::REPORT_FILES.to_vec();
+        let mut written: Vec<&str> = crate::report::REPORT_FILES
+            .iter()
+            .copied()
+            .filter(|n| *n != "trace.json")
+            .collect();
         listed.sort_unstable();
         written.sort_unstable();
         assert_eq!(listed, written);
@@ -353,13 +355,11 @@ mod tests {
     /// The paragraph names what is beside the page, in a fixed order.
     #[test]
     fn the_files_paragraph_names_what_is_there() {
-        let p = files_paragraph(&["trace.json", "summary.csv", "perf.json", "tiers.csv"]);
+        let p = files_paragraph(&["perf.json", "summary.csv", "tiers.csv"]);
         assert_eq!(
             p,
             "<h2>Files</h2>\n<p>Next to this page: <code>summary.csv</code>, \
-             <code>tiers.csv</code> (one row per run and tier), <code>perf.json</code>, \
-             <code>trace.json</code> (the traced requests, for ui.perfetto.dev or \
-             chrome://tracing).</p>\n"
+             <code>tiers.csv</code> (one row per run and tier), <code>perf.json</code>.</p>\n"
         );
     }
 }

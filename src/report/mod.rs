@@ -74,9 +74,6 @@ pub struct ReportOptions {
     /// Size of `load.png` and `recovery.png` in pixels (width, height);
     /// `None` = [`plot::WIDTH`] × [`plot::HEIGHT`].
     pub plot_size: Option<(u32, u32)>,
-    /// `trace.json` is written beside the report (`run --trace`): the
-    /// page lists it with the other files.
-    pub trace: bool,
 }
 
 /// Every file [`write_all`] may write: the ones a run does not write
@@ -156,16 +153,13 @@ pub fn write_all(
     let (scenario, results) = (report.scenario, report.results);
     let capacity = results.first().map(|r| r.summary().capacity_rps);
     let alert_lines = alerting::summary_lines(scenario, &report.alerts);
-    // The files beside the page: those written so far, and the two
+    // The files beside the page: those written so far, and perf.json,
     // written after it.
     let mut beside: Vec<&str> = written
         .iter()
         .filter_map(|p| p.file_name().and_then(|n| n.to_str()))
         .collect();
     beside.push("perf.json");
-    if opts.trace {
-        beside.push("trace.json");
-    }
     let page = html::page(
         scenario,
         &report.summaries,

@@ -71,6 +71,13 @@ impl Table {
     /// Every line the report's CSV writer writes ends with a line end, so a file
     /// that does not was cut short, maybe within its last number.
     pub fn from_csv(bytes: &[u8], origin: &str) -> Result<Table, InvalidInput> {
+        if bytes.is_empty() {
+            return Err(InvalidInput::At(Located::whole(
+                origin,
+                "the file is empty, not even its header: it was cut short (a full disk?); \
+                 run that shard again",
+            )));
+        }
         if bytes.last().is_some_and(|&b| b != b'\n') {
             return Err(InvalidInput::At(Located::whole(
                 origin,

@@ -9,7 +9,7 @@ use retrysim::scenario::Scenario;
 use std::path::Path;
 
 const SCENARIO: &str = r#"{
-  "name": "storm <test> & co",
+  "name": "storm 'test' & co",
   "description": "A 90 s outage; \"quoted\" <b>not bold</b>",
   "seed": 7, "duration": "10m", "bin": "1s",
   "traffic": {"rate": 7000, "clients": 5000, "attempt_timeout": "1s"},
@@ -239,7 +239,7 @@ fn summary_with_replications_appends_ci95_and_outcome_shares() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
             .unwrap();
-    assert_eq!(json["scenario"]["name"], "storm <test> & co");
+    assert_eq!(json["scenario"]["name"], "storm 'test' & co");
     assert_eq!(json["scenario"]["replications"], 3);
     assert_eq!(json["policies"][1]["recovered_at_s"], 251);
     assert_eq!(
@@ -378,7 +378,7 @@ fn html_holds_the_numbers_escapes_text_and_is_well_formed() {
     write(dir.path(), 1, false);
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     well_formed(&html).unwrap();
-    assert!(html.contains("storm &lt;test&gt; &amp; co"));
+    assert!(html.contains("storm &#39;test&#39; &amp; co"));
     assert!(!html.contains("<b>not bold</b>"));
     assert!(!html.contains("<script"));
     assert!(!html.contains("http://") && !html.contains("https://"));

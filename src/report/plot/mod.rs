@@ -90,9 +90,12 @@ fn pe<E: std::error::Error + Send + Sync + 'static>(e: E) -> OutputError {
 }
 
 /// The colour of the policy at `index` in the scenario, the same in every
-/// figure and in the HTML page (a colour-blind-safe qualitative palette).
+/// figure and in the HTML page (colour-blind-safe qualitative palettes:
+/// sixteen colours, then they repeat).
 pub fn policy_color(index: usize) -> RGBColor {
-    const P: [(u8, u8, u8); 8] = [
+    // Okabe and Ito's eight colours, then Paul Tol's "muted" scheme for a
+    // ninth to sixteenth policy, so no two of sixteen share a colour.
+    const P: [(u8, u8, u8); 16] = [
         (0, 114, 178),   // blue
         (213, 94, 0),    // vermillion
         (0, 158, 115),   // bluish green
@@ -101,6 +104,14 @@ pub fn policy_color(index: usize) -> RGBColor {
         (86, 180, 233),  // sky blue
         (120, 94, 60),   // brown
         (60, 60, 60),    // dark grey
+        (51, 34, 136),   // indigo
+        (204, 102, 119), // rose
+        (17, 119, 51),   // green
+        (221, 204, 119), // sand
+        (136, 34, 85),   // wine
+        (136, 204, 238), // cyan
+        (153, 153, 51),  // olive
+        (170, 68, 153),  // purple
     ];
     let (r, g, b) = P[index % P.len()];
     RGBColor(r, g, b)
@@ -759,11 +770,28 @@ fn draw_alert_band(
     )
     .map_err(pe)?;
     let style = text(13);
-    for (i, a) in rows.iter().enumerate() {
+    // The rows that fit; when some do not, the last place says how many
+    // are left out (alerts.csv has every one).
+    let fit = (h.saturating_sub(ALERT_BAND_TOP) / ALERT_ROW) as usize;
+    let shown = if rows.len() > fit {
+        fit.saturating_sub(1)
+    } else {
+        rows.len()
+    };
+    if shown < rows.len() && fit > 0 {
+        let y = (ALERT_BAND_TOP + ALERT_ROW * shown as u32) as i32;
+        area.draw_text(
+            &format!(
+                "… and {} more (alerts.csv lists every firing period)",
+                rows.len() - shown
+            ),
+            &style.color(&RGBColor(70, 70, 70)),
+            (px.start + 4, y + 1),
+        )
+        .map_err(pe)?;
+    }
+    for (i, a) in rows.iter().take(shown).enumerate() {
         let y = (ALERT_BAND_TOP + ALERT_ROW * i as u32) as i32;
-        if y + ALERT_ROW as i32 > h as i32 {
-            break;
-        }
         for &(from, to) in &a.periods {
             let (l, r) = (to_px(from), to_px(to).max(to_px(from) + 2));
             area.draw(&Rectangle::new([(l, y + 5), (r, y + 12)], a.color.filled()))
@@ -781,6 +809,13 @@ fn draw_alert_band(
         } else if after + tw <= px.end {
             after
         } else {
+            // No room beside the strips: the label goes over them on a
+            // pale ground, so the strip does not strike it through.
+            area.draw(&Rectangle::new(
+                [(px.start + 1, y), (px.start + 4 + tw, y + 15)],
+                WHITE.mix(0.85).filled(),
+            ))
+            .map_err(pe)?;
             px.start + 2
         };
         area.draw_text(&a.label, &style.color(&a.color), (at, y + 1))
@@ -899,6 +934,9 @@ mod tests {
     #[test]
     fn colours_are_stable_and_css_matches() {
         assert_eq!(policy_css(0), "#0072b2");
-        assert_eq!(policy_color(8), policy_color(0));
+        // Sixteen policies get sixteen colours; the seventeenth repeats.
+        let css: std::collections::BTreeSet<String> = (0..16).map(policy_css).collect();
+        assert_eq!(css.len(), 16);
+        assert_eq!(policy_color(16), policy_color(0));
     }
 }

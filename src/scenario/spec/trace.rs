@@ -682,6 +682,31 @@ pub fn conflicts(t: &TrafficSpec) -> Vec<(String, Vec<String>, String)> {
     out
 }
 
+/// Refuses a rate trace whose mean `rate` over the run is past what the
+/// simulator takes. Told here, about the file: `traffic.rate` is not in
+/// the scenario, the trace gives it.
+fn within_rate_limit(tr: &TraceSpec, rate: f64) -> Result<(), TraceProblem> {
+    let most = crate::scenario::validate::MAX_RATE;
+    if rate <= most {
+        return Ok(());
+    }
+    Err(TraceProblem::Field(
+        "traffic.trace".into(),
+        vec![],
+        format!(
+            "{}: its mean rate over the run, {} requests per second{}, is more than the \
+             {most:e} the simulator takes; check the file's rate values",
+            tr.file,
+            Given(rate),
+            if tr.scale == 1.0 {
+                String::new()
+            } else {
+                format!(" (× scale {})", Given(tr.scale))
+            },
+        ),
+    ))
+}
+
 /// One problem [`conflicts`] finds: (path, related paths, message).
 fn conflict(path: &str, related: &[&str], message: String) -> (String, Vec<String>, String) {
     (
@@ -766,26 +791,7 @@ pub fn apply(t: &mut TrafficSpec, text: &str) -> Result<(), TraceProblem> {
                     "the trace's rate is 0 throughout the run: there would be no traffic".into(),
                 ));
             }
-            let most = crate::scenario::validate::MAX_RATE;
-            if !(rate <= most) {
-                // Told here, about the file: `traffic.rate` is not in the
-                // scenario, the trace gives it.
-                return Err(TraceProblem::Field(
-                    "traffic.trace".into(),
-                    vec![],
-                    format!(
-                        "{}: its mean rate over the run, {} requests per second{}, is more than \
-                         the {most:e} the simulator takes; check the file's rate values",
-                        tr.file,
-                        Given(rate),
-                        if tr.scale == 1.0 {
-                            String::new()
-                        } else {
-                            format!(" (× scale {})", Given(tr.scale))
-                        },
-                    ),
-                ));
-            }
+            within_rate_limit(tr, rate)?;
             t.rate = Some(rate);
             t.profile = profile;
             tr.loaded = Some(Arc::new(Loaded {
