@@ -31,8 +31,10 @@ pub struct RunArgs {
     #[command(flatten)]
     pub sim: SimArgs,
     /// Size of the plots in pixels, WIDTHxHEIGHT (default 1400x820; from
-    /// 600x400 to 10000x10000). attempts.png takes the width only: its
-    /// height grows with the number of policies, one panel each.
+    /// 1000x600 to 10000x10000: below that the legend and the alert band,
+    /// whose text does not shrink, leave the chart too little room).
+    /// attempts.png takes the width only: its height grows with the number
+    /// of policies, one panel each.
     #[arg(long, value_name = "WxH", value_parser = plot_size_arg)]
     pub plot_size: Option<(u32, u32)>,
     /// Also write trace.json (Chrome trace-event format, for
@@ -47,7 +49,7 @@ pub struct RunArgs {
 fn plot_size_arg(text: &str) -> Result<(u32, u32), String> {
     let bad = || {
         format!(
-            "plot size {text:?}: write WIDTHxHEIGHT, e.g. 1200x700, from 600x400 to 10000x10000"
+            "plot size {text:?}: write WIDTHxHEIGHT, e.g. 1200x700, from 1000x600 to 10000x10000"
         )
     };
     let (w, h) = text.split_once(['x', 'X']).ok_or_else(bad)?;
@@ -55,7 +57,7 @@ fn plot_size_arg(text: &str) -> Result<(u32, u32), String> {
         w.trim().parse().map_err(|_| bad())?,
         h.trim().parse().map_err(|_| bad())?,
     );
-    if w < 600 || h < 400 || w > 10_000 || h > 10_000 {
+    if w < 1000 || h < 600 || w > 10_000 || h > 10_000 {
         return Err(bad());
     }
     Ok((w, h))
@@ -216,4 +218,26 @@ fn run_one(s: &Scenario, dir: &Path, args: &RunArgs, out: &mut Stdout) -> Result
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plot_size_arg;
+
+    /// Sizes from 1000x600 to 10000x10000 are taken, in either case of x.
+    #[test]
+    fn plot_sizes_are_bounded() {
+        assert_eq!(plot_size_arg("1000x600"), Ok((1000, 600)));
+        assert_eq!(plot_size_arg("1200X700"), Ok((1200, 700)));
+        for bad in [
+            "600x400",
+            "999x600",
+            "1000x599",
+            "10001x700",
+            "1200",
+            "ax700",
+        ] {
+            assert!(plot_size_arg(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -18,9 +18,11 @@ pub fn load_png(path: &Path, report: &RunReport<'_>, size: (u32, u32)) -> Result
         .map(|r| r.summary().capacity_rps)
         .unwrap_or(0.0);
     let tiers = results.first().map_or(0, |r| r.tiers.len());
-    if tiers > 1 && off_scale(capacity, max_of(&series, |b| b.max)) {
-        // A tier whose workers wait on the tiers below has a nominal
-        // capacity far above its load: it would flatten the chart.
+    // A capacity far above the load (a tier whose workers wait on the
+    // tiers below, a backend sized for far more) would flatten the chart:
+    // it is named in the legend, not drawn.
+    let nominal = capacity;
+    if off_scale(capacity, max_of(&series, |b| b.max)) {
         capacity = 0.0;
     }
     let demand = demand_line(&groups, &x);
@@ -57,7 +59,7 @@ pub fn load_png(path: &Path, report: &RunReport<'_>, size: (u32, u32)) -> Result
         floor,
         log,
     };
-    let legend = load_legend(&groups, capacity, &faults, !d.alerts.is_empty());
+    let legend = load_legend(&groups, (capacity, nominal), &faults, !d.alerts.is_empty());
     if tiers == 0 {
         return render(path, size, x, y, &d, &legend);
     }
@@ -122,10 +124,11 @@ fn load_axis(demand: &[(f64, f64)], capacity: f64, peak: f64) -> (YAxis, f64, &'
     }
 }
 
-/// The legend of `load.png`.
+/// The legend of `load.png`; `(capacity, nominal)`: the capacity line
+/// drawn (0: none) and the backend's nominal capacity.
 fn load_legend(
     groups: &[PolicyRuns<'_>],
-    capacity: f64,
+    (capacity, nominal): (f64, f64),
     faults: &[FaultBox],
     alerts: bool,
 ) -> Vec<(Swatch, String)> {
@@ -143,6 +146,14 @@ fn load_legend(
         legend.push((
             Swatch::Dashed(RGBColor(90, 90, 90)),
             format!("nominal capacity ({} req/s)", si(capacity)),
+        ));
+    } else if nominal > 0.0 {
+        legend.push((
+            Swatch::Dashed(RGBColor(90, 90, 90)),
+            format!(
+                "nominal capacity ({} req/s, off the scale: over 20× every line)",
+                si(nominal)
+            ),
         ));
     }
     for f in faults.iter().filter(|f| f.shaded) {
