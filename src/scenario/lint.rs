@@ -175,11 +175,60 @@ pub(crate) fn warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<Problem>
     for (path, msg) in super::cloud_tasks::warnings(spec, policies) {
         warn(&path, msg);
     }
+    for (path, msg) in settings_without_effect(spec) {
+        warn(&path, msg);
+    }
     if spec.backend.retry_after.is_some() && !policies.iter().any(|p| p.honor_retry_after) {
         warn(
             "backend.retry_after",
             "no policy honours it (`honor_retry_after`), so it changes nothing".to_string(),
         );
+    }
+    out
+}
+
+/// Settings that change nothing in the run, as (field, message): a
+/// traffic profile knot past the first one after the run's end (the first
+/// still sets the last line's slope), and a `capacity` fault on the top
+/// backend that leaves at least as many workers as it has.
+fn settings_without_effect(spec: &ScenarioSpec) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let end = spec.duration;
+    // The first knot after the end still sets the slope towards it; the
+    // ones after that are never used.
+    let past: Vec<usize> = (0..spec.traffic.profile.len())
+        .filter(|&i| spec.traffic.profile[i].at > end)
+        .collect();
+    for &i in past.iter().skip(1) {
+        out.push((
+            format!("traffic.profile[{i}].at"),
+            format!(
+                "{} is after the run's end ({end}) and after the knot that ends its last \
+                 line: it changes nothing; remove it",
+                spec.traffic.profile[i].at
+            ),
+        ));
+    }
+    for (i, f) in spec.faults.iter().enumerate() {
+        if let (
+            crate::scenario::spec::FaultSpec::Capacity {
+                workers,
+                tier: None,
+                ..
+            },
+            Some(have),
+        ) = (f, spec.backend.workers)
+        {
+            if *workers >= have {
+                out.push((
+                    format!("faults[{i}].capacity.workers"),
+                    format!(
+                        "{workers} workers left, and the backend has {have}: the fault takes \
+                         none away, so it changes nothing"
+                    ),
+                ));
+            }
+        }
     }
     out
 }
@@ -900,6 +949,30 @@ mod tests {
                 "policies": [{policy}]}}"#
         ))
         .unwrap()
+    }
+
+    /// A knot past the first one after the run's end, and a capacity
+    /// fault that removes no worker, are named; the first knot after the
+    /// end (it sets the last slope) and a real capacity loss are not.
+    #[test]
+    fn settings_without_effect_are_flagged() {
+        let backend = r#""workers": 4, "service_time": {"constant": {"value": "10ms"}}"#;
+        let s = scenario(
+            r#""rate": 10, "profile": [{"at": "0s", "scale": 1}, {"at": "90s", "scale": 2},
+                {"at": "120s", "scale": 3}]"#,
+            backend,
+            r#", "faults": [{"capacity": {"start": "10s", "duration": "5s", "workers": 4}},
+                {"capacity": {"start": "20s", "duration": "5s", "workers": 1}}]"#,
+            r#"{"name": "p"}"#,
+        );
+        let paths: Vec<String> = settings_without_effect(s.spec())
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(
+            paths,
+            ["traffic.profile[2].at", "faults[0].capacity.workers"]
+        );
     }
 
     const FOREVER: &str =
