@@ -145,11 +145,7 @@ pub(super) fn assess_with_bar(
         tolerance: args.tolerance,
         recover_within: args.recover_within.0,
     };
-    let bar = progress::bar(
-        0,
-        args.sim.quiet,
-        &format!("assessing {}", base.spec().name),
-    );
+    let bar = progress::growing_bar(args.sim.quiet, &format!("assessing {}", base.spec().name));
     let assessed = assess(base, &opts, load, &|n| bar.inc_length(n), &|| bar.inc(1));
     bar.finish_and_clear();
     assessed

@@ -299,7 +299,7 @@ pub fn run(args: MapArgs) -> Result<ExitCode, Error> {
     let scenarios = load_cells(&grid, shard, passes, &names, &load, &sim.sets)?;
     sim.guard(scenarios.values(), false)?;
     let stage = Staging::begin(&dir, report::map::MAP_FILES, sim.force)?;
-    let bar = progress::bar(0, sim.quiet, &format!("mapping {}", base.spec().name));
+    let bar = progress::growing_bar(sim.quiet, &format!("mapping {}", base.spec().name));
     let question = Question {
         recover_within: args.recover_within.0,
     };

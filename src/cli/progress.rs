@@ -1,12 +1,13 @@
 //! Progress bars: on stderr, only on a terminal, never with `--quiet`,
 //! and only once the runs have taken more than a second, so short commands
 //! and scripts never see them. The commands that simulate many runs
-//! (`sweep`, `map`, `assess`) count runs, and their bar can grow as a
-//! command plans more (a map's refinement pass, an assessment's next
-//! probes); a sweep first counts the points it checks and sizes before it
-//! runs any; `run`, whose few runs may each be long, follows the simulated
-//! time they have covered; `tune`, which cannot tell ahead how many runs
-//! its search takes, shows a spinner with the simulated time covered.
+//! (`sweep`, `map`, `assess`) count runs; the bar of `map` and `assess`
+//! grows as the command plans more (a map's refinement pass, an
+//! assessment's next probes), so it shows no ETA; a sweep first counts the
+//! points it checks and sizes before it runs any; `run`, whose few runs
+//! may each be long, follows the simulated time they have covered; `tune`,
+//! which cannot tell ahead how many runs its search takes, shows a spinner
+//! with the simulated time covered.
 
 use crate::engine::watch;
 use std::io::IsTerminal;
@@ -17,6 +18,17 @@ use std::time::Duration;
 /// `what`; hidden when `quiet` or when stderr is not a terminal.
 pub fn bar(runs: u64, quiet: bool, what: &str) -> indicatif::ProgressBar {
     counter(runs, quiet, what, "runs")
+}
+
+/// A bar for runs planned as the command goes (a map's refinement pass,
+/// an assessment's next probes), labelled `what`: it shows the runs done
+/// of those planned so far and the elapsed time, and no ETA, which would
+/// cover only the runs planned so far. Hidden as [`bar`] is.
+pub fn growing_bar(quiet: bool, what: &str) -> indicatif::ProgressBar {
+    let template = "{msg} [{bar:30}] {pos}/{len} runs planned so far, {elapsed}";
+    styled(0, shown(quiet), template)
+        .inspect(|bar| bar.set_message(what.to_string()))
+        .unwrap_or_else(indicatif::ProgressBar::hidden)
 }
 
 /// A bar for `len` steps counted in `unit` (e.g. the points a sweep
