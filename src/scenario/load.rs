@@ -111,7 +111,10 @@ pub(crate) fn parse(
     explain::<ScenarioSpec>(&mut loc, SCENARIO, || Some(value.clone()));
     let field = error_field(&loc).unwrap_or_default();
     match set_touching(&field, &writes) {
-        Some(set) => loc.message.push_str(&after_set(set)),
+        Some(set) => {
+            loc.message.push_str(&after_set(set));
+            loc.message.push_str(&quote_hint(&loc.message, set));
+        }
         // Not a field any override wrote: the file's own error, as reading
         // it alone put it, or where the file wrote the field.
         None => match &as_written {
@@ -331,6 +334,23 @@ fn distributions(spec: &mut ScenarioSpec) -> Vec<(String, &mut DistSpec)> {
         }
     }
     dists
+}
+
+/// A hint for a `--set` value read as a number or a boolean where text
+/// is expected (`--set name=123`): how to write it as a JSON string.
+fn quote_hint(message: &str, set: &str) -> String {
+    let plain = ["integer", "floating point", "boolean"]
+        .iter()
+        .any(|k| message.starts_with(&format!("invalid type: {k}")));
+    match set.split_once('=') {
+        Some((path, value)) if plain && message.contains("expected a string") => format!(
+            "; a value that reads as a number or true/false is taken as one: for the text, \
+             write --set '{}=\"{}\"'",
+            path.trim(),
+            value.trim()
+        ),
+        _ => String::new(),
+    }
 }
 
 /// The note that ends a problem with a field an override wrote, or one it
@@ -904,6 +924,23 @@ pub(crate) fn line_col(text: &str, at: usize) -> (usize, usize) {
 
 #[cfg(test)]
 mod tests {
+    /// A number or boolean where text goes gets a hint to quote it;
+    /// other type errors get none.
+    #[test]
+    fn a_number_where_text_goes_is_told_how_to_quote_it() {
+        let h = super::quote_hint("invalid type: integer `123`, expected a string", "name=123");
+        assert!(h.contains(r#"--set 'name="123"'"#), "{h}");
+        assert!(super::quote_hint(
+            "invalid type: boolean `true`, expected a string",
+            "name=true"
+        )
+        .contains("name=\"true\""));
+        assert_eq!(
+            super::quote_hint("invalid type: string \"abc\", expected a number", "x=abc"),
+            ""
+        );
+    }
+
     use super::*;
 
     #[test]
