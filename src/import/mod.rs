@@ -178,10 +178,11 @@ pub(crate) fn unique(name: String, policies: &[PolicySpec], warnings: &mut Vec<S
 }
 
 /// A policy name a scenario accepts, made from a name in the source (a
-/// gRPC `service/method`, a queue ID): `/` and `\` become `.`, control
-/// characters, Unicode format characters, a leading `.`, `=`, `+`, `-`
-/// or `@` and trailing whitespace or `.` are dropped, and it is cut to 200
-/// bytes; `fallback` when nothing is left or what is left is still not a
+/// gRPC `service/method`, a queue ID): `/` and `\` become `.`, the other
+/// characters Windows forbids in a folder name (`<>:"|?*`) become `-`;
+/// control characters, Unicode format characters, a leading `.`, `=`,
+/// `+`, `-` or `@` and trailing whitespace or `.` are dropped, and it is
+/// cut to 200 bytes; `fallback` when nothing is left or what is left is still not a
 /// name a scenario accepts (a reserved device name such as `CON`). A
 /// source name replaced by `fallback` is warned about, with the reason:
 /// a policy name becomes a folder name in the outputs.
@@ -189,7 +190,12 @@ pub(crate) fn policy_name(raw: &str, fallback: &str, warnings: &mut Vec<String>)
     let mapped: String = raw
         .chars()
         .filter(|&c| !c.is_control() && !crate::scenario::names::is_format(c))
-        .map(|c| if matches!(c, '/' | '\\') { '.' } else { c })
+        .map(|c| match c {
+            '/' | '\\' => '.',
+            // The characters Windows forbids in a folder name.
+            '<' | '>' | ':' | '"' | '|' | '?' | '*' => '-',
+            c => c,
+        })
         .collect();
     let mut name = mapped
         .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '.' | '=' | '+' | '-' | '@'))
@@ -417,6 +423,7 @@ mod tests {
             "helloworld.Greeter.SayHello"
         );
         assert_eq!(name("-queue", "x"), "queue");
+        assert_eq!(name("GET /api:v1/items?all", "x"), "GET .api-v1.items-all");
         assert_eq!(name("orders", "x"), "orders");
         // No name in the source: the fallback, without a word.
         assert_eq!(name("", "grpc-0"), "grpc-0");

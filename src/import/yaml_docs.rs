@@ -140,12 +140,9 @@ fn item_spans(piece: &str) -> Option<Vec<(usize, &str)>> {
     let mut indent = None;
     let mut end = piece.len();
     for (n, start, line) in lines {
-        let body = line.trim_start_matches(' ');
-        if body.trim().is_empty() || body.starts_with('#') {
+        let Some((col, entry)) = list_line(line) else {
             continue;
-        }
-        let col = line.len() - body.len();
-        let entry = body.starts_with("- ") || body.trim_end() == "-";
+        };
         match indent {
             None if entry => indent = Some(col),
             Some(i) if entry && col == i => {}
@@ -272,12 +269,9 @@ fn nth_item(text: &str, from: usize, n: usize) -> Option<usize> {
     for line in rest.split_inclusive('\n') {
         let start = offset;
         offset += line.len();
-        let body = line.trim_start_matches(' ');
-        if body.trim().is_empty() || body.starts_with('#') {
+        let Some((col, entry)) = list_line(line) else {
             continue;
-        }
-        let col = line.len() - body.len();
-        let entry = body.starts_with("- ") || body.trim_end() == "-";
+        };
         match indent {
             // The value's own line (`routes:` ends it) holds no entry.
             None if start == from && !entry => continue,
@@ -604,6 +598,17 @@ pub(crate) fn shown(v: &Value) -> String {
         Value::Object(_) => "a mapping".into(),
         other => other.to_string(),
     }
+}
+
+/// A line of block YAML as a list reads it: its indent and whether it
+/// starts an entry (`- `); `None` for a blank or comment line.
+fn list_line(line: &str) -> Option<(usize, bool)> {
+    let body = line.trim_start_matches(' ');
+    if body.trim().is_empty() || body.starts_with('#') {
+        return None;
+    }
+    let entry = body.starts_with("- ") || body.trim_end() == "-";
+    Some((line.len() - body.len(), entry))
 }
 
 #[cfg(test)]
