@@ -286,3 +286,34 @@ fn alert_rows(
     }
     rows
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A capacity far above every line is named, not drawn: the legend
+    /// says so; one within reach is drawn and named plainly.
+    #[test]
+    fn a_capacity_off_the_scale_is_named_in_the_legend() {
+        assert!(off_scale(50_000.0, 2_000.0));
+        assert!(!off_scale(300.0, 600.0));
+        assert!(!off_scale(50_000.0, 0.0));
+        let text = |capacity, nominal| -> Vec<String> {
+            load_legend(&[], (capacity, nominal), &[], false)
+                .into_iter()
+                .map(|(_, t)| t)
+                .collect()
+        };
+        assert_eq!(
+            text(0.0, 50_000.0),
+            [
+                "demand (new requests/s)",
+                "nominal capacity (50k req/s, off the scale: over 20× every line)"
+            ]
+        );
+        assert_eq!(
+            text(300.0, 300.0),
+            ["demand (new requests/s)", "nominal capacity (300 req/s)"]
+        );
+    }
+}
