@@ -58,20 +58,31 @@ pub fn activity(quiet: bool, what: &str) -> indicatif::ProgressBar {
     let Some(bar) = styled(0, shown(quiet), template) else {
         return indicatif::ProgressBar::hidden();
     };
+    let what = what.to_string();
+    follow_simulated_time(&bar, move |bar, covered| {
+        bar.set_message(format!(
+            "{what}: {} simulated",
+            crate::report::format::human_secs(covered as f64 / 1e9)
+        ))
+    });
+    bar
+}
+
+/// Calls `show` with `bar` and the simulated time (ns) the runs have
+/// covered since now ([`watch`]), four times a second from a thread of
+/// its own, until the bar is finished.
+fn follow_simulated_time(
+    bar: &indicatif::ProgressBar,
+    show: impl Fn(&indicatif::ProgressBar, u64) + Send + 'static,
+) {
     let start = watch::simulated_ns();
     let follow = bar.clone();
-    let what = what.to_string();
     std::thread::spawn(move || {
         while !follow.is_finished() {
-            let covered = watch::simulated_ns().saturating_sub(start);
-            follow.set_message(format!(
-                "{what}: {} simulated",
-                crate::report::format::human_secs(covered as f64 / 1e9)
-            ));
+            show(&follow, watch::simulated_ns().saturating_sub(start));
             std::thread::sleep(Duration::from_millis(250));
         }
     });
-    bar
 }
 
 /// Whether a bar is drawn at all: not with `--quiet`, nor when stderr is
@@ -89,13 +100,8 @@ fn time_bar_shown(runs: u64, duration_ns: u64, shown: bool, what: &str) -> TimeB
     // `ProgressBar::is_hidden`, which is true until then.
     let bar = match styled(total, shown, template) {
         Some(bar) => {
-            let start = watch::simulated_ns();
-            let follow = bar.clone();
-            std::thread::spawn(move || {
-                while !follow.is_finished() {
-                    follow.set_position(watch::simulated_ns().saturating_sub(start).min(total));
-                    std::thread::sleep(Duration::from_millis(250));
-                }
+            follow_simulated_time(&bar, move |bar, covered| {
+                bar.set_position(covered.min(total))
             });
             bar
         }

@@ -192,8 +192,7 @@ pub(crate) fn policy_name(raw: &str, fallback: &str, warnings: &mut Vec<String>)
         .filter(|&c| !c.is_control() && !crate::scenario::names::is_format(c))
         .map(|c| match c {
             '/' | '\\' => '.',
-            // The characters Windows forbids in a folder name.
-            '<' | '>' | ':' | '"' | '|' | '?' | '*' => '-',
+            c if crate::scenario::names::WINDOWS_FORBIDDEN.contains(&c) => '-',
             c => c,
         })
         .collect();

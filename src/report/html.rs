@@ -234,10 +234,11 @@ fn embedded(figures: &[Figure]) -> String {
 }
 
 /// The files a run may write beside its page, in the order the page
-/// lists them, each with what it holds (empty: its name says it).
-/// `trace.json` is left out: `run --trace` changes no other file, this
-/// page included.
-const FILES_LISTED: [(&str, &str); 12] = [
+/// lists them, each with what it holds (empty: its name says it): every
+/// file of a run's report but the page itself and `trace.json`, which is
+/// left out because `run --trace` changes no other file, this page
+/// included.
+const FILES_LISTED: [(&str, &str); 11] = [
     ("summary.csv", ""),
     ("summary.json", ""),
     ("replications.csv", " (one row per run)"),
@@ -249,7 +250,6 @@ const FILES_LISTED: [(&str, &str); 12] = [
     ("recovery.png", ""),
     ("attempts.png", ""),
     ("perf.json", ""),
-    ("report.html", ""),
 ];
 
 /// The page's "Files" paragraph: the files of `beside` (names), in the
@@ -257,7 +257,7 @@ const FILES_LISTED: [(&str, &str); 12] = [
 fn files_paragraph(beside: &[&str]) -> String {
     let listed: Vec<String> = FILES_LISTED
         .iter()
-        .filter(|(name, _)| *name != "report.html" && beside.contains(name))
+        .filter(|(name, _)| beside.contains(name))
         .map(|(name, what)| format!("<code>{name}</code>{what}"))
         .collect();
     format!(
@@ -345,7 +345,7 @@ mod tests {
         let mut written: Vec<&str> = crate::report::REPORT_FILES
             .iter()
             .copied()
-            .filter(|n| *n != "trace.json")
+            .filter(|n| !["trace.json", "report.html"].contains(n))
             .collect();
         listed.sort_unstable();
         written.sort_unstable();

@@ -119,7 +119,7 @@ fn candidate_columns<'a>() -> Vec<Column<CandidateRow<'a>>> {
         },
         Column {
             name: "failed",
-            cell: |r| text(r.cand.failed.clone().unwrap_or_default()),
+            cell: |r| text(r.cand.failed.as_ref().map_or("", |b| b.text.as_str())),
         },
         Column {
             name: "replications",

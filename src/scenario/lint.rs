@@ -196,16 +196,19 @@ fn settings_without_effect(spec: &ScenarioSpec) -> Vec<(String, String)> {
     let end = spec.duration;
     // The first knot after the end still sets the slope towards it; the
     // ones after that are never used.
-    let past: Vec<usize> = (0..spec.traffic.profile.len())
-        .filter(|&i| spec.traffic.profile[i].at > end)
-        .collect();
-    for &i in past.iter().skip(1) {
+    let past = spec
+        .traffic
+        .profile
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| k.at > end);
+    for (i, k) in past.skip(1) {
         out.push((
             format!("traffic.profile[{i}].at"),
             format!(
                 "{} is after the run's end ({end}) and after the knot that ends its last \
                  line: it changes nothing; remove it",
-                spec.traffic.profile[i].at
+                k.at
             ),
         ));
     }

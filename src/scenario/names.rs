@@ -82,7 +82,7 @@ const RESERVED: &[&str] = &[
 /// The printable characters Windows does not allow in a file or folder
 /// name ("Naming Files, Paths, and Namespaces"; `/` and `\` are refused
 /// as path separators before these).
-const WINDOWS_FORBIDDEN: [char; 7] = ['<', '>', ':', '"', '|', '?', '*'];
+pub(crate) const WINDOWS_FORBIDDEN: [char; 7] = ['<', '>', ':', '"', '|', '?', '*'];
 
 /// Why `name` (of a scenario, a policy or a tier) cannot be used, if it
 /// cannot: the plain rules of `crate::check::unsafe_name` (empty, path

@@ -185,7 +185,28 @@ pub struct Candidate {
     /// `fresh_tries`): until then neither `robust` nor `failed` is set.
     pub contender: bool,
     /// The first constraint broken, and under which assumption.
-    pub failed: Option<String>,
+    pub failed: Option<Broken>,
+}
+
+/// A constraint a candidate broke: the flag that sets it (what to relax)
+/// and, in words, its value against the limit and where.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Broken {
+    /// The flag (`--max-task-age`; `--allow-metastable` for a run that
+    /// had to recover and did not).
+    pub flag: &'static str,
+    /// `task age (s) 9000 (limit 7200) with the scenario as written`.
+    pub text: String,
+}
+
+impl Broken {
+    /// The same, with where it was broken (`with LABEL`) appended.
+    fn with(self, place: &str) -> Broken {
+        Broken {
+            text: format!("{} with {place}", self.text),
+            ..self
+        }
+    }
 }
 
 /// The recommendation re-run on replications the search did not use.
@@ -722,31 +743,12 @@ fn flag_of(name: &str) -> &'static str {
     }
 }
 
-/// The flag to relax for a candidate's first broken constraint (its
-/// `failed` text, which starts with the constraint's name as [`judged`]
-/// and `Score::broken` write it): `--allow-metastable` for a run that
-/// must recover and did not.
-pub fn flag_to_relax(failed: &str) -> &'static str {
-    const NAMES: [&str; 5] = [
-        "drop rate",
-        "success rate",
-        "dead-letter rate",
-        "task age (s)",
-        "peak load (worst 1 s)",
-    ];
-    match NAMES.iter().find(|n| failed.starts_with(*n)) {
-        Some(n) => flag_of(n),
-        None => "--allow-metastable",
-    }
-}
-
 /// How many of `candidates` broke each constraint first, as the flags
 /// that set them, most often broken first (ties in flag order).
 pub fn broken_tally(candidates: &[Candidate]) -> Vec<(&'static str, usize)> {
     let mut tally: Vec<(&'static str, usize)> = Vec::new();
     for c in candidates {
-        if let Some(f) = &c.failed {
-            let flag = flag_to_relax(f);
+        if let Some(Broken { flag, .. }) = c.failed {
             match tally.iter_mut().find(|(g, _)| *g == flag) {
                 Some((_, n)) => *n += 1,
                 None => tally.push((flag, 1)),
@@ -888,8 +890,8 @@ impl Score {
         self.broken(c).is_none()
     }
 
-    /// The first constraint some replication broke, in words.
-    fn broken(&self, c: &Constraints) -> Option<String> {
+    /// The first constraint some replication broke.
+    fn broken(&self, c: &Constraints) -> Option<Broken> {
         for (name, worst, limit, larger_worse) in judged(self, c) {
             let over = if larger_worse {
                 worst > limit + 1e-12
@@ -897,18 +899,20 @@ impl Score {
                 worst < limit - 1e-12
             };
             if over {
-                return Some(format!(
-                    "{name} {} (limit {})",
-                    precise(worst),
-                    precise(limit)
-                ));
+                return Some(Broken {
+                    flag: flag_of(name),
+                    text: format!("{name} {} (limit {})", precise(worst), precise(limit)),
+                });
             }
         }
         if c.must_recover && (self.metastable || self.undetermined) {
-            return Some(if self.metastable {
-                "stays metastable".into()
-            } else {
-                "recovery undetermined".into()
+            return Some(Broken {
+                flag: "--allow-metastable",
+                text: if self.metastable {
+                    "stays metastable".into()
+                } else {
+                    "recovery undetermined".into()
+                },
             });
         }
         None
@@ -1059,9 +1063,7 @@ impl Search<'_> {
             .map(|(s, r)| {
                 let (label, runs) = r.expect("the reference is never redundant");
                 let score = score(&runs);
-                let failed = score
-                    .broken(&self.constraints)
-                    .map(|why| format!("{why} with {label}"));
+                let failed = score.broken(&self.constraints).map(|b| b.with(&label));
                 Candidate {
                     spec: s.spec,
                     dispatcher: s.dispatcher,
@@ -1120,7 +1122,7 @@ impl Search<'_> {
                     score,
                 });
                 match broken {
-                    Some(why) => c.failed = Some(format!("{why} with {label}")),
+                    Some(why) => c.failed = Some(why.with(&label)),
                     None => next.push(i),
                 }
             }
@@ -1152,7 +1154,11 @@ impl Search<'_> {
                 if let Some(why) = score(std::slice::from_ref(run)).broken(&self.constraints) {
                     passed[k] = false;
                     failed.get_or_insert_with(|| {
-                        format!("{why} with {label}, replication {}", first + k as u32)
+                        format!(
+                            "{} with {label}, replication {}",
+                            why.text,
+                            first + k as u32
+                        )
                     });
                 }
             }
@@ -1763,49 +1769,70 @@ const UNFINISHED_NOTED: f64 = 0.05;
 mod tests {
     use super::*;
 
-    /// Each broken constraint's text leads to the flag that sets it, and
-    /// the tally counts candidates by it, most often broken first.
+    /// A broken constraint carries the flag that sets it, and the tally
+    /// counts candidates by it, most often broken first.
     #[test]
     fn broken_constraints_are_tallied_by_their_flags() {
-        assert_eq!(
-            flag_to_relax("success rate 0.83 (limit 0.999) with the scenario as written"),
-            "--min-success-rate"
-        );
-        assert_eq!(
-            flag_to_relax("task age (s) 9000 (limit 7200) with x"),
-            "--max-task-age"
-        );
-        assert_eq!(
-            flag_to_relax("peak load (worst 1 s) 2.1 (limit 2) with x"),
-            "--max-peak-load"
-        );
-        assert_eq!(
-            flag_to_relax("stays metastable with x"),
-            "--allow-metastable"
-        );
-        let names: Vec<String> = broken_names()
-            .iter()
-            .map(|n| format!("{n} 1 (limit 0)"))
-            .collect();
-        for n in &names {
-            assert_ne!(flag_to_relax(n), "--allow-metastable", "{n}");
-        }
-    }
-
-    /// The names [`judged`] gives, from a score with every limit set.
-    fn broken_names() -> Vec<&'static str> {
         let c = Constraints {
-            max_drop_rate: Some(0.0),
-            min_success_rate: Some(1.0),
-            max_dead_letter_rate: Some(0.0),
-            max_task_age_s: Some(0.0),
-            max_peak_load: Some(0.0),
+            max_drop_rate: None,
+            min_success_rate: Some(0.999),
+            max_dead_letter_rate: None,
+            max_task_age_s: Some(7200.0),
+            max_peak_load: None,
             must_recover: true,
         };
-        judged(&Score::default(), &c)
-            .into_iter()
-            .map(|j| j.0)
-            .collect()
+        let score = |success: f64, age: f64, metastable: bool| {
+            let mut s = Score {
+                max_task_age_s: age,
+                metastable,
+                ..Score::default()
+            };
+            s.spread.success_rate = (success, success);
+            s
+        };
+        let broken = |s: Score| s.broken(&c).map(|b| (b.flag, b.text));
+        assert_eq!(broken(score(1.0, 60.0, false)), None);
+        assert_eq!(
+            broken(score(0.83, 60.0, false)),
+            Some((
+                "--min-success-rate",
+                "success rate 0.83 (limit 0.999)".into()
+            ))
+        );
+        assert_eq!(
+            broken(score(1.0, 9000.0, false)).map(|b| b.0),
+            Some("--max-task-age")
+        );
+        assert_eq!(
+            broken(score(1.0, 60.0, true)),
+            Some(("--allow-metastable", "stays metastable".into()))
+        );
+        let candidate = |s: Score| Candidate {
+            spec: PolicySpec::default(),
+            dispatcher: None,
+            failed: s.broken(&c).map(|b| b.with("the scenario as written")),
+            score: s,
+            checks: Vec::new(),
+            robust: false,
+            contender: false,
+        };
+        let all: Vec<Candidate> = [
+            score(0.83, 60.0, false),
+            score(1.0, 9000.0, false),
+            score(0.5, 9000.0, false),
+            score(1.0, 60.0, false),
+        ]
+        .into_iter()
+        .map(candidate)
+        .collect();
+        assert_eq!(
+            all[0].failed.as_ref().unwrap().text,
+            "success rate 0.83 (limit 0.999) with the scenario as written"
+        );
+        assert_eq!(
+            broken_tally(&all),
+            [("--min-success-rate", 2), ("--max-task-age", 1)]
+        );
     }
 
     #[test]

@@ -347,7 +347,7 @@ fn a_recommendation_holds_under_every_assumption_and_on_fresh_seeds() {
     for cand in &t.candidates {
         if let Some(why) = &cand.failed {
             assert!(!cand.robust);
-            assert!(why.contains(" with throttling"), "{why}");
+            assert!(why.text.contains(" with throttling"), "{}", why.text);
         }
     }
 }
@@ -414,8 +414,9 @@ fn peak_load_is_judged_on_the_worst_second_not_the_bin() {
     );
     assert!(
         base.failed
-            .as_deref()
+            .as_ref()
             .unwrap()
+            .text
             .starts_with("peak load (worst 1 s)"),
         "{:?}",
         base.failed
