@@ -151,10 +151,12 @@ pub fn run(args: GateArgs) -> Result<ExitCode, Error> {
     let conditions = checked_conditions(&args)?;
     let a = &args.assess;
     let sim = &a.sim;
-    let sets = imported_sets(&args)?;
+    let origin = scenario::origin(&a.scenario);
+    let text = scenario::read_text(&a.scenario)?;
+    let sets = imported_sets(&args, &text, &origin)?;
     let template = Template {
-        origin: scenario::origin(&a.scenario),
-        text: scenario::read_text(&a.scenario)?,
+        origin,
+        text,
         sets,
         args: a,
         configs: args.configs.len(),
@@ -254,26 +256,34 @@ fn checked_conditions(args: &GateArgs) -> Result<Vec<Condition>, Error> {
 }
 
 /// The `--set`s the template is loaded with: the `--config` files'
-/// policies (their warnings noted unless quiet), then the user's.
-fn imported_sets(args: &GateArgs) -> Result<Vec<String>, Error> {
+/// policies and queue (their notes printed unless quiet), then the user's.
+fn imported_sets(args: &GateArgs, text: &str, origin: &str) -> Result<Vec<String>, Error> {
     let sim = &args.assess.sim;
     let mut imported = Vec::with_capacity(args.configs.len());
     for file in &args.configs {
-        let text = scenario::read_text(file)?;
-        let origin = scenario::origin(file);
-        let i = gate::import_config(&text, &origin, args.config_format)?;
-        imported.push((origin, i));
+        let file_text = scenario::read_text(file)?;
+        let file_origin = scenario::origin(file);
+        let i = gate::import_config(&file_text, &file_origin, args.config_format)?;
+        imported.push((file_origin, i));
     }
     let mut sets = if imported.is_empty() {
         Vec::new()
     } else {
         let joined = crate::import::join(imported)?;
+        // The template's own queue (with the user's `--set`s), whose
+        // per-task deadline and throttling a queue file does not replace.
+        // A template that does not load is refused, with its reason, once
+        // the sets are in.
+        let queue = scenario::load_str(text, origin, &sim.sets)
+            .ok()
+            .and_then(|s| s.spec().dispatcher.clone());
+        let config = gate::config_sets(&joined, queue.as_ref());
         if !sim.quiet {
-            for w in &joined.warnings {
+            for w in &config.notes {
                 common::note(w);
             }
         }
-        gate::config_sets(&joined)
+        config.sets
     };
     sets.extend(sim.sets.iter().cloned());
     Ok(sets)

@@ -20,6 +20,7 @@ use crate::assess::{Assessment, PolicyVerdict};
 use crate::decimal::num;
 use crate::import::{aws, envoy, gcloud, grpc, istio, linkerd, Imported};
 use crate::scenario::error::{InvalidInput, Located};
+use crate::scenario::spec::DispatcherSpec;
 
 /// The exit status of a gate one of whose conditions failed.
 pub const EXIT_FAILED: u8 = 3;
@@ -321,21 +322,58 @@ pub fn import_config(
     }
 }
 
+/// What a `--config` puts into a scenario template: the `--set`s, and
+/// the import's notes as they apply there.
+#[derive(Debug, PartialEq)]
+pub struct ConfigSets {
+    /// `PATH=VALUE` assignments, in order.
+    pub sets: Vec<String>,
+    /// Notes to print.
+    pub notes: Vec<String>,
+}
+
 /// The `--set` assignments that put the imported configuration into a
-/// scenario template: its policies replace the template's (`policies=`),
-/// and a queue it holds replaces the template's `dispatcher`.
-pub fn config_sets(imported: &Imported) -> Vec<String> {
+/// scenario template whose own queue is `template`: its policies replace
+/// the template's (`policies=`), and a queue it holds sets the queue's
+/// settings. A queue file sets the rate, burst and concurrency only: the
+/// dispatch deadline is set per task and the throttling is the service's,
+/// so the template's are kept where it has a queue.
+pub fn config_sets(imported: &Imported, template: Option<&DispatcherSpec>) -> ConfigSets {
     let mut sets = vec![format!(
         "policies={}",
         serde_json::to_string(&imported.policies).expect("policies serialize")
     )];
-    if let Some(d) = &imported.dispatcher {
-        sets.push(format!(
+    let mut notes = imported.warnings.clone();
+    match (&imported.dispatcher, template) {
+        (Some(d), Some(t)) => {
+            sets.push(format!(
+                "dispatcher.max_dispatches_per_second={}",
+                num(d.max_dispatches_per_second)
+            ));
+            sets.push(format!("dispatcher.max_burst_size={}", d.max_burst_size));
+            sets.push(format!(
+                "dispatcher.max_concurrent_dispatches={}",
+                d.max_concurrent_dispatches
+            ));
+            let kept = if t.throttling.is_some() {
+                format!(
+                    "the template's {} is kept, and so is its throttling",
+                    t.dispatch_deadline
+                )
+            } else {
+                format!("the template's {} is kept", t.dispatch_deadline)
+            };
+            for n in notes.iter_mut().filter(|n| *n == gcloud::DEADLINE_ASSUMED) {
+                *n = format!("dispatch_deadline is set per task, not per queue: {kept}");
+            }
+        }
+        (Some(d), None) => sets.push(format!(
             "dispatcher={}",
             serde_json::to_string(d).expect("a dispatcher serializes")
-        ));
+        )),
+        (None, _) => {}
     }
-    sets
+    ConfigSets { sets, notes }
 }
 
 #[cfg(test)]
@@ -345,6 +383,48 @@ mod tests {
 
     fn detect(origin: &str, text: &str) -> Option<&'static str> {
         ConfigFormat::detect(origin, text).map(ConfigFormat::name)
+    }
+
+    /// A queue file sets the template's queue rate, burst and
+    /// concurrency, and keeps its per-task deadline; without a queue in
+    /// the template the whole imported queue goes in, 10m deadline noted.
+    #[test]
+    fn a_queue_file_keeps_the_templates_deadline() {
+        let yaml = "name: projects/p/locations/l/queues/q\nrateLimits:\n  \
+                    maxDispatchesPerSecond: 2.5\n  maxBurstSize: 7\n  \
+                    maxConcurrentDispatches: 9\nretryConfig:\n  maxAttempts: 3\n";
+        let imported = import_config(yaml, "queue.yaml", None).unwrap();
+        assert!(imported
+            .warnings
+            .iter()
+            .any(|w| w == gcloud::DEADLINE_ASSUMED));
+        let template = DispatcherSpec {
+            max_dispatches_per_second: 100.0,
+            max_burst_size: 20,
+            max_concurrent_dispatches: 50,
+            dispatch_deadline: crate::time::Dur::from_secs(15),
+            throttling: None,
+        };
+        let c = config_sets(&imported, Some(&template));
+        assert_eq!(
+            c.sets[1..],
+            [
+                "dispatcher.max_dispatches_per_second=2.5",
+                "dispatcher.max_burst_size=7",
+                "dispatcher.max_concurrent_dispatches=9",
+            ]
+        );
+        assert!(!c.notes.iter().any(|n| n == gcloud::DEADLINE_ASSUMED));
+        assert!(
+            c.notes
+                .iter()
+                .any(|n| n.ends_with("the template's 15s is kept")),
+            "{:?}",
+            c.notes
+        );
+        let c = config_sets(&imported, None);
+        assert!(c.sets[1].starts_with("dispatcher={"), "{:?}", c.sets);
+        assert!(c.notes.iter().any(|n| n == gcloud::DEADLINE_ASSUMED));
     }
 
     #[test]

@@ -73,6 +73,11 @@ struct RetryConfig {
     other: BTreeMap<String, IgnoredAny>,
 }
 
+/// The note an imported queue carries: the deadline is not the queue's.
+/// `gate` puts it otherwise when its template gives a deadline.
+pub const DEADLINE_ASSUMED: &str =
+    "dispatch_deadline is set per task, not per queue: the HTTP default 10m is assumed";
+
 /// The forms of a duration the Cloud Tasks API takes, for messages.
 const DURATION_FORMS: &str = "a duration is seconds ending in \"s\", such as \"0.100s\" or \
     \"3600s\" (digits, an optional fraction of up to 9 digits, then s), as `gcloud tasks queues \
@@ -189,9 +194,7 @@ fn import_unplaced(text: &str, origin: &str) -> Result<Imported, InvalidInput> {
             q.state.as_deref().unwrap_or_default()
         ));
     }
-    warnings.push(
-        "dispatch_deadline is set per task, not per queue: the HTTP default 10m is assumed".into(),
-    );
+    warnings.push(DEADLINE_ASSUMED.into());
     let mut imported = Imported {
         policies: vec![policy],
         dispatcher: Some(dispatcher),
