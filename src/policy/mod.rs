@@ -108,9 +108,7 @@ impl Policy {
         if !self.retry_on.contains(status) {
             return RetryVerdict::NotRetryable;
         }
-        let by_attempts = self.max_attempts.is_some_and(|m| attempts >= m);
-        let by_age = self.max_retry_duration.is_none_or(|d| age >= d);
-        if by_attempts && by_age {
+        if self.exhausted(f64::from(attempts), age) {
             RetryVerdict::Exhausted
         } else {
             RetryVerdict::Retry
@@ -181,26 +179,51 @@ impl Policy {
         }
     }
 
+    /// Whether a request whose `attempts` all failed, the last one `age`
+    /// after the first was sent, has reached its limits: both
+    /// `max_attempts` and `max_retry_duration` ([`Policy::verdict`]'s
+    /// rule for a retryable failure).
+    pub fn exhausted(&self, attempts: f64, age: Nanos) -> bool {
+        attempts >= self.attempt_cap() && self.max_retry_duration.is_none_or(|d| age >= d)
+    }
+
+    /// Attempts a request may still make, `delay` apart, after `attempts`
+    /// that ended `age` after its first was sent: those the attempt limit
+    /// leaves or those until the age limit is reached, whichever are more
+    /// (both limits must be reached to give up).
+    pub fn attempts_left(&self, attempts: f64, age: Nanos, delay: Nanos) -> f64 {
+        let by_count = (self.attempt_cap() - attempts).max(0.0);
+        let by_age = self.max_retry_duration.map_or(0.0, |d| {
+            (d.saturating_sub(age) as f64 / delay.max(1) as f64).ceil()
+        });
+        by_count.max(by_age)
+    }
+
     /// Attempts a request makes in `life` ns when every attempt fails at
     /// once, each failure bringing the server's `pushback` (if any) and
     /// counting as a throttling error when `throttled`: its retry delays
-    /// (jitter at its middle) summed until they pass `life` or the attempt
-    /// limit is reached. What a storm can cost, for the run's estimate and
-    /// the warnings.
+    /// (jitter at its middle) summed until they pass `life` or the limits
+    /// are reached (see [`Policy::exhausted`]). What a storm can cost, for
+    /// the run's estimate and the warnings.
     pub fn attempts_within(&self, life: Nanos, pushback: Option<Nanos>, throttled: bool) -> f64 {
-        let limit = self.attempt_cap();
         let (mut attempts, mut waited) = (1.0, 0u64);
         let mut state = RetryState::default();
         for n in 1..=64u32 {
-            if attempts >= limit {
-                return limit;
+            if self.exhausted(attempts, waited) {
+                return attempts;
             }
             let delay = self.next_delay(n, &mut state, 0.5, pushback, throttled);
             if delay == 0 {
                 // Retries that take no time: a finite limit is reached at
-                // once; unlimited ones stop the clock, which the run
-                // reports itself, better than any count.
-                return if limit.is_finite() { limit } else { attempts };
+                // once (an age limit never is: the age stays); unlimited
+                // ones stop the clock, which the run reports itself,
+                // better than any count.
+                let limit = self.attempt_cap();
+                return if self.exhausted(limit, waited) {
+                    limit
+                } else {
+                    attempts
+                };
             }
             waited = waited.saturating_add(delay);
             if waited > life {
@@ -210,7 +233,7 @@ impl Policy {
             if n == 64 {
                 // The schedule has reached its cap: the rest at that delay.
                 let more = (life - waited) as f64 / delay as f64;
-                return (attempts + more).min(limit);
+                return attempts + more.min(self.attempts_left(attempts, waited, delay));
             }
         }
         attempts

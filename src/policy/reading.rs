@@ -140,16 +140,6 @@ impl Policy {
         self.max_attempts.is_some()
     }
 
-    /// How long after its first attempt a request may still be retried,
-    /// by the policy's limits alone: the age limit when attempts are
-    /// limited too (a request gives up only when both are reached), else
-    /// `Nanos::MAX`.
-    pub fn retry_window(&self) -> Nanos {
-        self.max_retry_duration
-            .filter(|_| self.limits_attempts())
-            .unwrap_or(Nanos::MAX)
-    }
-
     /// Whether an age limit is set beside unlimited attempts, so that it
     /// never ends a request's retries (hedging aside, which has its own
     /// limit).
@@ -385,19 +375,31 @@ mod tests {
         assert_eq!(constant.behaviour().policy.backoff, constant.backoff);
     }
 
-    /// The window is the age limit only beside an attempt limit (both must
-    /// be reached); an age limit beside unlimited attempts never ends.
+    /// A request gives up once both limits are reached; an age limit
+    /// beside unlimited attempts never ends its retries.
     #[test]
     fn an_age_limit_needs_an_attempt_limit_to_end_retries() {
         let d = Dur::from_secs(5);
         let aged = policy(|s| s.max_retry_duration = Some(d));
-        assert_eq!(aged.retry_window(), Nanos::MAX);
+        assert!(!aged.exhausted(1e9, Nanos::MAX));
         assert!(aged.age_limit_never_ends());
         let both = policy(|s| {
             s.max_retry_duration = Some(d);
             s.max_attempts = Some(3);
         });
-        assert_eq!(both.retry_window(), d.ns());
+        assert!(!both.exhausted(3.0, d.ns() - 1));
+        assert!(!both.exhausted(2.0, d.ns()));
+        assert!(both.exhausted(3.0, d.ns()));
+        // 2 s apart, at 1 s of age: 2 more by the count, 2 by the age.
+        assert_eq!(
+            both.attempts_left(1.0, Dur::from_secs(1).ns(), Dur::from_secs(2).ns()),
+            2.0
+        );
+        // Past the count, retries go on until the age limit.
+        assert_eq!(
+            both.attempts_left(7.0, Dur::from_secs(1).ns(), Dur::from_millis(500).ns()),
+            8.0
+        );
         assert!(!both.age_limit_never_ends());
         assert_eq!(both.attempt_cap(), 3.0);
         assert!(policy(|_| {}).attempt_cap().is_infinite());

@@ -483,9 +483,9 @@ fn tier_attempts(
         return (1.0, 0.0, None);
     }
     let window = if t == 0 {
-        spec.retry_window(policy)
+        spec.retry_window()
     } else {
-        policy.retry_window()
+        Nanos::MAX
     };
     let mut stormy = 0.0;
     let mut share = 0.0;
@@ -573,7 +573,8 @@ struct StretchRetries<'a> {
     t: usize,
     policy: &'a Policy,
     st: &'a Stretch,
-    /// The policy's retry window at tier `t`.
+    /// How long a request of tier `t` may retry whatever its policy (the
+    /// request deadline at the top).
     window: Nanos,
     /// The stretch's pushback, when its status carries one.
     pushback: Option<Nanos>,
@@ -698,9 +699,9 @@ impl<'a> StretchRetries<'a> {
 }
 
 /// Attempts a request makes when each fails after `floor` and is retried
-/// on `policy`'s schedule until `life` has passed or its cap is reached,
-/// and the time they take; infinite when retries take no time and nothing
-/// caps them.
+/// on `policy`'s schedule until `life` has passed or its limits are
+/// reached (see [`Policy::exhausted`]), and the time they take; infinite
+/// when retries take no time and nothing caps them.
 pub fn walk(
     policy: &Policy,
     life: Nanos,
@@ -708,18 +709,28 @@ pub fn walk(
     pushback: Option<Nanos>,
     throttled: bool,
 ) -> (f64, Nanos) {
-    let limit = policy.attempt_cap();
     let (mut attempts, mut waited) = (1.0, 0u64);
     let mut state = RetryState::default();
+    // The age of a request when its latest attempt fails: the first
+    // failed `floor` after it was sent.
+    let age = |waited: Nanos| waited.saturating_add(floor);
     for n in 1..=64u32 {
-        if attempts >= limit {
-            return (limit, waited);
+        if policy.exhausted(attempts, age(waited)) {
+            return (attempts, waited);
         }
         let delay = policy
             .next_delay(n, &mut state, 0.5, pushback, throttled)
             .saturating_add(floor);
         if delay == 0 {
-            return (limit, waited);
+            // No time passes: a finite attempt limit is reached at once,
+            // an age limit never.
+            let limit = policy.attempt_cap();
+            let cap = if policy.exhausted(limit, age(waited)) {
+                limit
+            } else {
+                f64::INFINITY
+            };
+            return (cap, waited);
         }
         if waited.saturating_add(delay) > life {
             return (attempts, waited);
@@ -729,7 +740,7 @@ pub fn walk(
         if n == 64 {
             // The schedule has reached its cap: the rest at that delay.
             let more = ((life - waited) / delay) as f64;
-            let more = more.min(limit - attempts);
+            let more = more.min(policy.attempts_left(attempts, age(waited), delay));
             return (attempts + more, waited + (more * delay as f64) as Nanos);
         }
     }
@@ -887,5 +898,37 @@ mod tests {
         assert!(walk(&s.policies()[0], 1, 0, None, false).0.is_infinite());
         // A round trip of the network makes it finite.
         assert_eq!(walk(&s.policies()[0], 1000, 10, None, false).0, 101.0);
+    }
+
+    /// Both limits must be reached to give up: one attempt with a 10 s
+    /// age limit retries every 100 ms until the age is 10 s (101 attempts,
+    /// the last at 10 s), and three attempts with it do the same.
+    #[test]
+    fn the_walk_goes_on_until_both_limits_are_reached() {
+        for attempts in [1, 3] {
+            let s = scenario(
+                "",
+                &format!(
+                    r#"{{"name": "p", "max_attempts": {attempts}, "max_retry_duration": "10s",
+                        "backoff": {{"constant": {{"delay": "100ms"}}}}}}"#
+                ),
+            );
+            let p = &s.policies()[0];
+            assert_eq!(walk(p, 60 * 1_000_000_000, 0, None, false).0, 101.0);
+            assert_eq!(p.attempts_within(60 * 1_000_000_000, None, false), 101.0);
+            // A shorter life ends it first.
+            assert_eq!(walk(p, 2_000_000_000, 0, None, false).0, 21.0);
+        }
+        // Past the schedule's 64 steps, the rest is counted at the last
+        // delay, up to the age limit.
+        let s = scenario(
+            "",
+            r#"{"name": "p", "max_attempts": 1, "max_retry_duration": "100s",
+                "backoff": {"constant": {"delay": "100ms"}}}"#,
+        );
+        assert_eq!(
+            walk(&s.policies()[0], 1_000_000_000_000, 0, None, false).0,
+            1001.0
+        );
     }
 }

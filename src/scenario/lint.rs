@@ -389,7 +389,7 @@ const FLOOD_ATTEMPTS: f64 = 100_000.0;
 /// take minutes or hours, and most likely are not what was meant.
 fn retry_flood(spec: &ScenarioSpec, policy: &Policy) -> Option<String> {
     let (fault, span) = spec.incident_spans().max_by_key(|&(_, span)| span)?;
-    let storm = spec.storm_attempts(policy, span.min(spec.retry_window(policy)));
+    let storm = spec.storm_attempts(policy, span.min(spec.retry_window()));
     let attempts = storm.attempts;
     // The remedy for what sets the delays.
     let lengthen = match (storm.pushback, policy.pushback) {

@@ -128,14 +128,12 @@ impl ScenarioSpec {
             })
     }
 
-    /// How long a request may keep retrying under `policy`: until its
-    /// `traffic.deadline` or the policy's `max_retry_duration`, whichever
-    /// comes first (`Nanos::MAX` with neither). The age limit counts only
-    /// beside a finite `max_attempts`: both must be reached to give up, and
-    /// unlimited attempts never are.
-    pub fn retry_window(&self, policy: &Policy) -> Nanos {
-        let deadline = self.traffic.deadline.map_or(Nanos::MAX, |d| d.ns());
-        deadline.min(policy.retry_window())
+    /// How long a request may keep retrying whatever its policy: until
+    /// its `traffic.deadline` (`Nanos::MAX` without one). The policy's own
+    /// limits end it sooner where both are reached (see
+    /// [`Policy::exhausted`]), which the walks of its schedule apply.
+    pub fn retry_window(&self) -> Nanos {
+        self.traffic.deadline.map_or(Nanos::MAX, |d| d.ns())
     }
 
     /// The ways a fault or a rejection can fail an attempt that change its
