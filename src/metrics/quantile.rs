@@ -1,5 +1,8 @@
 //! Bounded-memory latency quantiles: a log-bucketed histogram with about
-//! 1 % relative error, fixed size whatever the number of samples.
+//! 1 % relative error, fixed size whatever the number of samples. A
+//! quantile never lies outside the smallest and largest values recorded
+//! (both kept exactly), so a constant latency reads exactly and a p99 never
+//! exceeds the maximum.
 
 use crate::time::ns_f64;
 
@@ -15,6 +18,11 @@ pub struct LogHistogram {
     counts: Vec<u64>,
     total: u64,
     sum: f64,
+    /// The smallest value recorded since the last `clear` (`u64::MAX` when
+    /// none).
+    min: u64,
+    /// The largest value recorded since the last `clear` (0 when none).
+    max: u64,
     /// Bit `k` set when a value has landed in buckets `k·64 .. k·64 + 63`
     /// (one power of two; the first 64 hold the values below 64) since the
     /// last `clear`: quantiles scan and `clear` zeroes only those groups,
@@ -69,6 +77,8 @@ impl LogHistogram {
             counts: vec![0; BUCKETS],
             total: 0,
             sum: 0.0,
+            min: u64::MAX,
+            max: 0,
             octaves: 0,
         }
     }
@@ -81,6 +91,8 @@ impl LogHistogram {
         self.octaves |= 1 << (i / SUB);
         self.total += 1;
         self.sum += ns_f64(v);
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
     }
 
     /// Values recorded.
@@ -94,18 +106,28 @@ impl LogHistogram {
     }
 
     /// The `q` quantile (0..=1), within about 1 %: the value below which a
-    /// share `q` of the samples lies (nearest rank).
+    /// share `q` of the samples lies (nearest rank), read as its bucket's
+    /// midpoint and kept within the values recorded (the true quantile
+    /// lies in both ranges). The first and last ranks are exact.
     pub fn quantile(&self, q: f64) -> Option<f64> {
         if self.total == 0 {
             return None;
         }
         let rank = ((q.clamp(0.0, 1.0) * self.total as f64).ceil() as u64).max(1);
+        // The first and last ranks are the values kept exactly.
+        if rank == 1 {
+            return Some(ns_f64(self.min));
+        }
+        if rank >= self.total {
+            return Some(ns_f64(self.max));
+        }
         let mut seen = 0;
         for first in octave_starts(self.octaves) {
             for (i, &c) in self.counts[first..first + SUB].iter().enumerate() {
                 seen += c;
                 if seen >= rank {
-                    return Some(value_of(first + i));
+                    let mid = value_of(first + i);
+                    return Some(mid.clamp(ns_f64(self.min), ns_f64(self.max)));
                 }
             }
         }
@@ -119,6 +141,8 @@ impl LogHistogram {
         }
         self.total = 0;
         self.sum = 0.0;
+        self.min = u64::MAX;
+        self.max = 0;
         self.octaves = 0;
     }
 }
@@ -129,13 +153,21 @@ mod tests {
     use proptest::prelude::*;
 
     /// The quantile by a scan of every bucket, as before the used range
-    /// was kept.
-    fn full_scan(counts: &[u64], total: u64, q: f64) -> Option<f64> {
-        let rank = ((q.clamp(0.0, 1.0) * total as f64).ceil() as u64).max(1);
+    /// was kept, clamped to the values' range.
+    fn full_scan(counts: &[u64], values: &[u64], q: f64) -> Option<f64> {
+        let rank = ((q.clamp(0.0, 1.0) * values.len() as f64).ceil() as u64).max(1);
+        let lo = ns_f64(*values.iter().min()?);
+        let hi = ns_f64(*values.iter().max()?);
+        if rank == 1 {
+            return Some(lo);
+        }
+        if rank >= values.len() as u64 {
+            return Some(hi);
+        }
         let mut seen = 0;
         counts.iter().enumerate().find_map(|(i, &c)| {
             seen += c;
-            (seen >= rank).then(|| value_of(i))
+            (seen >= rank).then(|| value_of(i).clamp(lo, hi))
         })
     }
 
@@ -157,13 +189,53 @@ mod tests {
                     fresh[index(v)] += 1;
                 }
                 for q in [0.0, 0.01, 0.5, 0.99, 1.0] {
-                    prop_assert_eq!(h.quantile(q), full_scan(&fresh, values.len() as u64, q));
+                    prop_assert_eq!(h.quantile(q), full_scan(&fresh, values, q));
                 }
                 h.clear();
                 prop_assert!(h.counts.iter().all(|&c| c == 0));
                 prop_assert_eq!(h.quantile(0.5), None);
             }
         }
+    }
+
+    proptest! {
+        /// Every quantile lies within the values recorded and within 1.1 %
+        /// of the exact nearest-rank quantile; the extremes are exact.
+        #[test]
+        fn quantiles_lie_within_the_values(
+            mut values in prop::collection::vec(prop_oneof![0u64..100, 1_000u64..10_000_000_000], 1..200),
+        ) {
+            let mut h = LogHistogram::new();
+            for &v in &values {
+                h.record(v);
+            }
+            values.sort_unstable();
+            let (lo, hi) = (values[0] as f64, values[values.len() - 1] as f64);
+            prop_assert_eq!(h.quantile(0.0), Some(lo));
+            prop_assert_eq!(h.quantile(1.0), Some(hi));
+            for q in [0.01, 0.5, 0.9, 0.99, 0.999] {
+                let got = h.quantile(q).unwrap();
+                let rank = ((q * values.len() as f64).ceil() as usize).max(1);
+                let exact = values[rank - 1] as f64;
+                prop_assert!(lo <= got && got <= hi, "q={} got {} outside [{}, {}]", q, got, lo, hi);
+                prop_assert!((got - exact).abs() <= exact * 0.011 + 0.5, "q={} got {} exact {}", q, got, exact);
+            }
+        }
+    }
+
+    #[test]
+    fn a_constant_value_reads_exactly() {
+        let mut h = LogHistogram::new();
+        for _ in 0..1000 {
+            h.record(4_000_000); // 4 ms: the midpoint of its bucket is 4.0147 ms
+        }
+        assert_ne!(value_of(index(4_000_000)), 4_000_000.0);
+        for q in [0.0, 0.5, 0.99, 1.0] {
+            assert_eq!(h.quantile(q), Some(4_000_000.0));
+        }
+        h.clear();
+        h.record(10);
+        assert_eq!(h.quantile(0.99), Some(10.0));
     }
 
     #[test]
