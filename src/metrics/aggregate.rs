@@ -57,7 +57,7 @@ pub enum Col {
     Attempts,
     /// `amplification`: `attempts / requests`.
     Amplification,
-    /// `retries`: `max(0, attempts − requests)`.
+    /// `retries`: the attempts after each counted request's first.
     Retries,
     /// `retry_reduction`: `1 − retries / R₁`, against the first policy's run in
     /// the same replication; empty when `R₁ = 0`.
@@ -273,7 +273,7 @@ impl RunFigures {
     /// `retry_reduction`).
     pub fn of(run: &RunResult, first_retries: Option<u64>) -> RunFigures {
         let s = &run.summary();
-        let retries = s.retries();
+        let retries = s.retries;
         let retry_reduction = match first_retries {
             Some(f) if f > 0 => Some(1.0 - retries as f64 / f as f64),
             _ => None,
@@ -342,7 +342,7 @@ pub fn run_figures(results: &[RunResult]) -> Vec<RunFigures> {
             let first_retries = results
                 .iter()
                 .find(|f| Some(f.policy_index) == first && f.replication == r.replication)
-                .map(|f| f.summary().retries());
+                .map(|f| f.summary().retries);
             RunFigures::of(r, first_retries)
         })
         .collect()
@@ -597,6 +597,7 @@ mod tests {
                     requests: 100,
                     succeeded: 90,
                     attempts,
+                    retries: attempts - 100,
                     fault_start_s: Some(10.0),
                     fault_end_s: Some(20.0),
                     recovered_at_s: recovered,

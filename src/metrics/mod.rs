@@ -384,6 +384,11 @@ pub struct RunSummary {
     pub unfinished: u64,
     /// Attempts made by the counted requests (sent to the backend).
     pub attempts: u64,
+    /// Retries made by the counted requests: each one's attempts after
+    /// its first. Not `attempts − requests`, which a request that never
+    /// sent a first attempt (refused by a breaker, waiting in a queue or
+    /// for a limiter's token) would lower.
+    pub retries: u64,
     /// Attempts the workers served (after warmup).
     pub served: u64,
     /// Served attempts whose client had given up (after warmup).
@@ -477,10 +482,6 @@ impl RunSummary {
     /// `attempts / requests`.
     pub fn amplification(&self) -> f64 {
         ratio(self.attempts as f64, self.requests as f64)
-    }
-    /// `attempts − requests`.
-    pub fn retries(&self) -> u64 {
-        self.attempts.saturating_sub(self.requests)
     }
     /// `peak_offered_rps / capacity_rps`.
     pub fn peak_load_ratio(&self) -> f64 {

@@ -791,6 +791,7 @@ fn figures(
             let s = &mut tier.meter.summary;
             s.unfinished += 1;
             s.attempts += u64::from(r.attempts);
+            s.retries += u64::from(r.attempts.saturating_sub(1));
             s.max_task_age_s = s.max_task_age_s.max(secs(run_end - r.start));
         }
     }
@@ -970,7 +971,7 @@ mod tests {
             serde_json::to_string(&plain.bins()).unwrap(),
             serde_json::to_string(&ahead.bins()).unwrap()
         );
-        (plain.summary().retries(), read_ahead)
+        (plain.summary().retries, read_ahead)
     }
 
     #[test]

@@ -187,7 +187,7 @@ pub(crate) fn run_or_predicted_stall(s: &Scenario) -> Result<Option<RunResult>, 
 }
 
 /// Every request ends exactly once, and the time series (bins of `bin_s`)
-/// add up to the summary's counts: requests, successes, attempts, offered
+/// add up to the summary's counts: requests, successes, attempts, retries, offered
 /// load, the requests that ended, and the backlog left at the end (the
 /// scenario has no warm-up, so the backlog is what is unfinished).
 pub(crate) fn counts_add_up(r: &RunResult, bin_s: f64) -> Result<(), TestCaseError> {
@@ -205,6 +205,10 @@ pub(crate) fn counts_add_up(r: &RunResult, bin_s: f64) -> Result<(), TestCaseErr
         total(|b| b.first_attempt_rps) + total(|b| b.retry_rps),
         m.attempts
     );
+    // Retries are counted per request, whether or not every request sent
+    // a first attempt (a breaker, a dispatcher or a limiter may hold it).
+    prop_assert_eq!(total(|b| b.retry_rps), m.retries);
+    prop_assert!(m.retries >= m.attempts.saturating_sub(m.requests));
     prop_assert_eq!(total(|b| b.offered_rps), m.offered);
     let ended: u64 = m.attempt_entries().map(|(_, c)| c[0] + c[1]).sum();
     prop_assert_eq!(ended, m.succeeded + m.failed + m.dropped);
@@ -417,4 +421,33 @@ proptest! {
             }
         }
     }
+}
+
+/// A breaker that refuses first attempts leaves requests without any
+/// attempt; the retries the others made are still counted, each request's
+/// attempts after its first, as the bins count them.
+#[test]
+fn retries_are_counted_when_requests_send_no_attempt() {
+    let s = Scenario::from_json(
+        &json!({"name": "brk", "seed": 5, "duration": "60s", "bin": "1s",
+            "traffic": {"rate": 100, "clients": 1},
+            "backend": {"workers": 100, "service_time": {"constant": {"value": "1ms"}}},
+            "faults": [{"errors": {"start": "0s", "duration": "60s", "rate": 0.5, "status": "unavailable"}}],
+            "policies": [{"name": "breaker", "max_attempts": 3,
+                "backoff": {"constant": {"delay": "10ms"}}, "retry_on": ["unavailable"],
+                "circuit_breaker": {"failure_rate": 0.3, "window": "10s", "open_for": "5s",
+                    "half_open_probes": 1, "min_calls": 10}}]})
+        .to_string(),
+    )
+    .unwrap();
+    let r = simulate(&s, 0, 0).unwrap();
+    let m = r.summary();
+    assert!(
+        m.attempts < m.requests,
+        "the breaker refuses most first attempts"
+    );
+    let sent: f64 = r.bins().iter().map(|b| b.retry_rps).sum();
+    assert!(m.retries > 0);
+    assert_eq!(m.retries, sent.round() as u64);
+    counts_add_up(&r, 1.0).unwrap();
 }

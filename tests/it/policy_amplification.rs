@@ -202,7 +202,7 @@ fn grpc_token_bucket_drains_and_amplification_falls_to_one() {
         let res = run_one(&s, 0);
         let r = &res.summary();
         ends_once(r);
-        let retries = r.retries();
+        let retries = r.retries;
         assert!(retries < 50, "p = {p}: {retries} retries");
         // Retries only happen at the very start.
         let late: f64 = res.bins().iter().skip(5).map(|b| b.retry_rps).sum();
@@ -235,8 +235,8 @@ fn grpc_token_bucket_per_client_allows_a_few_retries_per_client() {
         60,
         &[policy("client", client), policy("global", global)],
     );
-    let rc = run_one(&s, 0).into_summary().retries();
-    let rg = run_one(&s, 1).into_summary().retries();
+    let rc = run_one(&s, 0).into_summary().retries;
+    let rg = run_one(&s, 1).into_summary().retries;
     assert!(rg < 50, "global {rg}");
     assert!((100..1500).contains(&rc), "client {rc}");
 }
@@ -506,7 +506,7 @@ fn tokens_throttle_hedges() {
         let s = scenario(p, 1000.0, 1, 60, &[hedge.to_string()]);
         let res = run_one(&s, 0);
         ends_once(res.summary());
-        let hedges = res.summary().retries();
+        let hedges = res.summary().retries;
         assert!(hedges < 50, "p = {p}: {hedges} hedges");
         assert!(
             (res.summary().success_rate() - (1.0 - p)).abs() < 0.02,
@@ -575,7 +575,7 @@ fn client_go_bucket_delays_instead_of_refusing() {
         let s = scenario(p, 1000.0, 1, 120, &[policy("client-go", budget)]);
         let r = run_one(&s, 0).into_summary();
         ends_once(&r);
-        let retries = r.retries() as f64;
+        let retries = r.retries as f64;
         assert!(retries <= 100.0 + 10.0 * 120.0 + 1.0, "p = {p}: {retries}");
         assert!(retries >= 100.0 + 10.0 * 119.0, "p = {p}: {retries}");
         // The bucket never refuses: the only drops are the few requests that
@@ -680,7 +680,7 @@ fn a_group_of_one_is_per_client_and_a_group_of_everyone_is_global() {
         ],
     );
     let r: Vec<u64> = (0..3)
-        .map(|i| run_one(&s, i).into_summary().retries())
+        .map(|i| run_one(&s, i).into_summary().retries)
         .collect();
     assert!(r[0] > r[1] && r[1] > r[2], "retries by scope: {r:?}");
 }

@@ -76,7 +76,7 @@ fn the_no_jitter_storm_lasts_about_14_minutes_and_the_platform_policy_recovers()
     let reduction: Vec<f64> = nj
         .iter()
         .zip(&pf)
-        .map(|(n, p)| 1.0 - p.summary().retries() as f64 / n.summary().retries() as f64)
+        .map(|(n, p)| 1.0 - p.summary().retries as f64 / n.summary().retries as f64)
         .collect();
     let hits = |ok: &dyn Fn(usize) -> bool| (0..10).filter(|&i| ok(i)).count();
     assert!(

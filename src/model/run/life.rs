@@ -509,6 +509,7 @@ impl<'a> Sim<'a> {
                 Some(GiveUp::NotRetryable) => s.failed_non_retryable += 1,
             }
             s.attempts += u64::from(r.attempts);
+            s.retries += u64::from(r.attempts.saturating_sub(1));
             s.record_end(r.attempts, outcome == Outcome::Succeeded);
             s.max_task_age_s = s.max_task_age_s.max(secs(now - r.start));
         }
