@@ -46,7 +46,7 @@ use crate::time::Dur;
 use serde::Deserialize;
 
 /// gRPC's client-side cap on attempts.
-pub const MAX_ATTEMPTS_CAP: i64 = 5;
+pub const MAX_ATTEMPTS_CAP: i64 = crate::policy::presets::GRPC_ATTEMPTS_CAP;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -42,6 +42,28 @@ pub const NAMES: &[&str] = &[
     "client-go",
 ];
 
+/// gRPC clients' cap on a retry policy's `maxAttempts`: gRFC A6 treats
+/// higher values as 5 (grpc-go's `defaultMaxCallAttempts`, grpc-java's
+/// `maxRetryAttempts` default).
+pub const GRPC_ATTEMPTS_CAP: i64 = 5;
+
+/// The cap the library behind preset `name` puts on `max_attempts`
+/// whatever the policy says: gRPC's for `grpc` and `grpc-legacy`
+/// (`grpc-hedging` caps its hedges, see `HedgingSpec`); `None` for the
+/// others.
+pub fn attempts_cap(name: &str) -> Option<i64> {
+    matches!(name, "grpc" | "grpc-legacy").then_some(GRPC_ATTEMPTS_CAP)
+}
+
+/// `max_attempts` as preset `name`'s library takes it: above its cap, or
+/// unlimited (0 or −1), it is the cap.
+pub fn capped_attempts(name: &str, max_attempts: i64) -> i64 {
+    match attempts_cap(name) {
+        Some(cap) if max_attempts > cap || max_attempts == 0 || max_attempts == -1 => cap,
+        _ => max_attempts,
+    }
+}
+
 /// Every failure status: a Cloud Tasks queue retries any non-2xx answer and
 /// any attempt without an answer before the dispatch deadline.
 fn every_failure() -> Vec<Status> {

@@ -102,8 +102,9 @@ pub enum Pushback {
 
 impl PolicySpec {
     /// The policy with its preset's fields written out (fields the policy
-    /// sets win) and the preset name dropped; the policy itself when it
-    /// names no preset.
+    /// sets win, `max_attempts` within the preset library's cap, see
+    /// [`presets::capped_attempts`]) and the preset name dropped; the
+    /// policy itself when it names no preset.
     pub fn with_preset_applied(&self) -> Result<PolicySpec, ResolveError> {
         let Some(name) = &self.preset else {
             return Ok(self.clone());
@@ -113,7 +114,10 @@ impl PolicySpec {
         Ok(PolicySpec {
             name: self.name.clone(),
             preset: None,
-            max_attempts: self.max_attempts.or(base.max_attempts),
+            max_attempts: self
+                .max_attempts
+                .or(base.max_attempts)
+                .map(|m| presets::capped_attempts(name, m)),
             max_retry_duration: self.max_retry_duration.or(base.max_retry_duration),
             backoff: self.backoff.clone().or(base.backoff),
             jitter: self.jitter.or(base.jitter),

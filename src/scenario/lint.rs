@@ -254,7 +254,31 @@ fn policy_warnings(spec: &ScenarioSpec, policies: &[Policy]) -> Vec<(String, Str
             out.push((format!("policies[{i}].max_retry_duration"), why));
         }
     }
+    for (i, written) in spec.policies.iter().enumerate() {
+        if let Some(why) = attempts_over_cap(written) {
+            out.push((format!("policies[{i}].max_attempts"), why));
+        }
+    }
     out
+}
+
+/// A warning when a policy's `max_attempts` is past what its preset's
+/// library allows, and is simulated at that cap.
+fn attempts_over_cap(written: &crate::policy::PolicySpec) -> Option<String> {
+    let (name, m) = (written.preset.as_deref()?, written.max_attempts?);
+    let cap = crate::policy::presets::capped_attempts(name, m);
+    (cap != m).then(|| {
+        let given = if m > 0 {
+            m.to_string()
+        } else {
+            format!("{m} (unlimited)")
+        };
+        format!(
+            "{given} is simulated as {cap}: gRPC clients cap a retry policy's maxAttempts at \
+             {cap} (gRFC A6), as `import grpc` does; for more attempts, drop the preset and \
+             write the policy out"
+        )
+    })
 }
 
 /// The warnings about the policies the tiers below call with, as (field,
@@ -952,6 +976,33 @@ mod tests {
                 "policies": [{policy}]}}"#
         ))
         .unwrap()
+    }
+
+    /// A gRPC preset's attempts past gRPC's cap of 5 (or unlimited) are
+    /// simulated at 5 and named; 5 or fewer, or another preset, are not.
+    #[test]
+    fn attempts_past_the_grpc_cap_are_capped_and_named() {
+        let backend = r#""workers": 4, "service_time": {"constant": {"value": "10ms"}}"#;
+        let s = scenario(
+            r#""rate": 10"#,
+            backend,
+            "",
+            r#"{"name": "a", "preset": "grpc", "max_attempts": 10},
+               {"name": "b", "preset": "grpc-legacy", "max_attempts": 0},
+               {"name": "c", "preset": "grpc", "max_attempts": 3},
+               {"name": "d", "preset": "aws-standard", "max_attempts": 10}"#,
+        );
+        let attempts: Vec<Option<u32>> = s.policies().iter().map(|p| p.max_attempts).collect();
+        assert_eq!(attempts, [Some(5), Some(5), Some(3), Some(10)]);
+        let paths: Vec<String> = policy_warnings(s.spec(), s.policies())
+            .into_iter()
+            .filter(|(_, m)| m.contains("gRFC A6"))
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(
+            paths,
+            ["policies[0].max_attempts", "policies[1].max_attempts"]
+        );
     }
 
     /// A knot past the first one after the run's end, and a capacity
