@@ -52,6 +52,25 @@ pub fn legible(x: f64) -> String {
     }
 }
 
+/// `x` rounded up to three significant digits, to a whole number from
+/// 100 on: an upper bound written shorter stays an upper bound (1.00117
+/// → 1.01, 0.0011667 → 0.00117, 1234.5 → 1235). A value already that
+/// short is kept (1.5 stays 1.5, 3 stays 3).
+pub fn up3(x: f64) -> f64 {
+    if x <= 0.0 || !x.is_finite() {
+        return x;
+    }
+    // Binary fractions such as 1.5 × 100 may land a hair above a whole
+    // number: that hair is not rounded up.
+    let shave = |scaled: f64| (scaled * (1.0 - 1e-12)).ceil();
+    if x >= 100.0 {
+        return shave(x);
+    }
+    let digits = 2 - x.log10().floor() as i32;
+    let s = 10f64.powi(digits);
+    shave(x * s) / s
+}
+
 /// A rate for a message or a report: whole when one a second or more,
 /// as it is below that ([`legible`]: scientific when tiny), so that a
 /// rate under one a second does not read as 0.
@@ -84,6 +103,26 @@ pub fn opt(x: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rounded up to three significant digits, never below the value, and
+    /// short values kept.
+    #[test]
+    fn up3_never_rounds_an_upper_bound_down() {
+        assert_eq!(up3(1.001167), 1.01);
+        assert_eq!(up3(0.0011667), 0.00117);
+        assert_eq!(up3(1234.5), 1235.0);
+        for short in [1.5, 3.0, 0.25, 100.0, 12.3] {
+            assert_eq!(up3(short), short);
+        }
+        assert_eq!(up3(0.0), 0.0);
+        assert!(up3(f64::INFINITY).is_infinite());
+        let mut x = 1e-4;
+        while x < 1e6 {
+            assert!(up3(x) >= x * (1.0 - 1e-12), "{x}");
+            assert!(up3(x) <= x * 1.01 + 1.0, "{x}");
+            x *= 1.37;
+        }
+    }
 
     #[test]
     fn counts_take_the_singular_for_one() {

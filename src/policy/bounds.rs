@@ -21,7 +21,7 @@
 //! jitter the count is on nominal delays (as `retrysim schedule` shows it),
 //! so a client that draws short delays can fit a retry more.
 
-use crate::decimal::num;
+use crate::decimal::{num, up3};
 use crate::policy::budget::BudgetSpec;
 use crate::policy::schedule::{delay_range, retries_allowed};
 use crate::policy::{BreakerSpec, BudgetScope, Policy};
@@ -83,6 +83,12 @@ impl Bound {
     }
 }
 
+/// The end of a limit's arithmetic: `= r retries per request`, rounded up
+/// (it is an upper bound).
+fn per_request(r: f64) -> String {
+    format!("= {} retries per request", num(up3(r)))
+}
+
 /// How many scopes (buckets) a budget or breaker has.
 fn scopes(scope: BudgetScope, ctx: &Context) -> f64 {
     match scope {
@@ -127,10 +133,11 @@ pub fn budget_limit(budget: &BudgetSpec, ctx: &Context) -> Limit {
             let k = token_bucket_retries(max_tokens);
             Limit {
                 what: format!(
-                    "token bucket: ⌈{}/2⌉ − 1 = {k} retries per bucket, then none; {} × {k} / {} requests",
+                    "token bucket: ⌈{}/2⌉ − 1 = {k} retries per bucket, then none; {} × {k} / {} requests {}",
                     num(max_tokens),
                     num(b),
-                    num(n)
+                    num(n),
+                    per_request(per(b * k as f64))
                 ),
                 retries: per(b * k as f64),
                 gates_all: false,
@@ -144,11 +151,12 @@ pub fn budget_limit(budget: &BudgetSpec, ctx: &Context) -> Limit {
             let rate = n / ctx.counted_s.max(1e-9);
             Limit {
                 what: format!(
-                    "ratio budget: {}/100 + {} × {}/s floor / {} requests/s",
+                    "ratio budget: {}/100 + {} × {}/s floor / {} requests/s {}",
                     num(percent),
                     num(b),
                     num(min_per_second),
-                    num(rate)
+                    num(rate),
+                    per_request(percent / 100.0 + b * min_per_second / rate)
                 ),
                 retries: percent / 100.0 + b * min_per_second / rate,
                 gates_all: false,
@@ -171,12 +179,13 @@ pub fn budget_limit(budget: &BudgetSpec, ctx: &Context) -> Limit {
             // A shared bucket that delays retries: no more than the burst
             // plus the refill over the counted time.
             what: format!(
-                "rate budget: ({} burst + {}/s × {} s) × {} / {} requests",
+                "rate budget: ({} burst + {}/s × {} s) × {} / {} requests {}",
                 num(burst),
                 num(per_second),
                 num(ctx.counted_s),
                 num(b),
-                num(n)
+                num(n),
+                per_request(per(b * (burst + per_second * ctx.counted_s)))
             ),
             retries: per(b * (burst + per_second * ctx.counted_s)),
             gates_all: false,
@@ -207,13 +216,14 @@ fn quota_limit(capacity: f64, c: f64, b: f64, n: f64) -> Limit {
     let k = (capacity / c + 1e-9).floor();
     Limit {
         what: format!(
-            "quota: ⌊{} / {}⌋ = {} retries per quota, then none; {} × {} / {} requests",
+            "quota: ⌊{} / {}⌋ = {} retries per quota, then none; {} × {} / {} requests {}",
             num(capacity),
             num(c),
             num(k),
             num(b),
             num(k),
-            num(n)
+            num(n),
+            per_request(b * k / n)
         ),
         retries: b * k / n,
         gates_all: false,

@@ -14,7 +14,7 @@ use super::output::{final_paths, save};
 use super::staging::Staging;
 use crate::assess::bisect::Interval;
 use crate::assess::{Assessment, PolicyVerdict};
-use crate::decimal::{count, num};
+use crate::decimal::{count, num, up3};
 use crate::report::OutputError;
 use crate::time::secs;
 use std::path::PathBuf;
@@ -57,10 +57,17 @@ fn opt(x: Option<f64>) -> String {
     x.map_or_else(|| "–".to_string(), num)
 }
 
-/// An interval as text: `[148, 152]`, with `?` for a missing end.
-fn interval(i: &Interval) -> String {
-    let end = |x: Option<f64>| x.map_or_else(|| "?".to_string(), |v| num(readable(v)));
-    format!("[{}, {}]", end(i.low), end(i.high))
+/// An interval of loads as text, `unit` after its numbers: `[148, 152]`;
+/// with one end open, the bound the search found (`≤ 1 req/s (the lowest
+/// load tried)`, `≥ 300 (the highest load tried)`); `?` with neither.
+fn interval(i: &Interval, unit: &str) -> String {
+    let end = |v: f64| num(readable(v));
+    match (i.low, i.high) {
+        (Some(lo), Some(hi)) => format!("[{}, {}]{unit}", end(lo), end(hi)),
+        (None, Some(hi)) => format!("≤ {}{unit} (the lowest load tried)", end(hi)),
+        (Some(lo), None) => format!("≥ {}{unit} (the highest load tried)", end(lo)),
+        (None, None) => format!("?{unit}"),
+    }
 }
 
 /// A number for reading (the JSON keeps every digit): three significant
@@ -122,7 +129,7 @@ fn band_text(band: &Interval, threshold: &Interval, unit: &str) -> String {
             tried(band.high.unwrap_or(0.0))
         )
     } else {
-        format!("{}{unit}", interval(threshold))
+        interval(threshold, unit)
     }
 }
 
@@ -133,7 +140,7 @@ fn sustaining_text(p: &PolicyVerdict) -> String {
     match (&p.sustaining, &p.sustaining_band) {
         (None, _) => "–".into(),
         (Some(sim), Some(band)) => band_text(band, sim, ""),
-        (Some(sim), None) => interval(sim),
+        (Some(sim), None) => interval(sim, ""),
     }
 }
 
@@ -198,7 +205,7 @@ pub fn storm_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
     };
     let simulated = match &p.sustaining_band {
         Some(band) => format!("{} simulated", band_text(band, sim, " req/s")),
-        None => format!("{} req/s simulated", interval(sim)),
+        None => format!("{} simulated", interval(sim, " req/s")),
     };
     let own_rate = a.own_rate.unwrap_or(0.0);
     if sim.low.is_some_and(|lo| lo >= own_rate) && e.no_storm.is_none() {
@@ -245,10 +252,12 @@ pub fn storm_sentence(a: &Assessment, p: &PolicyVerdict) -> String {
 /// The worst-case amplification in words.
 pub fn amplification_sentence(p: &PolicyVerdict) -> String {
     let bound = match p.bound.attempts {
+        // An upper bound: rounded up, so that a gate's limit read off it
+        // holds.
         Some(b) => format!(
             "at most {} attempt{} per request ({})",
-            num(readable(b)),
-            if readable(b) == 1.0 { "" } else { "s" },
+            num(up3(b)),
+            if up3(b) == 1.0 { "" } else { "s" },
             p.bound.binding()
         ),
         None => "no limit on attempts per request".to_string(),
@@ -408,7 +417,7 @@ fn verdicts(a: &Assessment) -> String {
             html(&threshold_text(p)),
             html(&sustaining_text(p)),
             html(&opt(p.analytic.attempts_rule.map(readable))),
-            html(&opt(p.bound.attempts.map(readable))),
+            html(&opt(p.bound.attempts.map(up3))),
             html(&num(readable(p.simulated_amplification))),
             html(&window_sentence(p)),
         ));
@@ -534,7 +543,20 @@ mod tests {
             low: Some(2595.2),
             high: Some(2596.1),
         };
-        assert_eq!(interval(&i), "[2595, 2596]");
+        assert_eq!(interval(&i, ""), "[2595, 2596]");
+        let below = Interval {
+            low: None,
+            high: Some(1.0),
+        };
+        assert_eq!(
+            interval(&below, " req/s"),
+            "≤ 1 req/s (the lowest load tried)"
+        );
+        let above = Interval {
+            low: Some(300.0),
+            high: None,
+        };
+        assert_eq!(interval(&above, ""), "≥ 300 (the highest load tried)");
     }
 
     fn assessment() -> Assessment {
