@@ -524,6 +524,17 @@ fn name_settings<T: DeserializeOwned>(loc: &mut Located, mut value: serde_json::
     loc.message.push_str(&format!(" ({})", names.join(", ")));
 }
 
+/// `doc` with only what lies along `path` (see [`keep_only_path`]): a
+/// setting beside it that sorts first and has a problem of its own would
+/// be read, and refused, before the one at `path`.
+fn only_path(doc: &serde_json::Value, path: &str) -> serde_json::Value {
+    let mut value = doc.clone();
+    if let Ok(steps) = super::set::path_segments(path) {
+        keep_only_path(&mut value, &steps);
+    }
+    value
+}
+
 /// Removes from each object along `steps` every key but the next step
 /// (lists keep their items: an item's place is part of the path).
 fn keep_only_path(value: &mut serde_json::Value, steps: &[&str]) {
@@ -699,7 +710,7 @@ fn accepts<T: DeserializeOwned>(
     path: &str,
     value: serde_json::Value,
 ) -> bool {
-    let mut doc = doc.clone();
+    let mut doc = only_path(doc, path);
     if super::set::set_at(&mut doc, path, value).is_err() {
         return false;
     }
@@ -730,7 +741,7 @@ fn value_at<'a>(doc: &'a serde_json::Value, path: &str) -> Option<&'a serde_json
 /// second read fails otherwise.
 fn kinds_at<T: DeserializeOwned>(doc: &serde_json::Value, path: &str) -> Option<Vec<String>> {
     const NO_SUCH_KIND: &str = "\u{1}";
-    let mut value = doc.clone();
+    let mut value = only_path(doc, path);
     super::set::set_at(&mut value, path, serde_json::json!(NO_SUCH_KIND)).ok()?;
     let (at, message) = problem_in::<T>(&value)?;
     if at != path {
@@ -1250,6 +1261,24 @@ mod tests {
                 .unwrap_err()
                 .message,
             "the top level must be an object of settings (an S), not a list"
+        );
+    }
+
+    /// The kinds of a setting are named, and the shape each takes, when a
+    /// setting that sorts before it (`backoff` before `jitter`) is wrong
+    /// too.
+    #[test]
+    fn kinds_are_named_even_when_another_setting_is_wrong_too() {
+        let policy = r#"{"name": "j", "max_attempts": 3, "jitter": 0.2,
+            "backoff": {"exponential": {"initial": "100ms", "max_backoff": "1s"}}}"#;
+        let text = scenario(r#"{"constant": {"value": "1ms"}}"#, policy);
+        let (_, message) = placed(&text, Format::Json, &[]);
+        assert!(
+            message.starts_with(
+                "policies[0].jitter: invalid type: a number, expected a name, or an object of \
+                 one key, the kind's name, holding its settings (one of `none`, `full`,"
+            ),
+            "{message}"
         );
     }
 
