@@ -398,13 +398,11 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w == gcloud::DEADLINE_ASSUMED));
-        let template = DispatcherSpec {
-            max_dispatches_per_second: 100.0,
-            max_burst_size: 20,
-            max_concurrent_dispatches: 50,
-            dispatch_deadline: crate::time::Dur::from_secs(15),
-            throttling: None,
-        };
+        let template: DispatcherSpec = serde_json::from_str(
+            r#"{"max_dispatches_per_second": 100, "max_burst_size": 20,
+                "max_concurrent_dispatches": 50, "dispatch_deadline": "15s"}"#,
+        )
+        .unwrap();
         let c = config_sets(&imported, Some(&template));
         assert_eq!(
             c.sets[1..],

@@ -237,7 +237,7 @@ impl DataFiles<'_> {
         } else {
             file.display().to_string()
         };
-        let content = super::read_text(&file).map_err(|e| match e {
+        let content = super::read_text_of(&file, super::InputKind::Data).map_err(|e| match e {
             InvalidInput::Unreadable { source, .. } => {
                 InvalidInput::At(self.field(path, &[], format!("cannot read {shown}: {source}")))
             }

@@ -257,15 +257,52 @@ pub fn origin(path: &Path) -> String {
 /// fills the memory.
 pub const MAX_INPUT_BYTES: u64 = 16 << 20;
 
-/// Reads all of `r`, or an error once it passes [`MAX_INPUT_BYTES`].
-fn read_capped(r: impl std::io::Read) -> std::io::Result<Vec<u8>> {
+/// The most a data file a scenario names (a trace, a histogram) may hold:
+/// room for the longest trace taken (1,000,000 arrivals with RFC 3339
+/// times to the microsecond and a time zone, about 35 bytes a row) twice
+/// over.
+pub const MAX_DATA_BYTES: u64 = 64 << 20;
+
+/// What a file read is, for its size cap and the words of its error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    /// A scenario, a policy or a configuration ([`MAX_INPUT_BYTES`]).
+    Settings,
+    /// A trace or histogram a scenario names ([`MAX_DATA_BYTES`]).
+    Data,
+}
+
+impl InputKind {
+    /// The most a file of this kind may hold.
+    pub fn cap(self) -> u64 {
+        match self {
+            InputKind::Settings => MAX_INPUT_BYTES,
+            InputKind::Data => MAX_DATA_BYTES,
+        }
+    }
+
+    /// Why a file over the cap is refused.
+    fn too_big(self) -> String {
+        let mib = self.cap() >> 20;
+        match self {
+            InputKind::Settings => format!(
+                "it holds more than {mib} MiB, far more than any scenario or queue configuration"
+            ),
+            InputKind::Data => format!(
+                "it holds more than {mib} MiB, more than the longest trace taken (1,000,000 \
+                 arrivals) needs: cut it, or write its times shorter (epoch seconds with \
+                 3 decimals)"
+            ),
+        }
+    }
+}
+
+/// Reads all of `r`, or an error once it passes `kind`'s cap.
+fn read_capped(r: impl std::io::Read, kind: InputKind) -> std::io::Result<Vec<u8>> {
     let mut bytes = vec![];
-    std::io::Read::read_to_end(&mut r.take(MAX_INPUT_BYTES + 1), &mut bytes)?;
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
-        return Err(std::io::Error::other(format!(
-            "it holds more than {} MiB, far more than any scenario or queue configuration",
-            MAX_INPUT_BYTES >> 20
-        )));
+    std::io::Read::read_to_end(&mut r.take(kind.cap() + 1), &mut bytes)?;
+    if bytes.len() as u64 > kind.cap() {
+        return Err(std::io::Error::other(kind.too_big()));
     }
     Ok(bytes)
 }
@@ -274,6 +311,11 @@ fn read_capped(r: impl std::io::Read) -> std::io::Result<Vec<u8>> {
 /// unreadable and non-UTF-8 files are [`InvalidInput`] naming the file
 /// (and the first bad byte's position).
 pub fn read_text(path: &Path) -> Result<String, InvalidInput> {
+    read_text_of(path, InputKind::Settings)
+}
+
+/// [`read_text`] for a file of `kind`, with that kind's size cap.
+pub fn read_text_of(path: &Path, kind: InputKind) -> Result<String, InvalidInput> {
     let origin = origin(path);
     let bytes = if path.as_os_str() == STDIN_PATH {
         // A second `-` would read nothing and be reported as empty.
@@ -288,7 +330,7 @@ pub fn read_text(path: &Path) -> Result<String, InvalidInput> {
                 // Otherwise a command given `-` at a prompt seems to hang.
                 eprintln!("reading {origin}: type or paste the file, then Ctrl-D");
             }
-            read_capped(stdin.lock())
+            read_capped(stdin.lock(), kind)
         }
     } else if path.is_dir() {
         Err(std::io::Error::other(format!(
@@ -296,7 +338,7 @@ pub fn read_text(path: &Path) -> Result<String, InvalidInput> {
             path.join("*.json").display()
         )))
     } else {
-        std::fs::File::open(path).and_then(read_capped)
+        std::fs::File::open(path).and_then(|f| read_capped(f, kind))
     };
     let bytes = bytes.map_err(|source| InvalidInput::Unreadable {
         origin: origin.clone(),
@@ -404,6 +446,25 @@ pub fn load_str(text: &str, origin: &str, sets: &[String]) -> Result<Scenario, I
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A data file may hold a trace of a million rows; a settings file is
+    /// capped lower, and each cap's error says what the file is.
+    #[test]
+    fn data_files_have_room_for_the_longest_trace() {
+        let of = |n: u64, kind| read_capped(std::io::Read::take(std::io::repeat(b'1'), n), kind);
+        assert_eq!(of(40 << 20, InputKind::Data).unwrap().len(), 40 << 20);
+        let too_big = of(MAX_DATA_BYTES + 1, InputKind::Data).unwrap_err();
+        assert!(
+            too_big.to_string().contains("1,000,000 arrivals"),
+            "{too_big}"
+        );
+        let settings = of(MAX_INPUT_BYTES + 1, InputKind::Settings).unwrap_err();
+        assert!(
+            settings.to_string().contains("queue configuration"),
+            "{settings}"
+        );
+        assert!(of(MAX_INPUT_BYTES, InputKind::Settings).is_ok());
+    }
 
     const EXAMPLE: &str = include_str!("../../scenarios/example.json");
     const EXAMPLE_TOML: &str = include_str!("../../tests/good/example.toml");
