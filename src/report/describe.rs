@@ -10,13 +10,15 @@ use crate::scenario::spec::{BackendKind, BackendSpec, ScenarioSpec, TrafficSpec}
 use crate::scenario::Scenario;
 use crate::time::secs;
 
-/// The ways a request can end before it succeeds or runs out of time, as
-/// the "after the incident" views show them: the column, its heading in
-/// the HTML table, and the words after a count in the terminal. Both views
-/// read this one list, so a new way of ending appears in both.
-pub const EARLY_ENDS: [(Col, &str, &str); 7] = [
+/// The ways a request can end before it succeeds or runs out of time, and
+/// the work done again, as the "after the incident" views show them: the
+/// column, its heading in the HTML table, and the words after a count in
+/// the terminal, for one and for any other count. Both views read this one
+/// list, so a new way of ending appears in both.
+pub const EARLY_ENDS: [(Col, &str, &str, &str); 7] = [
     (
         Col::DeadLettered,
+        "dead-lettered (limits reached)",
         "dead-lettered (limits reached)",
         "dead-lettered (limits reached)",
     ),
@@ -24,31 +26,38 @@ pub const EARLY_ENDS: [(Col, &str, &str); 7] = [
         Col::DroppedDeadline,
         "dropped: deadline",
         "dropped at the deadline",
+        "dropped at the deadline",
     ),
     (
         Col::DroppedBudget,
         "dropped: budget",
+        "refused by the budget",
         "refused by the budget",
     ),
     (
         Col::DroppedRetriesDisabled,
         "dropped: retries off",
         "dropped while retries were off",
+        "dropped while retries were off",
     ),
     (
         Col::FailedBreaker,
         "failed: breaker",
+        "failed by the breaker",
         "failed by the breaker",
     ),
     (
         Col::FailedNonRetryable,
         "failed: not retryable",
         "failed as not retryable",
+        "failed as not retryable",
     ),
+    // Executions, not requests: a task run three times counts 2.
     (
         Col::Duplicates,
-        "completed twice or more",
-        "completed twice or more",
+        "repeated executions",
+        "repeated execution",
+        "repeated executions",
     ),
 ];
 

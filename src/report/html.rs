@@ -139,7 +139,7 @@ fn summary_table(summaries: &[PolicySummary]) -> String {
 fn after_incident(summaries: &[PolicySummary]) -> String {
     let mut t =
         String::from("<h2>After the incident</h2>\n<table class=\"summary\">\n<tr><th>policy</th>");
-    for (_, heading, _) in describe::EARLY_ENDS {
+    for (_, heading, _, _) in describe::EARLY_ENDS {
         t.push_str(&format!("<th>{heading}</th>"));
     }
     t.push_str("<th>oldest task</th><th>backlog drained</th></tr>\n");
@@ -150,7 +150,7 @@ fn after_incident(summaries: &[PolicySummary]) -> String {
             swatch(s.policy_index),
             html(&s.policy)
         ));
-        for (col, _, _) in describe::EARLY_ENDS {
+        for (col, _, _, _) in describe::EARLY_ENDS {
             t.push_str(&cell(s, col, count));
         }
         t.push_str(&cell(s, Col::MaxTaskAgeS, human_secs));
