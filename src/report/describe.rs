@@ -136,7 +136,10 @@ pub fn scenario_params(spec: &ScenarioSpec, capacities: &[f64]) -> Vec<(String, 
 /// follow, and the timeouts and network delay that apply to every request.
 fn traffic_params(t: &TrafficSpec) -> Vec<(&'static str, String)> {
     let mut rows = vec![];
+    // A trace's mean rate is computed, not given: rounded as the page's
+    // other rates are; a rate as written stays as written.
     let mut traffic = match t.rate {
+        Some(r) if t.trace.is_some() => format!("{} new requests/s", rate(r)),
         Some(r) => format!("{} new requests/s", legible(r)),
         None => "burst".into(),
     };
@@ -651,6 +654,31 @@ mod tests {
         assert!(traffic.contains("from 250 clients,"), "{traffic}");
         assert_eq!(fault, "capacity 10–15 s: only 1 worker");
         assert_eq!(rows(1, 3).1, "capacity 10–15 s: only 3 workers");
+    }
+
+    /// A trace's mean rate is rounded as the page's other rates are; a
+    /// rate as written is not.
+    #[test]
+    fn a_traces_mean_rate_is_rounded() {
+        let scenario = crate::scenario::Scenario::from_json(
+            r#"{"name": "t", "duration": "60s", "traffic": {"rate": 2.5},
+               "backend": {"workers": 4, "service_time": {"constant": {"value": "10ms"}}},
+               "policies": [{"name": "p"}]}"#,
+        )
+        .unwrap();
+        let traffic = |spec: &crate::scenario::spec::ScenarioSpec| {
+            let rows = super::scenario_params(spec, &[]);
+            rows.iter().find(|(k, _)| k == "traffic").unwrap().1.clone()
+        };
+        let mut spec = scenario.spec().clone();
+        assert!(traffic(&spec).starts_with("2.5 new requests/s from"));
+        spec.traffic.rate = Some(1181.944583);
+        spec.traffic.trace = Some(serde_json::from_str(r#"{"file": "day.csv"}"#).unwrap());
+        let t = traffic(&spec);
+        assert!(t.starts_with("1182 new requests/s from"), "{t}");
+        spec.traffic.rate = Some(0.25);
+        let t = traffic(&spec);
+        assert!(t.starts_with("0.25 new requests/s from"), "{t}");
     }
 
     #[test]
