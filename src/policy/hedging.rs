@@ -189,11 +189,12 @@ impl Hedging {
         sent < self.max_attempts
     }
 
-    /// The policy in words.
+    /// The policy in words, without a label (the caller names it
+    /// "hedging"): `up to 3 attempts, one every 50ms, non-fatal: none`.
     pub fn describe(&self) -> String {
         let on: Vec<&str> = self.non_fatal.to_vec().iter().map(|s| s.name()).collect();
         format!(
-            "hedging: up to {} attempts, one every {}, non-fatal: {}{}",
+            "up to {} attempts, one every {}, non-fatal: {}{}",
             self.max_attempts,
             crate::time::format_duration(self.delay),
             if on.is_empty() {

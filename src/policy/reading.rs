@@ -447,6 +447,23 @@ mod tests {
         assert_eq!(exact.zero_time_retries(Failures::default()), None);
     }
 
+    /// A hedging policy's settings name hedging once, in the label: the
+    /// value does not repeat it ("hedging: hedging: up to 4 attempts").
+    #[test]
+    fn hedging_is_named_once_in_the_settings() {
+        let p = policy(|s| {
+            s.hedging = Some(crate::policy::HedgingSpec {
+                delay: Dur::from_millis(50),
+                max_attempts: 4,
+                non_fatal: vec![],
+                implementation: Default::default(),
+            });
+        });
+        let rows = p.settings();
+        let (_, value) = rows.iter().find(|(k, _)| *k == "hedging").expect("a row");
+        assert_eq!(value, "up to 4 attempts, one every 50ms, non-fatal: none");
+    }
+
     /// Only an unjittered Cloud Tasks schedule is a queue's.
     #[test]
     fn a_cloud_tasks_queue_is_read_from_its_preset() {

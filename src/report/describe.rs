@@ -4,19 +4,21 @@
 use super::format::human_secs;
 use crate::decimal::{count, legible, num, rate};
 use crate::metrics::aggregate::{Col, PolicySummary};
-use crate::metrics::Recovery;
+use crate::metrics::{Recovery, RunResult};
 use crate::policy::Policy;
 use crate::scenario::spec::{BackendKind, BackendSpec, ScenarioSpec, TrafficSpec};
 use crate::scenario::Scenario;
 use crate::time::secs;
 
-/// The ways a request can end before it succeeds or runs out of time, as
-/// the "after the incident" views show them: the column, its heading in
-/// the HTML table, and the words after a count in the terminal. Both views
-/// read this one list, so a new way of ending appears in both.
-pub const EARLY_ENDS: [(Col, &str, &str); 7] = [
+/// The ways a request can end before it succeeds or runs out of time, and
+/// the work done again, as the "after the incident" views show them: the
+/// column, its heading in the HTML table, and the words after a count in
+/// the terminal, for one and for any other count. Both views read this one
+/// list, so a new way of ending appears in both.
+pub const EARLY_ENDS: [(Col, &str, &str, &str); 7] = [
     (
         Col::DeadLettered,
+        "dead-lettered (limits reached)",
         "dead-lettered (limits reached)",
         "dead-lettered (limits reached)",
     ),
@@ -24,31 +26,38 @@ pub const EARLY_ENDS: [(Col, &str, &str); 7] = [
         Col::DroppedDeadline,
         "dropped: deadline",
         "dropped at the deadline",
+        "dropped at the deadline",
     ),
     (
         Col::DroppedBudget,
         "dropped: budget",
+        "refused by the budget",
         "refused by the budget",
     ),
     (
         Col::DroppedRetriesDisabled,
         "dropped: retries off",
         "dropped while retries were off",
+        "dropped while retries were off",
     ),
     (
         Col::FailedBreaker,
         "failed: breaker",
+        "failed by the breaker",
         "failed by the breaker",
     ),
     (
         Col::FailedNonRetryable,
         "failed: not retryable",
         "failed as not retryable",
+        "failed as not retryable",
     ),
+    // Executions, not requests: a task run three times counts 2.
     (
         Col::Duplicates,
-        "completed twice or more",
-        "completed twice or more",
+        "repeated executions",
+        "repeated execution",
+        "repeated executions",
     ),
 ];
 
@@ -59,8 +68,10 @@ pub fn policy_settings(p: &Policy) -> Vec<(&'static str, String)> {
 }
 
 /// The scenario-level parameters that matter, as (label, value) rows.
-/// `capacity_rps` is the nominal capacity the runs reported (if any).
-pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(String, String)> {
+/// `capacities` are the nominal capacities (requests/s) the runs reported
+/// for each tier, the top backend first (empty without runs; 0 where it
+/// cannot be stated).
+pub fn scenario_params(spec: &ScenarioSpec, capacities: &[f64]) -> Vec<(String, String)> {
     let mut rows: Vec<(String, String)> = vec![];
     let mut push = |k: &str, v: String| rows.push((k.to_string(), v));
     push(
@@ -73,9 +84,21 @@ pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(S
     for (k, v) in traffic_params(&spec.traffic) {
         push(k, v);
     }
-    push("backend", backend_words(&spec.backend));
-    if let Some(c) = capacity_rps.filter(|c| *c > 0.0) {
+    let capacity = |i: usize| capacities.get(i).copied().filter(|c| *c > 0.0);
+    let top = backend_words(&spec.backend);
+    if spec.downstream.is_empty() {
+        push("backend", top);
+    } else {
+        push("backend", format!("tier {}: {top}", spec.tier_names()[0]));
+    }
+    if let Some(c) = capacity(0) {
         push("nominal capacity", format!("{} requests/s", rate(c)));
+    }
+    for i in 0..spec.downstream.len() {
+        push(
+            "downstream tier",
+            downstream_words(spec, i, capacity(i + 1)),
+        );
     }
     if let Some(d) = &spec.dispatcher {
         push(
@@ -113,7 +136,10 @@ pub fn scenario_params(spec: &ScenarioSpec, capacity_rps: Option<f64>) -> Vec<(S
 /// follow, and the timeouts and network delay that apply to every request.
 fn traffic_params(t: &TrafficSpec) -> Vec<(&'static str, String)> {
     let mut rows = vec![];
+    // A trace's mean rate is computed, not given: rounded as the page's
+    // other rates are; a rate as written stays as written.
     let mut traffic = match t.rate {
+        Some(r) if t.trace.is_some() => format!("{} new requests/s", rate(r)),
         Some(r) => format!("{} new requests/s", legible(r)),
         None => "burst".into(),
     };
@@ -144,6 +170,29 @@ fn traffic_params(t: &TrafficSpec) -> Vec<(&'static str, String)> {
         rows.push(("network delay (one way)", d.describe()));
     }
     rows
+}
+
+/// A `downstream tier` row of [`scenario_params`]: the tier's name, its
+/// backend as the top's is described, its nominal `capacity` (requests/s,
+/// when stated) and how the tier above calls it.
+fn downstream_words(spec: &ScenarioSpec, i: usize, capacity: Option<f64>) -> String {
+    let d = &spec.downstream[i];
+    let mut s = format!("tier {}: {}", d.name, backend_words(&d.backend));
+    if let Some(c) = capacity {
+        s.push_str(&format!("; nominal capacity {} requests/s", rate(c)));
+    }
+    s.push_str(&format!("; called by {}", spec.tier_names()[i]));
+    if d.calls != 1 {
+        s.push_str(&format!(" ({} calls per attempt)", d.calls));
+    }
+    s.push_str(&match d.attempt_timeout {
+        Some(t) => format!(", attempt timeout {t}"),
+        None => ", no attempt timeout".into(),
+    });
+    if d.propagate_cancel {
+        s.push_str(", cancellation propagates");
+    }
+    s
 }
 
 /// The `backend` row of [`scenario_params`], in the words of its kind.
@@ -348,6 +397,61 @@ fn figures(s: &PolicySummary) -> Vec<String> {
     parts
 }
 
+/// Every tier's peak load ÷ capacity for the policy at `policy_index`: the
+/// mean over its runs in `results` of the `peak_load_ratio` that
+/// `tiers.csv` writes from the same per-tier results, as (tier name,
+/// ratio), the top backend first; `None` for a tier whose capacity cannot
+/// be stated.
+pub fn tier_peaks(results: &[RunResult], policy_index: usize) -> Vec<(String, Option<f64>)> {
+    let runs: Vec<&RunResult> = results
+        .iter()
+        .filter(|r| r.policy_index == policy_index)
+        .collect();
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    let mean = |i: usize| {
+        let v: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.tiers.get(i).and_then(|t| t.peak_load_ratio))
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    first
+        .tiers
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.clone(), mean(i)))
+        .collect()
+}
+
+/// One sentence naming the tiers below the top whose peak load ÷ capacity
+/// ([`tier_peaks`]) was above the top backend's, as the page rounds them
+/// (a tier that reads the same as the top is not named): `Tier database
+/// peaked at 3× its capacity.`; `None` when none was (or there are no
+/// tiers below).
+pub fn tiers_above_top(peaks: &[(String, Option<f64>)]) -> Option<String> {
+    let (first, below) = peaks.split_first()?;
+    let shown = |p: f64| ratio(p).parse::<f64>().unwrap_or(p);
+    let top = first.1.map_or(0.0, shown);
+    let above: Vec<String> = below
+        .iter()
+        .filter_map(|(name, p)| p.filter(|p| shown(*p) > top).map(|p| (name, p)))
+        .enumerate()
+        .map(|(k, (name, p))| match k {
+            0 => format!("tier {name} peaked at {}× its capacity", ratio(p)),
+            _ => format!("tier {name} at {}×", ratio(p)),
+        })
+        .collect();
+    let (last, rest) = above.split_last()?;
+    let text = if rest.is_empty() {
+        last.clone()
+    } else {
+        format!("{} and {last}", rest.join(", "))
+    };
+    Some(format!("T{}.", &text[1..]))
+}
+
 /// A load ÷ capacity ratio for a sentence: one decimal from 1 up, two
 /// significant digits below (a peak of 1 % of capacity is not "0×").
 fn ratio(p: f64) -> String {
@@ -401,6 +505,43 @@ mod tests {
         assert_eq!(ra("a", -1.0), "2× the retries of a");
         assert_eq!(ra("a", -1.781), "2.8× the retries of a");
         assert_eq!(ra("a", -4.214), "5.2× the retries of a");
+    }
+
+    /// The tiers below the top that peaked above it, as rounded, in one
+    /// sentence; none when none did.
+    #[test]
+    fn tiers_above_the_top_are_named_in_one_sentence() {
+        use super::tiers_above_top as above;
+        let peaks = |v: &[(&str, Option<f64>)]| -> Vec<(String, Option<f64>)> {
+            v.iter().map(|(n, p)| (n.to_string(), *p)).collect()
+        };
+        assert_eq!(above(&[]), None);
+        assert_eq!(above(&peaks(&[("top", Some(2.0))])), None);
+        assert_eq!(
+            above(&peaks(&[("top", Some(0.8)), ("db", Some(3.04))])).as_deref(),
+            Some("Tier db peaked at 3× its capacity.")
+        );
+        assert_eq!(
+            above(&peaks(&[
+                ("top", Some(0.5)),
+                ("a", Some(0.4)),
+                ("b", Some(1.26)),
+                ("c", None),
+                ("d", Some(20.7))
+            ]))
+            .as_deref(),
+            Some("Tier b peaked at 1.3× its capacity and tier d at 20.7×.")
+        );
+        // Above the top's figure, but not as the page shows them.
+        assert_eq!(
+            above(&peaks(&[("top", Some(0.002599)), ("s", Some(0.0026))])),
+            None
+        );
+        // A top without a stated capacity: any tier below with one.
+        assert_eq!(
+            above(&peaks(&[("top", None), ("db", Some(0.5))])).as_deref(),
+            Some("Tier db peaked at 0.5× its capacity.")
+        );
     }
 
     /// A peak far below capacity keeps two significant digits.
@@ -480,7 +621,7 @@ mod tests {
         )
         .unwrap();
         let row = |capacity: f64| {
-            let rows = super::scenario_params(scenario.spec(), Some(capacity));
+            let rows = super::scenario_params(scenario.spec(), &[capacity]);
             rows.iter()
                 .find(|(k, _)| k == "nominal capacity")
                 .unwrap()
@@ -502,7 +643,7 @@ mod tests {
                    "policies": [{{"name": "p"}}]}}"#
             );
             let scenario = crate::scenario::Scenario::from_json(&json).unwrap();
-            let rows = super::scenario_params(scenario.spec(), None);
+            let rows = super::scenario_params(scenario.spec(), &[]);
             let row = |key: &str| rows.iter().find(|(k, _)| k == key).unwrap().1.clone();
             (row("traffic"), row("fault"))
         };
@@ -515,6 +656,31 @@ mod tests {
         assert_eq!(rows(1, 3).1, "capacity 10–15 s: only 3 workers");
     }
 
+    /// A trace's mean rate is rounded as the page's other rates are; a
+    /// rate as written is not.
+    #[test]
+    fn a_traces_mean_rate_is_rounded() {
+        let scenario = crate::scenario::Scenario::from_json(
+            r#"{"name": "t", "duration": "60s", "traffic": {"rate": 2.5},
+               "backend": {"workers": 4, "service_time": {"constant": {"value": "10ms"}}},
+               "policies": [{"name": "p"}]}"#,
+        )
+        .unwrap();
+        let traffic = |spec: &crate::scenario::spec::ScenarioSpec| {
+            let rows = super::scenario_params(spec, &[]);
+            rows.iter().find(|(k, _)| k == "traffic").unwrap().1.clone()
+        };
+        let mut spec = scenario.spec().clone();
+        assert!(traffic(&spec).starts_with("2.5 new requests/s from"));
+        spec.traffic.rate = Some(1181.944583);
+        spec.traffic.trace = Some(serde_json::from_str(r#"{"file": "day.csv"}"#).unwrap());
+        let t = traffic(&spec);
+        assert!(t.starts_with("1182 new requests/s from"), "{t}");
+        spec.traffic.rate = Some(0.25);
+        let t = traffic(&spec);
+        assert!(t.starts_with("0.25 new requests/s from"), "{t}");
+    }
+
     #[test]
     fn tiny_rates_are_not_written_as_zero() {
         let rows = |rate: &str, dispatch: &str| {
@@ -525,7 +691,7 @@ mod tests {
                    "policies": [{{"name": "p"}}]}}"#
             );
             let scenario = crate::scenario::Scenario::from_json(&json).unwrap();
-            let rows = super::scenario_params(scenario.spec(), None);
+            let rows = super::scenario_params(scenario.spec(), &[]);
             let row = |key: &str| rows.iter().find(|(k, _)| k == key).unwrap().1.clone();
             (row("traffic"), row("dispatcher"))
         };

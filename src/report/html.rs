@@ -5,9 +5,10 @@
 use super::describe;
 use super::format::{html, human_secs, percent};
 use super::plot::policy_css;
+use super::RunReport;
 use crate::decimal::num;
 use crate::metrics::aggregate::{Col, PolicySummary};
-use crate::metrics::Recovery;
+use crate::metrics::{Recovery, RunResult};
 use crate::scenario::Scenario;
 use base64::Engine;
 
@@ -139,7 +140,7 @@ fn summary_table(summaries: &[PolicySummary]) -> String {
 fn after_incident(summaries: &[PolicySummary]) -> String {
     let mut t =
         String::from("<h2>After the incident</h2>\n<table class=\"summary\">\n<tr><th>policy</th>");
-    for (_, heading, _) in describe::EARLY_ENDS {
+    for (_, heading, _, _) in describe::EARLY_ENDS {
         t.push_str(&format!("<th>{heading}</th>"));
     }
     t.push_str("<th>oldest task</th><th>backlog drained</th></tr>\n");
@@ -150,7 +151,7 @@ fn after_incident(summaries: &[PolicySummary]) -> String {
             swatch(s.policy_index),
             html(&s.policy)
         ));
-        for (col, _, _) in describe::EARLY_ENDS {
+        for (col, _, _, _) in describe::EARLY_ENDS {
             t.push_str(&cell(s, col, count));
         }
         t.push_str(&cell(s, Col::MaxTaskAgeS, human_secs));
@@ -186,18 +187,27 @@ fn policies_table(scenario: &Scenario) -> String {
     t
 }
 
-/// "What happened": one sentence per policy.
-fn story(scenario: &Scenario, summaries: &[PolicySummary]) -> String {
+/// "What happened": one sentence per policy, and one more naming the
+/// tiers below the top that peaked above it (from the per-tier results
+/// `tiers.csv` is written from).
+fn story(report: &RunReport<'_>) -> String {
+    let (scenario, summaries) = (report.scenario, &report.summaries);
     let mut h = String::new();
     h.push_str("<h2>What happened</h2>\n<ul class=\"story\">\n");
     let first = summaries.first().map(|s| s.policy.clone());
     for (i, s) in summaries.iter().enumerate() {
         let base = if i == 0 { None } else { first.as_deref() };
+        let mut words = describe::sentence(scenario, s, base);
+        let peaks = describe::tier_peaks(report.results, s.policy_index);
+        if let Some(below) = describe::tiers_above_top(&peaks) {
+            words.push(' ');
+            words.push_str(&below);
+        }
         h.push_str(&format!(
             "<li>{}<b>{}</b> {}</li>\n",
             swatch(s.policy_index),
             html(&s.policy),
-            html(&describe::sentence(scenario, s, base))
+            html(&words)
         ));
     }
     h.push_str("</ul>\n");
@@ -266,17 +276,27 @@ fn files_paragraph(beside: &[&str]) -> String {
     )
 }
 
-/// Builds the page. `summaries` are the per-policy rows, `figures` the
-/// plots to embed (empty with `--no-plots`), `beside` the names of the
-/// files written next to it.
+/// The nominal capacity of every tier (requests/s), the top backend first,
+/// as the first run reported them (empty without runs).
+fn capacities(results: &[RunResult]) -> Vec<f64> {
+    let Some(r) = results.first() else {
+        return Vec::new();
+    };
+    std::iter::once(r.summary().capacity_rps)
+        .chain(r.below().iter().map(|t| t.capacity_rps))
+        .collect()
+}
+
+/// Builds the page from `report` (the scenario, its runs and the
+/// per-policy rows). `figures` are the plots to embed (empty with
+/// `--no-plots`), `beside` the names of the files written next to it.
 pub fn page(
-    scenario: &Scenario,
-    summaries: &[PolicySummary],
-    capacity_rps: Option<f64>,
+    report: &RunReport<'_>,
     figures: &[Figure],
     alert_lines: &[String],
     beside: &[&str],
 ) -> String {
+    let (scenario, summaries) = (report.scenario, &report.summaries[..]);
     let spec = scenario.spec();
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
@@ -299,7 +319,7 @@ pub fn page(
         spec.seed
     ));
 
-    h.push_str(&story(scenario, summaries));
+    h.push_str(&story(report));
 
     h.push_str("<h2>Summary</h2>\n");
     if reps > 1 {
@@ -315,7 +335,7 @@ pub fn page(
     h.push_str(&embedded(figures));
 
     h.push_str("<h2>Scenario</h2>\n<table class=\"params\">\n");
-    for (k, v) in describe::scenario_params(spec, capacity_rps) {
+    for (k, v) in describe::scenario_params(spec, &capacities(report.results)) {
         h.push_str(&format!(
             "<tr><th>{}</th><td>{}</td></tr>\n",
             html(&k),

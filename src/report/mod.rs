@@ -150,9 +150,7 @@ pub fn write_all(
     } else {
         write_plots(dir, report, opts, &mut written)?
     };
-    let (scenario, results) = (report.scenario, report.results);
-    let capacity = results.first().map(|r| r.summary().capacity_rps);
-    let alert_lines = alerting::summary_lines(scenario, &report.alerts);
+    let alert_lines = alerting::summary_lines(report.scenario, &report.alerts);
     // The files beside the page: those written so far, and perf.json,
     // written after it.
     let mut beside: Vec<&str> = written
@@ -160,14 +158,7 @@ pub fn write_all(
         .filter_map(|p| p.file_name().and_then(|n| n.to_str()))
         .collect();
     beside.push("perf.json");
-    let page = html::page(
-        scenario,
-        &report.summaries,
-        capacity,
-        &pngs,
-        &alert_lines,
-        &beside,
-    );
+    let page = html::page(report, &pngs, &alert_lines, &beside);
     save(dir, "report.html", page.as_bytes(), &mut written)?;
     output::save_json(dir, "perf.json", perf, &mut written)?;
     Ok(written)

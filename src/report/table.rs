@@ -240,10 +240,10 @@ fn after_incident_lines(summaries: &[PolicySummary]) -> Vec<String> {
             // Dead letters always (the queue's own limit), the other ways
             // of ending early only when they happened.
             let mut parts = Vec::new();
-            for (col, _, what) in super::describe::EARLY_ENDS {
+            for (col, _, one, many) in super::describe::EARLY_ENDS {
                 let v = n(s, col);
                 if v > 0.0 || col == Col::DeadLettered {
-                    parts.push(format!("{} {what}", num(v)));
+                    parts.push(crate::decimal::count(v, one, many));
                 }
             }
             if let Some(age) = s.get(Col::MaxTaskAgeS) {
@@ -308,12 +308,13 @@ mod tests {
         undrained.policy = "slow".into();
         undrained.mean[Col::DrainS.index()] = None;
         undrained.mean[Col::DeadLettered.index()] = Some(0.0);
+        undrained.mean[Col::Duplicates.index()] = Some(1.0);
         assert_eq!(
             after_incident_lines(&[s, undrained]),
             [
-                "queue: 4739 dead-lettered (limits reached), 12 completed twice or more, \
+                "queue: 4739 dead-lettered (limits reached), 12 repeated executions, \
                  oldest task 50 min, backlog drained +53 min",
-                "slow: 0 dead-lettered (limits reached), 12 completed twice or more, \
+                "slow: 0 dead-lettered (limits reached), 1 repeated execution, \
                  oldest task 50 min, backlog not drained before the end",
             ]
         );

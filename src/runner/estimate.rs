@@ -156,13 +156,16 @@ impl Estimate {
         }
         if self.unbounded.is_none() && self.seconds() > MAX_WALL_S {
             let parallel = self.threads.clamp(1, self.runs.max(1));
+            let on = if parallel == 1 {
+                "on 1 thread".to_string()
+            } else {
+                format!("on each of {parallel} threads")
+            };
             over.push(format!(
-                "about {:.1e} events ({} of computing at {:.0e} events/s on each of {parallel} \
-                 thread{}; the limit is {} min)",
+                "about {:.1e} events ({} of computing at {:.0e} events/s {on}; the limit is {} min)",
                 self.events as f64,
                 hours(self.seconds()),
                 EVENTS_PER_THREAD_S,
-                if parallel == 1 { "" } else { "s" },
                 MAX_WALL_S / 60.0
             ));
         }
@@ -720,6 +723,18 @@ mod tests {
         // Fewer replications are a way out only when there are several.
         assert!(run.contains("fewer --replications"), "{run}");
         assert!(!sweep.contains("replications"), "{sweep}");
+    }
+
+    /// The time a batch would take names its threads in the singular for
+    /// one (a single run uses one thread, however many there are).
+    #[test]
+    fn the_time_names_one_thread_in_the_singular() {
+        let big = with(r#", "profile": [{"at": "0s", "scale": 1e6}]"#);
+        let one = estimate(&jobs_of(&big, 1), false, 4).describe();
+        assert!(one.contains("events/s on 1 thread;"), "{one}");
+        assert!(!one.contains("each of"), "{one}");
+        let two = estimate(&jobs_of(&big, 2), false, 2).describe();
+        assert!(two.contains("events/s on each of 2 threads;"), "{two}");
     }
 
     #[test]

@@ -389,3 +389,45 @@ fn a_run_task_quota_must_be_positive() {
         "{e}"
     );
 }
+
+/// The terminal and report.html show `duplicates` as what it counts,
+/// executions done again, with the figure of `summary.csv`: attempts that
+/// time out while the handler still completes them, three per request
+/// (each request's first execution is not a repeat).
+#[test]
+fn repeated_executions_are_shown_as_executions() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("dup.json");
+    std::fs::write(
+        &scenario,
+        r#"{"name": "dup", "duration": "20s", "bin": "1s",
+            "traffic": {"rate": 1, "clients": 1, "attempt_timeout": "100ms"},
+            "backend": {"workers": 10, "service_time": {"constant": {"value": "300ms"}}},
+            "faults": [{"outage": {"start": "10s", "duration": "2s"}}],
+            "policies": [{"name": "p", "max_attempts": 3,
+                          "backoff": {"constant": {"delay": "10ms"}}}]}"#,
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args(["run", "--no-plots", "-o"])
+        .arg(&out_dir)
+        .arg(&scenario)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary = std::fs::read_to_string(out_dir.join("dup/summary.csv")).unwrap();
+    let mut rows = summary.lines().map(|l| l.split(',').collect::<Vec<_>>());
+    let header = rows.next().unwrap();
+    let col = header.iter().position(|h| *h == "duplicates").unwrap();
+    let duplicates = rows.next().unwrap()[col].to_string();
+    assert!(duplicates.parse::<f64>().unwrap() > 1.0, "{duplicates}");
+    assert!(
+        stdout.contains(&format!(", {duplicates} repeated executions,")),
+        "{stdout}"
+    );
+    let page = std::fs::read_to_string(out_dir.join("dup/report.html")).unwrap();
+    assert!(page.contains("<th>repeated executions</th>"), "{page}");
+    assert!(!stdout.contains("twice") && !page.contains("twice"));
+}

@@ -344,3 +344,78 @@ fn wasted_never_exceeds_served_at_any_tier() {
     let top = &r.summary();
     assert!(top.wasted > 400 && top.wasted <= top.served, "{top:?}");
 }
+
+/// report.html describes every tier, names the tier a fault strikes, and
+/// says when a tier below the top peaked above it, with the figure of
+/// `tiers.csv`.
+#[test]
+fn the_page_describes_every_tier_and_the_one_that_peaked() {
+    let s = Scenario::from_json(
+        r#"{"name": "page", "duration": "20s", "bin": "1s",
+            "traffic": {"rate": 300, "clients": 50},
+            "backend": {"name": "frontend", "workers": 200,
+                        "service_time": {"constant": {"value": "1ms"}}},
+            "downstream": [
+              {"name": "database", "attempt_timeout": "200ms",
+               "backend": {"workers": 10, "service_time": {"constant": {"value": "10ms"}}}}
+            ],
+            "faults": [{"errors": {"start": "5s", "duration": "5s", "rate": 1.0,
+                        "status": "unavailable", "tier": "database"}}],
+            "policies": [{"name": "every", "max_attempts": 3,
+                          "backoff": {"constant": {"delay": "10ms"}}}]}"#,
+    )
+    .unwrap();
+    let results = vec![run(&s, 0)];
+    let dir = tempfile::tempdir().unwrap();
+    let perf = retrysim::report::Perf {
+        events: 1,
+        wall_s: 1.0,
+        events_per_s: 1.0,
+        threads: 1,
+        runs: 1,
+        requests: 1,
+    };
+    let opts = retrysim::report::ReportOptions {
+        no_plots: true,
+        ..Default::default()
+    };
+    let report = retrysim::report::RunReport::new(&s, &results);
+    retrysim::report::write_all(dir.path(), &report, &perf, &opts).unwrap();
+    let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    let csv = std::fs::read_to_string(dir.path().join("tiers.csv")).unwrap();
+    assert!(
+        page.contains("<th>backend</th><td>tier frontend: 200 workers,"),
+        "{page}"
+    );
+    assert!(
+        page.contains(
+            "<th>downstream tier</th><td>tier database: 10 workers, service time constant 10ms"
+        ),
+        "{page}"
+    );
+    assert!(
+        page.contains(
+            "; nominal capacity 1000 requests/s; called by frontend, attempt timeout 200ms"
+        ),
+        "{page}"
+    );
+    assert!(
+        page.contains("<th>fault</th><td>errors 5–10 s on tier database:"),
+        "{page}"
+    );
+    // The database's peak, as tiers.csv gives it.
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let db: Vec<&str> = lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .find(|row| row[col("tier")] == "database")
+        .unwrap();
+    let peak: f64 = db[col("peak_load_ratio")].parse().unwrap();
+    assert!(peak > 1.0, "{peak}");
+    let said = format!(
+        "Tier database peaked at {}× its capacity.",
+        retrysim::decimal::num((peak * 10.0).round() / 10.0)
+    );
+    assert!(page.contains(&said), "{said} not in {page}");
+}

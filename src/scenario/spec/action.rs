@@ -182,8 +182,14 @@ impl ActionSpec {
         }
     }
 
-    /// The action in a line: `at 6m: retries disabled until the end`.
+    /// The action in a line: `at 6m: retries disabled until the end`,
+    /// naming the tier it acts on when it names one (`at 6m on tier db:
+    /// …`).
     pub fn describe(&self) -> String {
+        let on = self
+            .tier()
+            .map(|t| format!(" on tier {t}"))
+            .unwrap_or_default();
         let until = |d: &Option<Dur>| {
             d.map(|d| format!(" for {d}"))
                 .unwrap_or_else(|| " until the end".into())
@@ -194,7 +200,7 @@ impl ActionSpec {
             .unwrap_or_default();
         match self {
             ActionSpec::DisableRetries { at, duration, .. } => {
-                format!("at {at}: retries disabled{}", until(duration))
+                format!("at {at}{on}: retries disabled{}", until(duration))
             }
             ActionSpec::ShedLoad {
                 at,
@@ -202,7 +208,7 @@ impl ActionSpec {
                 duration,
                 ..
             } => format!(
-                "at {at}: {}% of arrivals shed{}",
+                "at {at}{on}: {}% of arrivals shed{}",
                 num(100.0 * fraction),
                 until(duration)
             ),
@@ -226,5 +232,38 @@ impl ActionSpec {
                 format!("at {at}: every waiting task forced to run{quota}")
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An action on a tier names it; one on the top backend names none.
+    #[test]
+    fn an_action_names_the_tier_it_acts_on() {
+        let off = |tier: Option<&str>| ActionSpec::DisableRetries {
+            at: Dur::from_secs(360),
+            duration: None,
+            tier: tier.map(str::to_string),
+        };
+        assert_eq!(
+            off(None).describe(),
+            "at 6m: retries disabled until the end"
+        );
+        assert_eq!(
+            off(Some("db")).describe(),
+            "at 6m on tier db: retries disabled until the end"
+        );
+        let shed = ActionSpec::ShedLoad {
+            at: Dur::from_secs(360),
+            fraction: 0.5,
+            duration: Some(Dur::from_secs(60)),
+            tier: Some("db".into()),
+        };
+        assert_eq!(
+            shed.describe(),
+            "at 6m on tier db: 50% of arrivals shed for 1m"
+        );
     }
 }

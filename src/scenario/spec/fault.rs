@@ -279,11 +279,19 @@ impl FaultSpec {
         }
     }
 
-    /// The fault in a line: `outage 300–390 s: attempts fail with unavailable`.
+    /// The fault in a line: `outage 300–390 s: attempts fail with
+    /// unavailable`, naming the tier it strikes when it names one
+    /// (`blackhole 30–50 s on tier database: …`; a loaded scenario names
+    /// none for the top backend, see
+    /// [`super::ScenarioSpec::name_top_tier_none`]).
     pub fn describe(&self) -> String {
         let (s, e) = self.window();
+        let on = self
+            .tier()
+            .map(|t| format!(" on tier {t}"))
+            .unwrap_or_default();
         format!(
-            "{} {}–{} s: {}",
+            "{} {}–{} s{on}: {}",
             self.kind(),
             num(secs(s)),
             num(secs(e)),
@@ -325,6 +333,27 @@ mod tests {
 
     fn s(x: u64) -> Dur {
         Dur::from_secs(x)
+    }
+
+    /// A fault on a tier names it; one on the top backend names none.
+    #[test]
+    fn a_fault_names_the_tier_it_strikes() {
+        let on = |tier: Option<&str>| FaultSpec::Outage {
+            start: s(120),
+            duration: s(60),
+            status: Status::Unavailable,
+            flush: false,
+            headers_first: false,
+            tier: tier.map(str::to_string),
+        };
+        assert_eq!(
+            on(None).describe(),
+            "outage 120–180 s: attempts fail with unavailable"
+        );
+        assert_eq!(
+            on(Some("db")).describe(),
+            "outage 120–180 s on tier db: attempts fail with unavailable"
+        );
     }
 
     #[test]
