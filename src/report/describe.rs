@@ -425,18 +425,22 @@ pub fn tier_peaks(results: &[RunResult], policy_index: usize) -> Vec<(String, Op
         .collect()
 }
 
-/// One sentence naming the tiers below the top whose peak load ÷ capacity
-/// ([`tier_peaks`]) was above the top backend's, as the page rounds them
-/// (a tier that reads the same as the top is not named): `Tier database
-/// peaked at 3× its capacity.`; `None` when none was (or there are no
-/// tiers below).
+/// One sentence naming the tiers below the top that were overloaded (peak
+/// load ÷ capacity, [`tier_peaks`], of 1 or more) and peaked above the top
+/// backend, as the page rounds them (a tier that reads the same as the
+/// top is not named): `Tier database peaked at 3× its capacity.`; `None`
+/// when none did (or there are no tiers below). A tier well within its
+/// capacity is no news beside the top's figure.
 pub fn tiers_above_top(peaks: &[(String, Option<f64>)]) -> Option<String> {
     let (first, below) = peaks.split_first()?;
     let shown = |p: f64| ratio(p).parse::<f64>().unwrap_or(p);
     let top = first.1.map_or(0.0, shown);
     let above: Vec<String> = below
         .iter()
-        .filter_map(|(name, p)| p.filter(|p| shown(*p) > top).map(|p| (name, p)))
+        .filter_map(|(name, p)| {
+            p.filter(|p| shown(*p) >= 1.0 && shown(*p) > top)
+                .map(|p| (name, p))
+        })
         .enumerate()
         .map(|(k, (name, p))| match k {
             0 => format!("tier {name} peaked at {}× its capacity", ratio(p)),
@@ -534,13 +538,18 @@ mod tests {
         );
         // Above the top's figure, but not as the page shows them.
         assert_eq!(
-            above(&peaks(&[("top", Some(0.002599)), ("s", Some(0.0026))])),
+            above(&peaks(&[("top", Some(1.002599)), ("s", Some(1.0026))])),
             None
         );
-        // A top without a stated capacity: any tier below with one.
+        // Above the top, but within its own capacity: not named.
         assert_eq!(
-            above(&peaks(&[("top", None), ("db", Some(0.5))])).as_deref(),
-            Some("Tier db peaked at 0.5× its capacity.")
+            above(&peaks(&[("top", Some(0.002)), ("s", Some(0.5))])),
+            None
+        );
+        // A top without a stated capacity: any overloaded tier below.
+        assert_eq!(
+            above(&peaks(&[("top", None), ("db", Some(1.5))])).as_deref(),
+            Some("Tier db peaked at 1.5× its capacity.")
         );
     }
 
