@@ -95,14 +95,23 @@ pub fn assumptions(dispatcher: Option<&DispatcherSpec>) -> Vec<Assumption> {
 }
 
 /// The bursts a queue may have after the update from `baseline` to
-/// `setting`: the queue's own when the rate does not change (Cloud Tasks
-/// recomputes it only when an update sets the rate), else the range of
-/// [`api::burst_range`].
+/// `setting`, smallest and largest. An update that sets the rate makes
+/// the service pick the burst: the range of [`api::burst_range`]. One that
+/// keeps the rate keeps the queue's own burst, unless that burst is one
+/// the service would not pick (outside that range at the rate): such a
+/// burst comes from queue.yaml's `bucket_size`, and any update of a
+/// queue.yaml queue resets it from the rate, so both the queue's own and
+/// the range are checked.
 pub fn bursts(baseline: &DispatcherSpec, setting: &DispatcherSpec) -> (u32, u32) {
-    if setting.max_dispatches_per_second == baseline.max_dispatches_per_second {
-        (baseline.max_burst_size, baseline.max_burst_size)
+    let range = api::burst_range(setting.max_dispatches_per_second);
+    if setting.max_dispatches_per_second != baseline.max_dispatches_per_second {
+        return range;
+    }
+    let own = baseline.max_burst_size;
+    if (range.0..=range.1).contains(&own) {
+        (own, own)
     } else {
-        api::burst_range(setting.max_dispatches_per_second)
+        (own.min(range.0), own.max(range.1))
     }
 }
 
@@ -180,6 +189,15 @@ mod tests {
         let same = bursts(&base, &base);
         assert_eq!(same, (100, 100));
         assert!(all[4].redundant(same) && !all[2].redundant(same));
+        // A burst the service would not pick at the rate (queue.yaml's
+        // bucket_size) is reset by any update: both it and the range.
+        let mut yaml = queue(30.0, None);
+        yaml.max_burst_size = 1;
+        assert_eq!(bursts(&yaml, &yaml), (1, 100));
+        yaml.max_burst_size = 300;
+        assert_eq!(bursts(&yaml, &yaml), (6, 300));
+        yaml.max_burst_size = 20;
+        assert_eq!(bursts(&yaml, &yaml), (20, 20));
         // A scenario with throttling on is also checked with it off.
         let on = queue(500.0, Some(ThrottlingSpec::default()));
         let all = assumptions(Some(&on));
