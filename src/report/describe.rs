@@ -459,6 +459,9 @@ pub fn tiers_above_top(peaks: &[(String, Option<f64>)]) -> Option<String> {
 /// A load ÷ capacity ratio for a sentence: one decimal from 1 up, two
 /// significant digits below (a peak of 1 % of capacity is not "0×").
 fn ratio(p: f64) -> String {
+    if p <= 0.0 || !p.is_finite() {
+        return num(p);
+    }
     if p >= 0.95 {
         num((p * 10.0).round() / 10.0)
     } else {
@@ -509,6 +512,19 @@ mod tests {
         assert_eq!(ra("a", -1.0), "2× the retries of a");
         assert_eq!(ra("a", -1.781), "2.8× the retries of a");
         assert_eq!(ra("a", -4.214), "5.2× the retries of a");
+    }
+
+    /// A ratio of zero (no load) or not a number reads as such; the
+    /// significant digits of a small one are counted from its magnitude.
+    #[test]
+    fn ratios_of_zero_and_tiny_loads_read() {
+        assert_eq!(super::ratio(0.0), "0");
+        assert_eq!(super::ratio(0.0058), "0.0058");
+        assert_eq!(super::ratio(3.04), "3");
+        assert_eq!(
+            super::tiers_above_top(&[("top".into(), Some(0.0)), ("db".into(), Some(0.0))]),
+            None
+        );
     }
 
     /// The tiers below the top that peaked above it, as rounded, in one

@@ -98,6 +98,7 @@ fn run(pi: usize, rep: u32) -> RunResult {
                 dropped: 40_000 * (3 - pi as u64) - 10_000,
                 unfinished: 0,
                 attempts,
+                retries: attempts - requests,
                 served: attempts - 1000,
                 wasted: 5000 * (3 - pi as u64),
                 peak_offered_rps: peak,
