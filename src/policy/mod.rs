@@ -199,44 +199,70 @@ impl Policy {
         by_count.max(by_age)
     }
 
-    /// Attempts a request makes in `life` ns when every attempt fails at
-    /// once, each failure bringing the server's `pushback` (if any) and
-    /// counting as a throttling error when `throttled`: its retry delays
-    /// (jitter at its middle) summed until they pass `life` or the limits
-    /// are reached (see [`Policy::exhausted`]). What a storm can cost, for
-    /// the run's estimate and the warnings.
-    pub fn attempts_within(&self, life: Nanos, pushback: Option<Nanos>, throttled: bool) -> f64 {
+    /// Attempts a request makes when each fails `floor` after it is sent
+    /// (and at once when the pushback or throttling applies: each failure
+    /// brings the server's `pushback`, if any, and counts as a throttling
+    /// error when `throttled`), retried on the schedule (jitter at its
+    /// middle) until `life` has passed or the limits are reached (see
+    /// [`Policy::exhausted`]), and the time they take; infinite when
+    /// retries take no time and nothing caps them. What a storm can cost,
+    /// for the run's estimate and the warnings.
+    pub fn walk(
+        &self,
+        life: Nanos,
+        floor: Nanos,
+        pushback: Option<Nanos>,
+        throttled: bool,
+    ) -> (f64, Nanos) {
         let (mut attempts, mut waited) = (1.0, 0u64);
         let mut state = RetryState::default();
+        // The age of a request when its latest attempt fails: the first
+        // failed `floor` after it was sent.
+        let age = |waited: Nanos| waited.saturating_add(floor);
         for n in 1..=64u32 {
-            if self.exhausted(attempts, waited) {
-                return attempts;
+            if self.exhausted(attempts, age(waited)) {
+                return (attempts, waited);
             }
-            let delay = self.next_delay(n, &mut state, 0.5, pushback, throttled);
+            let delay = self
+                .next_delay(n, &mut state, 0.5, pushback, throttled)
+                .saturating_add(floor);
             if delay == 0 {
-                // Retries that take no time: a finite limit is reached at
-                // once (an age limit never is: the age stays); unlimited
-                // ones stop the clock, which the run reports itself,
-                // better than any count.
+                // No time passes: a finite attempt limit is reached at
+                // once, an age limit never.
                 let limit = self.attempt_cap();
-                return if self.exhausted(limit, waited) {
+                let cap = if self.exhausted(limit, age(waited)) {
                     limit
                 } else {
-                    attempts
+                    f64::INFINITY
                 };
+                return (cap, waited);
             }
-            waited = waited.saturating_add(delay);
-            if waited > life {
-                return attempts;
+            if waited.saturating_add(delay) > life {
+                return (attempts, waited);
             }
+            waited += delay;
             attempts += 1.0;
             if n == 64 {
                 // The schedule has reached its cap: the rest at that delay.
-                let more = (life - waited) as f64 / delay as f64;
-                return attempts + more.min(self.attempts_left(attempts, waited, delay));
+                let more = ((life - waited) / delay) as f64;
+                let more = more.min(self.attempts_left(attempts, age(waited), delay));
+                return (attempts + more, waited + (more * delay as f64) as Nanos);
             }
         }
-        attempts
+        (attempts, waited)
+    }
+
+    /// [`Policy::walk`] of a request whose attempts fail at once: the
+    /// attempts it makes in `life`. Retries that take no time and never
+    /// end stop the clock, which the run reports itself, better than any
+    /// count: they count as the first attempt alone here.
+    pub fn attempts_within(&self, life: Nanos, pushback: Option<Nanos>, throttled: bool) -> f64 {
+        let (attempts, _) = self.walk(life, 0, pushback, throttled);
+        if attempts.is_finite() {
+            attempts
+        } else {
+            1.0
+        }
     }
 
     /// Whether `retry_delay` consumes its random draw.

@@ -21,7 +21,7 @@
 use crate::engine::rng::SimRng;
 use crate::model::dist::Dist;
 use crate::policy::bounds::Context;
-use crate::policy::{Policy, RetryState};
+use crate::policy::Policy;
 use crate::scenario::spec::{BackendKind, DistSpec, FaultSpec, Mode, ScenarioSpec};
 use crate::scenario::Scenario;
 use crate::status::Status;
@@ -449,14 +449,9 @@ fn aftermath(
     if !policy.retry_on.contains(after.status) {
         return None;
     }
-    let most = walk(
-        policy,
-        window.min(end - st.end),
-        after.floor,
-        after.pushback,
-        false,
-    )
-    .0;
+    let most = policy
+        .walk(window.min(end - st.end), after.floor, after.pushback, false)
+        .0;
     let load = offered(spec, k) * most;
     if !load.is_finite() || load <= cap {
         return None;
@@ -607,15 +602,10 @@ impl<'a> StretchRetries<'a> {
         }
     }
 
-    /// [`walk`] of the policy through `life` of the stretch's failures.
+    /// [`Policy::walk`] of the policy through `life` of the stretch's failures.
     fn walk(&self, life: Nanos) -> (f64, Nanos) {
-        walk(
-            self.policy,
-            life,
-            self.st.floor,
-            self.pushback,
-            self.throttled,
-        )
+        self.policy
+            .walk(life, self.st.floor, self.pushback, self.throttled)
     }
 
     /// Attempts of a request of a burst, which meets the stretch only if
@@ -696,55 +686,6 @@ impl<'a> StretchRetries<'a> {
         }
         attempts
     }
-}
-
-/// Attempts a request makes when each fails after `floor` and is retried
-/// on `policy`'s schedule until `life` has passed or its limits are
-/// reached (see [`Policy::exhausted`]), and the time they take; infinite
-/// when retries take no time and nothing caps them.
-pub fn walk(
-    policy: &Policy,
-    life: Nanos,
-    floor: Nanos,
-    pushback: Option<Nanos>,
-    throttled: bool,
-) -> (f64, Nanos) {
-    let (mut attempts, mut waited) = (1.0, 0u64);
-    let mut state = RetryState::default();
-    // The age of a request when its latest attempt fails: the first
-    // failed `floor` after it was sent.
-    let age = |waited: Nanos| waited.saturating_add(floor);
-    for n in 1..=64u32 {
-        if policy.exhausted(attempts, age(waited)) {
-            return (attempts, waited);
-        }
-        let delay = policy
-            .next_delay(n, &mut state, 0.5, pushback, throttled)
-            .saturating_add(floor);
-        if delay == 0 {
-            // No time passes: a finite attempt limit is reached at once,
-            // an age limit never.
-            let limit = policy.attempt_cap();
-            let cap = if policy.exhausted(limit, age(waited)) {
-                limit
-            } else {
-                f64::INFINITY
-            };
-            return (cap, waited);
-        }
-        if waited.saturating_add(delay) > life {
-            return (attempts, waited);
-        }
-        waited += delay;
-        attempts += 1.0;
-        if n == 64 {
-            // The schedule has reached its cap: the rest at that delay.
-            let more = ((life - waited) / delay) as f64;
-            let more = more.min(policy.attempts_left(attempts, age(waited), delay));
-            return (attempts + more, waited + (more * delay as f64) as Nanos);
-        }
-    }
-    (attempts, waited)
 }
 
 #[cfg(test)]
@@ -889,15 +830,15 @@ mod tests {
             r#"{"name": "p", "max_attempts": 5, "backoff": {"constant": {"delay": "1s"}}}"#,
         );
         let p = &s.policies()[0];
-        assert_eq!(walk(p, 100 * 1_000_000_000, 0, None, false).0, 5.0);
-        assert_eq!(walk(p, 2_500_000_000, 0, None, false).0, 3.0);
+        assert_eq!(p.walk(100 * 1_000_000_000, 0, None, false).0, 5.0);
+        assert_eq!(p.walk(2_500_000_000, 0, None, false).0, 3.0);
         let s = scenario(
             "",
             r#"{"name": "p", "max_attempts": 0, "backoff": {"constant": {"delay": "0s"}}}"#,
         );
-        assert!(walk(&s.policies()[0], 1, 0, None, false).0.is_infinite());
+        assert!(s.policies()[0].walk(1, 0, None, false).0.is_infinite());
         // A round trip of the network makes it finite.
-        assert_eq!(walk(&s.policies()[0], 1000, 10, None, false).0, 101.0);
+        assert_eq!(s.policies()[0].walk(1000, 10, None, false).0, 101.0);
     }
 
     /// Both limits must be reached to give up: one attempt with a 10 s
@@ -914,10 +855,10 @@ mod tests {
                 ),
             );
             let p = &s.policies()[0];
-            assert_eq!(walk(p, 60 * 1_000_000_000, 0, None, false).0, 101.0);
+            assert_eq!(p.walk(60 * 1_000_000_000, 0, None, false).0, 101.0);
             assert_eq!(p.attempts_within(60 * 1_000_000_000, None, false), 101.0);
             // A shorter life ends it first.
-            assert_eq!(walk(p, 2_000_000_000, 0, None, false).0, 21.0);
+            assert_eq!(p.walk(2_000_000_000, 0, None, false).0, 21.0);
         }
         // Past the schedule's 64 steps, the rest is counted at the last
         // delay, up to the age limit.
@@ -927,7 +868,7 @@ mod tests {
                 "backoff": {"constant": {"delay": "100ms"}}}"#,
         );
         assert_eq!(
-            walk(&s.policies()[0], 1_000_000_000_000, 0, None, false).0,
+            s.policies()[0].walk(1_000_000_000_000, 0, None, false).0,
             1001.0
         );
     }
